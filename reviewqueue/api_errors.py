@@ -1,0 +1,117 @@
+"""One error shape for the whole API, and the quarantine of refused payloads.
+
+Every error body is `{"error": code, "detail": sentence, "errors": [{"field", "message"}]}`;
+`field` is a path such as `claims[2].cite`. Refused write payloads (400, 409, 413) are kept in
+the quarantine with the reason, the sender and the time.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from reviewqueue.errors import DomainError, FieldError
+
+log = logging.getLogger("reviewqueue.api")
+
+QUARANTINE_STATUSES = {400, 409, 413}
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "Request body is too large."
+    default_code = "payload_too_large"
+
+
+def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+    """Turn DRF's nested error detail into a flat list of {field, message} with paths."""
+    out: list[dict[str, str]] = []
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            if key == "non_field_errors":
+                out += flatten_errors(value, prefix)
+            elif isinstance(key, int):
+                out += flatten_errors(value, f"{prefix}[{key}]")
+            else:
+                path = f"{prefix}.{key}" if prefix else str(key)
+                out += flatten_errors(value, path)
+    elif isinstance(detail, list):
+        if all(isinstance(item, (str, exceptions.ErrorDetail)) for item in detail):
+            out += [{"field": prefix, "message": str(item)} for item in detail]
+        else:
+            for index, item in enumerate(detail):
+                if item in ({}, [], None):
+                    continue
+                out += flatten_errors(item, f"{prefix}[{index}]")
+    else:
+        out.append({"field": prefix, "message": str(detail)})
+    return out
+
+
+def error_body(code: str, detail: str, errors: list[dict[str, str]] | None = None,
+               **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"error": code, "detail": detail, "errors": errors or []}
+    body.update(extra)
+    return body
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    request = context.get("request")
+    if isinstance(exc, FieldError):
+        response = Response(
+            error_body("invalid", exc.message, [{"field": exc.field, "message": exc.field_message}]),
+            status=400,
+        )
+    elif isinstance(exc, DomainError):
+        response = Response(error_body(exc.code, exc.message, **exc.extra),
+                            status=exc.status_code)
+    elif isinstance(exc, exceptions.ValidationError):
+        errors = flatten_errors(exc.detail)
+        summary = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else e["message"]
+                            for e in errors[:5])
+        response = Response(error_body("invalid", summary or "Invalid input.", errors),
+                            status=400)
+    else:
+        response = drf_exception_handler(exc, context)
+        if response is None:
+            return None
+        detail = response.data.get("detail", "") if isinstance(response.data, dict) else ""
+        code = getattr(exc, "default_code", "error")
+        if isinstance(exc, exceptions.APIException) and hasattr(exc.detail, "code"):
+            code = exc.detail.code or code  # type: ignore[union-attr]
+        response.data = error_body(str(code), str(detail))
+    if response.status_code in (401, 403):
+        log.warning("request denied", extra={"status": response.status_code,
+                                             "path": request.path if request else ""})
+    if request is not None and response.status_code in QUARANTINE_STATUSES:
+        quarantine_from_request(request, response)
+    return response
+
+
+def quarantine_from_request(request: Any, response: Response) -> None:
+    if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
+        return
+    from reviewqueue.audit.services import quarantine_payload
+
+    body = getattr(request, "_rq_raw_body", b"")
+    trace_id = ""
+    data = getattr(request, "_full_data", None)
+    if isinstance(data, dict) and isinstance(data.get("trace_id"), str):
+        trace_id = data["trace_id"]
+    errors = response.data.get("errors") or [{"field": "", "message": response.data.get("detail",
+                                                                                       "")}]
+    quarantine_payload(
+        endpoint=request.path,
+        method=request.method,
+        user=request.user,
+        status_code=response.status_code,
+        errors=errors,
+        body=body,
+        trace_id=trace_id,
+        max_bytes=getattr(settings, "QUARANTINE_MAX_BYTES", 64 * 1024),
+    )

@@ -1,0 +1,36 @@
+from django.contrib import admin
+
+from reviewqueue.audit.models import AuditEvent, QuarantinedPayload
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ("seq", "created_at", "actor", "action", "object_type", "object_id", "trace_id")
+    list_filter = ("action", "actor_type")
+    search_fields = ("trace_id", "object_id", "actor", "document_id")
+    show_full_result_count = False
+
+    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_add_permission(self, request):  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(QuarantinedPayload)
+class QuarantinedPayloadAdmin(admin.ModelAdmin):
+    list_display = ("received_at", "method", "endpoint", "status_code", "sent_by", "trace_id",
+                    "size_bytes")
+    list_filter = ("endpoint", "status_code")
+    search_fields = ("trace_id", "request_id")
+    readonly_fields = [f.name for f in QuarantinedPayload._meta.fields]
+    show_full_result_count = False
+
+    def has_add_permission(self, request):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False

@@ -1,0 +1,46 @@
+from django.contrib import admin
+
+from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
+
+
+@admin.register(Answer)
+class AnswerAdmin(admin.ModelAdmin):
+    list_display = ("trace_id", "status", "index_release", "status_changed_at")
+    list_filter = ("status",)
+    search_fields = ("trace_id",)
+    readonly_fields = ("current_version", "current_verdict", "submitted_by")
+    show_full_result_count = False
+
+
+@admin.register(Verdict)
+class VerdictAdmin(admin.ModelAdmin):
+    list_display = ("id", "answer", "decision", "reason", "trigger", "as_of", "created_at")
+    list_filter = ("decision", "reason", "trigger")
+    list_select_related = ("answer",)
+    show_full_result_count = False
+
+    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(ReviewItem)
+class ReviewItemAdmin(admin.ModelAdmin):
+    list_display = ("answer", "primary_reason", "entered_at", "leased_by", "lease_until")
+    list_select_related = ("answer", "leased_by")
+    show_full_result_count = False
+
+
+@admin.register(Decision)
+class DecisionAdmin(admin.ModelAdmin):
+    list_display = ("answer", "action", "reviewer", "verdict", "created_at")
+    list_select_related = ("answer", "reviewer")
+    show_full_result_count = False
+
+    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False

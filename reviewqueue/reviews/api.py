@@ -1,0 +1,255 @@
+"""API for upstream services: submit answers (one or a batch) and read their status."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.conf import settings
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from reviewqueue.accounts.models import ApiToken, Role
+from reviewqueue.accounts.principals import is_valid_principal, user_principals
+from reviewqueue.accounts.roles import has_role
+from reviewqueue.api_base import BodyLimitedAPIView, JSONScalarField, RoleAndScope, StrictSerializer
+from reviewqueue.api_errors import error_body, flatten_errors, quarantine_from_request
+from reviewqueue.errors import DomainError, NotFound
+from reviewqueue.reviews.models import Answer, Verdict
+from reviewqueue.reviews.selectors.answers import answer_detail, user_may_read_answer
+from reviewqueue.reviews.services.ingest import AnswerInput, RetrievedInput, answer_ingest
+from reviewqueue.sources.api import actor_of
+
+TRACE_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,200}$")
+MAX_ANSWER_CHARS = 200_000
+
+
+class RetrievedIn(StrictSerializer):
+    cite = serializers.CharField(max_length=200)
+    document_id = serializers.CharField(max_length=200)
+    revision = serializers.CharField(max_length=200)
+    span = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class ClaimIn(StrictSerializer):
+    subject = serializers.CharField(max_length=200, required=False, allow_null=True,
+                                    default=None)
+    key = serializers.CharField(max_length=200)
+    value = JSONScalarField()
+    cite = serializers.CharField(max_length=200)
+
+
+class AnswerIn(StrictSerializer):
+    trace_id = serializers.CharField(max_length=200)
+    question = serializers.CharField(max_length=20_000)
+    answer = serializers.CharField(max_length=MAX_ANSWER_CHARS, allow_blank=True,
+                                   trim_whitespace=False)
+    asked_by = serializers.ListField(child=serializers.CharField(max_length=200),
+                                     max_length=200)
+    index_release = serializers.CharField(max_length=200, allow_blank=True)
+    as_of = serializers.DateField(input_formats=["iso-8601"], required=False, allow_null=True,
+                                  default=None)
+    retrieved = serializers.ListField(child=RetrievedIn(), max_length=1000)
+    claims = serializers.ListField(child=ClaimIn(), max_length=1000)
+
+    def validate_trace_id(self, value: str) -> str:
+        if not TRACE_ID.match(value):
+            raise serializers.ValidationError(
+                "Use 1 to 200 letters, digits and . _ : - only."
+            )
+        return value
+
+    def validate_asked_by(self, value: list[str]) -> list[str]:
+        for index, principal in enumerate(value):
+            if not is_valid_principal(principal):
+                raise serializers.ValidationError(
+                    {index: [f"Not a principal: {principal!r}; use user:<name>, group:<name> or *."]}
+                )
+        return value
+
+    def validate_retrieved(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        seen: set[str] = set()
+        for index, item in enumerate(value):
+            if item["cite"] in seen:
+                raise serializers.ValidationError(
+                    {index: {"cite": [f"Duplicate cite {item['cite']!r}."]}}
+                )
+            seen.add(item["cite"])
+        return value
+
+    def to_input(self) -> AnswerInput:
+        d = self.validated_data
+        return AnswerInput(
+            trace_id=d["trace_id"], question=d["question"], answer=d["answer"],
+            asked_by=tuple(d["asked_by"]), index_release=d["index_release"], as_of=d["as_of"],
+            retrieved=tuple(RetrievedInput(r["cite"], r["document_id"], r["revision"], r["span"])
+                            for r in d["retrieved"]),
+            claims=tuple(
+                {k: v for k, v in c.items() if not (k == "subject" and v is None)}
+                for c in d["claims"]
+            ),
+        )
+
+
+class BatchIn(StrictSerializer):
+    answers = serializers.ListField(child=serializers.JSONField(), allow_empty=False)
+
+    def validate_answers(self, value: list[Any]) -> list[Any]:
+        if len(value) > settings.API_MAX_BATCH:
+            raise serializers.ValidationError(
+                f"At most {settings.API_MAX_BATCH} answers per batch; got {len(value)}."
+            )
+        return value
+
+
+class VerdictOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    decision = serializers.CharField()
+    reason = serializers.CharField()
+    findings = serializers.JSONField()
+    warnings = serializers.JSONField()
+    as_of = serializers.DateField()
+    trigger = serializers.CharField()
+    gate_version = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    revisions_used = serializers.JSONField()
+
+
+class IngestOut(serializers.Serializer):
+    trace_id = serializers.CharField()
+    status = serializers.CharField()
+    verdict = VerdictOut()
+    review_url = serializers.CharField(allow_null=True)
+
+
+class DecisionOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    action = serializers.CharField()
+    verdict = serializers.IntegerField(source="verdict_id")
+    reviewer = serializers.CharField(source="reviewer.username")
+    reject_reason = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class AnswerOut(IngestOut):
+    question = serializers.CharField()
+    index_release = serializers.CharField()
+    verdicts = VerdictOut(many=True)
+    decisions = DecisionOut(many=True)
+
+
+def ingest_body(request: Request, answer: Answer) -> dict[str, Any]:
+    verdict: Verdict = answer.current_verdict  # type: ignore[assignment]
+    review_url = None
+    if answer.status == Answer.Status.HELD:
+        review_url = request.build_absolute_uri(reverse("reviews:item", args=[answer.trace_id]))
+    return {
+        "trace_id": answer.trace_id,
+        "status": answer.status,
+        "verdict": VerdictOut(verdict).data,
+        "review_url": review_url,
+    }
+
+
+class AnswerCreateView(BodyLimitedAPIView):
+    permission_classes = [RoleAndScope]
+    allowed_roles = (Role.SERVICE,)
+    required_scope = ApiToken.Scope.SUBMIT
+
+    @extend_schema(
+        request=AnswerIn,
+        responses={201: IngestOut, 200: IngestOut,
+                   400: OpenApiResponse(description="A bad field, named by its path"),
+                   409: OpenApiResponse(description="trace_id already used for another body"),
+                   413: OpenApiResponse(description="Body too large")},
+        summary="Submit an answer; the gate runs at once",
+    )
+    def post(self, request: Request) -> Response:
+        serializer = AnswerIn(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = answer_ingest(data=serializer.to_input(), actor=actor_of(request),
+                               user=request.user)
+        return Response(ingest_body(request, result.answer), status=201 if result.created else 200)
+
+
+class BatchResultOut(serializers.Serializer):
+    results = serializers.ListField(child=serializers.JSONField())
+
+
+class AnswerBatchView(BodyLimitedAPIView):
+    permission_classes = [RoleAndScope]
+    allowed_roles = (Role.SERVICE,)
+    required_scope = ApiToken.Scope.SUBMIT
+
+    @extend_schema(request=BatchIn, responses={200: BatchResultOut},
+                   summary="Submit up to 500 answers; one result per item, in order")
+    def post(self, request: Request) -> Response:
+        batch = BatchIn(data=request.data)
+        batch.is_valid(raise_exception=True)
+        results: list[dict[str, Any]] = []
+        actor = actor_of(request)
+        for index, raw in enumerate(batch.validated_data["answers"]):
+            results.append(self._one(request, index, raw, actor))
+        return Response({"results": results}, status=200)
+
+    def _one(self, request: Request, index: int, raw: Any, actor: Any) -> dict[str, Any]:
+        trace_id = raw.get("trace_id") if isinstance(raw, dict) else None
+        serializer = AnswerIn(data=raw)
+        if not serializer.is_valid():
+            errors = flatten_errors(serializer.errors)
+            body = error_body("invalid", "; ".join(f"{e['field']}: {e['message']}"
+                                                   for e in errors[:5]), errors)
+            self._quarantine(request, raw, 400, body)
+            return {"index": index, "status_code": 400, "trace_id": trace_id, **body}
+        try:
+            result = answer_ingest(data=serializer.to_input(), actor=actor, user=request.user)
+        except DomainError as exc:
+            body = error_body(exc.code, exc.message, **exc.extra)
+            self._quarantine(request, raw, exc.status_code, body)
+            return {"index": index, "status_code": exc.status_code, "trace_id": trace_id, **body}
+        return {"index": index, "status_code": 201 if result.created else 200,
+                **ingest_body(request, result.answer)}
+
+    @staticmethod
+    def _quarantine(request: Request, raw: Any, status_code: int, body: dict[str, Any]) -> None:
+        import json
+
+        class _One:
+            # Quarantine just this item, not the whole batch body.
+            method = request.method
+            path = request.path
+            user = request.user
+            _rq_raw_body = json.dumps(raw, ensure_ascii=False, default=str).encode()
+            _full_data = raw
+
+        quarantine_from_request(_One, Response(body, status=status_code))
+
+
+class AnswerDetailView(BodyLimitedAPIView):
+    permission_classes = [RoleAndScope]
+    allowed_roles = (Role.SERVICE, Role.ADMIN, Role.REVIEWER, Role.OWNER)
+    required_scope = ApiToken.Scope.READ
+
+    @extend_schema(responses={200: AnswerOut}, summary="Status, verdicts and decisions of an answer")
+    def get(self, request: Request, trace_id: str) -> Response:
+        answer = answer_detail(trace_id)
+        if answer is None or not self._may_see(request, answer):
+            # The same 404 whether it does not exist or may not be read: nothing leaks.
+            raise NotFound(f"no answer {trace_id!r}")
+        body = ingest_body(request, answer)
+        body.update(
+            question=answer.question,
+            index_release=answer.index_release,
+            verdicts=VerdictOut(answer.verdicts.all(), many=True).data,
+            decisions=DecisionOut(answer.decisions.all(), many=True).data,
+        )
+        return Response(body)
+
+    @staticmethod
+    def _may_see(request: Request, answer: Answer) -> bool:
+        if has_role(request.user, Role.SERVICE, Role.ADMIN):
+            return True
+        return user_may_read_answer(answer, user_principals(request.user))

@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+
+class Answer(models.Model):
+    """A RAG answer, keyed by the upstream trace_id. Its text and claims live in versions.
+
+    `status` moves only through `reviews.services.transitions`; `current_verdict` is the verdict
+    of `current_version` that decided that status.
+    """
+
+    class Status(models.TextChoices):
+        CANDIDATE = "candidate", "Candidate"
+        HELD = "held", "Held for review"
+        ABSTAINED = "abstained", "Abstained"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    trace_id = models.CharField(max_length=200, unique=True)
+    question = models.TextField()
+    asked_by = ArrayField(models.CharField(max_length=200), default=list)
+    index_release = models.CharField(max_length=200, blank=True)
+    as_of = models.DateField(null=True, blank=True, help_text="The date the upstream asked for")
+    status = models.CharField(max_length=16, choices=Status.choices)
+    status_changed_at = models.DateTimeField()
+    current_version = models.ForeignKey("AnswerVersion", null=True, on_delete=models.PROTECT,
+                                        related_name="+")
+    current_verdict = models.ForeignKey("Verdict", null=True, on_delete=models.PROTECT,
+                                        related_name="+")
+    body_digest = models.CharField(max_length=64, help_text="Digest of the submitted body")
+    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                     on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "status_changed_at", "id"], name="answer_status_age"),
+            models.Index(fields=["index_release", "status"], name="answer_release_status"),
+        ]
+
+    def __str__(self) -> str:
+        return self.trace_id
+
+
+class AnswerVersion(models.Model):
+    """The answer text and claims at one point in time. An edit adds a version; none change."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    text = models.TextField()
+    claims = models.JSONField(help_text="[{subject?, key, value, cite}]")
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "number"], name="answer_version_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.answer_id} v{self.number}"
+
+
+class RetrievedItem(models.Model):
+    """What marker `cite` in the answer referred to: a document, the revision the answer was
+    generated from, and optionally a span. `document_key` is a plain string so an answer may
+    cite a document the store has not received yet; re-evaluation finds answers through it."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="retrieved")
+    cite = models.CharField(max_length=200)
+    document_key = models.CharField(max_length=200)
+    revision = models.CharField(max_length=200)
+    span = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "cite"], name="retrieved_unique_cite"),
+        ]
+        indexes = [models.Index(fields=["document_key", "answer"], name="retrieved_by_document")]
+
+    def __str__(self) -> str:
+        return f"[{self.cite}] {self.document_key}@{self.revision}"
+
+
+class Verdict(models.Model):
+    """The immutable result of one gate run on one answer version.
+
+    `fingerprint` hashes every input the gate saw (claims, evidence from the revisions used,
+    principals, the validity state of each fact on `as_of`, the gate version). The same
+    (version, fingerprint) is never stored twice, so re-running re-evaluation is harmless.
+    """
+
+    class Decision(models.TextChoices):
+        CANDIDATE = "candidate"
+        REVIEW = "review"
+        ABSTAIN = "abstain"
+
+    class Trigger(models.TextChoices):
+        INGEST = "ingest", "Ingested"
+        EDIT = "edit", "Reviewer edit"
+        REVISION = "revision", "Revision published"
+        WITHDRAWAL = "withdrawal", "Document withdrawn"
+        VALIDITY = "validity", "Validity date passed"
+        GATE_VERSION = "gate_version", "Gate version changed"
+        MANUAL = "manual", "Re-evaluated on request"
+        DECISION = "decision", "Checked at decision time"
+
+    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="verdicts")
+    version = models.ForeignKey(AnswerVersion, on_delete=models.PROTECT, related_name="verdicts")
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    reason = models.CharField(max_length=64)
+    reasons = ArrayField(models.CharField(max_length=64), default=list,
+                         help_text="Every distinct finding code, primary first")
+    findings = models.JSONField(default=list)
+    warnings = models.JSONField(default=list)
+    fingerprint = models.CharField(max_length=64)
+    gate_version = models.CharField(max_length=32)
+    as_of = models.DateField()
+    next_boundary = models.DateField(null=True, blank=True)
+    revisions_used = models.JSONField(default=list,
+                                      help_text="[{cite, document, revision, current}]")
+    trigger = models.CharField(max_length=16, choices=Trigger.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "fingerprint"],
+                                    name="verdict_unique_fingerprint"),
+        ]
+        indexes = [models.Index(fields=["next_boundary"], name="verdict_next_boundary",
+                                condition=models.Q(next_boundary__isnull=False))]
+
+    def __str__(self) -> str:
+        return f"verdict {self.pk}: {self.decision}/{self.reason}"
+
+
+class ReviewItem(models.Model):
+    """The queue entry of a held answer. It exists exactly while the answer is held.
+
+    The lease (`leased_by`, `lease_until`) says who is working on it; an expired lease is free.
+    """
+
+    answer = models.OneToOneField(Answer, on_delete=models.CASCADE, related_name="review_item")
+    entered_at = models.DateTimeField()
+    primary_reason = models.CharField(max_length=64)
+    reasons = ArrayField(models.CharField(max_length=64), default=list)
+    index_release = models.CharField(max_length=200, blank=True)
+    leased_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                  on_delete=models.SET_NULL, related_name="+")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    audit_sample = models.BooleanField(default=False)
+    waiting_for_owner = models.BooleanField(default=False)
+    earlier_approval = models.ForeignKey("Decision", null=True, blank=True,
+                                         on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["entered_at", "id"], name="review_item_age"),
+            models.Index(fields=["primary_reason", "entered_at", "id"],
+                         name="review_item_reason_age"),
+            models.Index(fields=["index_release", "entered_at", "id"],
+                         name="review_item_release_age"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item for {self.answer_id}"
+
+
+class Decision(models.Model):
+    """A reviewer's approve / edit / reject, bound to the verdict the reviewer saw."""
+
+    class Action(models.TextChoices):
+        APPROVE = "approve", "Approve"
+        EDIT = "edit", "Edit"
+        REJECT = "reject", "Reject"
+
+    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="decisions")
+    verdict = models.ForeignKey(Verdict, on_delete=models.PROTECT, related_name="decisions")
+    version = models.ForeignKey(AnswerVersion, on_delete=models.PROTECT, related_name="+")
+    action = models.CharField(max_length=16, choices=Action.choices)
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                 related_name="+")
+    comment = models.TextField(blank=True)
+    reject_reason = models.CharField(max_length=64, blank=True)
+    new_version = models.ForeignKey(AnswerVersion, null=True, blank=True,
+                                    on_delete=models.PROTECT, related_name="+")
+    revisions_used = models.JSONField(default=list)
+    read_passages = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.action} on {self.answer_id} by {self.reviewer_id}"

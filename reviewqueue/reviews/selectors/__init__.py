@@ -1,0 +1,1 @@
+"""Reads for answers, verdicts, the queue and decisions."""

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from django.db.models import Prefetch, QuerySet
+
+from reviewqueue.accounts.principals import may_read
+from reviewqueue.reviews.models import Answer, Decision, RetrievedItem, Verdict
+from reviewqueue.sources.models import Document
+
+
+def answer_ids_citing(document_key: str) -> QuerySet[Answer]:
+    """Answers with a retrieved item on `document_key`, through the document index."""
+    return (
+        RetrievedItem.objects.filter(document_key=document_key)
+        .values_list("answer_id", flat=True)
+        .distinct()
+        .order_by("answer_id")
+    )
+
+
+def answer_detail(trace_id: str) -> Answer | None:
+    return (
+        Answer.objects.select_related("current_verdict", "current_version")
+        .prefetch_related(
+            Prefetch("verdicts", queryset=Verdict.objects.order_by("-id")),
+            Prefetch("decisions", queryset=Decision.objects.order_by("id")
+                     .select_related("reviewer")),
+            "retrieved",
+        )
+        .filter(trace_id=trace_id)
+        .first()
+    )
+
+
+def user_may_read_answer(answer: Answer, principals: frozenset[str]) -> bool:
+    """A person may see an answer only when they may read every document it retrieved."""
+    keys = {item.document_key for item in answer.retrieved.all()}
+    allowed = dict(Document.objects.filter(key__in=keys).values_list("key",
+                                                                      "allowed_principals"))
+    # A document the store has not received yet has no readers but the services.
+    return all(key in allowed and may_read(allowed[key], principals) for key in keys)

@@ -1,0 +1,151 @@
+"""Gate one answer version against the revisions that are current right now."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from django.utils import timezone
+
+import gating
+from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
+from reviewqueue.sources.models import Document
+from reviewqueue.sources.selectors import current_documents, received_revisions
+
+OPEN_END = "9999-12-31"
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """A gate verdict plus what it was computed from, ready to be stored."""
+
+    verdict: gating.Verdict
+    revisions_used: list[dict[str, Any]]
+
+
+def today() -> date:
+    return timezone.localdate()
+
+
+def _gate_fact(fact: Any) -> gating.Fact:
+    return gating.Fact(
+        key=fact.key,
+        value=fact.value,
+        valid_from=fact.valid_from.isoformat(),
+        valid_until=fact.valid_until.isoformat() if fact.valid_until else OPEN_END,
+        subject=fact.subject or None,
+        span=fact.span or None,
+    )
+
+
+def gate_claims(version: AnswerVersion) -> list[gating.Claim]:
+    return [
+        gating.Claim(key=c["key"], value=c["value"], cite=c["cite"], subject=c.get("subject"))
+        for c in version.claims
+    ]
+
+
+def run_gate(
+    *,
+    answer: Answer,
+    version: AnswerVersion,
+    retrieved: list[RetrievedItem],
+    as_of: date,
+    documents: dict[str, Document] | None = None,
+) -> GateRun:
+    """Build the gate's input from the store and evaluate. Reads only; stores nothing.
+
+    Each retrieved item becomes one evidence item with the facts of its document's *current*
+    revision, marked superseded when that is not the revision the answer was generated from.
+    A revision the store never received, or a withdrawn document, is passed as unresolved.
+    """
+    if documents is None:
+        documents = current_documents(item.document_key for item in retrieved)
+    received = received_revisions((item.document_key, item.revision) for item in retrieved)
+
+    evidence: list[gating.Evidence] = []
+    unresolved: list[tuple[str, str]] = []
+    used: list[dict[str, Any]] = []
+    for item in retrieved:
+        document = documents.get(item.document_key)
+        current = document.current_revision if document is not None else None
+        if document is not None and document.withdrawn_at is not None:
+            unresolved.append((item.cite, "withdrawn"))
+            used.append({"cite": item.cite, "document": item.document_key,
+                         "revision": item.revision, "current": None, "withdrawn": True})
+            continue
+        if current is None or (item.document_key, item.revision) not in received:
+            unresolved.append((item.cite, "revision_not_received"))
+            used.append({"cite": item.cite, "document": item.document_key,
+                         "revision": item.revision,
+                         "current": current.revision if current else None,
+                         "received": False})
+            continue
+        facts = tuple(_gate_fact(f) for f in current.fact_list)  # type: ignore[attr-defined]
+        superseded = current.revision != item.revision
+        evidence.append(
+            gating.Evidence(
+                id=item.cite,
+                facts=facts,
+                document=item.document_key,
+                revision=item.revision,
+                span=item.span or None,
+                allowed_principals=tuple(current.allowed_principals),
+                superseded=superseded,
+                current_revision=current.revision,
+            )
+        )
+        used.append({"cite": item.cite, "document": item.document_key,
+                     "revision": item.revision, "current": current.revision})
+
+    verdict = gating.evaluate(
+        gate_claims(version),
+        evidence,
+        gating.Options(
+            as_of=as_of,
+            answer_text=version.text,
+            principals=tuple(answer.asked_by),
+            unresolved=tuple(unresolved),
+        ),
+    )
+    return GateRun(verdict=verdict, revisions_used=used)
+
+
+def store_verdict(
+    *, answer: Answer, version: AnswerVersion, run: GateRun, trigger: str
+) -> tuple[Verdict, bool]:
+    """Store the verdict unless this exact (version, fingerprint) already exists."""
+    result = run.verdict
+    codes: list[str] = [result.reason] if result.decision != "candidate" else []
+    for finding in result.findings:
+        if finding.code not in codes:
+            codes.append(finding.code)
+    data = result.to_dict()
+    return Verdict.objects.get_or_create(
+        version=version,
+        fingerprint=result.fingerprint,
+        defaults={
+            "answer": answer,
+            "decision": result.decision,
+            "reason": result.reason,
+            "reasons": codes,
+            "findings": data["findings"],
+            "warnings": data["warnings"],
+            "gate_version": result.gate_version,
+            "as_of": result.as_of,
+            "next_boundary": result.next_boundary,
+            "revisions_used": run.revisions_used,
+            "trigger": trigger,
+        },
+    )
+
+
+def verdict_is_fresh(answer: Answer, verdict: Verdict) -> bool:
+    """True while gating the answer now would give exactly this verdict's fingerprint."""
+    if answer.current_verdict_id != verdict.pk or answer.current_version_id != verdict.version_id:
+        return False
+    version = verdict.version
+    retrieved = list(answer.retrieved.all())
+    run = run_gate(answer=answer, version=version, retrieved=retrieved, as_of=today())
+    return run.verdict.fingerprint == verdict.fingerprint

@@ -1,0 +1,88 @@
+"""The one place where an answer's status and its queue entry change."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
+
+_STATUS_FOR_DECISION = {
+    Verdict.Decision.CANDIDATE: Answer.Status.CANDIDATE,
+    Verdict.Decision.REVIEW: Answer.Status.HELD,
+    Verdict.Decision.ABSTAIN: Answer.Status.ABSTAINED,
+}
+
+
+def status_after(current: str | None, decision: str) -> str:
+    """Where a fresh verdict moves an answer.
+
+    - A rejected answer stays rejected: a person decided it, a new verdict is only recorded.
+    - An approved answer stays approved while the gate still says candidate; any other verdict
+      sends it back to the queue, where the earlier approval is shown.
+    - Otherwise the verdict decides: candidate, held (review) or abstained.
+    """
+    if current == Answer.Status.REJECTED:
+        return Answer.Status.REJECTED
+    if current == Answer.Status.APPROVED:
+        return Answer.Status.APPROVED if decision == "candidate" else Answer.Status.HELD
+    return _STATUS_FOR_DECISION[Verdict.Decision(decision)]
+
+
+def answer_apply_verdict(
+    *, answer: Answer, verdict: Verdict, actor: Actor, cause: str
+) -> str:
+    """Make `verdict` the answer's current verdict and move its status. Caller holds the lock
+    on the answer row (select_for_update) inside a transaction. Returns the new status."""
+    assert transaction.get_connection().in_atomic_block
+    old_status = answer.status or None
+    new_status = status_after(old_status, verdict.decision)
+    now = timezone.now()
+    old_verdict_id = answer.current_verdict_id
+    answer.current_verdict = verdict
+    answer.current_version_id = verdict.version_id
+    fields = ["current_verdict", "current_version"]
+    if new_status != old_status:
+        answer.status = new_status
+        answer.status_changed_at = now
+        fields += ["status", "status_changed_at"]
+    answer.save(update_fields=fields)
+
+    if new_status == Answer.Status.HELD:
+        earlier_approval = None
+        if old_status == Answer.Status.APPROVED:
+            earlier_approval = (
+                Decision.objects.filter(answer=answer, action__in=["approve", "edit"])
+                .order_by("-id").first()
+            )
+        item, created = ReviewItem.objects.get_or_create(
+            answer=answer,
+            defaults={
+                "entered_at": now,
+                "primary_reason": verdict.reason,
+                "reasons": verdict.reasons,
+                "index_release": answer.index_release,
+                "earlier_approval": earlier_approval,
+            },
+        )
+        if not created and (item.primary_reason != verdict.reason
+                            or item.reasons != verdict.reasons):
+            item.primary_reason = verdict.reason
+            item.reasons = verdict.reasons
+            item.save(update_fields=["primary_reason", "reasons"])
+    elif old_status == Answer.Status.HELD:
+        ReviewItem.objects.filter(answer=answer).delete()
+
+    audit_record(
+        actor=actor,
+        action="verdict.created" if cause != "ingest" else "answer.ingested",
+        object_type="answer",
+        object_id=answer.trace_id,
+        trace_id=answer.trace_id,
+        before={"status": old_status, "verdict": old_verdict_id},
+        after={"status": new_status, "verdict": verdict.pk, "decision": verdict.decision,
+               "reason": verdict.reason, "cause": cause,
+               "revisions": [[r["document"], r.get("current")] for r in verdict.revisions_used]},
+    )
+    return new_status

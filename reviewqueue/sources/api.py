@@ -1,0 +1,180 @@
+"""API for the document system: publish revisions, withdraw documents, read history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from reviewqueue.accounts.models import ApiToken, Role
+from reviewqueue.accounts.principals import is_valid_principal, may_read, user_principals
+from reviewqueue.api_base import BodyLimitedAPIView, JSONScalarField, RoleAndScope, StrictSerializer
+from reviewqueue.audit.services import Actor
+from reviewqueue.errors import NotFound
+from reviewqueue.sources import selectors, services
+
+
+class PassageIn(StrictSerializer):
+    span = serializers.CharField(max_length=200)
+    text = serializers.CharField(max_length=100_000, trim_whitespace=False)
+
+
+class FactIn(StrictSerializer):
+    subject = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    key = serializers.CharField(max_length=200)
+    value = JSONScalarField()
+    valid_from = serializers.DateField(input_formats=["iso-8601"])
+    valid_until = serializers.DateField(input_formats=["iso-8601"], allow_null=True,
+                                        required=False, default=None)
+    span = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["valid_until"] is not None and attrs["valid_from"] > attrs["valid_until"]:
+            raise serializers.ValidationError({"valid_until": ["Must not be before valid_from."]})
+        return attrs
+
+
+class RevisionIn(StrictSerializer):
+    title = serializers.CharField(max_length=500)
+    url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
+    owner = serializers.CharField(max_length=150)
+    updated_at = serializers.DateTimeField()
+    allowed_principals = serializers.ListField(child=serializers.CharField(max_length=200),
+                                               allow_empty=False, max_length=200)
+    passages = serializers.ListField(child=PassageIn(), max_length=1000)
+    facts = serializers.ListField(child=FactIn(), max_length=1000)
+    note = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+
+    def validate_allowed_principals(self, value: list[str]) -> list[str]:
+        bad = [v for v in value if not is_valid_principal(v)]
+        if bad:
+            raise serializers.ValidationError(
+                f"Not a principal: {bad[0]!r}; use user:<name>, group:<name> or *."
+            )
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        spans = [p["span"] for p in attrs["passages"]]
+        if len(spans) != len(set(spans)):
+            raise serializers.ValidationError({"passages": ["Span ids must be unique."]})
+        known = set(spans)
+        for index, fact in enumerate(attrs["facts"]):
+            if fact["span"] and fact["span"] not in known:
+                raise serializers.ValidationError(
+                    {"facts": {index: {"span": [f"No passage with span {fact['span']!r}."]}}}
+                )
+        return attrs
+
+    def to_input(self) -> services.RevisionInput:
+        d = self.validated_data
+        return services.RevisionInput(
+            title=d["title"], url=d["url"], owner=d["owner"], updated_at=d["updated_at"],
+            allowed_principals=tuple(d["allowed_principals"]), note=d["note"],
+            passages=tuple(services.PassageInput(p["span"], p["text"]) for p in d["passages"]),
+            facts=tuple(
+                services.FactInput(key=f["key"], value=f["value"], valid_from=f["valid_from"],
+                                   valid_until=f["valid_until"], subject=f["subject"],
+                                   span=f["span"])
+                for f in d["facts"]
+            ),
+        )
+
+
+class RevisionOut(serializers.Serializer):
+    document_id = serializers.CharField(source="document.key")
+    revision = serializers.CharField()
+    seq = serializers.IntegerField()
+    title = serializers.CharField()
+    url = serializers.CharField()
+    updated_at = serializers.DateTimeField()
+    published_at = serializers.DateTimeField()
+    allowed_principals = serializers.ListField(child=serializers.CharField())
+    current = serializers.SerializerMethodField()
+
+    def get_current(self, obj: Any) -> bool:
+        return obj.document.current_revision_id == obj.pk
+
+
+class DocumentOut(serializers.Serializer):
+    document_id = serializers.CharField(source="key")
+    owner = serializers.CharField(source="owner.username")
+    withdrawn = serializers.SerializerMethodField()
+    current_revision = serializers.SerializerMethodField()
+    history = serializers.SerializerMethodField()
+
+    def get_withdrawn(self, obj: Any) -> bool:
+        return obj.withdrawn_at is not None
+
+    def get_current_revision(self, obj: Any) -> str | None:
+        return obj.current_revision.revision if obj.current_revision else None
+
+    def get_history(self, obj: Any) -> list[dict[str, Any]]:
+        return [
+            {"revision": r.revision, "seq": r.seq, "title": r.title,
+             "updated_at": r.updated_at.isoformat(), "published_at": r.published_at.isoformat()}
+            for r in selectors.document_history(obj)
+        ]
+
+
+def actor_of(request: Request) -> Actor:
+    token = request.auth if isinstance(request.auth, ApiToken) else None
+    return Actor.of_user(request.user, token)
+
+
+class RevisionView(BodyLimitedAPIView):
+    permission_classes = [RoleAndScope]
+    allowed_roles = (Role.SERVICE,)
+    required_scope = ApiToken.Scope.PUBLISH
+
+    @extend_schema(
+        request=RevisionIn,
+        responses={201: RevisionOut, 200: RevisionOut, 400: OpenApiResponse(description="Bad field"),
+                   409: OpenApiResponse(description="Revision exists with a different body")},
+        summary="Publish a document revision",
+    )
+    def put(self, request: Request, document_id: str, revision: str) -> Response:
+        serializer = RevisionIn(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = services.revision_publish(
+            document_key=document_id, revision=revision, data=serializer.to_input(),
+            actor=actor_of(request), user=request.user,
+        )
+        return Response(RevisionOut(result.revision).data, status=201 if result.created else 200)
+
+
+class DocumentView(BodyLimitedAPIView):
+    permission_classes = [RoleAndScope]
+    allowed_roles = (Role.SERVICE, Role.ADMIN, Role.OWNER, Role.REVIEWER)
+
+    def get_permissions(self):  # type: ignore[no-untyped-def]
+        self.required_scope = (
+            ApiToken.Scope.PUBLISH if self.request.method == "DELETE" else ApiToken.Scope.READ
+        )
+        if self.request.method == "DELETE":
+            self.allowed_roles = (Role.SERVICE,)
+        return super().get_permissions()
+
+    @extend_schema(responses={200: DocumentOut}, summary="A document's current revision and history")
+    def get(self, request: Request, document_id: str) -> Response:
+        document = selectors.document_get(document_id)
+        if document is None or not self._may_see(request, document):
+            raise NotFound(f"no document {document_id!r}")
+        return Response(DocumentOut(document).data)
+
+    @extend_schema(request=None, responses={200: DocumentOut}, summary="Withdraw a document")
+    def delete(self, request: Request, document_id: str) -> Response:
+        document = services.document_withdraw(document_key=document_id, actor=actor_of(request))
+        return Response(DocumentOut(document).data)
+
+    @staticmethod
+    def _may_see(request: Request, document: Any) -> bool:
+        from reviewqueue.accounts.roles import has_role
+
+        if has_role(request.user, Role.SERVICE, Role.ADMIN):
+            return True
+        if document.owner_id == request.user.pk:
+            return True
+        return may_read(document.allowed_principals, user_principals(request.user))

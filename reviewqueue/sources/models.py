@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+
+
+class Document(models.Model):
+    """A source in the knowledge base, owned by one user. Its content lives in revisions.
+
+    `current_revision` points at the last published revision; a withdrawn document has none.
+    `allowed_principals` mirrors the current revision's so that permission filters on lists are
+    one indexed lookup instead of a join per row.
+    """
+
+    key = models.CharField(max_length=200, unique=True, help_text="The upstream document_id")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                              related_name="owned_documents")
+    current_revision = models.ForeignKey("Revision", null=True, blank=True,
+                                         on_delete=models.PROTECT, related_name="+")
+    allowed_principals = ArrayField(models.CharField(max_length=200), default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [GinIndex(fields=["allowed_principals"], name="document_principals_gin")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Revision(models.Model):
+    """An immutable published version of a document: passages and facts never change."""
+
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="revisions")
+    revision = models.CharField(max_length=200)
+    seq = models.PositiveIntegerField(help_text="Publication order within the document")
+    title = models.CharField(max_length=500)
+    url = models.URLField(max_length=2000, blank=True)
+    updated_at = models.DateTimeField(help_text="When the source itself was last updated")
+    allowed_principals = ArrayField(models.CharField(max_length=200))
+    body_digest = models.CharField(max_length=64, help_text="Digest of the published body")
+    published_at = models.DateTimeField(auto_now_add=True)
+    published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                     on_delete=models.SET_NULL, related_name="+")
+    note = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["document", "revision"], name="revision_unique_id"),
+            models.UniqueConstraint(fields=["document", "seq"], name="revision_unique_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document.key}@{self.revision}"
+
+
+class Passage(models.Model):
+    """A quotable span of a revision: what a citation points at."""
+
+    revision = models.ForeignKey(Revision, on_delete=models.PROTECT, related_name="passages")
+    span = models.CharField(max_length=200)
+    text = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["revision", "span"], name="passage_unique_span"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.revision}#{self.span}"
+
+
+class Fact(models.Model):
+    """A (subject, key) = value statement a revision makes, valid for a period (inclusive)."""
+
+    revision = models.ForeignKey(Revision, on_delete=models.PROTECT, related_name="facts")
+    subject = models.CharField(max_length=200, blank=True)
+    key = models.CharField(max_length=200)
+    value = models.JSONField()
+    valid_from = models.DateField()
+    valid_until = models.DateField(null=True, blank=True, help_text="Empty: no end date")
+    span = models.CharField(max_length=200, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["revision_id", "position"]
+        indexes = [models.Index(fields=["subject", "key"])]
+
+    def __str__(self) -> str:
+        return f"{self.subject + '.' if self.subject else ''}{self.key}={self.value!r}"

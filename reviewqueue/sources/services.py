@@ -1,0 +1,180 @@
+"""Writes for documents and revisions. Revisions are immutable once published."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.errors import Conflict, FieldError, NotFound
+from reviewqueue.sources.models import Document, Fact, Passage, Revision
+
+
+@dataclass(frozen=True)
+class FactInput:
+    key: str
+    value: Any
+    valid_from: date
+    valid_until: date | None
+    subject: str = ""
+    span: str = ""
+
+
+@dataclass(frozen=True)
+class PassageInput:
+    span: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RevisionInput:
+    title: str
+    owner: str
+    updated_at: datetime
+    allowed_principals: tuple[str, ...]
+    passages: tuple[PassageInput, ...]
+    facts: tuple[FactInput, ...]
+    url: str = ""
+    note: str = ""
+
+    def digest(self) -> str:
+        """Digest of the body as published, so a replay can be told from a different body."""
+        body = {
+            "title": self.title,
+            "owner": self.owner,
+            "url": self.url,
+            "note": self.note,
+            "updated_at": self.updated_at.isoformat(),
+            "allowed_principals": list(self.allowed_principals),
+            "passages": [[p.span, p.text] for p in self.passages],
+            "facts": [
+                [f.subject, f.key, f.value, f.valid_from.isoformat(),
+                 f.valid_until.isoformat() if f.valid_until else None, f.span]
+                for f in self.facts
+            ],
+        }
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    revision: Revision
+    created: bool
+
+
+def _enqueue_document_fanout(document_key: str, trigger: str, actor: Actor) -> None:
+    # Imported here: sources must not depend on reviews at import time.
+    from reviewqueue.reviews.tasks import enqueue_document_reevaluation
+
+    enqueue_document_reevaluation(document_key=document_key, trigger=trigger, actor=actor)
+
+
+@transaction.atomic
+def revision_publish(
+    *, document_key: str, revision: str, data: RevisionInput, actor: Actor, user: Any = None
+) -> PublishResult:
+    """Publish `revision` of `document_key` and make it current.
+
+    The same body again changes nothing; a different body for an existing revision is a
+    conflict. Answers citing the document are re-evaluated after the transaction commits.
+    """
+    owner = get_user_model().objects.filter(username=data.owner, is_active=True).first()
+    if owner is None:
+        raise FieldError("owner", f"no active user named {data.owner!r}")
+    digest = data.digest()
+
+    document, _ = Document.objects.get_or_create(key=document_key, defaults={"owner": owner})
+    # Lock the document: concurrent publishes of one document are applied one at a time.
+    document = Document.objects.select_for_update().get(pk=document.pk)
+
+    existing = Revision.objects.filter(document=document, revision=revision).first()
+    if existing is not None:
+        if existing.body_digest == digest:
+            return PublishResult(existing, created=False)
+        raise Conflict(
+            f"revision {revision!r} of {document_key!r} was already published with a "
+            "different body; revisions are immutable, publish a new revision id",
+            extra={"revision": revision},
+        )
+
+    seq = (document.revisions.aggregate(m=Max("seq"))["m"] or 0) + 1
+    new = Revision.objects.create(
+        document=document,
+        revision=revision,
+        seq=seq,
+        title=data.title,
+        url=data.url,
+        updated_at=data.updated_at,
+        allowed_principals=list(data.allowed_principals),
+        body_digest=digest,
+        published_by=user if getattr(user, "is_authenticated", False) else None,
+        note=data.note,
+    )
+    Passage.objects.bulk_create(
+        [Passage(revision=new, span=p.span, text=p.text) for p in data.passages]
+    )
+    Fact.objects.bulk_create(
+        [
+            Fact(revision=new, subject=f.subject, key=f.key, value=f.value,
+                 valid_from=f.valid_from, valid_until=f.valid_until, span=f.span, position=i)
+            for i, f in enumerate(data.facts)
+        ]
+    )
+    before = {
+        "current_revision": document.current_revision.revision if document.current_revision_id
+        and document.current_revision else None,
+        "withdrawn": document.withdrawn_at is not None,
+        "owner": document.owner.username,
+    }
+    document.current_revision = new
+    document.allowed_principals = list(data.allowed_principals)
+    document.withdrawn_at = None
+    document.owner = owner
+    document.save(update_fields=["current_revision", "allowed_principals", "withdrawn_at",
+                                 "owner"])
+    audit_record(
+        actor=actor,
+        action="revision.published",
+        object_type="document",
+        object_id=document_key,
+        document_id=document_key,
+        before=before,
+        after={"current_revision": revision, "seq": seq, "owner": owner.username,
+               "facts": len(data.facts), "passages": len(data.passages)},
+    )
+    transaction.on_commit(
+        lambda: _enqueue_document_fanout(document_key, "revision", actor)
+    )
+    return PublishResult(new, created=True)
+
+
+@transaction.atomic
+def document_withdraw(*, document_key: str, actor: Actor) -> Document:
+    """Withdraw a document: it keeps its history but has no current revision."""
+    document = (
+        Document.objects.select_for_update(of=("self",)).select_related("current_revision")
+        .filter(key=document_key).first()
+    )
+    if document is None:
+        raise NotFound(f"no document {document_key!r}")
+    if document.withdrawn_at is not None:
+        return document  # already withdrawn: nothing to do, nothing to audit
+    before = {"current_revision": document.current_revision.revision
+              if document.current_revision else None}
+    document.current_revision = None
+    document.withdrawn_at = timezone.now()
+    document.save(update_fields=["current_revision", "withdrawn_at"])
+    audit_record(actor=actor, action="document.withdrawn", object_type="document",
+                 object_id=document_key, document_id=document_key, before=before,
+                 after={"current_revision": None, "withdrawn": True})
+    transaction.on_commit(lambda: _enqueue_document_fanout(document_key, "withdrawal", actor))
+    return document

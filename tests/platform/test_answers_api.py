@@ -1,0 +1,248 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from reviewqueue.audit.models import AuditEvent, QuarantinedPayload
+from reviewqueue.reviews.models import Answer, ReviewItem, Verdict
+from tests.conftest import answer_body
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_supported_answer_is_a_candidate(publish: Any, submit: Any) -> None:
+    publish()
+    response = submit()
+    assert response.status_code == 201
+    body = response.json()
+    assert body["status"] == "candidate"
+    assert body["verdict"]["decision"] == "candidate"
+    assert body["verdict"]["reason"] == "supported"
+    assert body["review_url"] is None
+    assert not ReviewItem.objects.exists()
+
+
+def test_a_conflicted_answer_is_held_with_a_review_url(publish: Any, submit: Any) -> None:
+    publish()
+    publish("pricing-eu", facts=[{"key": "trial_days", "value": 30, "valid_from": "2026-10-01",
+                                  "valid_until": "2026-10-31", "span": "p1"}])
+    response = submit(retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r1"},
+    ])
+    body = response.json()
+    assert response.status_code == 201
+    assert body["status"] == "held"
+    assert body["verdict"]["reason"] == "conflicting_sources"
+    assert body["review_url"].endswith("/answers/t-1/")
+    item = ReviewItem.objects.get()
+    assert item.primary_reason == "conflicting_sources"
+
+
+def test_a_claim_citing_an_unknown_marker_abstains(publish: Any, submit: Any) -> None:
+    publish()
+    body = submit(claims=[{"key": "trial_days", "value": 14, "cite": "d9"}]).json()
+    assert body["status"] == "abstained"
+    assert body["verdict"]["reason"] == "unknown_citation"
+
+
+def test_an_answer_generated_from_an_old_revision_is_held_as_superseded(
+    publish: Any, submit: Any
+) -> None:
+    publish()
+    publish(revision="r2")
+    body = submit().json()
+    assert body["status"] == "held"
+    assert body["verdict"]["reason"] == "superseded_revision"
+
+
+def test_a_revision_never_received_is_invalid_metadata(submit: Any, owner: Any) -> None:
+    body = submit().json()
+    assert body["status"] == "held"
+    assert body["verdict"]["reason"] == "invalid_metadata"
+
+
+def test_a_withdrawn_document_leaves_the_citation_unresolved(
+    publish: Any, submit: Any, service_api: Any
+) -> None:
+    publish()
+    service_api.delete("/api/v1/documents/pricing")
+    body = submit().json()
+    assert body["status"] == "abstained"
+    assert body["verdict"]["reason"] == "unknown_citation"
+    assert "withdrawn" in json.dumps(body["verdict"]["findings"])
+
+
+def test_the_asker_may_not_read_a_retrieved_document(publish: Any, submit: Any) -> None:
+    publish(principals=["group:hr"])
+    body = submit(asked_by=["user:customer-7"]).json()
+    assert body["status"] == "abstained"
+    assert body["verdict"]["reason"] == "unauthorized_evidence"
+
+
+def test_replaying_the_same_body_returns_the_same_result_and_stores_nothing(
+    publish: Any, submit: Any
+) -> None:
+    publish()
+    first = submit().json()
+    counts = (Answer.objects.count(), Verdict.objects.count(), AuditEvent.objects.count())
+    again = submit()
+    assert again.status_code == 200
+    assert again.json() == first
+    assert (Answer.objects.count(), Verdict.objects.count(), AuditEvent.objects.count()) == counts
+
+
+def test_the_same_trace_id_with_another_body_is_409(publish: Any, submit: Any) -> None:
+    publish()
+    submit()
+    response = submit(answer="Something else entirely [d1].")
+    assert response.status_code == 409
+    assert response.json()["error"] == "conflict"
+    assert QuarantinedPayload.objects.get().trace_id == "t-1"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda b: b.pop("question"), "question"),
+        (lambda b: b.update(trace_id="has spaces"), "trace_id"),
+        (lambda b: b.update(asked_by="user:x"), "asked_by"),
+        (lambda b: b.update(asked_by=["nobody"]), "asked_by[0]"),
+        (lambda b: b.update(as_of="20-10-2026"), "as_of"),
+        (lambda b: b["claims"][0].pop("cite"), "claims[0].cite"),
+        (lambda b: b["claims"][0].update(value=[14]), "claims[0].value"),
+        (lambda b: b["claims"].append({"key": "k", "value": 1, "cite": "d1", "x": 1}),
+         "claims[1].x"),
+        (lambda b: b["retrieved"][0].pop("revision"), "retrieved[0].revision"),
+        (lambda b: b["retrieved"].append(dict(b["retrieved"][0])), "retrieved[1].cite"),
+        (lambda b: b.update(extra="field"), "extra"),
+        (lambda b: b.update(claims=[{"key": "k", "value": 1, "cite": "d1"}] * 1001), "claims"),
+    ],
+)
+def test_bad_answers_name_the_field_and_are_quarantined(
+    publish: Any, service_api: Any, mutate: Any, field: str
+) -> None:
+    publish()
+    body = answer_body()
+    mutate(body)
+    response = service_api.post("/api/v1/answers", body, format="json")
+    assert response.status_code == 400, response.content
+    assert field in [e["field"] for e in response.json()["errors"]]
+    assert not Answer.objects.exists()
+    assert QuarantinedPayload.objects.get().status_code == 400
+
+
+def test_malformed_json_is_400_and_quarantined(service_api: Any, service: Any) -> None:
+    response = service_api.post("/api/v1/answers", data="{not json",
+                                content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"] == "parse_error"
+    assert QuarantinedPayload.objects.get().body == "{not json"
+
+
+def test_an_oversized_body_is_413_and_kept_truncated(service_api: Any, settings: Any,
+                                                     service: Any) -> None:
+    settings.API_MAX_BODY_BYTES = 2048
+    body = answer_body(answer="x" * 5000)
+    response = service_api.post("/api/v1/answers", body, format="json")
+    assert response.status_code == 413
+    assert response.json()["error"] == "payload_too_large"
+    kept = QuarantinedPayload.objects.get()
+    assert kept.status_code == 413
+    assert kept.size_bytes > 2048
+
+
+def test_a_reviewer_token_cannot_submit(token_client: Any, reviewer: Any) -> None:
+    response = token_client(reviewer).post("/api/v1/answers", answer_body(), format="json")
+    assert response.status_code == 403
+
+
+def test_ingest_runs_the_same_number_of_queries_for_1_and_50_claims(
+    publish: Any, service_api: Any
+) -> None:
+    facts = [{"key": f"k{i}", "value": i, "valid_from": "2026-10-01",
+              "valid_until": "2026-10-31"} for i in range(50)]
+    publish(facts=facts)
+
+    def queries_for(trace_id: str, n: int) -> int:
+        claims = [{"key": f"k{i}", "value": i, "cite": "d1"} for i in range(n)]
+        with CaptureQueriesContext(connection) as ctx:
+            response = service_api.post("/api/v1/answers", answer_body(trace_id, claims=claims),
+                                        format="json")
+        assert response.status_code == 201, response.content
+        return len(ctx.captured_queries)
+
+    assert queries_for("one", 1) == queries_for("fifty", 50)
+
+
+def test_get_answer_shows_status_verdicts_and_decisions(publish: Any, submit: Any,
+                                                        service_api: Any) -> None:
+    publish()
+    submit()
+    body = service_api.get("/api/v1/answers/t-1").json()
+    assert body["status"] == "candidate"
+    assert len(body["verdicts"]) == 1
+    assert body["verdicts"][0]["trigger"] == "ingest"
+    assert body["decisions"] == []
+
+
+def test_a_reviewer_cannot_read_an_answer_citing_a_document_they_may_not_read(
+    publish: Any, submit: Any, token_client: Any, reviewer: Any, hr_reviewer: Any
+) -> None:
+    publish(principals=["group:hr"])
+    submit(asked_by=["group:hr"])
+    assert token_client(reviewer).get("/api/v1/answers/t-1").status_code == 404
+    assert token_client(hr_reviewer).get("/api/v1/answers/t-1").status_code == 200
+
+
+def test_ingest_writes_an_audit_event_without_answer_text(publish: Any, submit: Any) -> None:
+    publish()
+    submit(answer="The secret-marker-771 trial lasts 14 days [d1].")
+    event = AuditEvent.objects.get(action="answer.ingested")
+    assert event.trace_id == "t-1"
+    assert "secret-marker-771" not in json.dumps([event.before, event.after])
+
+
+class TestBatch:
+    def test_good_items_land_and_bad_ones_are_reported_in_order(
+        self, publish: Any, service_api: Any
+    ) -> None:
+        publish()
+        bad = answer_body("b-2")
+        bad["claims"][0].pop("key")
+        response = service_api.post(
+            "/api/v1/answers/batch",
+            {"answers": [answer_body("b-1"), bad, answer_body("b-3"), "not an object"]},
+            format="json",
+        )
+        assert response.status_code == 200
+        results = response.json()["results"]
+        assert [r["status_code"] for r in results] == [201, 400, 201, 400]
+        assert results[1]["errors"][0]["field"] == "claims[0].key"
+        assert set(Answer.objects.values_list("trace_id", flat=True)) == {"b-1", "b-3"}
+        assert QuarantinedPayload.objects.count() == 2
+
+    def test_more_than_500_items_is_refused(self, service_api: Any, service: Any) -> None:
+        response = service_api.post("/api/v1/answers/batch",
+                                    {"answers": [answer_body(f"x{i}") for i in range(501)]},
+                                    format="json")
+        assert response.status_code == 400
+        assert response.json()["errors"][0]["field"] == "answers"
+
+
+def test_healthz_reports_database_and_broker(client: Any) -> None:
+    body = client.get("/healthz").json()
+    assert body["database"]["ok"] is True
+    assert "broker" in body
+
+
+def test_the_openapi_schema_lists_the_ingest_endpoints(client: Any) -> None:
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    paths = response.json()["paths"]
+    assert "/api/v1/answers" in paths
+    assert "/api/v1/documents/{document_id}/revisions/{revision}" in paths
