@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from reviewqueue.env import (
     env_bool,
+    env_float,
     env_int,
     env_list,
     env_required,
@@ -164,6 +165,8 @@ API_MAX_BATCH = 500
 
 # --- Review work ---------------------------------------------------------------------------------
 REVIEW_LEASE_SECONDS = env_int("REVIEW_LEASE_SECONDS", 15 * 60, minimum=30)
+# Share (0..1) of fresh candidate answers held as audit samples for the false-pass estimate.
+AUDIT_SAMPLE_RATE = env_float("AUDIT_SAMPLE_RATE", 0.0, minimum=0.0, maximum=1.0)
 
 MAILERS = {
     "default": {

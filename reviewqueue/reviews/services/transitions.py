@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
+from reviewqueue.reviews.signals import answer_status_changed
 
 _STATUS_FOR_DECISION = {
     Verdict.Decision.CANDIDATE: Answer.Status.CANDIDATE,
@@ -38,6 +42,15 @@ def answer_apply_verdict(
     assert transaction.get_connection().in_atomic_block
     old_status = answer.status or None
     new_status = status_after(old_status, verdict.decision)
+    # A small random share of fresh candidates is held as an audit sample: the share that
+    # reviewers reject estimates how many bad answers the gate lets through.
+    audit_sample = (
+        cause == "ingest"
+        and new_status == Answer.Status.CANDIDATE
+        and random.random() < settings.AUDIT_SAMPLE_RATE
+    )
+    if audit_sample:
+        new_status = Answer.Status.HELD
     now = timezone.now()
     old_verdict_id = answer.current_verdict_id
     answer.current_verdict = verdict
@@ -64,6 +77,7 @@ def answer_apply_verdict(
                 "reasons": verdict.reasons,
                 "index_release": answer.index_release,
                 "earlier_approval": earlier_approval,
+                "audit_sample": audit_sample,
             },
         )
         if not created and (item.primary_reason != verdict.reason
@@ -74,6 +88,11 @@ def answer_apply_verdict(
     elif old_status == Answer.Status.HELD:
         ReviewItem.objects.filter(answer=answer).delete()
 
+    if new_status != old_status:
+        answer_status_changed.send(
+            sender=Answer, answer=answer, old_status=old_status, new_status=new_status,
+            verdict=verdict, actor=actor, cause=cause,
+        )
     audit_record(
         actor=actor,
         action="verdict.created" if cause != "ingest" else "answer.ingested",
@@ -82,7 +101,7 @@ def answer_apply_verdict(
         trace_id=answer.trace_id,
         before={"status": old_status, "verdict": old_verdict_id},
         after={"status": new_status, "verdict": verdict.pk, "decision": verdict.decision,
-               "reason": verdict.reason, "cause": cause,
+               "reason": verdict.reason, "cause": cause, "audit_sample": audit_sample,
                "revisions": [[r["document"], r.get("current")] for r in verdict.revisions_used]},
     )
     return new_status

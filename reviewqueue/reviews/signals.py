@@ -1,0 +1,7 @@
+"""Signals other areas listen to (webhooks, notifications). Sent inside the transaction;
+receivers that talk to the outside world must defer with transaction.on_commit."""
+
+from django.dispatch import Signal
+
+# kwargs: answer, old_status, new_status, verdict, actor, cause
+answer_status_changed = Signal()
