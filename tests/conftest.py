@@ -178,3 +178,21 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
         name = connection.settings_dict["NAME"]
         cursor.execute(f'ALTER DATABASE "{name}" SET reviewqueue.allow_audit_truncate = \'on\'')
     connection.close()
+
+
+@pytest.fixture(autouse=True)
+def _celery_eager_unless_worker(request: Any) -> Any:
+    """Run Celery tasks in process, except in tests marked `worker`, which start a real worker.
+
+    The suite runs with REDIS_URL set (CI does); without this, a publish in an ordinary test
+    would hand its fan-out to a broker no worker is listening on.
+    """
+    if "tests/gating" in str(request.node.path).replace("\\", "/"):
+        yield
+        return
+    from reviewqueue.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = request.node.get_closest_marker("worker") is None
+    yield
+    app.conf.task_always_eager = previous

@@ -1,0 +1,89 @@
+"""Helpers for benchmarks that run against the real app: a scratch database and gunicorn."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+ADMIN_URL = os.environ.get("BENCH_ADMIN_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+SECRET = "benchmark-only-secret-key-0123456789-abcdefghijklmnop"
+
+
+def scratch_database(name: str) -> str:
+    """Drop and create database `name`; return its URL."""
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base = ADMIN_URL.rsplit("/", 1)[0]
+    return f"{base}/{name}"
+
+
+def app_env(database_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL"}}
+    env.update(DATABASE_URL=database_url, SECRET_KEY=SECRET, DEBUG="0", LOG_LEVEL="WARNING",
+               DJANGO_SETTINGS_MODULE="reviewqueue.settings", **extra)
+    return env
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env,
+                            capture_output=True, text=True, check=True)
+    return result.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def gunicorn(env: dict[str, str], workers: int = 4) -> Iterator[int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "reviewqueue.wsgi:application", "--bind",
+         f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning",
+         "--timeout", "120"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                conn.request("GET", "/healthz")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            raise RuntimeError("gunicorn did not start")
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+class Client:
+    """A keep-alive HTTP client for one benchmark thread."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+
+    def send(self, method: str, path: str, body: object) -> tuple[int, object]:
+        self.conn.request(method, path, body=json.dumps(body), headers=self.headers)
+        response = self.conn.getresponse()
+        data = response.read()
+        return response.status, json.loads(data) if data else None
