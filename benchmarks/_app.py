@@ -16,7 +16,9 @@ from pathlib import Path
 import psycopg
 
 ROOT = Path(__file__).resolve().parents[1]
-ADMIN_URL = os.environ.get("BENCH_ADMIN_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+ADMIN_URL = os.environ.get(
+    "BENCH_ADMIN_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres"
+)
 SECRET = "benchmark-only-secret-key-0123456789-abcdefghijklmnop"
 
 
@@ -31,14 +33,26 @@ def scratch_database(name: str) -> str:
 
 def app_env(database_url: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL"}}
-    env.update(DATABASE_URL=database_url, SECRET_KEY=SECRET, DEBUG="0", LOG_LEVEL="WARNING",
-               DJANGO_SETTINGS_MODULE="reviewqueue.settings", **extra)
+    env.update(
+        DATABASE_URL=database_url,
+        SECRET_KEY=SECRET,
+        DEBUG="0",
+        LOG_LEVEL="WARNING",
+        DJANGO_SETTINGS_MODULE="reviewqueue.settings",
+        **extra,
+    )
     return env
 
 
 def manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env,
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return result.stdout
 
 
@@ -52,10 +66,24 @@ def free_port() -> int:
 def gunicorn(env: dict[str, str], workers: int = 4) -> Iterator[int]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "reviewqueue.wsgi:application", "--bind",
-         f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning",
-         "--timeout", "120"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "reviewqueue.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+            "--timeout",
+            "120",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60

@@ -40,11 +40,21 @@ def answer(i: int, prefix: str) -> dict[str, Any]:
 
 def revision(i: int) -> dict[str, Any]:
     return {
-        "title": f"Document {i}", "owner": "bench-owner", "updated_at": "2026-01-01T00:00:00Z",
+        "title": f"Document {i}",
+        "owner": "bench-owner",
+        "updated_at": "2026-01-01T00:00:00Z",
         "allowed_principals": ["*"],
         "passages": [{"span": "p1", "text": f"Passage of document {i}."}],
-        "facts": [{"key": f"k{k}", "value": k, "valid_from": "2020-01-01",
-                   "valid_until": None, "span": "p1"} for k in range(7)],
+        "facts": [
+            {
+                "key": f"k{k}",
+                "value": k,
+                "valid_from": "2020-01-01",
+                "valid_until": None,
+                "span": "p1",
+            }
+            for k in range(7)
+        ],
     }
 
 
@@ -61,15 +71,19 @@ def run_threads(clients: int, work: Any) -> float:
 def floors(url: str, rows: list[dict[str, Any]], clients: int) -> tuple[float, float]:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS bench_floor")
-        conn.execute("CREATE TABLE bench_floor (id bigserial primary key, trace_id text "
-                     "unique, body jsonb, created_at timestamptz default now())")
+        conn.execute(
+            "CREATE TABLE bench_floor (id bigserial primary key, trace_id text "
+            "unique, body jsonb, created_at timestamptz default now())"
+        )
     per = len(rows) // clients
 
     def insert(c: int) -> None:
         with psycopg.connect(url) as conn:
-            for row in rows[c * per:(c + 1) * per]:
-                conn.execute("INSERT INTO bench_floor (trace_id, body) VALUES (%s, %s)",
-                             (row["trace_id"], json.dumps(row)))
+            for row in rows[c * per : (c + 1) * per]:
+                conn.execute(
+                    "INSERT INTO bench_floor (trace_id, body) VALUES (%s, %s)",
+                    (row["trace_id"], json.dumps(row)),
+                )
                 conn.commit()
 
     single = per * clients / run_threads(clients, insert)
@@ -127,19 +141,28 @@ def main() -> None:
             items = [answer(b * batch_size + i, "batch") for i in range(batch_size)]
             status, body = client.send("POST", "/api/v1/answers/batch", {"answers": items})
             assert status == 200, status
-            failures += [r["status_code"] for r in body["results"]  # type: ignore[index]
-                         if r["status_code"] != 201]
+            failures += [
+                r["status_code"]
+                for r in body["results"]  # type: ignore[index]
+                if r["status_code"] != 201
+            ]
         batch_rate = batches * batch_size / (time.perf_counter() - started)
 
     rows = [answer(i, "floor") for i in range(args.answers)]
     floor_single, floor_batch = floors(url, rows, args.clients)
-    print(f"ingest benchmark: {args.answers} answers, {args.clients} clients, "
-          f"{args.workers} gunicorn workers, failures: {len(failures)}")
+    print(
+        f"ingest benchmark: {args.answers} answers, {args.clients} clients, "
+        f"{args.workers} gunicorn workers, failures: {len(failures)}"
+    )
     print(f"{'figure':<34}{'app/s':>10}{'floor/s':>12}{'ratio':>8}")
-    print(f"{'single-answer ingest':<34}{single_rate:>10.1f}{floor_single:>12.1f}"
-          f"{single_rate / floor_single:>8.3f}   floor: 1-row INSERT+COMMIT")
-    print(f"{'batch ingest (500 per request)':<34}{batch_rate:>10.1f}{floor_batch:>12.1f}"
-          f"{batch_rate / floor_batch:>8.3f}   floor: COPY")
+    print(
+        f"{'single-answer ingest':<34}{single_rate:>10.1f}{floor_single:>12.1f}"
+        f"{single_rate / floor_single:>8.3f}   floor: 1-row INSERT+COMMIT"
+    )
+    print(
+        f"{'batch ingest (500 per request)':<34}{batch_rate:>10.1f}{floor_batch:>12.1f}"
+        f"{batch_rate / floor_batch:>8.3f}   floor: COPY"
+    )
 
 
 if __name__ == "__main__":

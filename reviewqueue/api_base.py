@@ -8,7 +8,7 @@ from django.conf import settings
 from rest_framework import permissions, serializers
 from rest_framework.views import APIView
 
-from reviewqueue.accounts.models import ApiToken, Role
+from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_errors import PayloadTooLarge
 

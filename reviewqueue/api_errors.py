@@ -53,8 +53,9 @@ def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     return out
 
 
-def error_body(code: str, detail: str, errors: list[dict[str, str]] | None = None,
-               **extra: Any) -> dict[str, Any]:
+def error_body(
+    code: str, detail: str, errors: list[dict[str, str]] | None = None, **extra: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {"error": code, "detail": detail, "errors": errors or []}
     body.update(extra)
     return body
@@ -64,18 +65,19 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     request = context.get("request")
     if isinstance(exc, FieldError):
         response = Response(
-            error_body("invalid", exc.message, [{"field": exc.field, "message": exc.field_message}]),
+            error_body(
+                "invalid", exc.message, [{"field": exc.field, "message": exc.field_message}]
+            ),
             status=400,
         )
     elif isinstance(exc, DomainError):
-        response = Response(error_body(exc.code, exc.message, **exc.extra),
-                            status=exc.status_code)
+        response = Response(error_body(exc.code, exc.message, **exc.extra), status=exc.status_code)
     elif isinstance(exc, exceptions.ValidationError):
         errors = flatten_errors(exc.detail)
-        summary = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else e["message"]
-                            for e in errors[:5])
-        response = Response(error_body("invalid", summary or "Invalid input.", errors),
-                            status=400)
+        summary = "; ".join(
+            f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors[:5]
+        )
+        response = Response(error_body("invalid", summary or "Invalid input.", errors), status=400)
     else:
         response = drf_exception_handler(exc, context)
         if response is None:
@@ -86,8 +88,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             code = exc.detail.code or code  # type: ignore[union-attr]
         response.data = error_body(str(code), str(detail))
     if response.status_code in (401, 403):
-        log.warning("request denied", extra={"status": response.status_code,
-                                             "path": request.path if request else ""})
+        log.warning(
+            "request denied",
+            extra={"status": response.status_code, "path": request.path if request else ""},
+        )
     if request is not None and response.status_code in QUARANTINE_STATUSES:
         quarantine_from_request(request, response)
     return response
@@ -103,8 +107,9 @@ def quarantine_from_request(request: Any, response: Response) -> None:
     data = getattr(request, "_full_data", None)
     if isinstance(data, dict) and isinstance(data.get("trace_id"), str):
         trace_id = data["trace_id"]
-    errors = response.data.get("errors") or [{"field": "", "message": response.data.get("detail",
-                                                                                       "")}]
+    errors = response.data.get("errors") or [
+        {"field": "", "message": response.data.get("detail", "")}
+    ]
     quarantine_payload(
         endpoint=request.path,
         method=request.method,

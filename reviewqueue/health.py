@@ -26,8 +26,9 @@ def _check_broker() -> dict[str, object]:
 
     started = time.perf_counter()
     try:
-        client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2,
-                                      socket_timeout=2)
+        client = redis.Redis.from_url(
+            settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2
+        )
         client.ping()
         return {"ok": True, "mode": "redis", "ms": round((time.perf_counter() - started) * 1000, 1)}
     except Exception as exc:
@@ -37,5 +38,6 @@ def _check_broker() -> dict[str, object]:
 def healthz(request: HttpRequest) -> JsonResponse:
     checks = {"database": _check_database(), "broker": _check_broker()}
     healthy = all(c["ok"] for c in checks.values())
-    return JsonResponse({"status": "ok" if healthy else "fail", **checks},
-                        status=200 if healthy else 503)
+    return JsonResponse(
+        {"status": "ok" if healthy else "fail", **checks}, status=200 if healthy else 503
+    )

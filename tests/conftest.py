@@ -28,10 +28,15 @@ def make_user(db: Any) -> Callable[..., Any]:
     from reviewqueue.accounts.services import user_create_or_update
     from reviewqueue.audit.services import SYSTEM
 
-    def make(username: str, role: str = "reviewer", groups: tuple[str, ...] = (),
-             password: str = "pw-for-tests-only") -> Any:
-        return user_create_or_update(username=username, role=Role(role), groups=list(groups),
-                                     password=password, actor=SYSTEM)
+    def make(
+        username: str,
+        role: str = "reviewer",
+        groups: tuple[str, ...] = (),
+        password: str = "pw-for-tests-only",
+    ) -> Any:
+        return user_create_or_update(
+            username=username, role=Role(role), groups=list(groups), password=password, actor=SYSTEM
+        )
 
     return make
 
@@ -103,8 +108,15 @@ def revision_body(
         else [{"span": "p1", "text": "The free trial lasts 14 days."}],
         "facts": facts
         if facts is not None
-        else [{"key": "trial_days", "value": 14, "valid_from": "2026-10-01",
-               "valid_until": "2026-10-31", "span": "p1"}],
+        else [
+            {
+                "key": "trial_days",
+                "value": 14,
+                "valid_from": "2026-10-01",
+                "valid_until": "2026-10-31",
+                "span": "p1",
+            }
+        ],
     }
 
 
@@ -142,7 +154,8 @@ def publish(service_api: Any, owner: Any) -> Callable[..., Any]:
     def do(document_id: str = "pricing", revision: str = "r1", **kwargs: Any) -> Any:
         response = service_api.put(
             f"/api/v1/documents/{document_id}/revisions/{revision}",
-            revision_body(**kwargs), format="json",
+            revision_body(**kwargs),
+            format="json",
         )
         assert response.status_code in (200, 201), response.content
         return response
@@ -176,7 +189,7 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
 
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         name = connection.settings_dict["NAME"]
-        cursor.execute(f'ALTER DATABASE "{name}" SET reviewqueue.allow_audit_truncate = \'on\'')
+        cursor.execute(f"ALTER DATABASE \"{name}\" SET reviewqueue.allow_audit_truncate = 'on'")
     connection.close()
 
 

@@ -25,8 +25,9 @@ class ApiToken(models.Model):
         READ = "read", "Read answer status"
         REVIEW = "review", "Work the review queue"
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                             related_name="api_tokens")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=12, help_text="First characters, for recognising a token")
     digest = models.CharField(max_length=64, unique=True)

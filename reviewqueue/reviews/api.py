@@ -35,8 +35,7 @@ class RetrievedIn(StrictSerializer):
 
 
 class ClaimIn(StrictSerializer):
-    subject = serializers.CharField(max_length=200, required=False, allow_null=True,
-                                    default=None)
+    subject = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
     key = serializers.CharField(max_length=200)
     value = JSONScalarField()
     cite = serializers.CharField(max_length=200)
@@ -45,28 +44,31 @@ class ClaimIn(StrictSerializer):
 class AnswerIn(StrictSerializer):
     trace_id = serializers.CharField(max_length=200)
     question = serializers.CharField(max_length=20_000)
-    answer = serializers.CharField(max_length=MAX_ANSWER_CHARS, allow_blank=True,
-                                   trim_whitespace=False)
-    asked_by = serializers.ListField(child=serializers.CharField(max_length=200),
-                                     max_length=200)
+    answer = serializers.CharField(
+        max_length=MAX_ANSWER_CHARS, allow_blank=True, trim_whitespace=False
+    )
+    asked_by = serializers.ListField(child=serializers.CharField(max_length=200), max_length=200)
     index_release = serializers.CharField(max_length=200, allow_blank=True)
-    as_of = serializers.DateField(input_formats=["iso-8601"], required=False, allow_null=True,
-                                  default=None)
+    as_of = serializers.DateField(
+        input_formats=["iso-8601"], required=False, allow_null=True, default=None
+    )
     retrieved = serializers.ListField(child=RetrievedIn(), max_length=1000)
     claims = serializers.ListField(child=ClaimIn(), max_length=1000)
 
     def validate_trace_id(self, value: str) -> str:
         if not TRACE_ID.match(value):
-            raise serializers.ValidationError(
-                "Use 1 to 200 letters, digits and . _ : - only."
-            )
+            raise serializers.ValidationError("Use 1 to 200 letters, digits and . _ : - only.")
         return value
 
     def validate_asked_by(self, value: list[str]) -> list[str]:
         for index, principal in enumerate(value):
             if not is_valid_principal(principal):
                 raise serializers.ValidationError(
-                    {index: [f"Not a principal: {principal!r}; use user:<name>, group:<name> or *."]}
+                    {
+                        index: [
+                            f"Not a principal: {principal!r}; use user:<name>, group:<name> or *."
+                        ]
+                    }
                 )
         return value
 
@@ -83,10 +85,16 @@ class AnswerIn(StrictSerializer):
     def to_input(self) -> AnswerInput:
         d = self.validated_data
         return AnswerInput(
-            trace_id=d["trace_id"], question=d["question"], answer=d["answer"],
-            asked_by=tuple(d["asked_by"]), index_release=d["index_release"], as_of=d["as_of"],
-            retrieved=tuple(RetrievedInput(r["cite"], r["document_id"], r["revision"], r["span"])
-                            for r in d["retrieved"]),
+            trace_id=d["trace_id"],
+            question=d["question"],
+            answer=d["answer"],
+            asked_by=tuple(d["asked_by"]),
+            index_release=d["index_release"],
+            as_of=d["as_of"],
+            retrieved=tuple(
+                RetrievedInput(r["cite"], r["document_id"], r["revision"], r["span"])
+                for r in d["retrieved"]
+            ),
             claims=tuple(
                 {k: v for k, v in c.items() if not (k == "subject" and v is None)}
                 for c in d["claims"]
@@ -161,17 +169,21 @@ class AnswerCreateView(BodyLimitedAPIView):
 
     @extend_schema(
         request=AnswerIn,
-        responses={201: IngestOut, 200: IngestOut,
-                   400: OpenApiResponse(description="A bad field, named by its path"),
-                   409: OpenApiResponse(description="trace_id already used for another body"),
-                   413: OpenApiResponse(description="Body too large")},
+        responses={
+            201: IngestOut,
+            200: IngestOut,
+            400: OpenApiResponse(description="A bad field, named by its path"),
+            409: OpenApiResponse(description="trace_id already used for another body"),
+            413: OpenApiResponse(description="Body too large"),
+        },
         summary="Submit an answer; the gate runs at once",
     )
     def post(self, request: Request) -> Response:
         serializer = AnswerIn(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = answer_ingest(data=serializer.to_input(), actor=actor_of(request),
-                               user=request.user)
+        result = answer_ingest(
+            data=serializer.to_input(), actor=actor_of(request), user=request.user
+        )
         return Response(ingest_body(request, result.answer), status=201 if result.created else 200)
 
 
@@ -184,8 +196,11 @@ class AnswerBatchView(BodyLimitedAPIView):
     allowed_roles = (Role.SERVICE,)
     required_scope = ApiToken.Scope.SUBMIT
 
-    @extend_schema(request=BatchIn, responses={200: BatchResultOut},
-                   summary="Submit up to 500 answers; one result per item, in order")
+    @extend_schema(
+        request=BatchIn,
+        responses={200: BatchResultOut},
+        summary="Submit up to 500 answers; one result per item, in order",
+    )
     def post(self, request: Request) -> Response:
         batch = BatchIn(data=request.data)
         batch.is_valid(raise_exception=True)
@@ -200,8 +215,9 @@ class AnswerBatchView(BodyLimitedAPIView):
         serializer = AnswerIn(data=raw)
         if not serializer.is_valid():
             errors = flatten_errors(serializer.errors)
-            body = error_body("invalid", "; ".join(f"{e['field']}: {e['message']}"
-                                                   for e in errors[:5]), errors)
+            body = error_body(
+                "invalid", "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]), errors
+            )
             self._quarantine(request, raw, 400, body)
             return {"index": index, "status_code": 400, "trace_id": trace_id, **body}
         try:
@@ -210,8 +226,11 @@ class AnswerBatchView(BodyLimitedAPIView):
             body = error_body(exc.code, exc.message, **exc.extra)
             self._quarantine(request, raw, exc.status_code, body)
             return {"index": index, "status_code": exc.status_code, "trace_id": trace_id, **body}
-        return {"index": index, "status_code": 201 if result.created else 200,
-                **ingest_body(request, result.answer)}
+        return {
+            "index": index,
+            "status_code": 201 if result.created else 200,
+            **ingest_body(request, result.answer),
+        }
 
     @staticmethod
     def _quarantine(request: Request, raw: Any, status_code: int, body: dict[str, Any]) -> None:
@@ -233,7 +252,9 @@ class AnswerDetailView(BodyLimitedAPIView):
     allowed_roles = (Role.SERVICE, Role.ADMIN, Role.REVIEWER, Role.OWNER)
     required_scope = ApiToken.Scope.READ
 
-    @extend_schema(responses={200: AnswerOut}, summary="Status, verdicts and decisions of an answer")
+    @extend_schema(
+        responses={200: AnswerOut}, summary="Status, verdicts and decisions of an answer"
+    )
     def get(self, request: Request, trace_id: str) -> Response:
         answer = answer_detail(trace_id)
         if answer is None or not self._may_see(request, answer):

@@ -27,8 +27,9 @@ class FactIn(StrictSerializer):
     key = serializers.CharField(max_length=200)
     value = JSONScalarField()
     valid_from = serializers.DateField(input_formats=["iso-8601"])
-    valid_until = serializers.DateField(input_formats=["iso-8601"], allow_null=True,
-                                        required=False, default=None)
+    valid_until = serializers.DateField(
+        input_formats=["iso-8601"], allow_null=True, required=False, default=None
+    )
     span = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -42,8 +43,9 @@ class RevisionIn(StrictSerializer):
     url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
     owner = serializers.CharField(max_length=150)
     updated_at = serializers.DateTimeField()
-    allowed_principals = serializers.ListField(child=serializers.CharField(max_length=200),
-                                               allow_empty=False, max_length=200)
+    allowed_principals = serializers.ListField(
+        child=serializers.CharField(max_length=200), allow_empty=False, max_length=200
+    )
     passages = serializers.ListField(child=PassageIn(), max_length=1000)
     facts = serializers.ListField(child=FactIn(), max_length=1000)
     note = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
@@ -71,13 +73,22 @@ class RevisionIn(StrictSerializer):
     def to_input(self) -> services.RevisionInput:
         d = self.validated_data
         return services.RevisionInput(
-            title=d["title"], url=d["url"], owner=d["owner"], updated_at=d["updated_at"],
-            allowed_principals=tuple(d["allowed_principals"]), note=d["note"],
+            title=d["title"],
+            url=d["url"],
+            owner=d["owner"],
+            updated_at=d["updated_at"],
+            allowed_principals=tuple(d["allowed_principals"]),
+            note=d["note"],
             passages=tuple(services.PassageInput(p["span"], p["text"]) for p in d["passages"]),
             facts=tuple(
-                services.FactInput(key=f["key"], value=f["value"], valid_from=f["valid_from"],
-                                   valid_until=f["valid_until"], subject=f["subject"],
-                                   span=f["span"])
+                services.FactInput(
+                    key=f["key"],
+                    value=f["value"],
+                    valid_from=f["valid_from"],
+                    valid_until=f["valid_until"],
+                    subject=f["subject"],
+                    span=f["span"],
+                )
                 for f in d["facts"]
             ),
         )
@@ -113,8 +124,13 @@ class DocumentOut(serializers.Serializer):
 
     def get_history(self, obj: Any) -> list[dict[str, Any]]:
         return [
-            {"revision": r.revision, "seq": r.seq, "title": r.title,
-             "updated_at": r.updated_at.isoformat(), "published_at": r.published_at.isoformat()}
+            {
+                "revision": r.revision,
+                "seq": r.seq,
+                "title": r.title,
+                "updated_at": r.updated_at.isoformat(),
+                "published_at": r.published_at.isoformat(),
+            }
             for r in selectors.document_history(obj)
         ]
 
@@ -131,16 +147,23 @@ class RevisionView(BodyLimitedAPIView):
 
     @extend_schema(
         request=RevisionIn,
-        responses={201: RevisionOut, 200: RevisionOut, 400: OpenApiResponse(description="Bad field"),
-                   409: OpenApiResponse(description="Revision exists with a different body")},
+        responses={
+            201: RevisionOut,
+            200: RevisionOut,
+            400: OpenApiResponse(description="Bad field"),
+            409: OpenApiResponse(description="Revision exists with a different body"),
+        },
         summary="Publish a document revision",
     )
     def put(self, request: Request, document_id: str, revision: str) -> Response:
         serializer = RevisionIn(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = services.revision_publish(
-            document_key=document_id, revision=revision, data=serializer.to_input(),
-            actor=actor_of(request), user=request.user,
+            document_key=document_id,
+            revision=revision,
+            data=serializer.to_input(),
+            actor=actor_of(request),
+            user=request.user,
         )
         return Response(RevisionOut(result.revision).data, status=201 if result.created else 200)
 
@@ -157,7 +180,9 @@ class DocumentView(BodyLimitedAPIView):
             self.allowed_roles = (Role.SERVICE,)
         return super().get_permissions()
 
-    @extend_schema(responses={200: DocumentOut}, summary="A document's current revision and history")
+    @extend_schema(
+        responses={200: DocumentOut}, summary="A document's current revision and history"
+    )
     def get(self, request: Request, document_id: str) -> Response:
         document = selectors.document_get(document_id)
         if document is None or not self._may_see(request, document):

@@ -15,10 +15,12 @@ class Document(models.Model):
     """
 
     key = models.CharField(max_length=200, unique=True, help_text="The upstream document_id")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                              related_name="owned_documents")
-    current_revision = models.ForeignKey("Revision", null=True, blank=True,
-                                         on_delete=models.PROTECT, related_name="+")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_documents"
+    )
+    current_revision = models.ForeignKey(
+        "Revision", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     allowed_principals = ArrayField(models.CharField(max_length=200), default=list)
     created_at = models.DateTimeField(auto_now_add=True)
     withdrawn_at = models.DateTimeField(null=True, blank=True)
@@ -42,8 +44,9 @@ class Revision(models.Model):
     allowed_principals = ArrayField(models.CharField(max_length=200))
     body_digest = models.CharField(max_length=64, help_text="Digest of the published body")
     published_at = models.DateTimeField(auto_now_add=True)
-    published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
-                                     on_delete=models.SET_NULL, related_name="+")
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     note = models.TextField(blank=True)
 
     class Meta:
@@ -86,7 +89,57 @@ class Fact(models.Model):
 
     class Meta:
         ordering = ["revision_id", "position"]
-        indexes = [models.Index(fields=["subject", "key"])]
+        indexes = [models.Index(fields=["subject", "key"]), models.Index(fields=["key"])]
 
     def __str__(self) -> str:
         return f"{self.subject + '.' if self.subject else ''}{self.key}={self.value!r}"
+
+
+class Conflict(models.Model):
+    """Current facts of different documents that disagree on one (subject, key).
+
+    One row per (subject, key); its status follows the documents: opened when a publish or a
+    withdrawal creates a disagreement, closed when a later one removes it, reopened when it
+    comes back. A dismissal is tied to the exact revisions involved (`dismissed_signature`):
+    any other set of revisions reopens the conflict.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        DISMISSED = "dismissed", "Dismissed"
+        CLOSED = "closed", "Closed"
+
+    subject = models.CharField(max_length=200, blank=True)
+    key = models.CharField(max_length=200)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    documents = ArrayField(
+        models.CharField(max_length=200),
+        default=list,
+        help_text="Keys of the documents involved now",
+    )
+    participants = models.JSONField(
+        default=list,
+        help_text="[{document, revision, fact, value, valid_from, valid_until}] of the facts "
+        "that disagree",
+    )
+    signature = models.CharField(max_length=64, help_text="Digest of the revisions involved")
+    opened_at = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+    dismissed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    dismissed_at = models.DateTimeField(null=True, blank=True)
+    dismissal_reason = models.TextField(blank=True)
+    dismissed_signature = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["subject", "key"], name="conflict_unique_subject_key"),
+        ]
+        indexes = [
+            GinIndex(fields=["documents"], name="conflict_documents_gin"),
+            models.Index(fields=["status", "opened_at"], name="conflict_status_opened"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject + '.' if self.subject else ''}{self.key} ({self.status})"

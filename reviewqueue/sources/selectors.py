@@ -23,15 +23,15 @@ def document_history(document: Document) -> QuerySet[Revision]:
 
 def current_documents(keys: Iterable[str]) -> dict[str, Document]:
     """Documents by key, with their current revision and its facts prefetched (3 queries)."""
-    documents = (
-        Document.objects.filter(key__in=set(keys))
-        .select_related("current_revision", "owner")
+    documents = Document.objects.filter(key__in=set(keys)).select_related(
+        "current_revision", "owner"
     )
     by_key = {d.key: d for d in documents}
     current_ids = [d.current_revision_id for d in by_key.values() if d.current_revision_id]
     facts: dict[int, list[Fact]] = {}
-    for fact in Fact.objects.filter(revision_id__in=current_ids).order_by("revision_id",
-                                                                          "position"):
+    for fact in Fact.objects.filter(revision_id__in=current_ids).order_by(
+        "revision_id", "position"
+    ):
         facts.setdefault(fact.revision_id, []).append(fact)
     for document in by_key.values():
         if document.current_revision is not None:
@@ -55,7 +55,11 @@ def received_revisions(pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]
 
 
 def revisions_with_passages(revision_ids: Iterable[int]) -> QuerySet[Revision]:
-    return Revision.objects.filter(id__in=set(revision_ids)).prefetch_related(
-        Prefetch("passages", queryset=Passage.objects.order_by("id")),
-        Prefetch("facts", queryset=Fact.objects.order_by("position")),
-    ).select_related("document", "document__owner")
+    return (
+        Revision.objects.filter(id__in=set(revision_ids))
+        .prefetch_related(
+            Prefetch("passages", queryset=Passage.objects.order_by("id")),
+            Prefetch("facts", queryset=Fact.objects.order_by("position")),
+        )
+        .select_related("document", "document__owner")
+    )

@@ -15,6 +15,8 @@ from django.utils import timezone
 
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
+from reviewqueue.sources.conflicts import conflicts_refresh
+from reviewqueue.sources.fanout import reevaluate_documents_on_commit
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
 
 
@@ -56,8 +58,14 @@ class RevisionInput:
             "allowed_principals": list(self.allowed_principals),
             "passages": [[p.span, p.text] for p in self.passages],
             "facts": [
-                [f.subject, f.key, f.value, f.valid_from.isoformat(),
-                 f.valid_until.isoformat() if f.valid_until else None, f.span]
+                [
+                    f.subject,
+                    f.key,
+                    f.value,
+                    f.valid_from.isoformat(),
+                    f.valid_until.isoformat() if f.valid_until else None,
+                    f.span,
+                ]
                 for f in self.facts
             ],
         }
@@ -71,11 +79,27 @@ class PublishResult:
     created: bool
 
 
-def _enqueue_document_fanout(document_key: str, trigger: str, actor: Actor) -> None:
-    # Imported here: sources must not depend on reviews at import time.
-    from reviewqueue.reviews.tasks import enqueue_document_reevaluation
+def _facts_of(revision_id: int | None) -> list[Fact]:
+    return list(Fact.objects.filter(revision_id=revision_id)) if revision_id else []
 
-    enqueue_document_reevaluation(document_key=document_key, trigger=trigger, actor=actor)
+
+def _after_content_change(
+    *,
+    document_key: str,
+    old_facts: list[Fact],
+    new_facts: list[Fact],
+    trigger: str,
+    actor: Actor,
+) -> None:
+    """Refresh the conflicts the change touches and re-evaluate every answer that may care:
+    those citing this document, and those citing a document whose conflict changed."""
+    pairs = {(f.subject, f.key) for f in [*old_facts, *new_facts]}
+    changes = conflicts_refresh(pairs=pairs, actor=actor)
+    keys = {document_key}
+    for change in changes:
+        keys.update(change.conflict.documents)
+        keys.update(p["document"] for p in change.conflict.participants)
+    reevaluate_documents_on_commit(keys, trigger=trigger, actor=actor)
 
 
 @transaction.atomic
@@ -124,14 +148,24 @@ def revision_publish(
     )
     Fact.objects.bulk_create(
         [
-            Fact(revision=new, subject=f.subject, key=f.key, value=f.value,
-                 valid_from=f.valid_from, valid_until=f.valid_until, span=f.span, position=i)
+            Fact(
+                revision=new,
+                subject=f.subject,
+                key=f.key,
+                value=f.value,
+                valid_from=f.valid_from,
+                valid_until=f.valid_until,
+                span=f.span,
+                position=i,
+            )
             for i, f in enumerate(data.facts)
         ]
     )
+    old_facts = _facts_of(document.current_revision_id)
     before = {
-        "current_revision": document.current_revision.revision if document.current_revision_id
-        and document.current_revision else None,
+        "current_revision": document.current_revision.revision
+        if document.current_revision_id and document.current_revision
+        else None,
         "withdrawn": document.withdrawn_at is not None,
         "owner": document.owner.username,
     }
@@ -139,8 +173,7 @@ def revision_publish(
     document.allowed_principals = list(data.allowed_principals)
     document.withdrawn_at = None
     document.owner = owner
-    document.save(update_fields=["current_revision", "allowed_principals", "withdrawn_at",
-                                 "owner"])
+    document.save(update_fields=["current_revision", "allowed_principals", "withdrawn_at", "owner"])
     audit_record(
         actor=actor,
         action="revision.published",
@@ -148,11 +181,20 @@ def revision_publish(
         object_id=document_key,
         document_id=document_key,
         before=before,
-        after={"current_revision": revision, "seq": seq, "owner": owner.username,
-               "facts": len(data.facts), "passages": len(data.passages)},
+        after={
+            "current_revision": revision,
+            "seq": seq,
+            "owner": owner.username,
+            "facts": len(data.facts),
+            "passages": len(data.passages),
+        },
     )
-    transaction.on_commit(
-        lambda: _enqueue_document_fanout(document_key, "revision", actor)
+    _after_content_change(
+        document_key=document_key,
+        old_facts=old_facts,
+        new_facts=_facts_of(new.pk),
+        trigger="revision",
+        actor=actor,
     )
     return PublishResult(new, created=True)
 
@@ -161,20 +203,38 @@ def revision_publish(
 def document_withdraw(*, document_key: str, actor: Actor) -> Document:
     """Withdraw a document: it keeps its history but has no current revision."""
     document = (
-        Document.objects.select_for_update(of=("self",)).select_related("current_revision")
-        .filter(key=document_key).first()
+        Document.objects.select_for_update(of=("self",))
+        .select_related("current_revision")
+        .filter(key=document_key)
+        .first()
     )
     if document is None:
         raise NotFound(f"no document {document_key!r}")
     if document.withdrawn_at is not None:
         return document  # already withdrawn: nothing to do, nothing to audit
-    before = {"current_revision": document.current_revision.revision
-              if document.current_revision else None}
+    old_facts = _facts_of(document.current_revision_id)
+    before = {
+        "current_revision": document.current_revision.revision
+        if document.current_revision
+        else None
+    }
     document.current_revision = None
     document.withdrawn_at = timezone.now()
     document.save(update_fields=["current_revision", "withdrawn_at"])
-    audit_record(actor=actor, action="document.withdrawn", object_type="document",
-                 object_id=document_key, document_id=document_key, before=before,
-                 after={"current_revision": None, "withdrawn": True})
-    transaction.on_commit(lambda: _enqueue_document_fanout(document_key, "withdrawal", actor))
+    audit_record(
+        actor=actor,
+        action="document.withdrawn",
+        object_type="document",
+        object_id=document_key,
+        document_id=document_key,
+        before=before,
+        after={"current_revision": None, "withdrawn": True},
+    )
+    _after_content_change(
+        document_key=document_key,
+        old_facts=old_facts,
+        new_facts=[],
+        trigger="withdrawal",
+        actor=actor,
+    )
     return document

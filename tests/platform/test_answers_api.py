@@ -28,12 +28,24 @@ def test_a_supported_answer_is_a_candidate(publish: Any, submit: Any) -> None:
 
 def test_a_conflicted_answer_is_held_with_a_review_url(publish: Any, submit: Any) -> None:
     publish()
-    publish("pricing-eu", facts=[{"key": "trial_days", "value": 30, "valid_from": "2026-10-01",
-                                  "valid_until": "2026-10-31", "span": "p1"}])
-    response = submit(retrieved=[
-        {"cite": "d1", "document_id": "pricing", "revision": "r1"},
-        {"cite": "d2", "document_id": "pricing-eu", "revision": "r1"},
-    ])
+    publish(
+        "pricing-eu",
+        facts=[
+            {
+                "key": "trial_days",
+                "value": 30,
+                "valid_from": "2026-10-01",
+                "valid_until": "2026-10-31",
+                "span": "p1",
+            }
+        ],
+    )
+    response = submit(
+        retrieved=[
+            {"cite": "d1", "document_id": "pricing", "revision": "r1"},
+            {"cite": "d2", "document_id": "pricing-eu", "revision": "r1"},
+        ]
+    )
     body = response.json()
     assert response.status_code == 201
     assert body["status"] == "held"
@@ -115,8 +127,10 @@ def test_the_same_trace_id_with_another_body_is_409(publish: Any, submit: Any) -
         (lambda b: b.update(as_of="20-10-2026"), "as_of"),
         (lambda b: b["claims"][0].pop("cite"), "claims[0].cite"),
         (lambda b: b["claims"][0].update(value=[14]), "claims[0].value"),
-        (lambda b: b["claims"].append({"key": "k", "value": 1, "cite": "d1", "x": 1}),
-         "claims[1].x"),
+        (
+            lambda b: b["claims"].append({"key": "k", "value": 1, "cite": "d1", "x": 1}),
+            "claims[1].x",
+        ),
         (lambda b: b["retrieved"][0].pop("revision"), "retrieved[0].revision"),
         (lambda b: b["retrieved"].append(dict(b["retrieved"][0])), "retrieved[1].cite"),
         (lambda b: b.update(extra="field"), "extra"),
@@ -137,15 +151,17 @@ def test_bad_answers_name_the_field_and_are_quarantined(
 
 
 def test_malformed_json_is_400_and_quarantined(service_api: Any, service: Any) -> None:
-    response = service_api.post("/api/v1/answers", data="{not json",
-                                content_type="application/json")
+    response = service_api.post(
+        "/api/v1/answers", data="{not json", content_type="application/json"
+    )
     assert response.status_code == 400
     assert response.json()["error"] == "parse_error"
     assert QuarantinedPayload.objects.get().body == "{not json"
 
 
-def test_an_oversized_body_is_413_and_kept_truncated(service_api: Any, settings: Any,
-                                                     service: Any) -> None:
+def test_an_oversized_body_is_413_and_kept_truncated(
+    service_api: Any, settings: Any, service: Any
+) -> None:
     settings.API_MAX_BODY_BYTES = 2048
     body = answer_body(answer="x" * 5000)
     response = service_api.post("/api/v1/answers", body, format="json")
@@ -164,23 +180,27 @@ def test_a_reviewer_token_cannot_submit(token_client: Any, reviewer: Any) -> Non
 def test_ingest_runs_the_same_number_of_queries_for_1_and_50_claims(
     publish: Any, service_api: Any
 ) -> None:
-    facts = [{"key": f"k{i}", "value": i, "valid_from": "2026-10-01",
-              "valid_until": "2026-10-31"} for i in range(50)]
+    facts = [
+        {"key": f"k{i}", "value": i, "valid_from": "2026-10-01", "valid_until": "2026-10-31"}
+        for i in range(50)
+    ]
     publish(facts=facts)
 
     def queries_for(trace_id: str, n: int) -> int:
         claims = [{"key": f"k{i}", "value": i, "cite": "d1"} for i in range(n)]
         with CaptureQueriesContext(connection) as ctx:
-            response = service_api.post("/api/v1/answers", answer_body(trace_id, claims=claims),
-                                        format="json")
+            response = service_api.post(
+                "/api/v1/answers", answer_body(trace_id, claims=claims), format="json"
+            )
         assert response.status_code == 201, response.content
         return len(ctx.captured_queries)
 
     assert queries_for("one", 1) == queries_for("fifty", 50)
 
 
-def test_get_answer_shows_status_verdicts_and_decisions(publish: Any, submit: Any,
-                                                        service_api: Any) -> None:
+def test_get_answer_shows_status_verdicts_and_decisions(
+    publish: Any, submit: Any, service_api: Any
+) -> None:
     publish()
     submit()
     body = service_api.get("/api/v1/answers/t-1").json()
@@ -227,9 +247,11 @@ class TestBatch:
         assert QuarantinedPayload.objects.count() == 2
 
     def test_more_than_500_items_is_refused(self, service_api: Any, service: Any) -> None:
-        response = service_api.post("/api/v1/answers/batch",
-                                    {"answers": [answer_body(f"x{i}") for i in range(501)]},
-                                    format="json")
+        response = service_api.post(
+            "/api/v1/answers/batch",
+            {"answers": [answer_body(f"x{i}") for i in range(501)]},
+            format="json",
+        )
         assert response.status_code == 400
         assert response.json()["errors"][0]["field"] == "answers"
 

