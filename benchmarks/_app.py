@@ -37,6 +37,7 @@ def app_env(database_url: str, **extra: str) -> dict[str, str]:
         DATABASE_URL=database_url,
         SECRET_KEY=SECRET,
         DEBUG="0",
+        HTTPS="0",
         LOG_LEVEL="WARNING",
         DJANGO_SETTINGS_MODULE="reviewqueue.settings",
         **extra,

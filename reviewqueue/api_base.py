@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import permissions, serializers
 from rest_framework.views import APIView
 
@@ -24,6 +25,7 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]})
 class JSONScalarField(serializers.Field):
     """A fact or claim value: a JSON string, number or boolean, kept with its type."""
 

@@ -7,6 +7,7 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
 from django.db import transaction
+from django.utils import timezone
 
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.audit.services import Actor, audit_record
@@ -80,3 +81,65 @@ def token_issue(
         after={"user": user.username, "prefix": token.prefix, "scopes": list(scopes)},
     )
     return raw
+
+
+@transaction.atomic
+def tokens_revoke(
+    *, actor: Actor, prefix: str | None = None, user: AbstractUser | None = None
+) -> int:
+    """Revoke one token (by its prefix) or every active token of a user. Returns how many."""
+    tokens = ApiToken.objects.select_for_update().filter(revoked_at__isnull=True)
+    if prefix:
+        tokens = tokens.filter(prefix=prefix)
+    elif user is not None:
+        tokens = tokens.filter(user=user)
+    else:
+        raise ValueError("name a token prefix or a user")
+    revoked = list(tokens)
+    now = timezone.now()
+    for token in revoked:
+        token.revoked_at = now
+        token.save(update_fields=["revoked_at"])
+        audit_record(
+            actor=actor,
+            action="token.revoked",
+            object_type="api_token",
+            object_id=token.pk,
+            before={"revoked": False},
+            after={"revoked": True, "prefix": token.prefix, "user": token.user.get_username()},
+        )
+    return len(revoked)
+
+
+@transaction.atomic
+def token_rotate(*, user: AbstractUser, actor: Actor) -> str:
+    """Issue a new token with the scopes of the user's newest one and revoke the others."""
+    newest = ApiToken.objects.filter(user=user, revoked_at__isnull=True).order_by("-id").first()
+    scopes = list(newest.scopes) if newest else None
+    tokens_revoke(actor=actor, user=user)
+    return token_issue(user=user, actor=actor, name="rotated", scopes=scopes)
+
+
+@transaction.atomic
+def user_deactivate(*, user: AbstractUser, actor: Actor) -> None:
+    """Deactivate a user: their sessions stop working at once (the auth backend refuses
+    inactive users) and their tokens are revoked."""
+    from django.contrib.sessions.models import Session
+
+    if user.is_active:
+        user.is_active = False
+        user.save(update_fields=["is_active"])
+        audit_record(
+            actor=actor,
+            action="user.deactivated",
+            object_type="user",
+            object_id=user.get_username(),
+            before={"active": True},
+            after={"active": False},
+        )
+    tokens_revoke(actor=actor, user=user)
+    # Also drop their stored sessions, so nothing of theirs lingers in the session table.
+    user_id = str(user.pk)
+    for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator():
+        if session.get_decoded().get("_auth_user_id") == user_id:
+            session.delete()

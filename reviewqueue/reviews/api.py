@@ -133,7 +133,7 @@ class IngestOut(serializers.Serializer):
     review_url = serializers.CharField(allow_null=True)
 
 
-class DecisionOut(serializers.Serializer):
+class AnswerDecisionOut(serializers.Serializer):
     id = serializers.IntegerField()
     action = serializers.CharField()
     verdict = serializers.IntegerField(source="verdict_id")
@@ -146,7 +146,7 @@ class AnswerOut(IngestOut):
     question = serializers.CharField()
     index_release = serializers.CharField()
     verdicts = VerdictOut(many=True)
-    decisions = DecisionOut(many=True)
+    decisions = AnswerDecisionOut(many=True)
 
 
 def ingest_body(request: Request, answer: Answer) -> dict[str, Any]:
@@ -265,7 +265,7 @@ class AnswerDetailView(BodyLimitedAPIView):
             question=answer.question,
             index_release=answer.index_release,
             verdicts=VerdictOut(answer.verdicts.all(), many=True).data,
-            decisions=DecisionOut(answer.decisions.all(), many=True).data,
+            decisions=AnswerDecisionOut(answer.decisions.all(), many=True).data,
         )
         return Response(body)
 

@@ -1,0 +1,29 @@
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from reviewqueue.accounts.services import tokens_revoke
+from reviewqueue.audit.services import SYSTEM
+
+
+class Command(BaseCommand):
+    help = "Revoke an API token by its prefix (as shown in the admin), or all tokens of a user."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        group = parser.add_mutually_exclusive_group(required=True)
+        group.add_argument("--prefix")
+        group.add_argument("--user")
+
+    def handle(self, *args: object, **options: object) -> None:
+        user = None
+        if options["user"]:
+            user = get_user_model().objects.filter(username=options["user"]).first()
+            if user is None:
+                raise CommandError(f"no user named {options['user']!r}")
+        count = tokens_revoke(
+            actor=SYSTEM,
+            prefix=options["prefix"] or None,  # type: ignore[arg-type]
+            user=user,
+        )
+        if count == 0:
+            raise CommandError("no active token matched")
+        self.stdout.write(f"revoked {count} token(s)")

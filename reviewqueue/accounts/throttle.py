@@ -1,0 +1,54 @@
+"""Limits on guessing: failed sign-ins per username and per address, and API calls per token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from rest_framework.throttling import SimpleRateThrottle
+
+
+def _client_address(request: Any) -> str:
+    return str(getattr(request, "META", {}).get("REMOTE_ADDR", "unknown"))
+
+
+def _keys(username: str, request: Any) -> list[str]:
+    return [f"login-fail:user:{username.lower()}", f"login-fail:addr:{_client_address(request)}"]
+
+
+def login_failure_record(username: str, request: Any) -> None:
+    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
+    for key in _keys(username, request):
+        if cache.add(key, 1, timeout=window):
+            continue
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout=window)
+
+
+def login_failures_clear(username: str, request: Any) -> None:
+    cache.delete(f"login-fail:user:{username.lower()}")
+
+
+def login_blocked(username: str, request: Any) -> bool:
+    limit = settings.LOGIN_FAILURE_LIMIT
+    return any((cache.get(key) or 0) >= limit for key in _keys(username, request))
+
+
+class TokenRateThrottle(SimpleRateThrottle):
+    """Requests per token (or per signed-in user) per period: API_RATE_LIMIT, e.g. 1200/min."""
+
+    scope = "token"
+
+    def get_rate(self) -> str:
+        return str(settings.API_RATE_LIMIT)
+
+    def get_cache_key(self, request: Any, view: Any) -> str | None:
+        token = getattr(request, "auth", None)
+        if token is not None and getattr(token, "pk", None):
+            return f"throttle:token:{token.pk}"
+        if request.user and request.user.is_authenticated:
+            return f"throttle:user:{request.user.pk}"
+        return f"throttle:anon:{self.get_ident(request)}"

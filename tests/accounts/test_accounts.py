@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from reviewqueue.accounts.models import ApiToken
+from reviewqueue.audit.models import AuditEvent
+from tests.conftest import revision_body
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_adduser_gives_the_role_and_groups_as_principals(db: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    from reviewqueue.accounts.principals import user_principals
+
+    call_command("adduser", "hana", "--role", "reviewer", "--group", "hr", stdout=StringIO())
+    user = get_user_model().objects.get(username="hana")
+    assert user_principals(user) == {"user:hana", "group:reviewer", "group:hr"}
+    assert AuditEvent.objects.filter(action="user.created", object_id="hana").exists()
+
+
+def test_issue_token_prints_a_token_that_is_stored_only_hashed(service: Any) -> None:
+    out = StringIO()
+    call_command("issue_token", "rag-service", stdout=out)
+    raw = out.getvalue().strip()
+    token = ApiToken.objects.get()
+    assert raw not in (token.digest, token.prefix)
+    assert token.digest == ApiToken.digest_of(raw)
+    assert set(token.scopes) == {"publish", "submit", "read"}
+    assert raw not in str(list(AuditEvent.objects.values_list("after", flat=True)))
+
+
+def test_a_revoked_token_stops_working(service: Any, owner: Any) -> None:
+    out = StringIO()
+    call_command("issue_token", "rag-service", stdout=out)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {out.getvalue().strip()}")
+    url = "/api/v1/documents/d/revisions/r1"
+    assert api.put(url, revision_body(), format="json").status_code == 201
+    call_command("revoke_token", "--user", "rag-service", stdout=StringIO())
+    assert api.put(url, revision_body(), format="json").status_code == 401
+
+
+def test_rotating_keeps_the_scopes_and_retires_the_old_token(
+    service: Any, token_client: Any
+) -> None:
+    old = token_client(service, scopes=["read"])
+    out = StringIO()
+    call_command("rotate_token", "rag-service", stdout=out)
+    new = APIClient()
+    new.credentials(HTTP_AUTHORIZATION=f"Token {out.getvalue().strip()}")
+    assert old.get("/api/v1/answers/nope").status_code == 401
+    assert new.get("/api/v1/answers/nope").status_code == 404
+    assert ApiToken.objects.filter(revoked_at__isnull=True).get().scopes == ["read"]
+
+
+def test_deactivating_a_user_ends_their_session(client: Any, reviewer: Any) -> None:
+    client.force_login(reviewer)
+    assert client.get("/").status_code == 200
+    call_command("deactivate_user", "alice", stdout=StringIO())
+    response = client.get("/")
+    assert response.status_code == 302
+    assert "/accounts/login/" in response["Location"]
+
+
+def test_sign_in_is_throttled_after_repeated_failures(
+    client: Any, reviewer: Any, settings: Any
+) -> None:
+    settings.LOGIN_FAILURE_LIMIT = 3
+    for _ in range(3):
+        response = client.post("/accounts/login/", {"username": "alice", "password": "wrong"})
+        assert response.status_code == 200
+    response = client.post(
+        "/accounts/login/", {"username": "alice", "password": "pw-for-tests-only"}
+    )
+    assert response.status_code == 429
+    assert "Too many failed sign-ins" in response.content.decode()
+
+
+def test_a_token_over_its_rate_limit_gets_429(service_api: Any, settings: Any) -> None:
+    settings.API_RATE_LIMIT = "3/min"
+    codes = [service_api.get("/api/v1/answers/none").status_code for _ in range(5)]
+    assert codes[:3] == [404, 404, 404]
+    assert codes[3:] == [429, 429]
+
+
+def test_check_deploy_passes_with_production_settings() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL"}}
+    env.update(
+        DEBUG="0",
+        HTTPS="1",
+        SECRET_KEY="kq8$Vf93j#K2!aP0qzv7LmN4wR6tY1uI3oE5sD8gH0jKlZxCvBnMpQ",
+        ALLOWED_HOSTS="reviewqueue.example",
+        DATABASE_URL=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_pages_carry_a_content_security_policy_without_inline_script(client: Any) -> None:
+    policy = client.get("/accounts/login/")["Content-Security-Policy"]
+    script = next(d for d in policy.split(";") if d.strip().startswith("script-src"))
+    assert "'self'" in script
+    assert "unsafe-inline" not in script
