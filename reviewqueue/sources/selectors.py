@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import F, Prefetch, QuerySet
 
-from reviewqueue.sources.models import Document, Fact, Passage, Revision
+from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
 
 
 def document_get(document_key: str) -> Document | None:
@@ -63,3 +66,172 @@ def revisions_with_passages(revision_ids: Iterable[int]) -> QuerySet[Revision]:
         )
         .select_related("document", "document__owner")
     )
+
+
+# --- The owner's inbox ----------------------------------------------------------------------
+
+
+def documents_owned_by(user: Any) -> QuerySet[Document]:
+    return Document.objects.filter(owner=user).select_related("current_revision")
+
+
+def may_resolve(user: Any, conflict: Conflict) -> bool:
+    """Owners of an involved document and admins may act on a conflict."""
+    from reviewqueue.accounts.models import Role
+    from reviewqueue.accounts.roles import has_role
+
+    if has_role(user, Role.ADMIN):
+        return True
+    keys = set(conflict.documents) | {p["document"] for p in conflict.participants}
+    return Document.objects.filter(key__in=keys, owner=user).exists()
+
+
+def may_manage_document(user: Any, document: Document) -> bool:
+    from reviewqueue.accounts.models import Role
+    from reviewqueue.accounts.roles import has_role
+
+    return document.owner_id == user.pk or has_role(user, Role.ADMIN)
+
+
+def conflicts_for_owner(user: Any, *, include_closed: bool = False) -> QuerySet[Conflict]:
+    """Conflicts involving a document `user` owns (all of them for an admin)."""
+    from reviewqueue.accounts.models import Role
+    from reviewqueue.accounts.roles import has_role
+
+    conflicts = Conflict.objects.all()
+    if not has_role(user, Role.ADMIN):
+        owned = list(Document.objects.filter(owner=user).values_list("key", flat=True))
+        conflicts = conflicts.filter(documents__overlap=owned)
+    if not include_closed:
+        conflicts = conflicts.exclude(status=Conflict.Status.CLOSED)
+    return conflicts.select_related("dismissed_by").order_by("-opened_at", "-id")
+
+
+@dataclass(frozen=True)
+class ConflictSide:
+    """One fact of a conflict, with what an owner needs to judge it."""
+
+    document: Document
+    revision: Revision
+    fact: Fact
+    passage: str
+
+
+def conflict_sides(conflict: Conflict) -> list[ConflictSide]:
+    fact_ids = [p["fact"] for p in conflict.participants]
+    facts = Fact.objects.filter(id__in=fact_ids).select_related(
+        "revision", "revision__document", "revision__document__owner"
+    )
+    passages = {
+        (p.revision_id, p.span): p.text
+        for p in Passage.objects.filter(revision_id__in={f.revision_id for f in facts})
+    }
+    return [
+        ConflictSide(
+            document=f.revision.document,
+            revision=f.revision,
+            fact=f,
+            passage=passages.get((f.revision_id, f.span), ""),
+        )
+        for f in sorted(facts, key=lambda f: (f.revision.document.key, f.position))
+    ]
+
+
+def held_answer_counts(conflicts: list[Conflict]) -> dict[int, int]:
+    """How many held answers each conflict is holding: answers in the queue for conflicting
+    sources that cite one of its documents and claim its key. Two queries in all."""
+    from reviewqueue.reviews.models import ReviewItem
+
+    keys = {k for c in conflicts for k in c.documents}
+    if not keys:
+        return {}
+    rows = (
+        ReviewItem.objects.filter(
+            reasons__contains=["conflicting_sources"],
+            answer__retrieved__document_key__in=keys,
+        )
+        .values_list(
+            "answer_id", "answer__retrieved__document_key", "answer__current_version__claims"
+        )
+        .distinct()
+    )
+    held: dict[int, set[int]] = {c.pk: set() for c in conflicts}
+    for answer_id, document_key, claims in rows:
+        claim_keys = {c.get("key") for c in claims or []}
+        for c in conflicts:
+            if document_key in c.documents and c.key in claim_keys:
+                held[c.pk].add(answer_id)
+    return {pk: len(ids) for pk, ids in held.items()}
+
+
+@dataclass(frozen=True)
+class ExpiringFact:
+    document: Document
+    fact: Fact
+    days_left: int
+    answers: list[dict[str, Any]]
+    answer_count: int
+    more: bool
+
+
+def expiring_facts(
+    user: Any,
+    *,
+    today: date,
+    within_days: int = 30,
+    answers_per_fact: int = 5,
+    scan_limit: int = 5000,
+) -> list[ExpiringFact]:
+    """Facts of the user's current revisions whose validity ends within `within_days`, with
+    the answers that rest on them (cite the document and claim the fact's key).
+
+    Two queries whatever the number of facts; the answers are scanned newest first up to
+    `scan_limit`, beyond which counts are shown as a lower bound.
+    """
+    from reviewqueue.reviews.models import Answer, RetrievedItem
+
+    facts = list(
+        Fact.objects.filter(
+            revision__document__owner=user,
+            revision__document__current_revision=F("revision"),
+            valid_until__gte=today,
+            valid_until__lte=today + timedelta(days=within_days),
+        )
+        .select_related("revision", "revision__document")
+        .order_by("valid_until", "id")[:200]
+    )
+    if not facts:
+        return []
+    rows = (
+        RetrievedItem.objects.filter(document_key__in={f.revision.document.key for f in facts})
+        .exclude(answer__status=Answer.Status.REJECTED)
+        .order_by("-answer_id")
+        .values_list(
+            "document_key",
+            "answer__trace_id",
+            "answer__question",
+            "answer__status",
+            "answer__current_version__claims",
+        )[:scan_limit]
+    )
+    rows = list(rows)
+    truncated = len(rows) == scan_limit
+    out = []
+    for fact in facts:
+        key = fact.revision.document.key
+        resting = [
+            {"trace_id": trace_id, "question": question, "status": status}
+            for document_key, trace_id, question, status, claims in rows
+            if document_key == key and any(c.get("key") == fact.key for c in claims or [])
+        ]
+        out.append(
+            ExpiringFact(
+                document=fact.revision.document,
+                fact=fact,
+                days_left=(fact.valid_until - today).days,  # type: ignore[operator]
+                answers=resting[:answers_per_fact],
+                answer_count=len(resting),
+                more=truncated,
+            )
+        )
+    return out

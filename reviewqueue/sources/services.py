@@ -238,3 +238,93 @@ def document_withdraw(*, document_key: str, actor: Actor) -> Document:
         actor=actor,
     )
     return document
+
+
+# --- Resolutions from the owner's pages --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FactEdit:
+    fact_id: int
+    value: Any
+    valid_from: date
+    valid_until: date | None
+
+
+def _revision_as_input(
+    revision: Revision, *, facts: tuple[FactInput, ...], note: str
+) -> RevisionInput:
+    return RevisionInput(
+        title=revision.title,
+        owner=revision.document.owner.username,
+        url=revision.url,
+        updated_at=timezone.now(),
+        allowed_principals=tuple(revision.allowed_principals),
+        passages=tuple(PassageInput(p.span, p.text) for p in revision.passages.order_by("id")),
+        facts=facts,
+        note=note,
+    )
+
+
+def _current_revision(document: Document) -> Revision:
+    if document.current_revision is None:
+        raise Conflict("the document is withdrawn; publish a revision through the API")
+    return document.current_revision
+
+
+def _next_revision_id(document: Document) -> str:
+    seq = (document.revisions.aggregate(m=Max("seq"))["m"] or 0) + 1
+    return f"{timezone.localdate():%Y-%m-%d}.{seq}"
+
+
+def revision_publish_corrected(
+    *, document: Document, edits: list[FactEdit], note: str, actor: Actor, user: Any
+) -> PublishResult:
+    """Publish a new revision that copies the current one with some facts changed."""
+    current = _current_revision(document)
+    by_id = {e.fact_id: e for e in edits}
+    facts = []
+    for fact in current.facts.order_by("position"):
+        edit = by_id.get(fact.pk)
+        facts.append(
+            FactInput(
+                key=fact.key,
+                subject=fact.subject,
+                span=fact.span,
+                value=edit.value if edit else fact.value,
+                valid_from=edit.valid_from if edit else fact.valid_from,
+                valid_until=edit.valid_until if edit else fact.valid_until,
+            )
+        )
+    for index, fact in enumerate(facts):
+        if fact.valid_until is not None and fact.valid_from > fact.valid_until:
+            raise FieldError(f"facts[{index}].valid_until", "must not be before valid_from")
+    return revision_publish(
+        document_key=document.key,
+        revision=_next_revision_id(document),
+        data=_revision_as_input(current, facts=tuple(facts), note=note),
+        actor=actor,
+        user=user,
+    )
+
+
+def fact_end_validity(
+    *, document: Document, fact_id: int, last_day: date, note: str, actor: Actor, user: Any
+) -> PublishResult:
+    """End one fact's validity on `last_day` (inclusive), as a new revision."""
+    current = _current_revision(document)
+    fact = current.facts.filter(pk=fact_id).first()
+    if fact is None:
+        raise FieldError("fact", "not a fact of the current revision")
+    if last_day < fact.valid_from:
+        raise FieldError("last_day", "must not be before the fact becomes valid")
+    edit = FactEdit(
+        fact_id=fact.pk, value=fact.value, valid_from=fact.valid_from, valid_until=last_day
+    )
+    return revision_publish_corrected(
+        document=document,
+        edits=[edit],
+        note=note or f"{fact.key} ends on {last_day}",
+        actor=actor,
+        user=user,
+    )

@@ -1,0 +1,85 @@
+"""Forms of the owner's pages. Values are typed JSON scalars: 14 and "14" differ."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
+
+DISMISS_REASONS = [
+    ("different plans", _("Different plans or audiences")),
+    ("both valid", _("Both values are valid")),
+    ("different periods", _("They apply to different periods")),
+    ("other", _("Other (explain below)")),
+]
+
+
+def parse_value(raw: str) -> Any:
+    """`14` is a number, `true` a boolean, `"14"` or any other text a string."""
+    text = raw.strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    raise forms.ValidationError(_("A value is a single number, boolean or text."))
+
+
+class FactEditForm(forms.Form):
+    fact_id = forms.IntegerField(widget=forms.HiddenInput)
+    value = forms.CharField(max_length=2000, label=_("Value"))
+    valid_from = forms.DateField(label=_("Valid from"), widget=DATE)
+    valid_until = forms.DateField(label=_("Valid until"), required=False, widget=DATE)
+
+    def clean_value(self) -> Any:
+        return parse_value(self.cleaned_data["value"])
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        start, end = data.get("valid_from"), data.get("valid_until")
+        if start and end and start > end:
+            self.add_error("valid_until", _("Must not be before “valid from”."))
+        return data
+
+
+FactEditFormSet = forms.formset_factory(FactEditForm, extra=0, max_num=1000)
+
+
+class CorrectionNoteForm(forms.Form):
+    note = forms.CharField(
+        max_length=5000,
+        required=False,
+        label=_("Note for this revision"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+
+class EndValidityForm(forms.Form):
+    fact_id = forms.IntegerField(widget=forms.HiddenInput)
+    last_day = forms.DateField(label=_("Last valid day"))
+    note = forms.CharField(max_length=5000, required=False, label=_("Note"))
+
+
+class DismissForm(forms.Form):
+    reason = forms.ChoiceField(choices=DISMISS_REASONS, label=_("Why these values do not conflict"))
+    detail = forms.CharField(
+        max_length=2000,
+        required=False,
+        label=_("Justification"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("reason") == "other" and not (data.get("detail") or "").strip():
+            self.add_error("detail", _("Explain why the values do not conflict."))
+        return data
+
+    def justification(self) -> str:
+        reason, detail = self.cleaned_data["reason"], self.cleaned_data["detail"].strip()
+        return f"{reason}: {detail}" if detail else reason

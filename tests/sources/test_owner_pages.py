@@ -1,0 +1,209 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reviewqueue.reviews.models import Answer, ReviewItem
+from reviewqueue.sources.models import Conflict, Document
+
+pytestmark = pytest.mark.django_db
+
+
+def trial(value: Any, end: str | None = None) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": "trial_days",
+            "value": value,
+            "valid_from": "2026-01-01",
+            "valid_until": end,
+            "span": "p1",
+        }
+    ]
+
+
+@pytest.fixture
+def other_owner(make_user: Any) -> Any:
+    return make_user("oscar", "owner")
+
+
+@pytest.fixture
+def conflict_holding_an_answer(
+    publish: Any, submit: Any, owner: Any, other_owner: Any, django_capture_on_commit_callbacks: Any
+) -> Conflict:
+    publish("pricing", facts=trial(14))
+    publish("trial-promo", owner="oscar", facts=trial(30))
+    body = submit(as_of=None).json()
+    assert body["status"] == "held"
+    return Conflict.objects.get()
+
+
+def test_the_inbox_shows_the_conflict_side_by_side_with_the_answers_it_holds(
+    client: Any, owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    client.force_login(owner)
+    page = client.get("/owner/").content.decode()
+    assert "trial_days" in page
+    assert "holding 1 answer" in page
+    assert "pricing@r1" in page and "trial-promo@r1" in page
+    assert "oscar" in page  # the other owner
+
+
+def test_an_owner_not_involved_sees_no_conflict(
+    client: Any, make_user: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    stranger = make_user("sam", "owner")
+    client.force_login(stranger)
+    assert "trial_days" not in client.get("/owner/").content.decode()
+    conflict = conflict_holding_an_answer
+    assert client.get(f"/owner/conflicts/{conflict.pk}/").status_code == 404
+    response = client.post(f"/owner/conflicts/{conflict.pk}/dismiss", {"reason": "both valid"})
+    assert response.status_code == 404
+    assert Conflict.objects.get().status == "open"
+
+
+def test_a_reviewer_may_not_use_the_owner_pages(client: Any, reviewer: Any) -> None:
+    client.force_login(reviewer)
+    assert client.get("/owner/").status_code == 403
+
+
+def test_an_admin_may_resolve_any_conflict(
+    client: Any, admin_user: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    client.force_login(admin_user)
+    response = client.post(
+        f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss", {"reason": "both valid"}
+    )
+    assert response.status_code == 302
+    assert Conflict.objects.get().status == "dismissed"
+
+
+def test_dismissing_without_a_justification_for_other_is_refused(
+    client: Any, owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    client.force_login(owner)
+    response = client.post(
+        f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss",
+        {"reason": "other", "detail": ""},
+    )
+    assert response.status_code == 400
+    assert "Explain why" in response.content.decode()
+    assert Conflict.objects.get().status == "open"
+
+
+def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
+    client: Any, owner: Any, other_owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    client.force_login(owner)
+    client.post(
+        f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss",
+        {"reason": "different plans", "detail": "promo is for new teams"},
+    )
+    client.force_login(other_owner)
+    page = client.get("/owner/").content.decode()
+    assert "Dismissed by olivia" in page
+    assert "promo is for new teams" in page
+    client.post(f"/owner/conflicts/{conflict_holding_an_answer.pk}/reopen")
+    assert Conflict.objects.get().status == "open"
+
+
+def test_publishing_a_corrected_revision_closes_the_conflict_and_clears_the_queue(
+    client: Any,
+    other_owner: Any,
+    conflict_holding_an_answer: Conflict,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    document = Document.objects.get(key="trial-promo")
+    fact = document.current_revision.facts.get()
+    client.force_login(other_owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/owner/documents/trial-promo/publish",
+            {
+                "facts-TOTAL_FORMS": "1",
+                "facts-INITIAL_FORMS": "1",
+                "facts-0-fact_id": str(fact.pk),
+                "facts-0-value": "14",
+                "facts-0-valid_from": "2026-01-01",
+                "facts-0-valid_until": "",
+                "note": "Promo aligned with the policy",
+            },
+        )
+    assert response.status_code == 302
+    assert "/owner/progress" in response["Location"]
+    document.refresh_from_db()
+    assert document.current_revision.note == "Promo aligned with the policy"
+    assert document.current_revision.facts.get().value == 14
+    assert Conflict.objects.get().status == "closed"
+    assert Answer.objects.get().status == "candidate"
+    assert not ReviewItem.objects.exists()
+
+
+def test_a_value_that_changes_type_is_published_as_typed(
+    client: Any, other_owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    fact = Document.objects.get(key="trial-promo").current_revision.facts.get()
+    client.force_login(other_owner)
+    client.post(
+        "/owner/documents/trial-promo/publish",
+        {
+            "facts-TOTAL_FORMS": "1",
+            "facts-INITIAL_FORMS": "1",
+            "facts-0-fact_id": str(fact.pk),
+            "facts-0-value": '"30"',
+            "facts-0-valid_from": "2026-01-01",
+            "facts-0-valid_until": "",
+        },
+    )
+    assert Document.objects.get(key="trial-promo").current_revision.facts.get().value == "30"
+
+
+def test_ending_a_fact_publishes_a_revision_with_that_last_day(
+    client: Any, other_owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    fact = Document.objects.get(key="trial-promo").current_revision.facts.get()
+    client.force_login(other_owner)
+    response = client.post(
+        "/owner/documents/trial-promo/end-validity",
+        {"fact_id": str(fact.pk), "last_day": "2026-03-31"},
+    )
+    assert response.status_code == 302
+    current = Document.objects.get(key="trial-promo").current_revision
+    assert current.seq == 2
+    assert str(current.facts.get().valid_until) == "2026-03-31"
+
+
+def test_an_owner_cannot_correct_someone_elses_document(
+    client: Any, owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    client.force_login(owner)
+    assert client.get("/owner/documents/trial-promo/").status_code == 404
+    response = client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-promo"})
+    assert response.status_code == 404
+    assert Document.objects.get(key="trial-promo").withdrawn_at is None
+
+
+def test_withdrawing_needs_the_id_typed_to_confirm(
+    client: Any, other_owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    client.force_login(other_owner)
+    client.post("/owner/documents/trial-promo/withdraw", {"confirm": "nope"})
+    assert Document.objects.get(key="trial-promo").withdrawn_at is None
+    client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-promo"})
+    assert Document.objects.get(key="trial-promo").withdrawn_at is not None
+    assert Conflict.objects.get().status == "closed"
+
+
+def test_facts_ending_soon_are_listed_with_the_answers_resting_on_them(
+    client: Any, publish: Any, submit: Any, owner: Any, today: Any
+) -> None:
+    from datetime import timedelta
+
+    end = (today + timedelta(days=10)).isoformat()
+    publish("pricing", facts=trial(14, end))
+    submit(as_of=None)
+    client.force_login(owner)
+    page = client.get("/owner/").content.decode()
+    assert "Facts ending within 30 days" in page
+    assert "in 10 days" in page
+    assert "How long is the free trial?" in page
