@@ -1,0 +1,52 @@
+"""ReviewQueue's gate: decides whether a RAG answer is a candidate, needs review or abstains.
+
+Standard library only; nothing here knows Django, DRF or Celery. See ``gating/README.md``.
+"""
+
+from gating.api import citation_only_pass, evaluate, evaluate_record, parse_record
+from gating.markers import extract_markers, split_sentences
+from gating.model import (
+    GATE_VERSION,
+    MAX_CLAIMS,
+    MAX_EVIDENCE,
+    MAX_FACTS,
+    MAX_TEXT_BYTES,
+    UNCITED_MIN_CHARS,
+    Claim,
+    Evidence,
+    Fact,
+    Finding,
+    GateWarning,
+    InputError,
+    JSONScalar,
+    KbFact,
+    Options,
+    Sentence,
+    Verdict,
+)
+
+__all__ = [
+    "GATE_VERSION",
+    "MAX_CLAIMS",
+    "MAX_EVIDENCE",
+    "MAX_FACTS",
+    "MAX_TEXT_BYTES",
+    "UNCITED_MIN_CHARS",
+    "Claim",
+    "Evidence",
+    "Fact",
+    "Finding",
+    "GateWarning",
+    "InputError",
+    "JSONScalar",
+    "KbFact",
+    "Options",
+    "Sentence",
+    "Verdict",
+    "citation_only_pass",
+    "evaluate",
+    "evaluate_record",
+    "extract_markers",
+    "parse_record",
+    "split_sentences",
+]

@@ -1,0 +1,852 @@
+"""The decision order of DESIGN.md, run on plain tuples.
+
+Both public entry points feed this module: ``gating.evaluate`` (typed dataclasses) and
+``gating.evaluate_record`` / the CLI (JSON records). Keeping one implementation on tuples means
+the two can never disagree, and the CLI does not pay for building dataclasses it would only
+throw away again.
+
+Every step runs on every input; the first step that failed gives the primary reason.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import operator
+import re
+from collections.abc import Callable, Sequence
+from typing import TypeAlias
+
+from gating.markers import extract_markers
+
+# GATE_VERSION is re-exported: tests elsewhere patch gating.engine.GATE_VERSION.
+from gating.model import GATE_VERSION as GATE_VERSION
+from gating.model import UNCITED_MIN_CHARS, JSONScalar
+
+# key, value, valid_from, valid_until, subject, span
+FactT: TypeAlias = tuple[str, JSONScalar, str, str, str | None, str | None]
+# id, facts, document, revision, span, text, allowed_principals, superseded, current_revision
+ItemT: TypeAlias = tuple[
+    str,
+    tuple[FactT, ...],
+    str | None,
+    str | None,
+    str | None,
+    str | None,
+    tuple[str, ...] | None,
+    bool,
+    str | None,
+]
+# document, revision, key, value, valid_from, valid_until, subject, span
+KbT: TypeAlias = tuple[str, str, str, JSONScalar, str, str, str | None, str | None]
+# key, value, cite, subject
+ClaimT: TypeAlias = tuple[str, JSONScalar, str, str | None]
+# code, step, claim, evidence ids, message, kb documents
+FindingT: TypeAlias = tuple[str, str, int | None, tuple[str, ...], str, tuple[str, ...]]
+# code, claim, evidence ids, message
+WarningT: TypeAlias = tuple[str, int | None, tuple[str, ...], str]
+# decision, reason, findings, warnings, fingerprint, next boundary (ISO date or None)
+ResultT: TypeAlias = tuple[str, str, list[FindingT], list[WarningT], str, str | None]
+
+STEP_OF_CODE: dict[str, str] = {
+    "unauthorized_evidence": "0",
+    "no_claims": "1",
+    "no_evidence": "2",
+    "invalid_metadata": "3",
+    "unknown_citation": "4",
+    "noncurrent_citation": "5",
+    "superseded_revision": "5b",
+    "conflicting_sources": "6",
+    "unsupported_claim": "7",
+    "uncited_answer": "7b",
+}
+DECISION_OF_CODE: dict[str, str] = {
+    "unauthorized_evidence": "abstain",
+    "no_claims": "abstain",
+    "no_evidence": "abstain",
+    "invalid_metadata": "review",
+    "unknown_citation": "abstain",
+    "noncurrent_citation": "review",
+    "superseded_revision": "review",
+    "conflicting_sources": "review",
+    "unsupported_claim": "abstain",
+    "uncited_answer": "abstain",
+}
+STEPS = ("0", "1", "2", "3", "4", "5", "5b", "6", "7", "7b")
+_STEP_RANK = {step: rank for rank, step in enumerate(STEPS)}
+_WARNING_RANK = {"single_source": 0, "uncited_evidence": 1}
+
+# Validity status of a fact on as_of; also what the fingerprint records instead of the date.
+BEFORE = "before"
+CURRENT = "current"
+AFTER = "after"
+INVALID = "invalid"
+
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+ISO_DATE_MEMO: dict[str, bool] = {}
+"""Results of ``is_iso_date`` so far; hot loops read it directly and call only on a miss."""
+
+
+def is_iso_date(text: str) -> bool:
+    """Whether ``text`` is a real calendar date written exactly as ``YYYY-MM-DD``.
+
+    ``date.fromisoformat`` alone is too lenient since Python 3.11 (it takes ``20261020``), hence
+    the pattern first. Results are memoised: real inputs reuse a handful of dates.
+    """
+    if len(text) != 10:
+        return False
+    ok = ISO_DATE_MEMO.get(text)
+    if ok is None:
+        ok = _DATE_RE.fullmatch(text) is not None
+        if ok:
+            try:
+                datetime.date.fromisoformat(text)
+            except ValueError:
+                ok = False
+        if len(ISO_DATE_MEMO) >= 4096:
+            ISO_DATE_MEMO.clear()
+        ISO_DATE_MEMO[text] = ok
+    return ok
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_quote = json.encoder.encode_basestring  # JSON string literal, non-ASCII kept readable
+
+
+def show(value: JSONScalar) -> str:
+    """A value as JSON, so that 14, 14.0, "14" and true read differently in a message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _clip(_quote(value))
+    if isinstance(value, float):
+        return _clip(float.__repr__(value))
+    return _clip(str(value))
+
+
+def _what(key: str, subject: str | None) -> str:
+    return _clip(key) if subject is None else f"{_clip(key)} of {_clip(subject)}"
+
+
+def _date_problem(valid_from: str, valid_until: str) -> str:
+    bad = [
+        f"{name} {json.dumps(_clip(value, 40))} is not a YYYY-MM-DD date"
+        for name, value in (("valid_from", valid_from), ("valid_until", valid_until))
+        if not is_iso_date(value)
+    ]
+    if bad:
+        return " and ".join(bad)
+    return f"valid_from {valid_from} is after valid_until {valid_until}"
+
+
+def _day_after(iso: str) -> str | None:
+    try:
+        return (datetime.date.fromisoformat(iso) + datetime.timedelta(days=1)).isoformat()
+    except OverflowError:  # 9999-12-31: validity never ends
+        return None
+
+
+def _not_json(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _compact_encoder() -> Callable[[object], str]:
+    """Compact, ASCII-only JSON encoding, as used for fingerprints and CLI output.
+
+    ``JSONEncoder.encode`` builds a fresh C encoder on every call, which costs about as much as
+    encoding a small record; building it once saves that. Falls back to the pure-Python encoder
+    where the C accelerator is missing.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has it
+        return json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+    encoder = make(
+        None,  # no circular-reference check: only trees the gate built itself get here
+        _not_json,
+        json.encoder.encode_basestring_ascii,
+        None,  # no indent
+        ":",
+        ",",
+        False,  # sort_keys
+        False,  # skipkeys
+        False,  # allow_nan
+    )
+
+    def encode(value: object) -> str:
+        return "".join(encoder(value, 0))
+
+    return encode
+
+
+encode_json = _compact_encoder()
+_day_after_cache: dict[str, str | None] = {}
+
+
+def _next_day(iso: str) -> str | None:
+    day = _day_after_cache.get(iso, "")
+    if day == "":
+        day = _day_after(iso)
+        if len(_day_after_cache) >= 4096:
+            _day_after_cache.clear()
+        _day_after_cache[iso] = day
+    return day
+
+
+def _canonical_items(
+    items: Sequence[ItemT], item_statuses: list[list[str]], distinct_ids: bool
+) -> tuple[Sequence[ItemT], list[list[str]]]:
+    """Items (and their statuses) in a canonical order: facts sorted inside each item, items
+    sorted by id, or by their whole canonical form when ids repeat."""
+    canonical = list(items)
+    statuses = list(item_statuses)
+    for index, item in enumerate(items):
+        if len(item[1]) > 1:
+            pairs = sorted(
+                zip(item[1], item_statuses[index], strict=True),
+                key=lambda pair: encode_json(pair[0]),
+            )
+            canonical[index] = (item[0], tuple(f for f, _ in pairs), *item[2:])
+            statuses[index] = [s for _, s in pairs]
+    if len(items) > 1:
+        if distinct_ids:
+            order = sorted(range(len(items)), key=lambda i: canonical[i][0])
+        else:
+            order = sorted(range(len(items)), key=lambda i: encode_json(canonical[i]))
+        canonical = [canonical[i] for i in order]
+        statuses = [statuses[i] for i in order]
+    return canonical, statuses
+
+
+def fingerprint(
+    claims: Sequence[ClaimT],
+    items: Sequence[ItemT],
+    item_statuses: list[list[str]],
+    answer: str | None,
+    principals: tuple[str, ...] | None,
+    kb: Sequence[KbT],
+    kb_statuses: list[str],
+    unresolved: Sequence[tuple[str, str]],
+    distinct_ids: bool,
+) -> str:
+    """SHA-256 (hex) of the compact JSON of the canonical inputs and the gate version.
+
+    Instead of the as_of date, each fact contributes its validity status on that date, so the
+    fingerprint changes exactly when a validity boundary is crossed. Evidence items, the facts
+    inside an item, kb facts, principals and unresolved ids are put in a canonical order first,
+    so their input order does not matter; claims keep theirs (findings refer to them by index).
+    ``allowed_principals`` arrive sorted and deduplicated from validation.
+    """
+    if len(items) == 1 and len(items[0][1]) < 2:
+        canonical, statuses = items, item_statuses  # one item with one fact: already canonical
+    else:
+        canonical, statuses = _canonical_items(items, item_statuses, distinct_ids)
+    if len(kb) > 1:
+        pairs = sorted(zip(kb, kb_statuses, strict=True), key=encode_json)
+        kb = [f for f, _ in pairs]
+        kb_statuses = [s for _, s in pairs]
+    payload = encode_json(
+        (
+            GATE_VERSION,
+            claims,
+            answer,
+            sorted(set(principals)) if principals is not None else None,
+            sorted(unresolved) if len(unresolved) > 1 else unresolved,
+            canonical,
+            statuses,
+            kb,
+            kb_statuses,
+        )
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+# Where a value in force comes from: (evidence id, kb document, document).
+_Source: TypeAlias = tuple[str | None, str | None, str | None]
+_first = operator.itemgetter(0)
+_third = operator.itemgetter(2)
+
+
+def run(
+    claims: Sequence[ClaimT],
+    items: Sequence[ItemT],
+    as_of: str,
+    answer: str | None = None,
+    principals: tuple[str, ...] | None = None,
+    kb: Sequence[KbT] = (),
+    unresolved: Sequence[tuple[str, str]] = (),
+) -> ResultT:
+    """Run every step on validated input; ``as_of`` is an ISO date string.
+
+    This is the hot path of ``python -m gating evaluate``: it prefers local names and plain
+    loops to helpers, and builds message text only for problems it has found.
+    """
+    findings: list[FindingT] = []
+    add = findings.append
+    no_kb: tuple[str, ...] = ()
+    date_ok = ISO_DATE_MEMO.get
+
+    # One pass over the facts: validity status on as_of, the nearest future boundary, and the
+    # index of what holds on as_of (for step 6 and the single-source warning: every retrieved
+    # item counts, cited or not, and so does the rest of the knowledge base). Only keys that
+    # some claim asks about are indexed; an entry is (subject, value, source) and a source is
+    # (evidence id, kb document, document). Well-formed ISO dates order as strings the way the
+    # dates do, so nothing is parsed here.
+    claim_keys = set(map(_first, claims))
+    in_force: dict[str, list[tuple[str | None, JSONScalar, _Source]]]
+    in_force = {}
+    item_statuses: list[list[str]] = []
+    by_id: dict[str, list[int]] = {}
+    first_start: str | None = None  # earliest valid_from after as_of
+    first_end: str | None = None  # earliest valid_until on or after as_of
+    any_invalid = False
+    for index, item in enumerate(items):
+        statuses: list[str] = []
+        for fact in item[1]:
+            start = fact[2]
+            end = fact[3]
+            if (
+                (date_ok(start) or is_iso_date(start))
+                and (date_ok(end) or is_iso_date(end))
+                and start <= end
+            ):
+                if as_of > end:
+                    statuses.append(AFTER)
+                    continue
+                if as_of < start:
+                    statuses.append(BEFORE)
+                    if first_start is None or start < first_start:
+                        first_start = start
+                else:
+                    statuses.append(CURRENT)
+                    if fact[0] in claim_keys:
+                        entry = (fact[4], fact[1], (item[0], None, item[2]))
+                        group = in_force.get(fact[0])
+                        if group is None:
+                            in_force[fact[0]] = [entry]
+                        else:
+                            group.append(entry)
+                if first_end is None or end < first_end:
+                    first_end = end
+            else:
+                statuses.append(INVALID)
+                any_invalid = True
+        item_statuses.append(statuses)
+        indexes = by_id.get(item[0])
+        if indexes is None:
+            by_id[item[0]] = [index]
+        else:
+            indexes.append(index)
+    kb_statuses: list[str] = []
+    for kb_fact in kb:
+        start = kb_fact[4]
+        end = kb_fact[5]
+        if is_iso_date(start) and is_iso_date(end) and start <= end:
+            if as_of > end:
+                kb_statuses.append(AFTER)
+                continue
+            if as_of < start:
+                kb_statuses.append(BEFORE)
+                if first_start is None or start < first_start:
+                    first_start = start
+            else:
+                kb_statuses.append(CURRENT)
+                if kb_fact[2] in claim_keys:
+                    in_force.setdefault(kb_fact[2], []).append(
+                        (kb_fact[6], kb_fact[3], (None, kb_fact[0], kb_fact[0]))
+                    )
+            if first_end is None or end < first_end:
+                first_end = end
+        else:
+            kb_statuses.append(INVALID)
+            any_invalid = True
+
+    markers = extract_markers(answer) if answer else []
+    unresolved_why = dict(unresolved) if unresolved else {}
+
+    # Step 0: the asker may not read a retrieved item.
+    if principals is not None:
+        _unauthorized(items, principals, add)
+
+    # Steps 1 and 2.
+    if not claims:
+        add(("no_claims", "1", None, (), "the answer has no claims to check", no_kb))
+    # An unresolved item was retrieved all the same (its revision has not reached the store, or
+    # its document was withdrawn): it is explained by steps 3 and 4, not as missing evidence.
+    if not items and not unresolved:
+        add(("no_evidence", "2", None, (), "no evidence was retrieved", no_kb))
+
+    # Step 3: duplicate ids, unusable dates; unresolved ids are handled with step 4 below.
+    if len(by_id) < len(items):
+        for evidence_id, indexes in by_id.items():
+            if len(indexes) > 1:
+                add(
+                    (
+                        "invalid_metadata",
+                        "3",
+                        None,
+                        (evidence_id,),
+                        f"evidence id {evidence_id} appears {len(indexes)} times",
+                        no_kb,
+                    )
+                )
+    if any_invalid:
+        _invalid_dates(items, item_statuses, kb, kb_statuses, add)
+    if unresolved:
+        _unresolved(claims, markers, unresolved, by_id, add)
+
+    cited_by_claims = set(map(_third, claims))
+    if markers:
+        _marker_citations(items, by_id, markers, cited_by_claims, unresolved_why, add)
+
+    warnings: list[WarningT] = []
+    for claim_index, (key, value, cite, subject) in enumerate(claims):
+        value_type = type(value)
+        indexes = by_id.get(cite)
+        if indexes is None:
+            # Step 4 (unresolved ids have their own finding).
+            if cite not in unresolved_why:
+                add(
+                    (
+                        "unknown_citation",
+                        "4",
+                        claim_index,
+                        (cite,),
+                        f"claim {claim_index} cites {cite}, which is not among the "
+                        "retrieved evidence",
+                        no_kb,
+                    )
+                )
+        else:
+            # The cited facts about the claim's key (and subject, when the claim names one).
+            dated = 0
+            in_force_here = supported_now = supported_ever = False
+            superseded = False
+            for index in indexes:
+                item = items[index]
+                superseded = superseded or item[7]
+                for fact, status in zip(item[1], item_statuses[index], strict=True):
+                    if fact[0] == key and (subject is None or fact[4] == subject):
+                        same = fact[1] == value and type(fact[1]) is value_type
+                        if status is CURRENT:
+                            in_force_here = True
+                            supported_now = supported_now or same
+                        else:
+                            dated += status is not INVALID
+                            supported_ever = supported_ever or same
+            # Step 5: only dated facts, none in force (undated ones were step 3's business).
+            if dated and not in_force_here:
+                add(_noncurrent(claim_index, claims[claim_index], items, indexes, item_statuses))
+            # Step 5b (one finding per superseded item: repeated ids may differ in revision).
+            if superseded:
+                for index in indexes:
+                    if items[index][7]:
+                        add(
+                            (
+                                "superseded_revision",
+                                "5b",
+                                claim_index,
+                                (cite,),
+                                f"claim {claim_index} cites {cite}"
+                                + _superseded_detail(items[index]),
+                                no_kb,
+                            )
+                        )
+            # Step 7 compares with the cited facts in force; with none in force (step 5 has
+            # said so already) it falls back to whatever the cited item states.
+            if not (supported_now or (supported_ever and not in_force_here)):
+                add(_unsupported(claim_index, claims[claim_index], items, indexes, item_statuses))
+
+        # Step 6 and the single-source warning.
+        group_in_force = in_force.get(key)
+        if group_in_force and len(group_in_force) == 1:
+            # One fact in force on this key (the usual case): no conflict possible.
+            fact_subject, fact_value, source = group_in_force[0]
+            if (
+                (subject is None or fact_subject == subject)
+                and fact_value == value
+                and type(fact_value) is value_type
+            ):
+                warnings.append(_single_source(claim_index, key, value, subject, [source]))
+        elif group_in_force:
+            values: dict[tuple[type, JSONScalar], list[tuple[str | None, str | None, str | None]]]
+            values = {}
+            for fact_subject, fact_value, source in group_in_force:
+                if subject is None or fact_subject == subject:
+                    typed = (type(fact_value), fact_value)
+                    sources = values.get(typed)
+                    if sources is None:
+                        values[typed] = [source]
+                    else:
+                        sources.append(source)
+            if len(values) > 1:
+                add(_conflict(claim_index, key, subject, values))
+            backing = values.get((value_type, value))
+            if backing is not None and (
+                len(backing) == 1 or len({d or "\x00" + str(e) for e, _, d in backing}) == 1
+            ):
+                warnings.append(_single_source(claim_index, key, value, subject, backing))
+
+    # Step 7b: a long answer without a single marker.
+    if answer is not None and not markers:
+        length = len(answer.strip())
+        if length > UNCITED_MIN_CHARS:
+            add(
+                (
+                    "uncited_answer",
+                    "7b",
+                    None,
+                    (),
+                    f"the answer text has {length} characters and no citation marker",
+                    no_kb,
+                )
+            )
+
+    uncited = by_id.keys() - cited_by_claims
+    if uncited:
+        for evidence_id in sorted(uncited):
+            warnings.append(
+                (
+                    "uncited_evidence",
+                    None,
+                    (evidence_id,),
+                    f"evidence {evidence_id} was retrieved but no claim cites it",
+                )
+            )
+
+    if findings:
+        if len(findings) > 1:
+            findings = sorted(set(findings), key=_finding_order)
+        reason = findings[0][0]
+        decision = DECISION_OF_CODE[reason]
+    else:
+        reason = "supported"
+        decision = "candidate"
+    if len(warnings) > 1:
+        warnings.sort(key=_warning_order)
+
+    boundary = first_start
+    if first_end is not None:
+        after_end = _next_day(first_end)
+        if after_end is not None and (boundary is None or after_end < boundary):
+            boundary = after_end
+
+    digest = fingerprint(
+        claims,
+        items,
+        item_statuses,
+        answer,
+        principals,
+        kb,
+        kb_statuses,
+        unresolved,
+        len(by_id) == len(items),
+    )
+    return decision, reason, findings, warnings, digest, boundary
+
+
+# -- the rarer findings, built out of line to keep ``run`` short ------------------------------
+
+_Add = Callable[[FindingT], None]
+
+
+def _unauthorized(items: Sequence[ItemT], principals: tuple[str, ...], add: _Add) -> None:
+    held = set(principals)
+    refused = {
+        item[0]
+        for item in items
+        if item[6] is not None and "*" not in item[6] and held.isdisjoint(item[6])
+    }
+    for evidence_id in sorted(refused):
+        # Name the id only: the passage (and who may read it) is exactly what must not leak.
+        add(
+            (
+                "unauthorized_evidence",
+                "0",
+                None,
+                (evidence_id,),
+                f"evidence {evidence_id} is restricted and the asker may not read it",
+                (),
+            )
+        )
+
+
+def _invalid_dates(
+    items: Sequence[ItemT],
+    item_statuses: list[list[str]],
+    kb: Sequence[KbT],
+    kb_statuses: list[str],
+    add: _Add,
+) -> None:
+    for item, statuses in zip(items, item_statuses, strict=True):
+        for fact, status in zip(item[1], statuses, strict=True):
+            if status is INVALID:
+                add(
+                    (
+                        "invalid_metadata",
+                        "3",
+                        None,
+                        (item[0],),
+                        f"evidence {item[0]}, fact {_what(fact[0], fact[4])}: "
+                        + _date_problem(fact[2], fact[3]),
+                        (),
+                    )
+                )
+    for kb_fact, status in zip(kb, kb_statuses, strict=True):
+        if status is INVALID:
+            add(
+                (
+                    "invalid_metadata",
+                    "3",
+                    None,
+                    (),
+                    f"knowledge-base document {kb_fact[0]}, fact "
+                    f"{_what(kb_fact[2], kb_fact[6])}: " + _date_problem(kb_fact[4], kb_fact[5]),
+                    (kb_fact[0],),
+                )
+            )
+
+
+def _unresolved(
+    claims: Sequence[ClaimT],
+    markers: list[str],
+    unresolved: Sequence[tuple[str, str]],
+    by_id: dict[str, list[int]],
+    add: _Add,
+) -> None:
+    """Cited ids the caller could not resolve: withdrawn documents are step 4 (unknown
+    citation), revisions the store never received are step 3 (invalid metadata)."""
+    for cite_id, why in unresolved:
+        if cite_id in by_id:
+            # Both resolved and not: the caller's metadata contradicts itself. A finding rather
+            # than an input error, so that a re-evaluation worker records it instead of failing.
+            add(
+                (
+                    "invalid_metadata",
+                    "3",
+                    None,
+                    (cite_id,),
+                    f"evidence id {cite_id} is also listed as unresolved ({why})",
+                    (),
+                )
+            )
+            continue
+        citing: list[int | None] = [i for i, claim in enumerate(claims) if claim[2] == cite_id]
+        if cite_id in markers or not citing:
+            citing.append(None)
+        for claim_index in citing:
+            if claim_index is not None:
+                who = f"claim {claim_index} cites {cite_id}"
+            elif cite_id in markers:
+                who = f"the answer text cites [{cite_id}]"
+            else:
+                who = f"retrieved item {cite_id} is unresolved"
+            if why == "withdrawn":
+                add(
+                    (
+                        "unknown_citation",
+                        "4",
+                        claim_index,
+                        (cite_id,),
+                        f"{who}: its document was withdrawn",
+                        (),
+                    )
+                )
+            else:
+                add(
+                    (
+                        "invalid_metadata",
+                        "3",
+                        claim_index,
+                        (cite_id,),
+                        f"{who}: the store never received the revision it was taken from",
+                        (),
+                    )
+                )
+
+
+def _marker_citations(
+    items: Sequence[ItemT],
+    by_id: dict[str, list[int]],
+    markers: list[str],
+    cited_by_claims: set[str],
+    unresolved_why: dict[str, str],
+    add: _Add,
+) -> None:
+    """Step 4 and step 5b for ids cited in the answer text (claims are handled in ``run``)."""
+    for marker in markers:
+        indexes = by_id.get(marker)
+        if indexes is None:
+            if marker not in unresolved_why:
+                add(
+                    (
+                        "unknown_citation",
+                        "4",
+                        None,
+                        (marker,),
+                        f"the answer text cites [{marker}], which is not among the "
+                        "retrieved evidence",
+                        (),
+                    )
+                )
+        elif marker not in cited_by_claims:
+            for index in indexes:
+                if items[index][7]:
+                    add(
+                        (
+                            "superseded_revision",
+                            "5b",
+                            None,
+                            (marker,),
+                            f"the answer text cites [{marker}]" + _superseded_detail(items[index]),
+                            (),
+                        )
+                    )
+
+
+def _matched_facts(
+    key: str,
+    subject: str | None,
+    items: Sequence[ItemT],
+    indexes: list[int],
+    item_statuses: list[list[str]],
+) -> list[tuple[FactT, str]]:
+    return [
+        (fact, status)
+        for index in indexes
+        for fact, status in zip(items[index][1], item_statuses[index], strict=True)
+        if fact[0] == key and (subject is None or fact[4] == subject)
+    ]
+
+
+def _noncurrent(
+    claim_index: int,
+    claim: ClaimT,
+    items: Sequence[ItemT],
+    indexes: list[int],
+    item_statuses: list[list[str]],
+) -> FindingT:
+    key, _, cite, subject = claim
+    periods = "; ".join(
+        sorted(
+            f"valid {fact[2]} to {fact[3]}, "
+            + ("expired" if status is AFTER else "not yet in force")
+            for fact, status in _matched_facts(key, subject, items, indexes, item_statuses)
+            if status is AFTER or status is BEFORE
+        )
+    )
+    # No as_of in the text: the message must stay the same for as long as the fingerprint does.
+    return (
+        "noncurrent_citation",
+        "5",
+        claim_index,
+        (cite,),
+        f"claim {claim_index} cites {cite}, whose {_what(key, subject)} fact is not in force "
+        f"on the as_of date ({periods})",
+        (),
+    )
+
+
+def _unsupported(
+    claim_index: int,
+    claim: ClaimT,
+    items: Sequence[ItemT],
+    indexes: list[int],
+    item_statuses: list[list[str]],
+) -> FindingT:
+    key, value, cite, subject = claim
+    facts = _matched_facts(key, subject, items, indexes, item_statuses)
+    if not facts:
+        message = (
+            f"claim {claim_index} cites {cite}, which states nothing about {_what(key, subject)}"
+        )
+    else:
+        pool = [fact for fact, status in facts if status is CURRENT] or [f for f, _ in facts]
+        stated = ", ".join(sorted({show(fact[1]) for fact in pool}))
+        message = (
+            f"claim {claim_index} says {_what(key, subject)} = {show(value)}, "
+            f"but {cite} gives {stated}"
+        )
+    return ("unsupported_claim", "7", claim_index, (cite,), message, ())
+
+
+def _conflict(
+    claim_index: int,
+    key: str,
+    subject: str | None,
+    values: dict[tuple[type, JSONScalar], list[tuple[str | None, str | None, str | None]]],
+) -> FindingT:
+    evidence_ids = sorted({e for group in values.values() for e, _, _ in group if e})
+    kb_documents = sorted({d for group in values.values() for _, d, _ in group if d})
+    described = "; ".join(
+        sorted(
+            f"{show(fact_value)} from "
+            + ", ".join(sorted({e or f"knowledge-base document {d}" for e, d, _ in group}))
+            for (_, fact_value), group in values.items()
+        )
+    )
+    return (
+        "conflicting_sources",
+        "6",
+        claim_index,
+        tuple(evidence_ids),
+        f"claim {claim_index} ({_what(key, subject)}): sources in force disagree: {described}",
+        tuple(kb_documents),
+    )
+
+
+def _single_source(
+    claim_index: int,
+    key: str,
+    value: JSONScalar,
+    subject: str | None,
+    backing: list[tuple[str | None, str | None, str | None]],
+) -> WarningT:
+    if len(backing) == 1:
+        evidence_id, kb_document, _ = backing[0]
+        names = [evidence_id or f"knowledge-base document {kb_document}"]
+        evidence_ids: tuple[str, ...] = (evidence_id,) if evidence_id else ()
+    else:
+        names = sorted({e or f"knowledge-base document {d}" for e, d, _ in backing})
+        evidence_ids = tuple(sorted({e for e, _, _ in backing if e}))
+    return (
+        "single_source",
+        claim_index,
+        evidence_ids,
+        f"claim {claim_index} ({_what(key, subject)} = {show(value)}) rests on a single "
+        f"source: {', '.join(names)}",
+    )
+
+
+def _superseded_detail(item: ItemT) -> str:
+    generated_from, current_revision = item[3], item[8]
+    if generated_from and current_revision:
+        return (
+            f": the answer was generated from revision {generated_from}, "
+            f"the current revision is {current_revision}"
+        )
+    return ": it comes from a revision that is no longer current"
+
+
+def _finding_order(
+    finding: FindingT,
+) -> tuple[int, int, tuple[str, ...], str, str, tuple[str, ...]]:
+    code, step, claim, evidence, message, kb_documents = finding
+    return (
+        _STEP_RANK[step],
+        -1 if claim is None else claim,
+        evidence,
+        code,
+        message,
+        kb_documents,
+    )
+
+
+def _warning_order(warning: WarningT) -> tuple[int, int, tuple[str, ...], str]:
+    code, claim, evidence, message = warning
+    return (_WARNING_RANK[code], -1 if claim is None else claim, evidence, message)

@@ -1,0 +1,238 @@
+"""The gate's public value types: inputs, outputs and the input error.
+
+Every type is a frozen, slotted dataclass so that a verdict can be handed around, cached or
+compared without anyone mutating it behind the gate's back. The rule engine itself does not work
+on these objects (see ``gating.engine``): it works on plain tuples, which are several times
+cheaper to build when the CLI pushes hundreds of thousands of JSON lines through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+GATE_VERSION = "2026.11.1"
+"""Version of the rules. It is hashed into every fingerprint, so bumping it makes every stored
+verdict stale and lets the Django side re-run the gate everywhere."""
+
+JSONScalar: TypeAlias = str | int | float | bool | None
+
+# Size limits: anything over them is an input error, never a verdict.
+MAX_CLAIMS = 1_000
+MAX_EVIDENCE = 1_000
+MAX_FACTS = 10_000
+"""Facts over all evidence items of one record, or kb facts of one record."""
+MAX_PRINCIPALS = 1_000
+MAX_TEXT_BYTES = 200 * 1024
+"""UTF-8 bytes of the answer text plus every passage text of one record."""
+UNCITED_MIN_CHARS = 200
+"""Step 7b: an answer longer than this (ignoring surrounding whitespace) needs a marker."""
+
+DECISIONS = ("candidate", "review", "abstain")
+UNRESOLVED_REASONS = ("withdrawn", "revision_not_received")
+
+
+class InputError(ValueError):
+    """A malformed input: a missing field, a wrong type or a value over a limit.
+
+    ``path`` names the offending field the way a reader would find it in the JSON record,
+    for example ``claims[3].value`` or ``unresolved.d7``; ``$`` is the record itself.
+    """
+
+    path: str
+    message: str
+
+    def __init__(self, path: str, message: str) -> None:
+        # Passing both to ValueError keeps the exception picklable (args rebuild it).
+        super().__init__(path, message)
+        self.path = path
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One checkable statement of the answer: ``key`` has ``value``, according to ``cite``."""
+
+    key: str
+    value: JSONScalar
+    cite: str
+    subject: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A value a source states, with the (inclusive) dates between which it holds."""
+
+    key: str
+    value: JSONScalar
+    valid_from: str
+    valid_until: str
+    subject: str | None = None
+    span: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A retrieved item the answer may cite by ``id``.
+
+    The flat JSON shape ``{id, key, value, valid_from, valid_until}`` is an item with one fact.
+    ``allowed_principals`` of ``None`` means unrestricted; a ``"*"`` entry means everyone.
+    ``superseded`` marks facts taken from a revision that is no longer the one the answer was
+    generated from (``revision``); ``current_revision`` names the revision they come from.
+    """
+
+    id: str
+    facts: tuple[Fact, ...]
+    document: str | None = None
+    revision: str | None = None
+    span: str | None = None
+    text: str | None = None
+    allowed_principals: tuple[str, ...] | None = None
+    superseded: bool = False
+    current_revision: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KbFact:
+    """A current fact from the rest of the knowledge base, used only by step 6."""
+
+    document: str
+    revision: str
+    key: str
+    value: JSONScalar
+    valid_from: str
+    valid_until: str
+    subject: str | None = None
+    span: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Everything besides claims and evidence that a gate run depends on.
+
+    ``principals`` of ``None`` skips step 0. ``unresolved`` lists cited ids the caller could
+    not turn into evidence, each with why: ``"withdrawn"`` (step 4) or
+    ``"revision_not_received"`` (step 3). A mapping is accepted and stored as sorted pairs.
+    """
+
+    as_of: datetime.date
+    answer_text: str | None = None
+    principals: tuple[str, ...] | None = None
+    kb_facts: tuple[KbFact, ...] = ()
+    unresolved: Mapping[str, str] | tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        pairs = tuple(
+            self.unresolved.items() if isinstance(self.unresolved, Mapping) else self.unresolved
+        )
+        # Pairs that do not sort are not (str, str) pairs; evaluate() reports the input error.
+        with contextlib.suppress(TypeError):
+            pairs = tuple(sorted(pairs))
+        object.__setattr__(self, "unresolved", pairs)
+
+    @property
+    def unresolved_pairs(self) -> tuple[tuple[str, str], ...]:
+        """``unresolved`` as sorted ``(cite_id, why)`` pairs (its stored form)."""
+        if isinstance(self.unresolved, Mapping):  # pragma: no cover - normalised on init
+            return tuple(sorted(self.unresolved.items()))
+        return self.unresolved
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem the gate found.
+
+    ``step`` is the row of the decision order ("0" to "7b"), ``claim`` the index of the claim
+    concerned (``None`` when the problem is not about one claim), ``evidence`` the evidence ids
+    involved and, for conflicts, ``kb_documents`` the knowledge-base documents involved.
+    Messages name ids, keys, values and dates only, never passage text.
+    """
+
+    code: str
+    step: str
+    claim: int | None
+    evidence: tuple[str, ...]
+    message: str
+    kb_documents: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "step": self.step,
+            "claim": self.claim,
+            "evidence": list(self.evidence),
+            "message": self.message,
+            "kb_documents": list(self.kb_documents),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GateWarning:
+    """Something a reviewer may want to know that never changes the decision."""
+
+    code: str
+    claim: int | None
+    evidence: tuple[str, ...]
+    message: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "claim": self.claim,
+            "evidence": list(self.evidence),
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The outcome of one gate run.
+
+    ``fingerprint`` covers the canonical inputs, the gate version and the validity status of
+    every fact on ``as_of``; two runs with the same fingerprint give the same verdict (apart from
+    ``as_of`` itself). ``next_boundary`` is the first day after ``as_of`` on which some fact
+    starts or stops being valid, that is the first day a re-run could decide differently.
+    """
+
+    decision: str
+    reason: str
+    findings: tuple[Finding, ...]
+    warnings: tuple[GateWarning, ...]
+    fingerprint: str
+    gate_version: str
+    as_of: datetime.date
+    next_boundary: datetime.date | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "decision": self.decision,
+            "reason": self.reason,
+            "findings": [f.to_dict() for f in self.findings],
+            "warnings": [w.to_dict() for w in self.warnings],
+            "fingerprint": self.fingerprint,
+            "gate_version": self.gate_version,
+            "as_of": self.as_of.isoformat(),
+            "next_boundary": (
+                self.next_boundary.isoformat() if self.next_boundary is not None else None
+            ),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A sentence of the answer text with the ids of the markers it carries.
+
+    ``start``/``end`` are offsets into the answer text (end exclusive) and
+    ``text == answer[start:end]``; trailing markers such as ``. [d1]`` belong to the sentence.
+    """
+
+    text: str
+    markers: tuple[str, ...]
+    start: int
+    end: int

@@ -1,0 +1,664 @@
+"""Validation of gate input, as JSON records or as dataclasses, into the engine's tuples.
+
+Validation is separate from verdicts: anything malformed raises ``InputError`` naming the field
+(``claims[3].value``), while anything well-formed but doubtful about the data (a date string that
+does not parse, a duplicate id) goes through to the gate and becomes a finding.
+
+Values compare strictly by JSON type: ``14``, ``14.0``, ``"14"`` and ``true`` are four different
+values (``1`` and ``true`` too). Integers must fit in 64 bits and floats must be finite, so that
+every accepted value has exactly one JSON spelling.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import TypeAlias
+
+from gating.engine import ISO_DATE_MEMO, ClaimT, FactT, ItemT, KbT, is_iso_date
+from gating.model import (
+    MAX_CLAIMS,
+    MAX_EVIDENCE,
+    MAX_FACTS,
+    MAX_PRINCIPALS,
+    MAX_TEXT_BYTES,
+    UNRESOLVED_REASONS,
+    Claim,
+    Evidence,
+    Fact,
+    InputError,
+    JSONScalar,
+    KbFact,
+    Options,
+)
+
+CaseId: TypeAlias = str | int | None
+# id, claims, items, as_of (ISO), answer, principals, kb facts, unresolved pairs
+RawCase: TypeAlias = tuple[
+    CaseId,
+    list[ClaimT],
+    list[ItemT],
+    str,
+    str | None,
+    tuple[str, ...] | None,
+    list[KbT],
+    list[tuple[str, str]],
+]
+
+TOP_LEVEL_FIELDS = frozenset(
+    {
+        "id",
+        "as_of",
+        "claims",
+        "evidence",
+        "answer",
+        "asked_by",
+        "kb_facts",
+        "unresolved",
+        # Labels for the compare and eval commands; the gate ignores them.
+        "expected",
+        "label",
+    }
+)
+CLAIM_FIELDS = frozenset({"key", "value", "cite", "subject"})
+FLAT_FACT_FIELDS = ("key", "value", "valid_from", "valid_until")
+EVIDENCE_FIELDS = frozenset(
+    {
+        "id",
+        "key",
+        "value",
+        "valid_from",
+        "valid_until",
+        "subject",
+        "facts",
+        "document",
+        "revision",
+        "span",
+        "text",
+        "allowed_principals",
+        "superseded",
+        "current_revision",
+    }
+)
+FACT_FIELDS = frozenset({"key", "value", "valid_from", "valid_until", "subject", "span"})
+KB_FIELDS = frozenset(
+    {"document", "revision", "key", "value", "valid_from", "valid_until", "subject", "span"}
+)
+
+_MISSING = object()
+_INT_MIN = -(2**63)
+_INT_MAX = 2**63 - 1
+_SCALAR_MESSAGE = "must be a string, number, boolean or null"
+
+
+# -- small checks shared by both input shapes -------------------------------------------------
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def child_path(path: str, key: object) -> str:
+    """The path of ``key`` inside the object at ``path``: ``claims[0].value`` for plain names,
+    ``unresolved["odd id"]`` for anything else, so that a path is never ambiguous or empty."""
+    if isinstance(key, str) and _NAME.fullmatch(key):
+        return key if path == "$" else f"{path}.{key}"
+    return f"{path}[{json.dumps(str(key))}]"
+
+
+def _unknown_field(obj: Mapping[object, object], allowed: frozenset[str], path: str) -> None:
+    extra = sorted(str(k) for k in obj if k not in allowed)
+    if extra:
+        raise InputError(child_path(path, extra[0]), "unknown field")
+
+
+def check_scalar(value: object, path: str) -> JSONScalar:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value  # type: ignore[return-value]
+    if kind is int:
+        if _INT_MIN <= value <= _INT_MAX:  # type: ignore[operator]
+            return value  # type: ignore[return-value]
+        raise InputError(path, "integer outside the 64-bit range")
+    if kind is float:
+        if math.isfinite(value):  # type: ignore[arg-type]
+            return value  # type: ignore[return-value]
+        raise InputError(path, "must be a finite number")
+    raise InputError(path, _SCALAR_MESSAGE)
+
+
+def _need_str(value: object, path: str, *, empty_ok: bool = False) -> str:
+    if type(value) is str and (value or empty_ok):
+        return value
+    if value is _MISSING:
+        raise InputError(path, "required")
+    if isinstance(value, str):
+        if not value and not empty_ok:
+            raise InputError(path, "must not be empty")
+        return str(value)
+    raise InputError(path, "must be a string")
+
+
+def _opt_str(value: object, path: str) -> str | None:
+    if value is None or value is _MISSING:
+        return None
+    if isinstance(value, str):
+        return str(value)
+    raise InputError(path, "must be a string or null")
+
+
+def _date_str(value: object, path: str) -> str:
+    # A date that does not parse is a finding (invalid_metadata), not an input error; only a
+    # value that is not a string at all is malformed input.
+    if type(value) is str:
+        return value
+    if value is _MISSING:
+        raise InputError(path, "required")
+    if isinstance(value, str):
+        return str(value)
+    raise InputError(path, "must be a string (YYYY-MM-DD)")
+
+
+def _str_tuple(value: object, path: str, limit: int) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise InputError(path, "must be a list of strings")
+    if len(value) > limit:
+        raise InputError(path, f"too many entries ({len(value)}, limit {limit})")
+    for index, entry in enumerate(value):
+        if not isinstance(entry, str):
+            raise InputError(f"{path}[{index}]", "must be a string")
+    return tuple(value)
+
+
+class _RecordBudget:
+    """Per-record limits that span fields: 200 KB of answer and passage text, and the number
+    of facts over all evidence items."""
+
+    __slots__ = ("facts", "left")
+
+    def __init__(self) -> None:
+        self.left = MAX_TEXT_BYTES
+        self.facts = 0
+
+    def count_facts(self, count: int, path: str) -> None:
+        self.facts += count
+        if self.facts > MAX_FACTS:
+            raise InputError(path, f"too many facts over all evidence items (limit {MAX_FACTS})")
+
+    def spend(self, text: str, path: str) -> None:
+        # Four bytes per character is the UTF-8 worst case: skip the encoding when that fits.
+        if len(text) * 4 <= self.left:
+            self.left -= len(text.encode("utf-8", "surrogatepass"))
+            return
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > self.left:
+            raise InputError(path, f"text over the limit of {MAX_TEXT_BYTES} bytes per record")
+        self.left -= size
+
+
+def _iso_as_of(value: object, path: str) -> str:
+    if type(value) is str and is_iso_date(value):
+        return value
+    if isinstance(value, datetime.datetime):
+        return value.date().isoformat()
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if not isinstance(value, str):
+        raise InputError(path, "must be a string (YYYY-MM-DD)")
+    if not is_iso_date(value):
+        raise InputError(path, "must be a date written YYYY-MM-DD")
+    return str(value)
+
+
+# -- JSON records -----------------------------------------------------------------------------
+
+
+_PLAIN_CLAIM_KEYS = frozenset({"key", "value", "cite"})
+
+
+def _claim(raw: object, path: str) -> ClaimT:
+    if not isinstance(raw, dict):
+        raise InputError(path, "must be an object")
+    if not raw.keys() <= CLAIM_FIELDS:
+        _unknown_field(raw, CLAIM_FIELDS, path)
+    key = _need_str(raw.get("key", _MISSING), f"{path}.key")
+    value = raw.get("value", _MISSING)
+    if value is _MISSING:
+        raise InputError(f"{path}.value", "required")
+    return (
+        key,
+        check_scalar(value, f"{path}.value"),
+        _need_str(raw.get("cite", _MISSING), f"{path}.cite"),
+        _opt_str(raw.get("subject"), f"{path}.subject"),
+    )
+
+
+def _fact(raw: object, path: str) -> FactT:
+    if not isinstance(raw, dict):
+        raise InputError(path, "must be an object")
+    if not raw.keys() <= FACT_FIELDS:
+        _unknown_field(raw, FACT_FIELDS, path)
+    key = _need_str(raw.get("key", _MISSING), f"{path}.key")
+    value = raw.get("value", _MISSING)
+    if value is _MISSING:
+        raise InputError(f"{path}.value", "required")
+    return (
+        key,
+        check_scalar(value, f"{path}.value"),
+        _date_str(raw.get("valid_from", _MISSING), f"{path}.valid_from"),
+        _date_str(raw.get("valid_until", _MISSING), f"{path}.valid_until"),
+        _opt_str(raw.get("subject"), f"{path}.subject"),
+        _opt_str(raw.get("span"), f"{path}.span"),
+    )
+
+
+_FLAT_KEYS = frozenset({"id", *FLAT_FACT_FIELDS})
+
+
+def _plain_item(raw: object) -> ItemT | None:
+    """The common shape, flat and without optional fields, checked inline (the CLI sees
+    hundreds of thousands of these); ``None`` for anything else, even if it is valid."""
+    if type(raw) is dict and raw.keys() == _FLAT_KEYS:
+        evidence_id = raw["id"]
+        key = raw["key"]
+        value = raw["value"]
+        valid_from = raw["valid_from"]
+        valid_until = raw["valid_until"]
+        kind = type(value)
+        if (
+            type(evidence_id) is str
+            and evidence_id
+            and type(key) is str
+            and key
+            and type(valid_from) is str
+            and type(valid_until) is str
+            and (
+                kind is str
+                or kind is bool
+                or value is None
+                or (kind is int and _INT_MIN <= value <= _INT_MAX)
+                or (kind is float and -math.inf < value < math.inf)
+            )
+        ):
+            return (
+                evidence_id,
+                ((key, value, valid_from, valid_until, None, None),),
+                None,
+                None,
+                None,
+                None,
+                None,
+                False,
+                None,
+            )
+    return None
+
+
+def _evidence_item(raw: object, path: str, budget: _RecordBudget) -> ItemT:
+    if not isinstance(raw, dict):
+        raise InputError(path, "must be an object")
+    if not raw.keys() <= EVIDENCE_FIELDS:
+        _unknown_field(raw, EVIDENCE_FIELDS, path)
+    evidence_id = _need_str(raw.get("id", _MISSING), f"{path}.id")
+    facts_raw = raw.get("facts", _MISSING)
+    facts: tuple[FactT, ...]
+    if facts_raw is _MISSING or facts_raw is None:
+        # The flat shape: the item is one fact.
+        key = _need_str(raw.get("key", _MISSING), f"{path}.key")
+        value = raw.get("value", _MISSING)
+        if value is _MISSING:
+            raise InputError(f"{path}.value", "required")
+        facts = (
+            (
+                key,
+                check_scalar(value, f"{path}.value"),
+                _date_str(raw.get("valid_from", _MISSING), f"{path}.valid_from"),
+                _date_str(raw.get("valid_until", _MISSING), f"{path}.valid_until"),
+                _opt_str(raw.get("subject"), f"{path}.subject"),
+                None,
+            ),
+        )
+    else:
+        for name in (*FLAT_FACT_FIELDS, "subject"):
+            if name in raw:
+                raise InputError(
+                    f"{path}.{name}", "not allowed next to facts (put it inside each fact)"
+                )
+        if not isinstance(facts_raw, list):
+            raise InputError(f"{path}.facts", "must be a list")
+        budget.count_facts(len(facts_raw), f"{path}.facts")
+        facts = tuple(_fact(f, f"{path}.facts[{j}]") for j, f in enumerate(facts_raw))
+    text = _opt_str(raw.get("text"), f"{path}.text")
+    if text:
+        budget.spend(text, f"{path}.text")
+    allowed = raw.get("allowed_principals")
+    superseded = raw.get("superseded", False)
+    if superseded is None:
+        superseded = False
+    elif type(superseded) is not bool:
+        raise InputError(f"{path}.superseded", "must be true or false")
+    return (
+        evidence_id,
+        facts,
+        _opt_str(raw.get("document"), f"{path}.document"),
+        _opt_str(raw.get("revision"), f"{path}.revision"),
+        _opt_str(raw.get("span"), f"{path}.span"),
+        text,
+        None if allowed is None else _principal_set(allowed, f"{path}.allowed_principals"),
+        superseded,
+        _opt_str(raw.get("current_revision"), f"{path}.current_revision"),
+    )
+
+
+def _kb_fact(raw: object, path: str) -> KbT:
+    if not isinstance(raw, dict):
+        raise InputError(path, "must be an object")
+    if not raw.keys() <= KB_FIELDS:
+        _unknown_field(raw, KB_FIELDS, path)
+    document = _need_str(raw.get("document", _MISSING), f"{path}.document")
+    revision = _need_str(raw.get("revision", _MISSING), f"{path}.revision")
+    key = _need_str(raw.get("key", _MISSING), f"{path}.key")
+    value = raw.get("value", _MISSING)
+    if value is _MISSING:
+        raise InputError(f"{path}.value", "required")
+    return (
+        document,
+        revision,
+        key,
+        check_scalar(value, f"{path}.value"),
+        _date_str(raw.get("valid_from", _MISSING), f"{path}.valid_from"),
+        _date_str(raw.get("valid_until", _MISSING), f"{path}.valid_until"),
+        _opt_str(raw.get("subject"), f"{path}.subject"),
+        _opt_str(raw.get("span"), f"{path}.span"),
+    )
+
+
+def _check_unresolved(pairs: Sequence[object]) -> list[tuple[str, str]]:
+    checked: list[tuple[str, str]] = []
+    for index, pair in enumerate(pairs):
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise InputError(f"unresolved[{index}]", "must be an (id, reason) pair")
+        cite_id, why = pair
+        path = child_path("unresolved", cite_id)
+        if not isinstance(cite_id, str) or not cite_id:
+            raise InputError(path, "must be a non-empty string id")
+        if not isinstance(why, str) or why not in UNRESOLVED_REASONS:
+            raise InputError(path, "must be 'withdrawn' or 'revision_not_received'")
+        checked.append((str(cite_id), str(why)))
+    checked.sort()
+    return checked
+
+
+def _principal_set(value: object, path: str) -> tuple[str, ...]:
+    """Allowed principals are a set: stored sorted and without repeats."""
+    return tuple(sorted(set(_str_tuple(value, path, MAX_PRINCIPALS))))
+
+
+def parse_raw(record: object, default_as_of: datetime.date | None = None) -> RawCase:
+    """Validate a JSON record into the engine's tuples, or raise ``InputError``."""
+    if not isinstance(record, dict):
+        raise InputError("$", "must be a JSON object")
+    if not record.keys() <= TOP_LEVEL_FIELDS:
+        _unknown_field(record, TOP_LEVEL_FIELDS, "$")
+
+    case_id = record.get("id")
+    if case_id is not None and not (
+        type(case_id) is str or (type(case_id) is int and _INT_MIN <= case_id <= _INT_MAX)
+    ):
+        raise InputError("id", "must be a string or an integer")
+
+    as_of_raw = record.get("as_of")
+    if type(as_of_raw) is str and ISO_DATE_MEMO.get(as_of_raw):
+        as_of = as_of_raw  # a date seen before: the usual case, checked without a call
+    elif as_of_raw is not None:
+        as_of = _iso_as_of(as_of_raw, "as_of")
+    elif default_as_of is not None:
+        as_of = default_as_of.isoformat()
+    else:
+        as_of = datetime.date.today().isoformat()
+
+    claims_raw = record.get("claims", _MISSING)
+    if type(claims_raw) is not list:
+        raise InputError("claims", "required" if claims_raw is _MISSING else "must be a list")
+    if len(claims_raw) > MAX_CLAIMS:
+        raise InputError("claims", f"too many claims ({len(claims_raw)}, limit {MAX_CLAIMS})")
+    claims: list[ClaimT] = []
+    for index, raw in enumerate(claims_raw):
+        if type(raw) is dict and raw.keys() == _PLAIN_CLAIM_KEYS:
+            # The common shape, checked inline.
+            key = raw["key"]
+            value = raw["value"]
+            cite = raw["cite"]
+            kind = type(value)
+            if (
+                type(key) is str
+                and key
+                and type(cite) is str
+                and cite
+                and (
+                    kind is str
+                    or kind is bool
+                    or value is None
+                    or (kind is int and _INT_MIN <= value <= _INT_MAX)
+                    or (kind is float and -math.inf < value < math.inf)
+                )
+            ):
+                claims.append((key, value, cite, None))
+                continue
+        claims.append(_claim(raw, f"claims[{index}]"))
+
+    evidence_raw = record.get("evidence", _MISSING)
+    if type(evidence_raw) is not list:
+        raise InputError("evidence", "required" if evidence_raw is _MISSING else "must be a list")
+    if len(evidence_raw) > MAX_EVIDENCE:
+        raise InputError(
+            "evidence", f"too many evidence items ({len(evidence_raw)}, limit {MAX_EVIDENCE})"
+        )
+    budget: _RecordBudget | None = None  # created by the first item that has text or facts
+    items: list[ItemT] = []
+    for index, raw in enumerate(evidence_raw):
+        item = _plain_item(raw)
+        if item is None:
+            if budget is None:
+                budget = _RecordBudget()
+            item = _evidence_item(raw, f"evidence[{index}]", budget)
+        items.append(item)
+    if budget is not None and sum(len(item[1]) for item in items) > MAX_FACTS:
+        # Only items with a facts list were counted on the way; plain items hold one fact each.
+        raise InputError("evidence", f"too many facts over all evidence items (limit {MAX_FACTS})")
+
+    answer = _opt_str(record.get("answer"), "answer")
+    if answer:
+        (budget or _RecordBudget()).spend(answer, "answer")
+
+    asked_by = record.get("asked_by")
+    principals = None if asked_by is None else _str_tuple(asked_by, "asked_by", MAX_PRINCIPALS)
+
+    kb: list[KbT] = []
+    kb_raw = record.get("kb_facts")
+    if kb_raw is not None:
+        if not isinstance(kb_raw, list):
+            raise InputError("kb_facts", "must be a list")
+        if len(kb_raw) > MAX_FACTS:
+            raise InputError("kb_facts", f"too many kb facts ({len(kb_raw)}, limit {MAX_FACTS})")
+        kb = [_kb_fact(raw, f"kb_facts[{index}]") for index, raw in enumerate(kb_raw)]
+
+    unresolved: list[tuple[str, str]] = []
+    unresolved_raw = record.get("unresolved")
+    if unresolved_raw is not None:
+        if not isinstance(unresolved_raw, dict):
+            raise InputError("unresolved", "must be an object mapping ids to a reason")
+        if len(unresolved_raw) > MAX_EVIDENCE:
+            raise InputError("unresolved", f"too many entries (limit {MAX_EVIDENCE})")
+        unresolved = _check_unresolved(list(unresolved_raw.items()))
+
+    return case_id, claims, items, as_of, answer, principals, kb, unresolved
+
+
+# -- dataclasses --------------------------------------------------------------------------------
+
+
+def objects_to_raw(
+    claims: Sequence[Claim], evidence: Sequence[Evidence], options: Options
+) -> tuple[
+    list[ClaimT],
+    list[ItemT],
+    str,
+    str | None,
+    tuple[str, ...] | None,
+    list[KbT],
+    list[tuple[str, str]],
+]:
+    """Check dataclass input against the same rules as JSON records and flatten it to tuples.
+
+    Static typing already rules out most mistakes; this catches what it cannot (limits, floats
+    that are not finite, empty ids) and callers that do not type-check, with the JSON paths.
+    """
+    if len(claims) > MAX_CLAIMS:
+        raise InputError("claims", f"too many claims ({len(claims)}, limit {MAX_CLAIMS})")
+    if len(evidence) > MAX_EVIDENCE:
+        raise InputError(
+            "evidence", f"too many evidence items ({len(evidence)}, limit {MAX_EVIDENCE})"
+        )
+    raw_claims: list[ClaimT] = []
+    for index, claim in enumerate(claims):
+        path = f"claims[{index}]"
+        if not isinstance(claim, Claim):
+            raise InputError(path, "must be a Claim")
+        raw_claims.append(
+            (
+                _need_str(claim.key, f"{path}.key"),
+                check_scalar(claim.value, f"{path}.value"),
+                _need_str(claim.cite, f"{path}.cite"),
+                _opt_str(claim.subject, f"{path}.subject"),
+            )
+        )
+    budget = _RecordBudget()
+    items: list[ItemT] = []
+    for index, item in enumerate(evidence):
+        path = f"evidence[{index}]"
+        if not isinstance(item, Evidence):
+            raise InputError(path, "must be an Evidence")
+        if not isinstance(item.facts, tuple):
+            raise InputError(f"{path}.facts", "must be a tuple of Fact")
+        budget.count_facts(len(item.facts), f"{path}.facts")
+        facts: list[FactT] = []
+        for position, fact in enumerate(item.facts):
+            fact_path = f"{path}.facts[{position}]"
+            if not isinstance(fact, Fact):
+                raise InputError(fact_path, "must be a Fact")
+            facts.append(
+                (
+                    _need_str(fact.key, f"{fact_path}.key"),
+                    check_scalar(fact.value, f"{fact_path}.value"),
+                    _date_str(fact.valid_from, f"{fact_path}.valid_from"),
+                    _date_str(fact.valid_until, f"{fact_path}.valid_until"),
+                    _opt_str(fact.subject, f"{fact_path}.subject"),
+                    _opt_str(fact.span, f"{fact_path}.span"),
+                )
+            )
+        text = _opt_str(item.text, f"{path}.text")
+        if text:
+            budget.spend(text, f"{path}.text")
+        if type(item.superseded) is not bool:
+            raise InputError(f"{path}.superseded", "must be true or false")
+        allowed = item.allowed_principals
+        items.append(
+            (
+                _need_str(item.id, f"{path}.id"),
+                tuple(facts),
+                _opt_str(item.document, f"{path}.document"),
+                _opt_str(item.revision, f"{path}.revision"),
+                _opt_str(item.span, f"{path}.span"),
+                text,
+                None if allowed is None else _principal_set(allowed, f"{path}.allowed_principals"),
+                item.superseded,
+                _opt_str(item.current_revision, f"{path}.current_revision"),
+            )
+        )
+
+    if not isinstance(options, Options):
+        raise InputError("options", "must be an Options")
+    as_of = _iso_as_of(options.as_of, "as_of")
+    answer = _opt_str(options.answer_text, "answer")
+    if answer:
+        budget.spend(answer, "answer")
+    principals = (
+        None
+        if options.principals is None
+        else _str_tuple(options.principals, "asked_by", MAX_PRINCIPALS)
+    )
+    if len(options.kb_facts) > MAX_FACTS:
+        raise InputError(
+            "kb_facts", f"too many kb facts ({len(options.kb_facts)}, limit {MAX_FACTS})"
+        )
+    kb: list[KbT] = []
+    for index, kb_fact in enumerate(options.kb_facts):
+        path = f"kb_facts[{index}]"
+        if not isinstance(kb_fact, KbFact):
+            raise InputError(path, "must be a KbFact")
+        kb.append(
+            (
+                _need_str(kb_fact.document, f"{path}.document"),
+                _need_str(kb_fact.revision, f"{path}.revision"),
+                _need_str(kb_fact.key, f"{path}.key"),
+                check_scalar(kb_fact.value, f"{path}.value"),
+                _date_str(kb_fact.valid_from, f"{path}.valid_from"),
+                _date_str(kb_fact.valid_until, f"{path}.valid_until"),
+                _opt_str(kb_fact.subject, f"{path}.subject"),
+                _opt_str(kb_fact.span, f"{path}.span"),
+            )
+        )
+    pairs = options.unresolved_pairs
+    if len(pairs) > MAX_EVIDENCE:
+        raise InputError("unresolved", f"too many entries (limit {MAX_EVIDENCE})")
+    unresolved = _check_unresolved(pairs)
+    return raw_claims, items, as_of, answer, principals, kb, unresolved
+
+
+def raw_to_objects(
+    case: RawCase,
+) -> tuple[tuple[Claim, ...], tuple[Evidence, ...], Options]:
+    """Build the dataclasses from validated tuples."""
+    _, claims, items, as_of, answer, principals, kb, unresolved = case
+    return (
+        tuple(Claim(key=k, value=v, cite=c, subject=s) for k, v, c, s in claims),
+        tuple(
+            Evidence(
+                id=item[0],
+                facts=tuple(
+                    Fact(key=k, value=v, valid_from=f, valid_until=u, subject=s, span=sp)
+                    for k, v, f, u, s, sp in item[1]
+                ),
+                document=item[2],
+                revision=item[3],
+                span=item[4],
+                text=item[5],
+                allowed_principals=item[6],
+                superseded=item[7],
+                current_revision=item[8],
+            )
+            for item in items
+        ),
+        Options(
+            as_of=datetime.date.fromisoformat(as_of),
+            answer_text=answer,
+            principals=principals,
+            kb_facts=tuple(
+                KbFact(
+                    document=d,
+                    revision=r,
+                    key=k,
+                    value=v,
+                    valid_from=f,
+                    valid_until=u,
+                    subject=s,
+                    span=sp,
+                )
+                for d, r, k, v, f, u, s, sp in kb
+            ),
+            unresolved=tuple(unresolved),
+        ),
+    )
