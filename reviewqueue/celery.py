@@ -1,13 +1,37 @@
-"""The Celery application. All Celery settings live in Django settings under CELERY_*."""
+"""The Celery application. All Celery settings live in Django settings under CELERY_*.
+
+Start a worker with `celery -A reviewqueue worker` and the scheduler with `celery -A reviewqueue
+beat`. Both need REDIS_URL; without it, tasks run eagerly inside the web process.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewqueue.settings")
+
+log = logging.getLogger(__name__)
 
 app = Celery("reviewqueue")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_ready.connect
+def catch_up_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
+    """Catch up on work a stopped fleet missed: a midnight validity sweep that found no worker,
+    and jobs whose messages were lost. Both are safe to run more than once."""
+    from django.conf import settings
+
+    if not settings.REEVALUATION_CATCH_UP_ON_START:
+        return
+    try:
+        app.send_task("jobs.sweep_validity_boundaries")
+        app.send_task("jobs.resume_stalled")
+    except Exception as exc:  # the broker will be retried by beat; a worker must still start
+        log.warning("catch-up not enqueued", extra={"error": type(exc).__name__})

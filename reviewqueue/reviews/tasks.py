@@ -1,42 +1,93 @@
-"""Celery tasks: thin shells that take ids and call one service."""
+"""Celery tasks of re-evaluation: thin shells that take ids and call one service.
+
+The unit of work on the queue is a chunk of answer ids (REEVALUATION_CHUNK_SIZE, a few
+hundred), never one message per answer. Chunks belong to a job (reviewqueue.jobs) that counts
+how many answers were done and failed.
+"""
 
 from __future__ import annotations
 
 import logging
+import time
+from typing import Any
 
 from celery import shared_task
 
 from reviewqueue.audit.services import Actor
+from reviewqueue.jobs.tasking import PASS_THROUGH_ERRORS, ReliableTask
 
 log = logging.getLogger(__name__)
 
-FANOUT_CHUNK = 250
+
+class ChunkTask(ReliableTask):
+    def after_dead_letter(self, *, args: list[Any], kwargs: dict[str, Any]) -> None:
+        from reviewqueue.jobs.services import chunk_mark_dead
+
+        chunk_id = kwargs.get("chunk_id")
+        if chunk_id is not None:
+            chunk_mark_dead(chunk_id=int(chunk_id))
 
 
-@shared_task(name="reviews.reevaluate_answers")
-def reevaluate_answers(answer_ids: list[int], trigger: str) -> int:
-    from reviewqueue.reviews.services.reevaluation import answer_reevaluate
+@shared_task(base=ChunkTask, name="reviews.reevaluate_answers")
+def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None = None,
+                       chunk_id: int | None = None) -> int:
+    """Re-evaluate a chunk of answers and count it into its job. Returns how many answers got
+    a new verdict. Safe to run again: an unchanged answer is a no-op, a finished chunk is not
+    counted twice."""
+    from reviewqueue.jobs.selectors import job_actor
+    from reviewqueue.jobs.services import chunk_finish, dead_letter_record
+    from reviewqueue.reviews.services.reevaluation import answers_reevaluate
 
-    changed = 0
-    for answer_id in answer_ids:
-        if answer_reevaluate(answer_id=answer_id, trigger=trigger) is not None:
-            changed += 1
-    log.info("reevaluated answers", extra={"count": len(answer_ids), "changed": changed,
-                                           "trigger": trigger})
-    return changed
+    started = time.perf_counter()
+    outcome = answers_reevaluate(answer_ids=answer_ids, trigger=trigger,
+                                 actor=job_actor(job_id), reraise=PASS_THROUGH_ERRORS)
+    for answer_id, error in outcome.errors:
+        # An error a retry would not fix: keep the one answer so an admin can send it again.
+        dead_letter_record(task_name=reevaluate_answers.name, task_id="",
+                           args=[[answer_id], trigger], kwargs={}, error=error, attempts=1)
+    if chunk_id is not None:
+        chunk_finish(chunk_id=chunk_id, done=outcome.done, failed=len(outcome.errors),
+                     changed=outcome.changed)
+    log.info("reevaluated answers", extra={
+        "job": job_id, "chunk": chunk_id, "count": len(answer_ids), "changed": outcome.changed,
+        "failed": len(outcome.errors), "trigger": trigger,
+        "ms": round((time.perf_counter() - started) * 1000, 1),
+    })
+    return outcome.changed
 
 
-@shared_task(name="reviews.fan_out_document")
-def fan_out_document(document_key: str, trigger: str) -> int:
-    """Send every answer citing the document for re-evaluation, a chunk of ids per message."""
-    from reviewqueue.reviews.selectors.answers import answer_ids_citing
+@shared_task(base=ReliableTask, name="reviews.fan_out_document")
+def fan_out_document(document_key: str, trigger: str) -> str:
+    """Start a job for every answer citing the document (kept for callers of the old name)."""
+    from reviewqueue.jobs.services import job_start_for_document
 
-    ids = list(answer_ids_citing(document_key))
-    for start in range(0, len(ids), FANOUT_CHUNK):
-        reevaluate_answers.delay(ids[start:start + FANOUT_CHUNK], trigger)
-    return len(ids)
+    return str(job_start_for_document(document_key=document_key, trigger=trigger).pk)
 
 
-def enqueue_document_reevaluation(*, document_key: str, trigger: str, actor: Actor) -> None:
-    """Called from transaction.on_commit by the sources services."""
-    fan_out_document.delay(document_key, trigger)
+def enqueue_document_reevaluation(*, document_key: str, trigger: str, actor: Actor) -> Any:
+    """Called from transaction.on_commit by the sources services, once per changed document.
+
+    Returns the job, or None when it could not even be recorded. A broker that is down does
+    not fail the caller, whose change is already committed: the job stays pending and
+    `jobs.resume_stalled` sends it later.
+    """
+    from reviewqueue.jobs.services import job_start_for_document
+
+    try:
+        return job_start_for_document(document_key=document_key, trigger=trigger, actor=actor,
+                                      user=_user_of(actor))
+    except Exception as exc:
+        log.error("re-evaluation not enqueued", extra={"document": document_key,
+                                                       "trigger": trigger,
+                                                       "error_type": type(exc).__name__})
+        return None
+
+
+def _user_of(actor: Actor) -> Any:
+    """The account behind an actor named `user:<name>` (optionally `token:<prefix>`)."""
+    from django.contrib.auth import get_user_model
+
+    first = actor.name.split(" ", 1)[0]
+    if not first.startswith("user:"):
+        return None
+    return get_user_model().objects.filter(username=first.removeprefix("user:")).first()

@@ -1,0 +1,103 @@
+"""API of re-evaluation jobs: start one, follow its progress."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.principals import user_principals
+from reviewqueue.accounts.roles import has_role
+from reviewqueue.api_base import BodyLimitedAPIView, RoleAndScope, StrictSerializer
+from reviewqueue.errors import NotFound
+from reviewqueue.jobs.models import Job
+from reviewqueue.jobs.selectors import job_progress, job_visible_to
+from reviewqueue.jobs.services import job_start_for_answers, job_start_for_document
+from reviewqueue.reviews.models import Answer, Verdict
+from reviewqueue.reviews.selectors.answers import user_may_read_answer
+from reviewqueue.sources.api import actor_of
+
+MAX_TRACE_IDS = 500
+
+
+class JobOut(serializers.Serializer):
+    id = serializers.CharField()
+    scope = serializers.CharField()
+    document_id = serializers.CharField(allow_null=True)
+    trigger = serializers.CharField()
+    state = serializers.CharField()
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    finished = serializers.BooleanField()
+    created_at = serializers.CharField()
+    finished_at = serializers.CharField(allow_null=True)
+    progress_url = serializers.CharField()
+    page_url = serializers.CharField()
+
+
+class JobIn(StrictSerializer):
+    trace_ids = serializers.ListField(child=serializers.CharField(max_length=200),
+                                      max_length=MAX_TRACE_IDS, required=False)
+    document_id = serializers.CharField(max_length=200, required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if bool(attrs.get("trace_ids")) == bool(attrs.get("document_id")):
+            raise serializers.ValidationError("Give either trace_ids or document_id.")
+        return attrs
+
+
+class JobStartView(BodyLimitedAPIView):
+    permission_classes = [RoleAndScope]
+    allowed_roles = (Role.REVIEWER, Role.ADMIN)
+
+    @extend_schema(request=JobIn, responses={202: JobOut,
+                                             400: OpenApiResponse(description="Bad field"),
+                                             404: OpenApiResponse(description="Unknown answer")},
+                   summary="Re-evaluate answers now (reviewers: answers they may read; "
+                           "admins: also every answer citing a document)")
+    def post(self, request: Request) -> Response:
+        serializer = JobIn(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        actor = actor_of(request)
+        if data.get("document_id"):
+            if not has_role(request.user, Role.ADMIN):
+                raise PermissionDenied("Only admins re-evaluate every answer citing a document.")
+            job = job_start_for_document(document_key=data["document_id"],
+                                         trigger=Verdict.Trigger.MANUAL, actor=actor,
+                                         user=request.user)
+        else:
+            ids = self._readable_answer_ids(request, data["trace_ids"])
+            job = job_start_for_answers(ids, Verdict.Trigger.MANUAL, request.user, actor=actor)
+        job.refresh_from_db()
+        return Response(job_progress(job), status=202)
+
+    def _readable_answer_ids(self, request: Request, trace_ids: list[str]) -> list[int]:
+        answers = {a.trace_id: a for a in
+                   Answer.objects.filter(trace_id__in=set(trace_ids))
+                   .prefetch_related("retrieved")}
+        principals = user_principals(request.user)
+        for trace_id in trace_ids:
+            answer = answers.get(trace_id)
+            if answer is None or not user_may_read_answer(answer, principals):
+                raise NotFound(f"no answer {trace_id!r}")
+        return [a.pk for a in answers.values()]
+
+
+class JobDetailView(BodyLimitedAPIView):
+    @extend_schema(responses={200: JobOut, 404: OpenApiResponse(description="No such job")},
+                   summary="Progress of a re-evaluation job")
+    def get(self, request: Request, job_id: UUID) -> Response:
+        job = Job.objects.filter(pk=job_id).first()
+        if job is None or not job_visible_to(job, request.user):
+            raise NotFound("no such job")
+        return Response(job_progress(job))

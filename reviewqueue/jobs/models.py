@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.urls import reverse
+
+
+class Job(models.Model):
+    """One batch of re-evaluations and how far it got.
+
+    A job covers the answers of one scope (some answers, the answers citing a document, every
+    answer, or the answers whose validity boundary has come). Its answers are split into
+    chunks, one Celery message each; `done` and `failed` grow as chunks finish, so
+    `done + failed == total` once the job is over.
+    """
+
+    class Scope(models.TextChoices):
+        ANSWERS = "answers", "Chosen answers"
+        DOCUMENT = "document", "Answers citing a document"
+        ALL = "all", "Every answer"
+        VALIDITY = "validity", "Validity boundary reached"
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting to start"
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+        FAILED = "failed", "Failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    scope = models.CharField(max_length=16, choices=Scope.choices)
+    document_key = models.CharField(max_length=200, blank=True)
+    trigger = models.CharField(max_length=16, help_text="Verdict trigger recorded on new verdicts")
+    as_of = models.DateField(null=True, blank=True, help_text="The day a validity sweep ran for")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0, help_text="Answers re-evaluated")
+    failed = models.PositiveIntegerField(default=0, help_text="Answers that could not be")
+    changed = models.PositiveIntegerField(default=0, help_text="Answers that got a new verdict")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                     on_delete=models.SET_NULL, related_name="+")
+    actor_type = models.CharField(max_length=16)
+    actor = models.CharField(max_length=200, help_text="Who the new verdicts are audited as")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["state", "created_at"], name="job_state_age"),
+            models.Index(fields=["created_at"], name="job_age"),
+        ]
+
+    def __str__(self) -> str:
+        target = f" {self.document_key}" if self.document_key else ""
+        return f"{self.get_scope_display()}{target} ({self.state})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("jobs:detail", args=[self.pk])
+
+    @property
+    def progress_url(self) -> str:
+        return reverse("jobs:progress", args=[self.pk])
+
+    @property
+    def processed(self) -> int:
+        return self.done + self.failed
+
+    @property
+    def percent(self) -> int:
+        if self.total == 0:
+            return 100 if self.state == self.State.FINISHED else 0
+        return min(100, self.processed * 100 // self.total)
+
+
+class JobChunk(models.Model):
+    """The answer ids of one re-evaluation message. It finishes exactly once, however often
+    its message is delivered; a chunk whose task failed for good is `dead` until retried."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        FINISHED = "finished", "Finished"
+        DEAD = "dead", "Dead-lettered"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    answer_ids = ArrayField(models.BigIntegerField())
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    done = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "number"], name="job_chunk_unique_number"),
+        ]
+        indexes = [
+            models.Index(fields=["enqueued_at"], name="job_chunk_pending_age",
+                         condition=models.Q(state="pending")),
+        ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.number} of {self.job_id}"
+
+
+class DeadLetter(models.Model):
+    """A task that failed for good: after its retries ran out, or on an error no retry fixes.
+
+    Only the task name, its arguments (ids) and the error type and first line are kept, never a
+    payload. An admin can send the task again from the Django admin.
+    """
+
+    task_name = models.CharField(max_length=200)
+    task_id = models.CharField(max_length=200, blank=True)
+    args = models.JSONField(default=list)
+    kwargs = models.JSONField(default=dict)
+    error_type = models.CharField(max_length=200)
+    error_message = models.CharField(max_length=500, blank=True)
+    attempts = models.PositiveIntegerField(default=1)
+    failed_at = models.DateTimeField()
+    retry_count = models.PositiveIntegerField(default=0)
+    retried_at = models.DateTimeField(null=True, blank=True)
+    retried_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["-failed_at"]
+        indexes = [models.Index(fields=["failed_at"], name="dead_letter_age")]
+
+    def __str__(self) -> str:
+        return f"{self.task_name} failed with {self.error_type}"

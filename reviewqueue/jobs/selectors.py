@@ -1,0 +1,91 @@
+"""Reads for re-evaluation jobs: which answers a job covers, progress, lists for admins."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from django.db.models import QuerySet
+
+from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.roles import has_role
+from reviewqueue.audit.services import WORKER, Actor
+from reviewqueue.jobs.models import DeadLetter, Job
+from reviewqueue.reviews.models import Answer, RetrievedItem
+
+
+def answer_ids_citing_document(document_key: str) -> QuerySet[Any]:
+    """Answers with a retrieved item on the document: an index-only scan of
+    `retrieved_by_document` (document_key, answer), however many answers are stored."""
+    return (
+        RetrievedItem.objects.filter(document_key=document_key)
+        .values_list("answer_id", flat=True)
+        .distinct()
+        .order_by("answer_id")
+    )
+
+
+def answer_ids_all() -> QuerySet[Any]:
+    return (Answer.objects.filter(current_version__isnull=False)
+            .values_list("id", flat=True).order_by("id"))
+
+
+def answer_ids_due_for_validity(day: date) -> QuerySet[Any]:
+    """Answers whose *current* verdict's next validity boundary is `day` or earlier.
+
+    PostgreSQL walks the partial index `verdict_next_boundary` up to `day` and joins each
+    verdict to the answer that holds it as current through the index on
+    `answer.current_verdict_id`; older verdicts of the same answer drop out in the join.
+    """
+    return (
+        Answer.objects.filter(current_verdict__next_boundary__lte=day)
+        .values_list("id", flat=True)
+        .order_by("id")
+    )
+
+
+def validity_sweep_due(day: date) -> bool:
+    return Answer.objects.filter(current_verdict__next_boundary__lte=day).exists()
+
+
+def job_actor(job_id: str | None) -> Actor:
+    """Who the verdicts of a job are audited as: the worker, or the person who asked."""
+    if job_id is None:
+        return WORKER
+    found = Job.objects.filter(pk=job_id).values_list("actor_type", "actor").first()
+    return Actor(found[0], found[1]) if found else WORKER
+
+
+def job_visible_to(job: Job, user: Any) -> bool:
+    """The person who started a job follows its progress; admins see every job."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return job.requested_by_id == user.pk or has_role(user, Role.ADMIN)
+
+
+def job_progress(job: Job) -> dict[str, Any]:
+    return {
+        "id": str(job.pk),
+        "scope": job.scope,
+        "document_id": job.document_key or None,
+        "trigger": job.trigger,
+        "state": job.state,
+        "total": job.total,
+        "done": job.done,
+        "failed": job.failed,
+        "changed": job.changed,
+        "percent": job.percent,
+        "finished": job.state in (Job.State.FINISHED, Job.State.FAILED),
+        "created_at": job.created_at.isoformat(),
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "progress_url": job.progress_url,
+        "page_url": job.get_absolute_url(),
+    }
+
+
+def jobs_recent(limit: int = 100) -> QuerySet[Job]:
+    return Job.objects.select_related("requested_by").order_by("-created_at")[:limit]
+
+
+def dead_letters_recent(limit: int = 20) -> QuerySet[DeadLetter]:
+    return DeadLetter.objects.order_by("-failed_at")[:limit]

@@ -1,0 +1,352 @@
+"""Writes for re-evaluation jobs, their chunks and dead letters.
+
+A job is created (scope, trigger, who asked), fanned out into chunks of answer ids (one Celery
+message each), and finished when every chunk has finished. Every step is safe to repeat: a
+message delivered twice finds its chunk already finished and changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from datetime import date, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from reviewqueue.audit.services import WORKER, Actor, audit_record
+from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
+from reviewqueue.jobs.selectors import (
+    answer_ids_all,
+    answer_ids_citing_document,
+    answer_ids_due_for_validity,
+    validity_sweep_due,
+)
+from reviewqueue.reviews.models import Verdict
+
+log = logging.getLogger(__name__)
+
+# Triggers that come from a person rather than from a change in the sources or the calendar.
+_REQUESTED_TRIGGERS = {Verdict.Trigger.MANUAL, Verdict.Trigger.GATE_VERSION}
+# Any constant works; it only has to be the same for every process that starts a sweep.
+_VALIDITY_SWEEP_LOCK = 0x52510A0D18
+_CHUNK_INSERT_BATCH = 200
+_MESSAGE_LINE = 300
+
+
+def _actor_for(trigger: str, actor: Actor | None) -> Actor:
+    # Verdicts that follow a source or calendar change are the worker's doing; a person who
+    # asked for a re-evaluation is named on the verdicts it produces.
+    if actor is not None and trigger in _REQUESTED_TRIGGERS:
+        return actor
+    return WORKER
+
+
+def _chunks(ids: Iterable[int], size: int) -> Iterator[list[int]]:
+    batch: list[int] = []
+    for answer_id in ids:
+        batch.append(int(answer_id))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _job_create(*, scope: str, trigger: str, actor: Actor | None, user: Any = None,
+                document_key: str = "", as_of: date | None = None) -> Job:
+    chosen = _actor_for(trigger, actor)
+    return Job.objects.create(
+        scope=scope,
+        trigger=trigger,
+        document_key=document_key,
+        as_of=as_of,
+        requested_by=user if getattr(user, "is_authenticated", False) else None,
+        actor_type=chosen.type,
+        actor=chosen.name,
+    )
+
+
+def _enqueue_fan_out(job: Job) -> None:
+    from reviewqueue.jobs.tasks import fan_out_job
+
+    job_id = str(job.pk)
+    transaction.on_commit(lambda: fan_out_job.delay(job_id))
+
+
+def _store_chunks(job: Job, ids: Iterable[int]) -> int:
+    """Split `ids` into chunk rows; returns how many answers they hold."""
+    size = settings.REEVALUATION_CHUNK_SIZE
+    total = 0
+    pending: list[JobChunk] = []
+    for number, batch in enumerate(_chunks(ids, size)):
+        total += len(batch)
+        pending.append(JobChunk(job=job, number=number, answer_ids=batch))
+        if len(pending) == _CHUNK_INSERT_BATCH:
+            JobChunk.objects.bulk_create(pending)
+            pending = []
+    if pending:
+        JobChunk.objects.bulk_create(pending)
+    return total
+
+
+def _enqueue_pending_chunks(job: Job) -> int:
+    """Send every unfinished chunk of `job`, after the current transaction commits."""
+    job_id = str(job.pk)
+    trigger = job.trigger
+
+    def send() -> None:
+        from reviewqueue.reviews.tasks import reevaluate_answers
+
+        chunks = (JobChunk.objects.filter(job_id=job_id, state=JobChunk.State.PENDING)
+                  .order_by("number").values_list("id", "answer_ids"))
+        for chunk_id, answer_ids in chunks.iterator(chunk_size=500):
+            reevaluate_answers.delay(answer_ids, trigger, job_id=job_id, chunk_id=chunk_id)
+
+    count = JobChunk.objects.filter(job=job, state=JobChunk.State.PENDING).update(
+        enqueued_at=timezone.now()
+    )
+    transaction.on_commit(send)
+    return count
+
+
+def _audit_request(job: Job, actor: Actor, count: int | None) -> None:
+    audit_record(
+        actor=actor,
+        action="reevaluation.requested",
+        object_type="job",
+        object_id=job.pk,
+        document_id=job.document_key,
+        after={"scope": job.scope, "trigger": job.trigger, "answers": count},
+    )
+
+
+@transaction.atomic
+def job_start_for_answers(answer_ids: Iterable[int], trigger: str, user: Any,
+                          *, actor: Actor | None = None) -> Job:
+    """Re-evaluate the given answers ("re-evaluate now"). Returns the job at once; its
+    progress is at `job.progress_url` (JSON) and `job.get_absolute_url()` (a page).
+
+    The work starts after the caller's transaction commits; without a broker (embedded mode)
+    it has run by the time the outermost transaction returns.
+    """
+    ids = sorted({int(i) for i in answer_ids})
+    actor = actor or Actor.of_user(user)
+    job = _job_create(scope=Job.Scope.ANSWERS, trigger=trigger, actor=actor, user=user)
+    job.total = _store_chunks(job, ids)
+    job.started_at = timezone.now()
+    job.state = Job.State.RUNNING if job.total else Job.State.FINISHED
+    job.finished_at = None if job.total else job.started_at
+    job.save(update_fields=["total", "started_at", "state", "finished_at"])
+    if trigger in _REQUESTED_TRIGGERS:
+        _audit_request(job, actor, job.total)
+    _enqueue_pending_chunks(job)
+    return job
+
+
+@transaction.atomic
+def job_start_for_document(*, document_key: str, trigger: str, actor: Actor | None = None,
+                           user: Any = None) -> Job:
+    """Re-evaluate every answer citing `document_key`. The answers are looked up by the
+    fan-out task, through the index on cited documents."""
+    job = _job_create(scope=Job.Scope.DOCUMENT, trigger=trigger, actor=actor, user=user,
+                      document_key=document_key)
+    if trigger in _REQUESTED_TRIGGERS and actor is not None:
+        _audit_request(job, actor, None)
+    _enqueue_fan_out(job)
+    return job
+
+
+@transaction.atomic
+def job_start_for_all(*, trigger: str, actor: Actor, user: Any = None) -> Job:
+    """Re-evaluate every answer, e.g. after the gate version changed."""
+    job = _job_create(scope=Job.Scope.ALL, trigger=trigger, actor=actor, user=user)
+    _audit_request(job, actor, None)
+    _enqueue_fan_out(job)
+    return job
+
+
+@transaction.atomic
+def job_start_validity_sweep(*, day: date) -> Job | None:
+    """Re-evaluate the answers whose current verdict's next validity boundary is `day` or
+    earlier. Returns None when there is nothing to do or a sweep for `day` is still running
+    (beat and a starting worker may both ask on the same morning)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_VALIDITY_SWEEP_LOCK])
+    running = Job.objects.filter(scope=Job.Scope.VALIDITY, as_of=day,
+                                 state__in=[Job.State.PENDING, Job.State.RUNNING])
+    if running.exists() or not validity_sweep_due(day):
+        return None
+    job = _job_create(scope=Job.Scope.VALIDITY, trigger=Verdict.Trigger.VALIDITY, actor=None,
+                      as_of=day)
+    _enqueue_fan_out(job)
+    return job
+
+
+def job_fan_out(*, job_id: str) -> Job | None:
+    """Find the job's answers, store them as chunks and send one message per chunk.
+
+    Run again (a redelivered message, a resumed job), it stores nothing new and sends the
+    chunks that have not finished yet; their re-evaluation is idempotent.
+    """
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or job.state in (Job.State.FINISHED, Job.State.FAILED):
+            return job
+        if job.state == Job.State.PENDING:
+            job.total = _store_chunks(job, _affected_answer_ids(job))
+            job.started_at = timezone.now()
+            job.state = Job.State.RUNNING if job.total else Job.State.FINISHED
+            job.finished_at = None if job.total else job.started_at
+            job.save(update_fields=["total", "started_at", "state", "finished_at"])
+        sent = _enqueue_pending_chunks(job)
+    log.info("job fanned out", extra={"job": str(job.pk), "scope": job.scope,
+                                      "answers": job.total, "messages": sent})
+    return job
+
+
+def _affected_answer_ids(job: Job) -> Iterator[int]:
+    if job.scope == Job.Scope.DOCUMENT:
+        return answer_ids_citing_document(job.document_key).iterator(chunk_size=5000)
+    if job.scope == Job.Scope.ALL:
+        return answer_ids_all().iterator(chunk_size=5000)
+    if job.scope == Job.Scope.VALIDITY:
+        assert job.as_of is not None
+        return answer_ids_due_for_validity(job.as_of).iterator(chunk_size=5000)
+    raise ValueError(f"job {job.pk} of scope {job.scope!r} has its chunks from the start")
+
+
+def job_mark_failed(*, job_id: str) -> None:
+    """A fan-out that failed for good: the job will not make progress until retried."""
+    Job.objects.filter(pk=job_id, state=Job.State.PENDING).update(
+        state=Job.State.FAILED, finished_at=timezone.now()
+    )
+
+
+def job_reopen(*, job_id: str) -> None:
+    """Let a failed fan-out run again (its dead letter is being retried)."""
+    Job.objects.filter(pk=job_id, state=Job.State.FAILED).update(
+        state=Job.State.PENDING, finished_at=None
+    )
+
+
+def _finish_job_if_complete(job_id: Any) -> None:
+    Job.objects.filter(pk=job_id, state=Job.State.RUNNING,
+                       total__lte=F("done") + F("failed")).update(
+        state=Job.State.FINISHED, finished_at=timezone.now()
+    )
+
+
+@transaction.atomic
+def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int) -> bool:
+    """Count a chunk into its job, once. Returns False when another delivery of the same
+    message already did."""
+    chunk = JobChunk.objects.select_for_update().filter(pk=chunk_id).first()
+    if chunk is None or chunk.state == JobChunk.State.FINISHED:
+        return False
+    # A dead chunk had all its answers counted as failed; they are counted again now.
+    previously_failed = chunk.failed if chunk.state == JobChunk.State.DEAD else 0
+    chunk.state = JobChunk.State.FINISHED
+    chunk.done, chunk.failed, chunk.changed = done, failed, changed
+    chunk.finished_at = timezone.now()
+    chunk.save(update_fields=["state", "done", "failed", "changed", "finished_at"])
+    Job.objects.filter(pk=chunk.job_id).update(
+        done=F("done") + done,
+        failed=F("failed") + failed - previously_failed,
+        changed=F("changed") + changed,
+    )
+    _finish_job_if_complete(chunk.job_id)
+    return True
+
+
+@transaction.atomic
+def chunk_mark_dead(*, chunk_id: int) -> None:
+    """The chunk's task failed for good: count its answers as failed so the job ends."""
+    chunk = JobChunk.objects.select_for_update().filter(pk=chunk_id).first()
+    if chunk is None or chunk.state != JobChunk.State.PENDING:
+        return
+    chunk.state = JobChunk.State.DEAD
+    chunk.failed = len(chunk.answer_ids)
+    chunk.finished_at = timezone.now()
+    chunk.save(update_fields=["state", "failed", "finished_at"])
+    Job.objects.filter(pk=chunk.job_id).update(failed=F("failed") + chunk.failed)
+    _finish_job_if_complete(chunk.job_id)
+
+
+def jobs_resume_stalled(*, now: Any = None) -> int:
+    """Send again what should have run long ago: fan-outs of jobs still pending and chunks
+    still pending. Normally Redis redelivers an unacknowledged message after the visibility
+    timeout; this covers messages that were never sent or that the broker lost."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.CELERY_VISIBILITY_TIMEOUT
+                             + settings.CELERY_TASK_TIME_LIMIT)
+    resumed = 0
+    for job_id in Job.objects.filter(state=Job.State.PENDING, created_at__lt=cutoff) \
+            .values_list("pk", flat=True):
+        job_fan_out(job_id=str(job_id))
+        resumed += 1
+    stalled = (JobChunk.objects.filter(state=JobChunk.State.PENDING, enqueued_at__lt=cutoff,
+                                       job__state=Job.State.RUNNING)
+               .values_list("job_id", flat=True).distinct())
+    for job_id in list(stalled):
+        job_fan_out(job_id=str(job_id))
+        resumed += 1
+    return resumed
+
+
+def _first_line(error: BaseException) -> str:
+    # Only the first line: database errors put the offending values on the DETAIL line.
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return text[:_MESSAGE_LINE]
+
+
+@transaction.atomic
+def dead_letter_record(*, task_name: str, task_id: str, args: list[Any], kwargs: dict[str, Any],
+                       error: BaseException, attempts: int) -> DeadLetter:
+    letter = DeadLetter.objects.create(
+        task_name=task_name,
+        task_id=task_id,
+        args=args,
+        kwargs=kwargs,
+        error_type=f"{type(error).__module__}.{type(error).__qualname__}",
+        error_message=_first_line(error),
+        attempts=attempts,
+        failed_at=timezone.now(),
+    )
+    log.error("task failed for good", extra={"task": task_name, "task_id": task_id,
+                                             "error_type": type(error).__name__,
+                                             "attempts": attempts, "dead_letter": letter.pk})
+    return letter
+
+
+@transaction.atomic
+def dead_letter_retry(*, dead_letter_id: int, user: Any, actor: Actor) -> DeadLetter | None:
+    """Send a dead-lettered task again, with the same arguments, after this commits."""
+    letter = DeadLetter.objects.select_for_update().filter(pk=dead_letter_id).first()
+    if letter is None:
+        return None
+    from reviewqueue.celery import app
+
+    if letter.task_name == "jobs.fan_out_job" and letter.args:
+        job_reopen(job_id=str(letter.args[0]))
+    letter.retry_count += 1
+    letter.retried_at = timezone.now()
+    letter.retried_by = user if getattr(user, "is_authenticated", False) else None
+    letter.save(update_fields=["retry_count", "retried_at", "retried_by"])
+    audit_record(actor=actor, action="dead_letter.retried", object_type="dead_letter",
+                 object_id=letter.pk,
+                 after={"task": letter.task_name, "retry_count": letter.retry_count})
+    name, args, kwargs = letter.task_name, list(letter.args), dict(letter.kwargs)
+
+    def send() -> None:
+        task = app.tasks.get(name)
+        if task is not None:
+            task.apply_async(args=args, kwargs=kwargs)  # honours eager mode
+        else:
+            app.send_task(name, args=args, kwargs=kwargs)
+
+    transaction.on_commit(send)
+    return letter

@@ -1,0 +1,78 @@
+"""Pages of re-evaluation jobs: the admins' list, one job's progress, and its JSON."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.roles import has_role
+from reviewqueue.audit.services import Actor
+from reviewqueue.jobs.models import DeadLetter, Job
+from reviewqueue.jobs.selectors import job_progress, job_visible_to, jobs_recent
+from reviewqueue.jobs.services import job_start_for_all, job_start_for_document
+from reviewqueue.params import refuse_unknown_params
+from reviewqueue.reviews.models import Verdict
+
+
+def _visible_job(request: HttpRequest, job_id: UUID) -> Job:
+    job = Job.objects.filter(pk=job_id).first()
+    # Someone else's job is answered like a missing one: job ids are not to be probed.
+    if job is None or not job_visible_to(job, request.user):
+        raise Http404("No such job")
+    return job
+
+
+@login_required
+@require_GET
+def job_list(request: HttpRequest) -> HttpResponse:
+    if not has_role(request.user, Role.ADMIN):
+        raise PermissionDenied
+    if refused := refuse_unknown_params(request):
+        return refused
+    return render(request, "jobs/list.html", {
+        "jobs": jobs_recent(),
+        "dead_letters": DeadLetter.objects.filter(retried_at__isnull=True).count(),
+    })
+
+
+@login_required
+@require_GET
+def job_detail(request: HttpRequest, job_id: UUID) -> HttpResponse:
+    job = _visible_job(request, job_id)
+    return render(request, "jobs/detail.html", {"job": job})
+
+
+@never_cache
+@login_required
+@require_GET
+def job_progress_json(request: HttpRequest, job_id: UUID) -> JsonResponse:
+    return JsonResponse(job_progress(_visible_job(request, job_id)))
+
+
+@login_required
+@require_POST
+def job_start(request: HttpRequest) -> HttpResponse:
+    """Admins start a re-evaluation of one document's answers or of every answer."""
+    if not has_role(request.user, Role.ADMIN):
+        raise PermissionDenied
+    actor = Actor.of_user(request.user)
+    document_key = request.POST.get("document_id", "").strip()
+    if request.POST.get("scope") == "all":
+        job = job_start_for_all(trigger=Verdict.Trigger.GATE_VERSION, actor=actor,
+                                user=request.user)
+    elif document_key:
+        job = job_start_for_document(document_key=document_key, trigger=Verdict.Trigger.MANUAL,
+                                     actor=actor, user=request.user)
+    else:
+        return render(request, "jobs/list.html", {
+            "jobs": jobs_recent(), "error": "Name a document or choose every answer.",
+            "dead_letters": DeadLetter.objects.filter(retried_at__isnull=True).count(),
+        }, status=400)
+    return redirect(job)

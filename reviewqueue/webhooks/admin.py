@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from reviewqueue.audit.services import Actor
+from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from reviewqueue.webhooks.services import webhook_endpoint_set_active
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(ReadOnlyAdmin):
+    """Endpoints are registered on the Webhooks page (the URL check and the audit run there);
+    here admins list them and switch them off or on. The secret is never shown."""
+
+    list_display = ("url", "description", "is_active", "created_by", "created_at")
+    list_filter = ("is_active",)
+    fields = ("url", "description", "is_active", "created_by", "created_at", "disabled_at")
+    readonly_fields = fields
+    actions = ["disable_selected", "enable_selected"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    def _set_active(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint],
+                    active: bool) -> None:
+        actor = Actor.of_user(request.user)
+        for endpoint_id in queryset.values_list("pk", flat=True):
+            webhook_endpoint_set_active(endpoint_id=endpoint_id, active=active, actor=actor)
+        self.message_user(request, "Done.", messages.SUCCESS)
+
+    @admin.action(description="Disable the selected endpoints")
+    def disable_selected(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:
+        self._set_active(request, queryset, False)
+
+    @admin.action(description="Enable the selected endpoints")
+    def enable_selected(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:
+        self._set_active(request, queryset, True)
+
+
+class AttemptInline(admin.TabularInline):
+    model = WebhookAttempt
+    fields = ("number", "started_at", "duration_ms", "status_code", "error")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "endpoint", "event_type", "trace_id", "state", "attempts",
+                    "last_status_code", "last_error", "delivered_at")
+    list_filter = ("state", "event_type")
+    search_fields = ("trace_id", "event_id")
+    list_select_related = ("endpoint",)
+    inlines = [AttemptInline]
+    show_full_result_count = False
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class WebhookEndpoint(models.Model):
+    """An address an admin registered to receive status changes.
+
+    Every delivery is signed with `secret` (HMAC-SHA256); the secret is shown once when the
+    endpoint is registered and never listed again. Endpoints are disabled, not deleted, so the
+    delivery log keeps its target.
+    """
+
+    url = models.URLField(max_length=2000)
+    secret = models.CharField(max_length=200)
+    description = models.CharField(max_length=200, blank=True)
+    is_active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    disabled_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class WebhookDelivery(models.Model):
+    """One event for one endpoint, and where its delivery stands.
+
+    Stored in the transaction of the status change (so no event is lost between the change and
+    the queue), sent after it commits. `payload` holds ids and statuses only, never answer or
+    passage text. A delivery is claimed for an attempt by a conditional update, so two workers
+    never send the same attempt.
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting for an attempt"
+        SENDING = "sending", "Being sent"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Given up"
+
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT,
+                                 related_name="deliveries")
+    event_id = models.UUIDField(default=uuid.uuid4)
+    event_type = models.CharField(max_length=64)
+    trace_id = models.CharField(max_length=200, blank=True)
+    payload = models.JSONField()
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    lease_until = models.DateTimeField(null=True, blank=True)
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "event_id"],
+                                    name="webhook_delivery_once_per_event"),
+        ]
+        indexes = [
+            models.Index(fields=["next_attempt_at"], name="webhook_delivery_due",
+                         condition=models.Q(state="pending")),
+            models.Index(fields=["lease_until"], name="webhook_delivery_sending",
+                         condition=models.Q(state="sending")),
+            models.Index(fields=["endpoint", "-created_at"], name="webhook_delivery_log"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.event_id} to endpoint {self.endpoint_id} ({self.state})"
+
+
+class WebhookAttempt(models.Model):
+    """The delivery log: one row per HTTP attempt, with its outcome and timing."""
+
+    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE,
+                                 related_name="attempt_log")
+    number = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    duration_ms = models.PositiveIntegerField()
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["delivery_id", "number"]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of delivery {self.delivery_id}"

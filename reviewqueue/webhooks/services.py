@@ -1,0 +1,244 @@
+"""Writes for webhooks: register endpoints, record events, attempt deliveries."""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import random
+import secrets
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.errors import FieldError
+from reviewqueue.webhooks import netguard, signing
+from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+
+log = logging.getLogger(__name__)
+
+STATUS_CHANGED = "answer.status_changed"
+USER_AGENT = "ReviewQueue-Webhooks/1"
+_ERROR_CHARS = 200
+
+
+def _url_for_audit(url: str) -> str:
+    # Scheme, host and path only: a query string may carry a receiver's own token.
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+@dataclass(frozen=True)
+class Registered:
+    endpoint: WebhookEndpoint
+    secret: str  # shown to the admin once
+
+
+@transaction.atomic
+def webhook_endpoint_register(*, url: str, description: str = "", secret: str = "",
+                              user: Any, actor: Actor) -> Registered:
+    """Register an endpoint after checking where its URL leads. A secret is generated unless
+    one is given (at least 16 characters)."""
+    url = url.strip()
+    if len(url) > 2000:
+        raise FieldError("url", "at most 2000 characters")
+    try:
+        netguard.resolve_target(url)
+    except netguard.UnsafeUrl as exc:
+        raise FieldError("url", str(exc)) from None
+    secret = secret.strip()
+    if secret and len(secret) < 16:
+        raise FieldError("secret", "use at least 16 characters, or leave it empty")
+    secret = secret or secrets.token_urlsafe(32)
+    endpoint = WebhookEndpoint.objects.create(
+        url=url, secret=secret, description=description.strip()[:200],
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+    audit_record(actor=actor, action="webhook.endpoint_registered",
+                 object_type="webhook_endpoint", object_id=endpoint.pk,
+                 after={"url": _url_for_audit(url), "active": True})
+    return Registered(endpoint=endpoint, secret=secret)
+
+
+@transaction.atomic
+def webhook_endpoint_set_active(*, endpoint_id: int, active: bool, actor: Actor
+                                ) -> WebhookEndpoint | None:
+    endpoint = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint_id).first()
+    if endpoint is None or endpoint.is_active == active:
+        return endpoint  # nothing to change, nothing to audit
+    endpoint.is_active = active
+    endpoint.disabled_at = None if active else timezone.now()
+    endpoint.save(update_fields=["is_active", "disabled_at"])
+    audit_record(actor=actor, action="webhook.endpoint_enabled" if active
+                 else "webhook.endpoint_disabled", object_type="webhook_endpoint",
+                 object_id=endpoint.pk, before={"active": not active}, after={"active": active})
+    return endpoint
+
+
+def status_changed_payload(*, event_id: uuid.UUID, answer: Any, status: str,
+                           verdict: Any) -> dict[str, Any]:
+    """The event body: ids, status and the verdict's decision and reason. Never text."""
+    return {
+        "event_id": str(event_id),
+        "type": STATUS_CHANGED,
+        "trace_id": answer.trace_id,
+        "status": status,
+        "verdict": {"id": verdict.pk, "decision": verdict.decision, "reason": verdict.reason},
+    }
+
+
+def webhook_event_record(*, answer: Any, status: str, verdict: Any) -> list[int]:
+    """Store one delivery per active endpoint inside the caller's transaction and send them
+    once it commits. Returns the delivery ids."""
+    endpoint_ids = list(WebhookEndpoint.objects.filter(is_active=True)
+                        .values_list("pk", flat=True))
+    if not endpoint_ids:
+        return []
+    event_id = uuid.uuid4()
+    payload = status_changed_payload(event_id=event_id, answer=answer, status=status,
+                                     verdict=verdict)
+    now = timezone.now()
+    deliveries = WebhookDelivery.objects.bulk_create([
+        WebhookDelivery(endpoint_id=endpoint_id, event_id=event_id, event_type=STATUS_CHANGED,
+                        trace_id=answer.trace_id, payload=payload, next_attempt_at=now)
+        for endpoint_id in endpoint_ids
+    ])
+    ids = [d.pk for d in deliveries]
+
+    def send() -> None:
+        from reviewqueue.webhooks.tasks import deliver_webhook
+
+        for delivery_id in ids:
+            try:
+                deliver_webhook.delay(delivery_id)
+            except Exception as exc:  # the change is committed; the minute sweep sends it
+                log.warning("webhook not enqueued", extra={"delivery": delivery_id,
+                                                           "error_type": type(exc).__name__})
+
+    transaction.on_commit(send)
+    return ids
+
+
+def retry_delay(attempts: int) -> float:
+    """Seconds before the next attempt after `attempts` failed ones: doubling from the base,
+    capped, with +-20 % jitter so endpoints that failed together do not retry together."""
+    base = settings.WEBHOOK_RETRY_BASE_SECONDS * (2 ** max(0, attempts - 1))
+    delay = min(base, settings.WEBHOOK_RETRY_MAX_DELAY_SECONDS)
+    return delay * random.uniform(0.8, 1.2)
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    delivery: WebhookDelivery
+    retry_in: float | None  # seconds until the next attempt, None when there is none
+
+
+def _claim(delivery_id: int, now: datetime) -> bool:
+    """Take the delivery for one attempt: a conditional update, so of two workers holding the
+    same message only one sends (the other finds it no longer pending)."""
+    lease = timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS * 3 + 30)
+    return bool(WebhookDelivery.objects.filter(
+        pk=delivery_id, state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now,
+    ).update(state=WebhookDelivery.State.SENDING, lease_until=now + lease,
+             attempts=F("attempts") + 1))
+
+
+def _send(delivery: WebhookDelivery) -> tuple[int | None, str]:
+    endpoint = delivery.endpoint
+    body = signing.canonical_body(delivery.payload)
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        signing.EVENT_HEADER: delivery.event_type,
+        signing.EVENT_ID_HEADER: str(delivery.event_id),
+        signing.DELIVERY_HEADER: str(delivery.pk),
+        **signing.signed_headers(endpoint.secret, body),
+    }
+    try:
+        target = netguard.resolve_target(endpoint.url)
+        result = netguard.post(target, body, headers, settings.WEBHOOK_TIMEOUT_SECONDS)
+    except netguard.UnsafeUrl as exc:
+        return None, f"refused: {exc}"[:_ERROR_CHARS]
+    except TimeoutError:
+        return None, "timed out"
+    except (OSError, http.client.HTTPException) as exc:
+        return None, type(exc).__name__
+    if 200 <= result.status < 300:
+        return result.status, ""
+    if 300 <= result.status < 400:
+        return result.status, "redirect not followed"
+    return result.status, f"HTTP {result.status}"
+
+
+def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
+    """Make one attempt if the delivery is due. No transaction is held during the request.
+
+    Returns None when there was nothing to do: delivered, given up, not due yet, or another
+    worker is sending it.
+    """
+    started_at = timezone.now()
+    if not _claim(delivery_id, started_at):
+        return None
+    delivery = WebhookDelivery.objects.select_related("endpoint").get(pk=delivery_id)
+    if not delivery.endpoint.is_active:
+        status_code, error = None, "endpoint disabled"
+        elapsed_ms = 0
+    else:
+        clock = time.perf_counter()
+        status_code, error = _send(delivery)
+        elapsed_ms = int((time.perf_counter() - clock) * 1000)
+
+    now = timezone.now()
+    delivered = status_code is not None and not error
+    retry_in: float | None = None
+    with transaction.atomic():
+        WebhookAttempt.objects.create(delivery=delivery, number=delivery.attempts,
+                                      started_at=started_at, duration_ms=elapsed_ms,
+                                      status_code=status_code, error=error)
+        delivery.last_status_code = status_code
+        delivery.last_error = error
+        delivery.lease_until = None
+        if delivered:
+            delivery.state = WebhookDelivery.State.DELIVERED
+            delivery.delivered_at = now
+        else:
+            delay = retry_delay(delivery.attempts)
+            window_ends = delivery.created_at + timedelta(
+                seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS)
+            next_at = now + timedelta(seconds=delay)
+            if (delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS or next_at > window_ends
+                    or not delivery.endpoint.is_active):
+                delivery.state = WebhookDelivery.State.FAILED
+            else:
+                delivery.state = WebhookDelivery.State.PENDING
+                delivery.next_attempt_at = next_at
+                retry_in = delay
+        delivery.save(update_fields=["state", "delivered_at", "next_attempt_at", "lease_until",
+                                     "last_status_code", "last_error"])
+    log.info("webhook attempt", extra={
+        "delivery": delivery.pk, "endpoint": delivery.endpoint_id, "attempt": delivery.attempts,
+        "status_code": status_code, "error": error, "ms": elapsed_ms, "state": delivery.state,
+    })
+    return AttemptResult(delivery=delivery, retry_in=retry_in)
+
+
+def webhook_deliveries_due(*, limit: int = 500) -> list[int]:
+    """Free deliveries whose sender vanished mid-attempt, and list those due now."""
+    now = timezone.now()
+    WebhookDelivery.objects.filter(state=WebhookDelivery.State.SENDING,
+                                   lease_until__lt=now).update(
+        state=WebhookDelivery.State.PENDING, next_attempt_at=now, lease_until=None
+    )
+    return list(
+        WebhookDelivery.objects.filter(state=WebhookDelivery.State.PENDING,
+                                       next_attempt_at__lte=now)
+        .order_by("next_attempt_at").values_list("pk", flat=True)[:limit]
+    )

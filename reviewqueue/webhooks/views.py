@@ -1,0 +1,68 @@
+"""Admin pages of webhooks: register an endpoint, read its delivery log, switch it off."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.roles import has_role
+from reviewqueue.audit.services import Actor
+from reviewqueue.errors import FieldError
+from reviewqueue.params import refuse_unknown_params
+from reviewqueue.webhooks.forms import EndpointForm
+from reviewqueue.webhooks.models import WebhookEndpoint
+from reviewqueue.webhooks.selectors import endpoint_deliveries, endpoints_with_counts
+from reviewqueue.webhooks.services import webhook_endpoint_register, webhook_endpoint_set_active
+
+
+def _require_admin(request: HttpRequest) -> None:
+    if not has_role(request.user, Role.ADMIN):
+        raise PermissionDenied
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def endpoint_list(request: HttpRequest) -> HttpResponse:
+    _require_admin(request)
+    if refused := refuse_unknown_params(request):
+        return refused
+    form = EndpointForm(request.POST or None)
+    registered = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            registered = webhook_endpoint_register(
+                url=form.cleaned_data["url"], description=form.cleaned_data["description"],
+                secret=form.cleaned_data["secret"], user=request.user,
+                actor=Actor.of_user(request.user),
+            )
+        except FieldError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.field_message)
+        else:
+            form = EndpointForm()
+    status = 400 if request.method == "POST" and registered is None else 200
+    return render(request, "webhooks/list.html", {
+        "endpoints": endpoints_with_counts(), "form": form, "registered": registered,
+    }, status=status)
+
+
+@login_required
+def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    _require_admin(request)
+    endpoint = get_object_or_404(WebhookEndpoint, pk=endpoint_id)
+    return render(request, "webhooks/detail.html", {
+        "endpoint": endpoint, "deliveries": endpoint_deliveries(endpoint),
+    })
+
+
+@login_required
+@require_POST
+def endpoint_toggle(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    _require_admin(request)
+    webhook_endpoint_set_active(endpoint_id=endpoint_id,
+                                active=request.POST.get("active") == "1",
+                                actor=Actor.of_user(request.user))
+    return redirect("webhooks:detail", endpoint_id=endpoint_id)

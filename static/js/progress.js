@@ -1,0 +1,76 @@
+// Follows re-evaluation jobs: every element with data-job-progress polls its data-url (the job's
+// progress JSON) and updates its <progress> bar and text until the job has finished.
+(function () {
+  "use strict";
+
+  var INTERVAL_MS = 1000;
+  var MAX_INTERVAL_MS = 10000;
+
+  function render(el, job) {
+    var bar = el.querySelector("progress");
+    var text = el.querySelector(".job-progress-text");
+    var state = el.querySelector("[data-state]");
+    if (bar) {
+      bar.max = Math.max(job.total, 1);
+      bar.value = job.done + job.failed;
+      bar.textContent = job.percent + "%";
+    }
+    if (text) {
+      text.textContent = (job.done + " of " + job.total + " re-evaluated, " +
+                          job.failed + " failed");
+    }
+    if (state) {
+      state.textContent = job.state;
+    }
+    el.dataset.state = job.state;
+  }
+
+  function follow(el) {
+    var url = el.dataset.url;
+    var wait = INTERVAL_MS;
+    if (!url) {
+      return;
+    }
+    function poll() {
+      fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (response) {
+          if (!response.ok) {
+            throw new Error("progress " + response.status);
+          }
+          return response.json();
+        })
+        .then(function (job) {
+          render(el, job);
+          wait = INTERVAL_MS;
+          if (job.finished) {
+            if (el.hasAttribute("data-reload-on-finish")) {
+              window.location.reload();
+            }
+            return;
+          }
+          window.setTimeout(poll, wait);
+        })
+        .catch(function () {
+          // Back off while the server is unreachable; keep the last figures on screen.
+          wait = Math.min(wait * 2, MAX_INTERVAL_MS);
+          window.setTimeout(poll, wait);
+        });
+    }
+    if (el.dataset.state !== "finished" && el.dataset.state !== "failed") {
+      poll();
+    }
+  }
+
+  function start() {
+    var nodes = document.querySelectorAll("[data-job-progress]");
+    for (var i = 0; i < nodes.length; i++) {
+      follow(nodes[i]);
+    }
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

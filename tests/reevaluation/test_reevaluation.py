@@ -1,0 +1,247 @@
+"""Re-evaluation in process: triggers, status moves, idempotency and the validity sweep."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from unittest import mock
+
+import pytest
+from django.db import connection
+
+from reviewqueue.audit.models import AuditEvent
+from reviewqueue.audit.services import WORKER
+from reviewqueue.jobs.models import Job
+from reviewqueue.jobs.selectors import answer_ids_due_for_validity
+from reviewqueue.jobs.services import job_start_validity_sweep
+from reviewqueue.reviews.models import Answer, ReviewItem, Verdict
+from reviewqueue.reviews.services.reevaluation import answer_reevaluate
+from tests.reevaluation.conftest import fact, today
+
+pytestmark = pytest.mark.django_db
+
+
+def verdicts_of(answer: Answer) -> list[Verdict]:
+    return list(Verdict.objects.filter(answer=answer).order_by("id"))
+
+
+def test_publishing_a_revision_reevaluates_every_citing_answer_and_only_those(
+    publish_doc: Any, ingest: Any
+) -> None:
+    publish_doc("pricing", "r1")
+    publish_doc("billing", "r1", facts=[fact(30, key="grace_days")])
+    citing = [ingest(f"cites-{i}") for i in range(3)]
+    other = ingest("other", cites=[("d1", "billing", "r1")],
+                   claims=[{"key": "grace_days", "value": 30, "cite": "d1"}])
+
+    publish_doc("pricing", "r2")
+
+    for answer in citing:
+        answer.refresh_from_db()
+        assert [v.trigger for v in verdicts_of(answer)] == ["ingest", "revision"]
+        assert answer.current_verdict.reason == "superseded_revision"
+        assert answer.status == Answer.Status.HELD
+    assert [v.trigger for v in verdicts_of(other)] == ["ingest"]
+
+
+def test_publishing_the_same_revision_again_creates_no_verdict(
+    publish_doc: Any, ingest: Any
+) -> None:
+    publish_doc("pricing", "r1")
+    ingest("t-1")
+    publish_doc("pricing", "r2")
+    count = Verdict.objects.count()
+
+    publish_doc("pricing", "r2")
+
+    assert Verdict.objects.count() == count
+
+
+def test_reevaluating_an_unchanged_answer_changes_nothing(publish_doc: Any, ingest: Any) -> None:
+    publish_doc("pricing", "r1")
+    answer = ingest("t-1")
+    events = AuditEvent.objects.count()
+
+    assert answer_reevaluate(answer_id=answer.pk, trigger="manual") is None
+    assert len(verdicts_of(answer)) == 1
+    assert AuditEvent.objects.count() == events
+
+
+def test_reevaluating_twice_stores_one_verdict(publish: Any, ingest: Any, owner: Any) -> None:
+    publish("pricing", "r1", facts=[fact()])
+    answer = ingest("t-1")
+    publish("pricing", "r2", facts=[fact()])  # no on-commit work: nothing ran yet
+
+    first = answer_reevaluate(answer_id=answer.pk, trigger="revision")
+    second = answer_reevaluate(answer_id=answer.pk, trigger="revision")
+
+    assert first is not None and second is None
+    assert len(verdicts_of(answer)) == 2
+
+
+def test_a_candidate_whose_source_changed_enters_the_queue(publish_doc: Any,
+                                                           ingest: Any) -> None:
+    publish_doc("pricing", "r1")
+    answer = ingest("t-1")
+    assert answer.status == Answer.Status.CANDIDATE
+
+    publish_doc("pricing", "r2")
+
+    item = ReviewItem.objects.get(answer=answer)
+    assert item.primary_reason == "superseded_revision"
+
+
+def test_an_approved_answer_whose_source_changed_goes_back_with_the_earlier_approval(
+    publish_doc: Any, ingest: Any, reviewer: Any
+) -> None:
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
+
+    publish_doc("pricing", "r1")
+    publish_doc("pricing-eu", "r1", facts=[fact(30)])
+    answer = ingest("t-1", cites=[("d1", "pricing", "r1"), ("d2", "pricing-eu", "r1")],
+                    text="The free trial lasts 14 days [d1][d2].")
+    assert answer.status == Answer.Status.HELD
+    result = answer_decide(trace_id="t-1", user=reviewer, actor=Actor.of_user(reviewer),
+                           data=DecisionInput(action="approve",
+                                              verdict_id=answer.current_verdict_id))
+    assert result.status == Answer.Status.APPROVED
+
+    publish_doc("pricing", "r2")
+
+    answer.refresh_from_db()
+    assert answer.status == Answer.Status.HELD
+    assert ReviewItem.objects.get(answer=answer).earlier_approval == result.decision
+
+
+# --- Validity boundaries -------------------------------------------------------------------------
+
+@pytest.fixture
+def calendar(publish_doc: Any, ingest: Any) -> dict[str, Answer]:
+    """Two answers whose facts change on the same day, ten days from now: `leaving` cites a
+    fact that ends the day before, `arriving` one that starts that day."""
+    t = today()
+    publish_doc("calendar", "r1", facts=[fact(14, valid_from=str(t - dt.timedelta(days=30)),
+                                              valid_until=str(t + dt.timedelta(days=9)))])
+    publish_doc("calendar-next", "r1", facts=[fact(21, valid_from=str(t + dt.timedelta(days=10)))])
+    leaving = ingest("leaving", cites=[("d1", "calendar", "r1")])
+    arriving = ingest("arriving", cites=[("d1", "calendar-next", "r1")],
+                      claims=[{"key": "trial_days", "value": 21, "cite": "d1"}],
+                      text="The free trial lasts 21 days [d1].")
+    return {"leaving": leaving, "arriving": arriving}
+
+
+def _sweep_on(day: dt.date, on_commit: Any) -> Job | None:
+    with mock.patch("reviewqueue.reviews.services.evaluation.today", return_value=day), \
+            on_commit():
+        return job_start_validity_sweep(day=day)
+
+
+def test_each_verdict_stores_its_next_validity_boundary(calendar: dict[str, Answer]) -> None:
+    boundary = today() + dt.timedelta(days=10)
+    assert calendar["leaving"].current_verdict.next_boundary == boundary
+    assert calendar["arriving"].current_verdict.next_boundary == boundary
+
+
+def test_a_boundary_that_has_not_come_moves_nothing(calendar: dict[str, Answer],
+                                                    on_commit: Any) -> None:
+    assert _sweep_on(today() + dt.timedelta(days=9), on_commit) is None
+    assert Verdict.objects.count() == 2
+
+
+def test_a_boundary_that_came_moves_an_answer_into_the_queue(calendar: dict[str, Answer],
+                                                             on_commit: Any) -> None:
+    leaving = calendar["leaving"]
+    assert leaving.status == Answer.Status.CANDIDATE
+
+    _sweep_on(today() + dt.timedelta(days=10), on_commit)
+
+    leaving.refresh_from_db()
+    assert leaving.status == Answer.Status.HELD
+    assert leaving.current_verdict.reason == "noncurrent_citation"
+    assert leaving.current_verdict.trigger == "validity"
+    assert ReviewItem.objects.filter(answer=leaving).exists()
+
+
+def test_a_boundary_that_came_clears_an_answer_from_the_queue_and_audits_it(
+    calendar: dict[str, Answer], on_commit: Any
+) -> None:
+    arriving = calendar["arriving"]
+    assert arriving.status == Answer.Status.HELD
+
+    _sweep_on(today() + dt.timedelta(days=10), on_commit)
+
+    arriving.refresh_from_db()
+    assert arriving.status == Answer.Status.CANDIDATE
+    assert not ReviewItem.objects.filter(answer=arriving).exists()
+    cleared = AuditEvent.objects.get(action="review_item.cleared", trace_id="arriving")
+    assert cleared.after["by"] == "reevaluation"
+    assert cleared.after["trigger"] == "validity"
+
+
+def test_the_sweep_looks_only_at_current_verdicts(calendar: dict[str, Answer],
+                                                  on_commit: Any) -> None:
+    day = today() + dt.timedelta(days=10)
+    _sweep_on(day, on_commit)
+    # The old verdicts still have a boundary on `day`; the new ones do not count.
+    assert Verdict.objects.filter(next_boundary__lte=day).count() == 2
+    assert list(answer_ids_due_for_validity(day)) == []
+
+
+def test_a_second_sweep_on_the_same_day_finds_nothing_to_do(calendar: dict[str, Answer],
+                                                            on_commit: Any) -> None:
+    day = today() + dt.timedelta(days=10)
+    first = _sweep_on(day, on_commit)
+    assert first is not None
+    first.refresh_from_db()
+    assert (first.total, first.done, first.state) == (2, 2, Job.State.FINISHED)
+
+    assert _sweep_on(day, on_commit) is None
+
+
+def test_the_sweep_reads_the_boundary_index(calendar: dict[str, Answer]) -> None:
+    query = answer_ids_due_for_validity(today())
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        # The tables are tiny here, so forbid the sequential scan the planner would prefer and
+        # check that the index can answer the query at all.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN {sql}", params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "verdict_next_boundary" in plan
+
+
+def test_the_sweep_runs_on_the_pinned_date_when_one_is_set(
+    calendar: dict[str, Answer], settings: Any, on_commit: Any
+) -> None:
+    from reviewqueue.jobs.tasks import sweep_validity_boundaries
+
+    settings.REEVALUATION_TODAY = today() + dt.timedelta(days=10)
+    with on_commit():
+        sweep_validity_boundaries.delay()
+
+    calendar["leaving"].refresh_from_db()
+    assert calendar["leaving"].status == Answer.Status.HELD
+
+
+def test_a_withdrawn_document_abstains_its_answers(publish_doc: Any, ingest: Any,
+                                                   service_api: Any, on_commit: Any) -> None:
+    publish_doc("pricing", "r1")
+    answer = ingest("t-1")
+
+    with on_commit():
+        assert service_api.delete("/api/v1/documents/pricing").status_code in (200, 204)
+
+    answer.refresh_from_db()
+    assert answer.status == Answer.Status.ABSTAINED
+    assert answer.current_verdict.trigger == "withdrawal"
+    assert answer.current_verdict.revisions_used[0].get("withdrawn") is True
+
+
+def test_verdicts_of_a_job_are_audited_as_the_worker(publish_doc: Any, ingest: Any) -> None:
+    publish_doc("pricing", "r1")
+    ingest("t-1")
+    publish_doc("pricing", "r2")
+    event = AuditEvent.objects.filter(action="verdict.created", trace_id="t-1").get()
+    assert (event.actor_type, event.actor) == (WORKER.type, WORKER.name)
+    assert event.after["cause"] == "revision"

@@ -1,0 +1,290 @@
+"""Webhooks in process: registration and its URL check, signed payloads, retries, the log."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from reviewqueue.audit.models import AuditEvent
+from reviewqueue.audit.services import SYSTEM
+from reviewqueue.errors import FieldError
+from reviewqueue.webhooks import netguard, signing
+from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from reviewqueue.webhooks.services import (
+    webhook_delivery_attempt,
+    webhook_endpoint_register,
+    webhook_endpoint_set_active,
+)
+from reviewqueue.webhooks.tasks import dispatch_due
+from tests.reevaluation.conftest import Receiver
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "a-test-secret-that-is-long-enough"
+
+
+def register(url: str, secret: str = SECRET) -> WebhookEndpoint:
+    return webhook_endpoint_register(url=url, secret=secret, user=None, actor=SYSTEM).endpoint
+
+
+def run_until_delivered(receiver: Receiver, count: int, timeout: float = 10.0) -> None:
+    """Eager mode: what beat's minute sweep does, as often as the short test backoff needs."""
+    deadline = time.monotonic() + timeout
+    while len(receiver.delivered()) < count and time.monotonic() < deadline:
+        dispatch_due.delay()
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def fast_retries(settings: Any) -> None:
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 0.01
+    settings.WEBHOOK_RETRY_MAX_DELAY_SECONDS = 1
+
+
+# --- The URL check -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("url", [
+    "http://127.0.0.1:9/hook",
+    "http://localhost/hook",
+    "http://10.1.2.3/hook",
+    "http://192.168.0.10/hook",
+    "http://169.254.169.254/latest/meta-data",
+    "http://[::1]/hook",
+    "http://[fe80::1]/hook",
+    "http://100.64.0.1/hook",
+    "http://0.0.0.0/hook",
+    "http://[::ffff:127.0.0.1]/hook",
+])
+def test_a_url_reaching_inside_the_network_is_refused(url: str, settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = []
+    with pytest.raises(netguard.UnsafeUrl, match="private, loopback or link-local"):
+        netguard.resolve_target(url)
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/x", "http://user:pw@example.com/",
+                                 "not a url", "http:///nohost"])
+def test_a_url_that_is_not_plain_http_is_refused(url: str) -> None:
+    with pytest.raises(netguard.UnsafeUrl):
+        netguard.resolve_target(url)
+
+
+def test_the_setting_lets_loopback_through(settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = ["127.0.0.1"]
+    target = netguard.resolve_target("http://127.0.0.1:8080/in?x=1")
+    assert (target.address, target.port, target.path) == ("127.0.0.1", 8080, "/in?x=1")
+
+
+def test_a_public_address_is_allowed(settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = []
+    with mock.patch("socket.getaddrinfo",
+                    return_value=[(2, 1, 6, "", ("93.184.215.14", 443))]):
+        target = netguard.resolve_target("https://hooks.example.com/rq")
+    assert (target.host, target.address, target.scheme) == ("hooks.example.com",
+                                                             "93.184.215.14", "https")
+
+
+def test_a_host_resolving_to_any_private_address_is_refused(settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = []
+    answers = [(2, 1, 6, "", ("93.184.215.14", 443)), (2, 1, 6, "", ("10.0.0.5", 443))]
+    with mock.patch("socket.getaddrinfo", return_value=answers), \
+            pytest.raises(netguard.UnsafeUrl):
+        netguard.resolve_target("https://rebinding.example.com/rq")
+
+
+# --- Registration ------------------------------------------------------------------------------
+
+def test_registering_an_endpoint_is_audited_without_its_secret(receiver: Receiver) -> None:
+    endpoint = register(receiver.url + "?token=receiver-own")
+
+    event = AuditEvent.objects.get(action="webhook.endpoint_registered")
+    assert event.object_id == str(endpoint.pk)
+    assert event.after["url"] == receiver.url
+    assert SECRET not in str(event.after) and "receiver-own" not in str(event.after)
+
+
+def test_registering_a_private_url_is_refused_naming_the_field(settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = []
+    with pytest.raises(FieldError) as refused:
+        register("http://127.0.0.1:9/hook")
+    assert refused.value.field == "url"
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_a_generated_secret_is_returned_once(receiver: Receiver) -> None:
+    registered = webhook_endpoint_register(url=receiver.url, user=None, actor=SYSTEM)
+    assert len(registered.secret) >= 32
+    assert registered.endpoint.secret == registered.secret
+
+
+def test_an_admin_registers_an_endpoint_on_the_page_and_sees_the_secret_once(
+    admin_user: Any, client: Any, receiver: Receiver
+) -> None:
+    client.force_login(admin_user)
+    response = client.post("/webhooks/", {"url": receiver.url, "description": "CRM"})
+    assert response.status_code == 200
+    endpoint = WebhookEndpoint.objects.get()
+    assert endpoint.secret.encode() in response.content
+    assert endpoint.secret.encode() not in client.get("/webhooks/").content
+
+
+def test_a_reviewer_cannot_open_the_webhooks_page(reviewer: Any, client: Any) -> None:
+    client.force_login(reviewer)
+    assert client.get("/webhooks/").status_code == 403
+
+
+# --- Events and deliveries ----------------------------------------------------------------------
+
+def test_a_status_change_posts_a_signed_event_without_any_text(
+    receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any
+) -> None:
+    register(receiver.url)
+    publish_doc("pricing", "r1")
+    with on_commit():
+        answer = ingest("t-1")
+
+    [request] = receiver.delivered()
+    body = request.json
+    assert set(body) == {"event_id", "type", "trace_id", "status", "verdict"}
+    assert body["type"] == "answer.status_changed"
+    assert (body["trace_id"], body["status"]) == ("t-1", "candidate")
+    assert body["verdict"] == {"id": answer.current_verdict_id, "decision": "candidate",
+                               "reason": "supported"}
+    assert b"free trial" not in request.body
+    assert signing.verify(SECRET, request.body, request.headers["X-ReviewQueue-Timestamp"],
+                          request.headers["X-ReviewQueue-Signature"])
+    assert request.headers["X-ReviewQueue-Event-Id"] == body["event_id"]
+
+
+def test_a_signature_made_with_another_secret_does_not_verify(
+    receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any
+) -> None:
+    register(receiver.url)
+    publish_doc("pricing", "r1")
+    with on_commit():
+        ingest("t-1")
+    [request] = receiver.delivered()
+    stamp = request.headers["X-ReviewQueue-Timestamp"]
+    assert not signing.verify("another-secret-entirely", request.body, stamp,
+                              request.headers["X-ReviewQueue-Signature"])
+    assert not signing.verify(SECRET, request.body + b" ", stamp,
+                              request.headers["X-ReviewQueue-Signature"])
+
+
+def test_an_old_timestamp_does_not_verify() -> None:
+    body = b'{"x":1}'
+    headers = signing.signed_headers(SECRET, body, timestamp=1_000_000)
+    assert not signing.verify(SECRET, body, headers["X-ReviewQueue-Timestamp"],
+                              headers["X-ReviewQueue-Signature"])
+
+
+def test_a_receiver_answering_500_gets_the_event_again_until_it_takes_it(
+    receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any, fast_retries: None
+) -> None:
+    receiver.fail_first = 3
+    register(receiver.url)
+    publish_doc("pricing", "r1")
+    with on_commit():
+        ingest("t-1")
+
+    run_until_delivered(receiver, 1)
+
+    assert [r.status for r in receiver.requests] == [500, 500, 500, 200]
+    assert len({r.json["event_id"] for r in receiver.requests}) == 1
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.state, delivery.attempts, delivery.last_status_code) == ("delivered", 4, 200)
+    log = list(WebhookAttempt.objects.filter(delivery=delivery)
+               .values_list("number", "status_code"))
+    assert log == [(1, 500), (2, 500), (3, 500), (4, 200)]
+
+
+def test_a_delivered_event_is_not_sent_again(receiver: Receiver, publish_doc: Any,
+                                             ingest: Any, on_commit: Any) -> None:
+    register(receiver.url)
+    publish_doc("pricing", "r1")
+    with on_commit():
+        ingest("t-1")
+    delivery = WebhookDelivery.objects.get()
+
+    assert webhook_delivery_attempt(delivery_id=delivery.pk) is None
+    dispatch_due.delay()
+    assert len(receiver.requests) == 1
+
+
+def test_delivery_gives_up_after_the_attempt_cap(
+    receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any, fast_retries: None,
+    settings: Any
+) -> None:
+    settings.WEBHOOK_MAX_ATTEMPTS = 3
+    receiver.fail_first = 100
+    register(receiver.url)
+    publish_doc("pricing", "r1")
+    with on_commit():
+        ingest("t-1")
+    for _ in range(20):
+        dispatch_due.delay()
+        time.sleep(0.03)
+
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.state, delivery.attempts) == ("failed", 3)
+    assert len(receiver.requests) == 3
+
+
+def test_delivery_gives_up_when_the_next_try_would_fall_outside_the_window(
+    receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any, settings: Any
+) -> None:
+    settings.WEBHOOK_RETRY_WINDOW_SECONDS = 60
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 120
+    receiver.fail_first = 100
+    register(receiver.url)
+    publish_doc("pricing", "r1")
+    with on_commit():
+        ingest("t-1")
+
+    assert WebhookDelivery.objects.get().state == "failed"
+
+
+def test_an_unreachable_endpoint_is_retried_later(publish_doc: Any, ingest: Any,
+                                                  on_commit: Any) -> None:
+    register("http://127.0.0.1:9/nothing-listens-here")
+    publish_doc("pricing", "r1")
+    with on_commit():
+        ingest("t-1")
+
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.state, delivery.attempts) == ("pending", 1)
+    assert delivery.last_error == "ConnectionRefusedError"
+
+
+def test_a_disabled_endpoint_gets_nothing(receiver: Receiver, publish_doc: Any, ingest: Any,
+                                          on_commit: Any) -> None:
+    endpoint = register(receiver.url)
+    webhook_endpoint_set_active(endpoint_id=endpoint.pk, active=False, actor=SYSTEM)
+    publish_doc("pricing", "r1")
+    with on_commit():
+        ingest("t-1")
+
+    assert not WebhookDelivery.objects.exists()
+    assert AuditEvent.objects.filter(action="webhook.endpoint_disabled").count() == 1
+
+
+def test_a_sender_that_vanished_mid_attempt_is_freed_by_the_sweep(
+    receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    register(receiver.url)
+    publish_doc("pricing", "r1")
+    with mock.patch("reviewqueue.webhooks.tasks.deliver_webhook.delay"), on_commit():
+        ingest("t-1")
+    delivery = WebhookDelivery.objects.get()
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        state="sending", lease_until=timezone.now() - timedelta(seconds=1))
+
+    dispatch_due.delay()
+
+    assert [r.status for r in receiver.requests] == [200]
