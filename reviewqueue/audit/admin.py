@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from reviewqueue.audit.models import AuditEvent, QuarantinedPayload
+from reviewqueue.audit.models import AuditAlert, AuditEvent, QuarantinedPayload, VerificationRun
 
 
 @admin.register(AuditEvent)
@@ -33,4 +33,40 @@ class QuarantinedPayloadAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(VerificationRun)
+class VerificationRunAdmin(admin.ModelAdmin):
+    list_display = ("finished_at", "trigger", "ok", "events_checked", "first_bad_seq", "problem")
+    list_filter = ("ok", "trigger")
+    readonly_fields = [f.name for f in VerificationRun._meta.fields]
+    show_full_result_count = False
+
+    def has_add_permission(self, request):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(AuditAlert)
+class AuditAlertAdmin(admin.ModelAdmin):
+    """Read-only: alerts are acknowledged on the audit page, where that is itself audited."""
+
+    list_display = ("created_at", "problem", "first_bad_seq", "acknowledged_at",
+                    "acknowledged_by")
+    list_filter = ("problem",)
+    readonly_fields = [f.name for f in AuditAlert._meta.fields]
+
+    def has_add_permission(self, request):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
         return False

@@ -39,6 +39,14 @@ class AuditEvent(models.Model):
             models.Index(fields=["action", "seq"]),
             models.Index(fields=["actor", "seq"]),
             models.Index(fields=["created_at"]),
+            # The per-answer timeline and the document filter find events by their object.
+            models.Index(fields=["object_type", "object_id", "seq"], name="audit_event_object"),
+            # The search matches a person and their tokens by prefix ("user:alice token:..."),
+            # and actions by prefix ("revision.*"): LIKE 'x%' needs pattern operator classes.
+            models.Index(fields=["actor"], name="audit_event_actor_prefix",
+                         opclasses=["varchar_pattern_ops"]),
+            models.Index(fields=["action"], name="audit_event_action_prefix",
+                         opclasses=["varchar_pattern_ops"]),
         ]
 
     def __str__(self) -> str:
@@ -65,4 +73,63 @@ class QuarantinedPayload(models.Model):
         ordering = ["-received_at"]
 
     def __str__(self) -> str:
-        return f"{self.method} {self.endpoint} {self.status_code} at {self.received_at:%Y-%m-%d %H:%M}"
+        when = f"{self.received_at:%Y-%m-%d %H:%M}"
+        return f"{self.method} {self.endpoint} {self.status_code} at {when}"
+
+
+class VerificationRun(models.Model):
+    """One walk of the audit chain: who asked, what it found, and the tip it vouched for.
+
+    A successful run records the last event it checked (`last_seq`, `last_hash`). The next run
+    compares the log against that anchor, so removing events from the end of the log, or
+    rewriting and re-hashing the whole chain up to the anchor, is caught even though the walk
+    itself would find a consistent chain.
+    """
+
+    class Trigger(models.TextChoices):
+        COMMAND = "command", "verify_audit command"
+        NIGHTLY = "nightly", "Nightly job"
+        MANUAL = "manual", "Requested on the audit page"
+
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField()
+    trigger = models.CharField(max_length=16, choices=Trigger.choices)
+    requested_by = models.CharField(max_length=200, blank=True)
+    ok = models.BooleanField()
+    events_checked = models.BigIntegerField(default=0)
+    last_seq = models.BigIntegerField(null=True, blank=True)
+    last_hash = models.CharField(max_length=64, blank=True)
+    first_bad_seq = models.BigIntegerField(null=True, blank=True)
+    problem = models.CharField(max_length=32, blank=True)
+    detail = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["-finished_at"], name="audit_verif_finished")]
+
+    def __str__(self) -> str:
+        outcome = "ok" if self.ok else f"failed at #{self.first_bad_seq}"
+        return f"verification {self.finished_at:%Y-%m-%d %H:%M} {outcome}"
+
+
+class AuditAlert(models.Model):
+    """Raised when a verification finds the chain broken. Stays open until an admin
+    acknowledges it; the same break found again night after night raises no new alert."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="alerts")
+    first_bad_seq = models.BigIntegerField(null=True, blank=True)
+    problem = models.CharField(max_length=32)
+    message = models.TextField()
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                        on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["created_at"], name="audit_alert_open",
+                         condition=models.Q(acknowledged_at__isnull=True)),
+        ]
+
+    def __str__(self) -> str:
+        return f"alert {self.created_at:%Y-%m-%d %H:%M}: {self.problem} at #{self.first_bad_seq}"

@@ -1,0 +1,71 @@
+"""The audit search: a fixed set of query parameters, each validated; anything else is refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.validators import RegexValidator
+from django.http import QueryDict
+
+from reviewqueue.audit.selectors import EventFilter
+
+FILTER_PARAMS = frozenset({"trace_id", "actor", "action", "document", "since", "until"})
+PAGE_PARAMS = frozenset({"before", "after"})
+MAX_RANGE_DAYS = 3660
+
+
+def unexpected_params(query: QueryDict, allowed: frozenset[str]) -> list[str]:
+    """Parameters the page does not know, and known ones given more than once."""
+    problems = [f"{name}: not a search parameter" for name in sorted(set(query) - allowed)]
+    problems += [f"{name}: given more than once" for name in sorted(set(query) & allowed)
+                 if len(query.getlist(name)) > 1]
+    return problems
+
+
+class AuditSearchForm(forms.Form):
+    trace_id = forms.CharField(required=False, max_length=200, strip=True, label="Trace id")
+    actor = forms.CharField(
+        required=False, max_length=200, strip=True, label="Actor",
+        help_text="A username (alice), or as logged: user:alice, worker, system",
+    )
+    action = forms.CharField(
+        required=False, max_length=64, strip=True, label="Action",
+        validators=[RegexValidator(r"^[a-z0-9_.]+\*?$",
+                                   "Use an action name such as answer.ingested, or revision.*")],
+        help_text="Exact, or a prefix ending in * (revision.*)",
+    )
+    document = forms.CharField(required=False, max_length=200, strip=True, label="Document")
+    since = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="From",
+                            widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="To",
+                            widget=forms.DateInput(attrs={"type": "date"}))
+    before = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    after = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        since, until = data.get("since"), data.get("until")
+        if since and until:
+            if since > until:
+                self.add_error("until", "Must not be before From.")
+            elif (until - since).days > MAX_RANGE_DAYS:
+                self.add_error("until", f"A range may span at most {MAX_RANGE_DAYS} days.")
+        if data.get("before") is not None and data.get("after") is not None:
+            raise forms.ValidationError("Give either before or after, not both.")
+        return data
+
+    def event_filter(self) -> EventFilter:
+        d = self.cleaned_data
+        return EventFilter(trace_id=d["trace_id"], actor=d["actor"], action=d["action"],
+                           document=d["document"], since=d["since"], until=d["until"])
+
+    def filter_query(self) -> str:
+        """The filter as a query string, for pagination and export links."""
+        query = QueryDict(mutable=True)
+        for name in sorted(FILTER_PARAMS):
+            value = self.cleaned_data.get(name)
+            if value:
+                query[name] = value.isoformat() if hasattr(value, "isoformat") else value
+        return query.urlencode()

@@ -1,0 +1,61 @@
+"""Nightly verification of the audit chain, and its place in the beat schedule.
+
+The Celery settings block belongs to another area, so the schedule entry is added here, when
+the Celery app is configured. A key of the same name in CELERY_BEAT_SCHEDULE wins.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Celery, Task, shared_task
+from celery.schedules import crontab
+
+from reviewqueue.celery import app
+
+log = logging.getLogger(__name__)
+
+NIGHTLY_KEY = "verify-audit-chain-nightly"
+NIGHTLY_ENTRY = {
+    "task": "audit.verify_chain",
+    # After the validity sweep (00:05) so the night's re-evaluations are already in the chain.
+    "schedule": crontab(hour=2, minute=30),
+    "kwargs": {"trigger": "nightly"},
+}
+
+try:  # retries and a dead letter when the jobs area provides them
+    from reviewqueue.jobs.tasking import ReliableTask as _BaseTask
+except ImportError:  # pragma: no cover - the jobs area is optional for this module
+    _BaseTask = Task  # type: ignore[misc]
+
+
+@shared_task(
+    base=_BaseTask,
+    name="audit.verify_chain",
+    # A walk over millions of events may take minutes. Acknowledge on receipt: a second copy
+    # redelivered while the first still runs would only repeat a read, but it is wasted work,
+    # and a run lost with its worker is made up by the next night's.
+    acks_late=False,
+    soft_time_limit=3600,
+    time_limit=3660,
+)
+def verify_chain(trigger: str = "nightly", requested_by: str = "") -> dict[str, Any]:
+    from reviewqueue.audit.services import audit_verify
+
+    run = audit_verify(trigger=trigger, requested_by=requested_by or "celery beat")
+    return {"ok": run.ok, "events": run.events_checked, "first_bad_seq": run.first_bad_seq}
+
+
+def add_nightly_verification(sender: Celery, **kwargs: Any) -> None:
+    schedule = dict(sender.conf.beat_schedule or {})
+    schedule.setdefault(NIGHTLY_KEY, NIGHTLY_ENTRY)
+    sender.conf.beat_schedule = schedule
+
+
+# Beat and workers import this module through autodiscovery, after the app is configured; a
+# process that imports it earlier gets the entry when configuration happens.
+if app.configured:
+    add_nightly_verification(app)
+else:
+    app.on_after_configure.connect(add_nightly_verification, weak=False)

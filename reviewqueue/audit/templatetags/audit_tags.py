@@ -1,0 +1,44 @@
+"""Small filters for the audit and insight pages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+NO_VALUE = "\u2013"  # an en dash: shown where there is no number
+
+
+@register.filter
+def compact_json(value: Any) -> str:
+    """A stored before/after as one line of JSON (escaped by the template as usual)."""
+    return json.dumps(value, sort_keys=True, separators=(", ", ": "), ensure_ascii=False,
+                      default=str)
+
+
+@register.filter
+def percent(value: Any, digits: int = 1) -> str:
+    if value is None or value == "":
+        return NO_VALUE
+    return f"{float(value) * 100:.{int(digits)}f}%"
+
+
+@register.filter
+def duration(seconds: Any) -> str:
+    """Seconds as the largest two units: 3 d 4 h, 2 h 5 min, 40 s."""
+    if seconds is None or seconds == "":
+        return NO_VALUE
+    total = round(float(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    if minutes:
+        return f"{minutes} min {secs} s"
+    return f"{secs} s"

@@ -1,0 +1,54 @@
+"""GET /api/v1/metrics: the insight figures as JSON, for admins."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from reviewqueue.accounts.models import ApiToken, Role
+from reviewqueue.api_base import RoleAndScope
+from reviewqueue.api_errors import error_body, flatten_errors
+from reviewqueue.audit.forms import unexpected_params
+from reviewqueue.insight import selectors
+from reviewqueue.insight.forms import WINDOW_PARAMS, WindowForm
+
+
+class MetricsView(APIView):
+    permission_classes = [RoleAndScope]
+    allowed_roles = (Role.ADMIN,)
+    required_scope = ApiToken.Scope.READ
+
+    @extend_schema(
+        summary="Hold rates, review outcomes, citation quality, false-pass estimate, backlog",
+        description=(
+            "Figures cover the answers received between `since` and `until` (inclusive; the "
+            "last 30 days by default), optionally of one `release`. Gate figures use each "
+            "answer's first verdict; review figures its first decision. Every share is "
+            "`{count, of, rate}`, with `rate` null when `of` is 0. Breakdowns carry reason "
+            "codes and release names only, never text. Unknown parameters are refused."
+        ),
+        parameters=[
+            OpenApiParameter("since", OpenApiTypes.DATE, description="First day (YYYY-MM-DD)"),
+            OpenApiParameter("until", OpenApiTypes.DATE, description="Last day (YYYY-MM-DD)"),
+            OpenApiParameter("release", OpenApiTypes.STR, description="One index release"),
+            OpenApiParameter("bucket", OpenApiTypes.STR, enum=["day", "week"],
+                             description="Period of the hold rate over time"),
+        ],
+        responses={200: OpenApiTypes.OBJECT,
+                   400: OpenApiResponse(description="An unknown or invalid parameter")},
+    )
+    def get(self, request: Request) -> Response:
+        problems = unexpected_params(request.query_params, WINDOW_PARAMS)
+        if problems:
+            errors = [{"field": p.split(":")[0], "message": p.split(": ", 1)[1]}
+                      for p in problems]
+            return Response(error_body("invalid", "; ".join(problems), errors), status=400)
+        form = WindowForm(request.query_params)
+        if not form.is_valid():
+            errors = flatten_errors({k: [str(m) for m in v] for k, v in form.errors.items()})
+            summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+            return Response(error_body("invalid", summary, errors), status=400)
+        return Response(selectors.insight_metrics(form.window))

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from reviewqueue.insight import api
+
+urlpatterns = [
+    path("metrics", api.MetricsView.as_view(), name="metrics"),
+]

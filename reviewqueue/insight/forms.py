@@ -1,0 +1,55 @@
+"""The insight window: which answers the figures cover. Only these parameters are accepted."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django import forms
+
+from reviewqueue.insight.selectors import Window, default_window
+
+WINDOW_PARAMS = frozenset({"since", "until", "release", "bucket"})
+MAX_DAYS = 3 * 366
+# Longer windows are drawn per week so a chart keeps a readable number of points.
+DAILY_UP_TO_DAYS = 92
+
+
+class WindowForm(forms.Form):
+    since = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="From",
+                            widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="To",
+                            widget=forms.DateInput(attrs={"type": "date"}))
+    release = forms.CharField(required=False, max_length=200, strip=True,
+                              label="Index release")
+    bucket = forms.ChoiceField(required=False, label="Per",
+                               choices=[("", "automatic"), ("day", "day"), ("week", "week")])
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        default = default_window()
+        until = data.get("until") or (
+            data["since"] + dt.timedelta(days=29) if data.get("since") else default.until
+        )
+        since = data.get("since") or until - dt.timedelta(days=29)
+        if since > until:
+            self.add_error("until", "Must not be before From.")
+            return data
+        days = (until - since).days + 1
+        if days > MAX_DAYS:
+            self.add_error("until", f"A window may span at most {MAX_DAYS} days.")
+            return data
+        bucket = data.get("bucket") or ("day" if days <= DAILY_UP_TO_DAYS else "week")
+        if bucket == "day" and days > 2 * DAILY_UP_TO_DAYS:
+            self.add_error("bucket", f"Per day works for up to {2 * DAILY_UP_TO_DAYS} days; "
+                                     "choose week.")
+            return data
+        data["window"] = Window(since=since, until=until, release=data.get("release") or "",
+                                bucket=bucket)
+        return data
+
+    @property
+    def window(self) -> Window:
+        window: Window = self.cleaned_data["window"]
+        return window

@@ -1,0 +1,150 @@
+"""The insight page (admins) and the Prometheus endpoint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from reviewqueue.accounts.models import ApiToken, Role
+from reviewqueue.api_base import RoleAndScope
+from reviewqueue.audit.forms import unexpected_params
+from reviewqueue.audit.permissions import admin_required
+from reviewqueue.insight import charts, selectors
+from reviewqueue.insight.forms import WINDOW_PARAMS, WindowForm
+from reviewqueue.insight.prometheus import exposition
+
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def _charts(metrics: dict[str, Any]) -> dict[str, Any]:
+    gate, review, citations = metrics["gate"], metrics["review"], metrics["citations"]
+    false_pass = review["false_pass"]
+    return {
+        "over_time": charts.line_chart(
+            [(p["period"], p["rate"]) for p in metrics["hold_rate_over_time"]],
+            title="Hold rate per " + metrics["window"]["bucket"],
+        ),
+        "by_reason": charts.bar_chart(
+            [charts.Bar(r["reason"], r["rate"] or 0.0, f"({r['count']})")
+             for r in gate["by_reason"]],
+            title="Share of answers held, by primary reason",
+        ),
+        "releases": charts.interval_chart(
+            [charts.Interval(r["release"] or "(none)", r["held"]["rate"], r["held"]["low"],
+                             r["held"]["high"], f"n={r['answers']}")
+             for r in metrics["releases"]],
+            title="Hold rate per index release, with 95% interval",
+        ),
+        "review": charts.bar_chart(
+            [charts.Bar("approved unchanged (over-hold)", review["over_hold"]["rate"] or 0.0),
+             charts.Bar("edited", review["edit"]["rate"] or 0.0),
+             charts.Bar("rejected", review["reject"]["rate"] or 0.0),
+             charts.Bar("expanded a passage first",
+                        review["expanded_passage"]["rate"] or 0.0)],
+            title="Review outcomes of held answers",
+        ),
+        "citations": charts.bar_chart(
+            [charts.Bar("fabricated citation", citations["fabricated"]["rate"] or 0.0),
+             charts.Bar("no citation marker", citations["uncited"]["rate"] or 0.0),
+             charts.Bar("single-source claim", citations["single_source"]["rate"] or 0.0),
+             charts.Bar("retrieved, never cited", citations["never_cited"]["rate"] or 0.0)],
+            title="Citation quality of first verdicts",
+        ),
+        "false_pass": charts.interval_chart(
+            [charts.Interval("samples rejected", false_pass["rejected"]["rate"],
+                             false_pass["low"], false_pass["high"],
+                             f"n={false_pass['samples_decided']}")],
+            title="False-pass estimate from audit samples, with 95% Wilson interval",
+            width=520, label_w=120, value_w=190,
+        ),
+        "backlog": charts.bar_chart(
+            [charts.Bar(b["age"], b["count"]) for b in metrics["backlog"]["by_age"]],
+            title="Review queue by age", share=False,
+        ),
+    }
+
+
+@require_GET
+@admin_required
+def insight(request: HttpRequest) -> HttpResponse:
+    problems = unexpected_params(request.GET, WINDOW_PARAMS)
+    form = WindowForm(request.GET)
+    if problems or not form.is_valid():
+        return render(request, "insight/index.html", {"form": form, "problems": problems},
+                      status=400)
+    metrics = selectors.insight_metrics(form.window)
+    return render(request, "insight/index.html", {
+        "form": form,
+        "metrics": metrics,
+        "charts": _charts(metrics),
+        "reason_matrix": _reason_matrix(metrics["releases"]),
+    })
+
+
+def _reason_matrix(releases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rows of reasons, columns of releases, cells the share held for that reason."""
+    reasons = sorted({reason for r in releases for reason in r["by_reason"]})
+    return {
+        "releases": [r["release"] or "(none)" for r in releases],
+        "rows": [{"reason": reason,
+                  "cells": [r["by_reason"].get(reason, {"rate": 0.0, "count": 0})
+                            for r in releases]}
+                 for reason in reasons],
+    }
+
+
+# --- Prometheus ---------------------------------------------------------------------------------
+
+
+class PrometheusRenderer(BaseRenderer):
+    media_type = "text/plain"
+    format = "prometheus"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type: str | None = None,
+               renderer_context: Any = None) -> bytes:
+        if isinstance(data, str):
+            return data.encode()
+        detail = data.get("detail", "") if isinstance(data, dict) else str(data)
+        return f"# {detail}\n".encode()
+
+
+class AlwaysPrometheus(BaseContentNegotiation):
+    """Prometheus asks for OpenMetrics first; the text format is the one we speak."""
+
+    def select_parser(self, request: Any, parsers: Any) -> Any:
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
+        return renderers[0], renderers[0].media_type
+
+
+class PrometheusMetricsView(APIView):
+    """GET /metrics for Prometheus: queue depth, oldest held age, re-evaluation lag, task
+    failures and the state of the audit chain. Admins only: a signed-in admin, or an admin's
+    token with the read scope (Prometheus: `authorization: {type: Token, credentials: ...}`)."""
+
+    permission_classes = [RoleAndScope]
+    allowed_roles = (Role.ADMIN,)
+    required_scope = ApiToken.Scope.READ
+    renderer_classes = [PrometheusRenderer]
+    content_negotiation_class = AlwaysPrometheus
+    schema = None
+
+    def get(self, request: Request) -> Response:
+        from reviewqueue.audit.models import VerificationRun
+
+        now = timezone.now()
+        ops = selectors.operations(now)
+        last = VerificationRun.objects.order_by("-finished_at", "-id").first()
+        verified_at = last.finished_at.timestamp() if last else None
+        return Response(exposition(ops, verified_at), content_type=PROMETHEUS_CONTENT_TYPE)

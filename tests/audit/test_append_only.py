@@ -1,0 +1,117 @@
+"""PostgreSQL itself refuses to change or remove audit events, whoever asks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+
+from reviewqueue.audit.models import AuditEvent, VerificationRun
+from reviewqueue.audit.services import WORKER, audit_record
+from tests.audit.conftest import verify
+
+pytestmark = pytest.mark.django_db
+
+
+def _refused(action: Callable[[], Any]) -> str:
+    with pytest.raises(DatabaseError) as refusal, transaction.atomic():
+        action()
+    return str(refusal.value)
+
+
+def _raw(sql: str) -> Callable[[], None]:
+    def run() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+
+    return run
+
+
+def test_an_orm_update_is_refused(chain: Callable[..., Any]) -> None:
+    chain(2)
+    message = _refused(lambda: AuditEvent.objects.filter(seq=1).update(action="edited"))
+    assert "append-only: UPDATE refused" in message
+    assert AuditEvent.objects.get(seq=1).action == "verdict.created"
+
+
+def test_saving_a_loaded_event_is_refused(chain: Callable[..., Any]) -> None:
+    event = chain(1)[0]
+    event.actor = "user:mallory"
+    assert "UPDATE refused" in _refused(event.save)
+    assert AuditEvent.objects.get(seq=1).actor == "worker"
+
+
+def test_an_orm_delete_is_refused(chain: Callable[..., Any]) -> None:
+    chain(2)
+    assert "DELETE refused" in _refused(lambda: AuditEvent.objects.filter(seq=2).delete())
+    assert AuditEvent.objects.count() == 2
+
+
+def test_deleting_a_loaded_event_is_refused(chain: Callable[..., Any]) -> None:
+    event = chain(1)[0]
+    assert "DELETE refused" in _refused(event.delete)
+    assert AuditEvent.objects.filter(seq=1).exists()
+
+
+def test_a_raw_update_is_refused(chain: Callable[..., Any]) -> None:
+    chain(2)
+    message = _refused(_raw("UPDATE audit_auditevent SET after = '{}'"))
+    assert "UPDATE refused" in message
+    assert verify().ok
+
+
+def test_a_raw_delete_is_refused(chain: Callable[..., Any]) -> None:
+    chain(2)
+    assert "DELETE refused" in _refused(_raw("DELETE FROM audit_auditevent"))
+    assert AuditEvent.objects.count() == 2
+
+
+def test_truncate_is_refused_without_the_test_database_switch(chain: Callable[..., Any]) -> None:
+    chain(2)
+
+    def truncate() -> None:
+        with connection.cursor() as cursor:
+            # The test database allows TRUNCATE so the runner can empty tables; an application
+            # session does not have the switch.
+            cursor.execute("SET LOCAL reviewqueue.allow_audit_truncate = 'off'")
+            cursor.execute("TRUNCATE audit_auditevent")
+
+    assert "TRUNCATE refused" in _refused(truncate)
+    assert AuditEvent.objects.count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_appending_outside_a_transaction_is_refused() -> None:
+    with pytest.raises(RuntimeError, match="inside the transaction"):
+        audit_record(actor=WORKER, action="x.y", object_type="answer", object_id="t")
+    assert not AuditEvent.objects.exists()
+
+
+@pytest.mark.parametrize("after", [
+    {"text": "The free trial lasts 14 days."},
+    {"revisions": [{"passage_text": "The free trial lasts 14 days."}]},
+    {"issued": "rq_" + "a" * 43},
+])
+def test_text_and_tokens_are_kept_out_of_the_log(db: Any, after: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="audit after"):
+        audit_record(actor=WORKER, action="x.y", object_type="answer", object_id="t",
+                     after=after)
+    assert not AuditEvent.objects.exists()
+
+
+def test_a_token_prefix_may_be_logged(db: Any) -> None:
+    event = audit_record(actor=WORKER, action="token.issued", object_type="api_token",
+                         object_id=1, after={"prefix": "rq_AbCdEfG"})
+    assert event.after == {"prefix": "rq_AbCdEfG"}
+
+
+def test_a_verification_run_cannot_be_changed_or_removed(chain: Callable[..., Any]) -> None:
+    # The next verification trusts the last run's anchor; rewriting it would hide a truncation.
+    chain(2)
+    run = verify()
+    assert "UPDATE refused" in _refused(
+        lambda: VerificationRun.objects.filter(pk=run.pk).update(last_seq=1))
+    assert "DELETE refused" in _refused(lambda: VerificationRun.objects.all().delete())
+    assert VerificationRun.objects.get().last_seq == 2

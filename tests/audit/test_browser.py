@@ -1,0 +1,53 @@
+"""An admin finds an answer in the audit log and reads its timeline, in a real browser."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.audit.browsing import in_browser, screenshot_path, session_cookie
+from tests.audit.conftest import verify
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
+    live_server: Any, admin_user: Any, answer_story: Callable[..., Any]
+) -> None:
+    answer = answer_story("t-browser")
+    verdicts = list(answer.verdicts.order_by("id").values_list("id", flat=True))
+    decision = answer.decisions.get()
+    verify()
+    shot = screenshot_path("audit_timeline.png")
+
+    def steps(page: Any) -> dict[str, Any]:
+        page.goto(f"{live_server.url}/audit/")
+        page.fill("input[name=trace_id]", "t-browser")
+        page.click("form.audit-search button[type=submit]")
+        page.wait_for_url("**/audit/?*trace_id=t-browser*")
+        rows = page.locator("table.audit-table tbody tr").count()
+        page.locator("table.audit-table a", has_text="t-browser").first.click()
+        page.wait_for_url("**/audit/answers/t-browser/")
+        page.wait_for_selector("[data-testid=timeline]")
+        page.screenshot(path=str(shot), full_page=True)
+        return {
+            "rows": rows,
+            "headings": page.locator(".timeline h3").all_inner_texts(),
+            "status": page.locator("[data-testid=answer-status]").inner_text(),
+            "verification": page.locator("[data-testid=verification-result]").inner_text(),
+            "body": page.locator("main").inner_text(),
+        }
+
+    seen = in_browser(session_cookie(admin_user, live_server.url), steps)
+    assert seen["rows"] >= 3  # ingested, re-evaluated, decided (and the lease claim)
+    headings = " | ".join(seen["headings"])
+    assert f"Verdict #{verdicts[0]}" in headings
+    assert f"Verdict #{verdicts[1]}" in headings
+    assert f"Decision #{decision.pk}" in headings
+    assert seen["status"] == "Approved"
+    assert seen["verification"].startswith("Intact.")
+    assert "superseded" in seen["body"]
+    assert "Secret" not in seen["body"]
+    assert shot.stat().st_size > 10_000

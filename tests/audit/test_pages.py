@@ -1,0 +1,281 @@
+"""The audit pages: search, keyset paging, verification status, alerts, timeline."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from reviewqueue.audit.models import AuditAlert, AuditEvent, VerificationRun
+from reviewqueue.audit.services import Actor, audit_record
+from tests.audit.conftest import ANSWER_TEXT, PASSAGE_TEXT, verify
+
+pytestmark = pytest.mark.django_db
+
+
+def _seqs(response: Any) -> list[int]:
+    return [int(s) for s in re.findall(r">#(\d+)</a></td>", response.content.decode())]
+
+
+def _record(actor: Actor, action: str, **kwargs: Any) -> AuditEvent:
+    defaults: dict[str, Any] = {"object_type": "answer", "object_id": "t-x"}
+    with transaction.atomic():
+        return audit_record(actor=actor, action=action, **{**defaults, **kwargs})
+
+
+# --- who may look -------------------------------------------------------------------------------
+
+
+def test_an_anonymous_visitor_is_sent_to_sign_in(client: Any) -> None:
+    response = client.get("/audit/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+@pytest.mark.parametrize("url", ["/audit/", "/audit/export.csv", "/audit/answers/t-1/"])
+def test_a_reviewer_may_not_read_the_audit_log(reviewer_client: Any, url: str) -> None:
+    assert reviewer_client.get(url).status_code == 403
+
+
+def test_a_reviewer_may_not_start_a_verification(reviewer_client: Any) -> None:
+    assert reviewer_client.post("/audit/verify").status_code == 403
+    assert not VerificationRun.objects.exists()
+
+
+# --- search -------------------------------------------------------------------------------------
+
+
+def test_the_newest_events_come_first(admin_client: Any, chain: Callable[..., Any]) -> None:
+    chain(3)
+    response = admin_client.get("/audit/")
+    assert response.status_code == 200
+    assert _seqs(response) == [4, 3, 2, 1]
+
+
+def test_search_by_trace_id(admin_client: Any, chain: Callable[..., Any]) -> None:
+    chain(4)
+    assert _seqs(admin_client.get("/audit/?trace_id=t-1")) == [3]
+
+
+def test_search_by_actor_finds_the_person_and_their_tokens(admin_client: Any, db: Any) -> None:
+    _record(Actor("user", "user:alice"), "lease.claimed")
+    _record(Actor("service", "user:alice token:rq_AbCdEfG"), "answer.ingested")
+    _record(Actor("user", "user:alicia"), "lease.claimed")
+    _record(Actor("worker", "worker"), "verdict.created")
+    assert _seqs(admin_client.get("/audit/?actor=alice")) == [3, 2]
+    assert _seqs(admin_client.get("/audit/?actor=worker")) == [5]
+
+
+def test_search_by_action_exact_or_by_prefix(admin_client: Any, db: Any) -> None:
+    _record(Actor("worker", "worker"), "revision.published", object_type="document",
+            object_id="pricing")
+    _record(Actor("worker", "worker"), "revision.withdrawn", object_type="document",
+            object_id="pricing")
+    _record(Actor("worker", "worker"), "verdict.created")
+    assert _seqs(admin_client.get("/audit/?action=revision.published")) == [2]
+    assert _seqs(admin_client.get("/audit/?action=revision.*")) == [3, 2]
+
+
+def test_search_by_document(admin_client: Any, db: Any) -> None:
+    _record(Actor("worker", "worker"), "revision.published", object_type="document",
+            object_id="pricing", document_id="pricing")
+    _record(Actor("worker", "worker"), "conflict.resolved", object_type="conflict",
+            object_id="7", document_id="pricing")
+    _record(Actor("worker", "worker"), "revision.published", object_type="document",
+            object_id="handbook", document_id="handbook")
+    assert _seqs(admin_client.get("/audit/?document=pricing")) == [3, 2]
+
+
+def test_search_by_date_range(admin_client: Any, bulk: Callable[..., None]) -> None:
+    # Event 1 is the admin's account, created today; events 2 to 6 are dated 2026-10-01.
+    bulk(5, start=dt.datetime(2026, 10, 1, 12, tzinfo=dt.UTC))
+    today = AuditEvent.objects.get(seq=1).created_at.date()
+    assert _seqs(admin_client.get("/audit/?since=2026-10-01&until=2026-10-01")) == [6, 5, 4, 3, 2]
+    assert _seqs(admin_client.get(f"/audit/?since={today.isoformat()}")) == [1]
+    assert _seqs(admin_client.get("/audit/?until=2026-09-30")) == []
+
+
+@pytest.mark.parametrize("query, message", [
+    ("limit=5", "limit: not a search parameter"),
+    ("actor=a&actor=b", "actor: given more than once"),
+    ("since=yesterday", "Enter a valid date"),
+    ("since=2026-10-05&until=2026-10-01", "Must not be before From"),
+    ("action=DROP TABLE", "Use an action name"),
+    ("before=10&after=3", "either before or after"),
+])
+def test_a_search_outside_the_allowed_parameters_is_refused(
+    admin_client: Any, query: str, message: str
+) -> None:
+    response = admin_client.get(f"/audit/?{query}")
+    assert response.status_code == 400
+    assert message in response.content.decode()
+
+
+# --- keyset paging ------------------------------------------------------------------------------
+
+
+def test_pages_follow_seq_without_overlap_or_gap(
+    admin_client: Any, bulk: Callable[..., None]
+) -> None:
+    bulk(119)  # 120 events with the admin's own
+    first = admin_client.get("/audit/")
+    assert _seqs(first) == list(range(120, 70, -1))
+    assert "before=71" in first.content.decode()
+    second = admin_client.get("/audit/?before=71")
+    assert _seqs(second) == list(range(70, 20, -1))
+    assert "after=70" in second.content.decode()
+    third = admin_client.get("/audit/?before=21")
+    assert _seqs(third) == list(range(20, 0, -1))
+    assert "Older" not in third.content.decode()
+    back = admin_client.get("/audit/?after=70")
+    assert _seqs(back) == list(range(120, 70, -1))
+    assert "Newer" not in back.content.decode()
+
+
+def test_paging_keeps_the_search(admin_client: Any, bulk: Callable[..., None]) -> None:
+    bulk(60)  # seq 2 to 61; seq 1 is the admin's account
+    first = admin_client.get("/audit/?action=verdict.created").content.decode()
+    assert "?action=verdict.created&amp;before=12" in first
+
+
+def test_a_page_never_counts_the_whole_log(
+    admin_client: Any, bulk: Callable[..., None]
+) -> None:
+    bulk(60)
+    with CaptureQueriesContext(connection) as queries:
+        assert admin_client.get("/audit/?before=40&action=verdict.created").status_code == 200
+    counts = [q["sql"] for q in queries if "COUNT(" in q["sql"].upper()
+              and "audit_auditevent" in q["sql"]]
+    assert counts == []
+
+
+# --- verification status and alerts -------------------------------------------------------------
+
+
+def test_the_page_says_when_the_chain_was_never_verified(
+    admin_client: Any, chain: Callable[..., Any]
+) -> None:
+    chain(2)
+    assert "has not been verified yet" in admin_client.get("/audit/").content.decode()
+
+
+def test_the_page_shows_the_last_verification_and_its_date(
+    admin_client: Any, chain: Callable[..., Any]
+) -> None:
+    chain(2)
+    run = verify()
+    page = admin_client.get("/audit/").content.decode()
+    assert "Intact." in page
+    assert "All 3 events check out" in page
+    assert f"Last verified {run.finished_at:%Y-%m-%d %H:%M}" in page
+
+
+def test_an_admin_can_verify_from_the_page(admin_client: Any, chain: Callable[..., Any]) -> None:
+    chain(2)
+    response = admin_client.post("/audit/verify", follow=True)
+    assert response.status_code == 200
+    run = VerificationRun.objects.get()
+    assert (run.ok, run.trigger, run.requested_by) == (True, "manual", "user:ada")
+    assert "All 3 events check out" in response.content.decode()
+
+
+def test_a_broken_chain_shows_on_the_page_with_an_alert(
+    admin_client: Any, chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(3)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 2")
+    admin_client.post("/audit/verify")
+    page = admin_client.get("/audit/").content.decode()
+    assert "Broken." in page
+    assert "Event #2 is the first bad event" in page
+    assert 'role="alert"' in page
+    assert AuditAlert.objects.get().first_bad_seq == 2
+
+
+def test_acknowledging_an_alert_closes_it_and_is_audited(
+    admin_client: Any, chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(3)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 2")
+    verify()
+    alert = AuditAlert.objects.get()
+    response = admin_client.post(f"/audit/alerts/{alert.pk}/acknowledge")
+    assert response.status_code == 302
+    alert.refresh_from_db()
+    assert alert.acknowledged_at is not None
+    event = AuditEvent.objects.order_by("-seq").first()
+    assert (event.action, event.actor, event.object_id) == (
+        "audit.alert_acknowledged", "user:ada", str(alert.pk))
+
+
+def test_acknowledging_twice_changes_nothing(
+    admin_client: Any, chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(3)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 2")
+    verify()
+    alert = AuditAlert.objects.get()
+    admin_client.post(f"/audit/alerts/{alert.pk}/acknowledge")
+    events = AuditEvent.objects.count()
+    admin_client.post(f"/audit/alerts/{alert.pk}/acknowledge")
+    assert AuditEvent.objects.count() == events
+
+
+# --- timeline -----------------------------------------------------------------------------------
+
+
+def test_the_timeline_shows_every_verdict_with_its_revisions_and_the_decision(
+    admin_client: Any, answer_story: Callable[..., Any]
+) -> None:
+    answer = answer_story("t-story")
+    verdicts = list(answer.verdicts.order_by("id"))
+    decision = answer.decisions.get()
+    response = admin_client.get("/audit/answers/t-story/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    for verdict in verdicts:
+        assert f"Verdict #{verdict.pk}" in page
+    assert len(verdicts) == 2
+    assert f"Decision #{decision.pk}" in page
+    assert f"on verdict #{decision.verdict_id}" in page
+    # The second verdict read pricing-eu at r2 while the answer came from r1.
+    assert re.search(r"pricing-eu</a></td>\s*<td>r1</td><td>r2</td><td>superseded</td>", page)
+    assert "answer.ingested" in page
+    assert "revision.published" in page  # the publication that caused the re-evaluation
+    # Ingest first, approval last.
+    assert page.index(f"Verdict #{verdicts[0].pk}") < page.index(f"Verdict #{verdicts[1].pk}")
+    assert page.index(f"Verdict #{verdicts[1].pk}") < page.index(f"Decision #{decision.pk}")
+
+
+def test_the_timeline_never_shows_answer_or_passage_text(
+    admin_client: Any, answer_story: Callable[..., Any]
+) -> None:
+    answer_story("t-story")
+    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    assert "Secret" not in page
+    assert PASSAGE_TEXT not in page
+    assert ANSWER_TEXT not in page
+
+
+def test_the_timeline_marks_an_event_that_no_longer_matches_its_hash(
+    admin_client: Any, answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    answer_story("t-story")
+    ingested = AuditEvent.objects.get(action="answer.ingested", trace_id="t-story")
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = %s",
+                       [ingested.seq])
+    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    assert "does not match its hash" in page
+
+
+def test_the_timeline_of_an_unknown_answer_is_404(admin_client: Any) -> None:
+    assert admin_client.get("/audit/answers/nope/").status_code == 404

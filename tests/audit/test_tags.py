@@ -1,0 +1,31 @@
+"""Template filters used by the audit and insight pages (and the navigation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+
+from reviewqueue.audit.templatetags.audit_tags import compact_json, duration, is_admin, percent
+
+
+@pytest.mark.django_db
+def test_only_admins_get_the_audit_links(admin_user: Any, reviewer: Any) -> None:
+    assert is_admin(admin_user)
+    assert not is_admin(reviewer)
+    assert not is_admin(AnonymousUser())
+
+
+@pytest.mark.parametrize("seconds, shown", [
+    (None, "\u2013"), (40, "40 s"), (125, "2 min 5 s"), (9000, "2 h 30 min"),
+    (3 * 86400 + 4 * 3600, "3 d 4 h"),
+])
+def test_durations_show_the_two_largest_units(seconds: Any, shown: str) -> None:
+    assert duration(seconds) == shown
+
+
+def test_percent_and_compact_json() -> None:
+    assert percent(0.41666, 1) == "41.7%"
+    assert percent(None) == "\u2013"
+    assert compact_json({"b": 1, "a": [1, 2]}) == '{"a": [1, 2], "b": 1}'

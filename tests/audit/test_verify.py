@@ -1,0 +1,242 @@
+"""verify_audit names the first bad event whatever was done to the history."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from reviewqueue.audit.hashing import event_hash, hashed_fields_of
+from reviewqueue.audit.models import AuditEvent, VerificationRun
+from tests.audit.conftest import verify
+
+pytestmark = pytest.mark.django_db
+
+
+def _rehash(cursor: Any, seq: int) -> None:
+    """Recompute one event's hash from its (changed) content, as a careful forger would."""
+    row = AuditEvent.objects.filter(seq=seq).values().get()
+    cursor.execute("UPDATE audit_auditevent SET hash = %s WHERE seq = %s",
+                   [event_hash(hashed_fields_of(row), row["prev_hash"]), seq])
+
+
+def test_an_untouched_chain_checks_out(chain: Callable[..., Any]) -> None:
+    events = chain(6)
+    run = verify()
+    assert run.ok
+    assert run.events_checked == 6
+    assert run.last_seq == 6
+    assert run.last_hash == events[-1].hash
+    assert run.detail.startswith("All 6 events check out")
+
+
+def test_an_empty_log_checks_out(db: Any) -> None:
+    run = verify()
+    assert run.ok
+    assert run.events_checked == 0
+
+
+def test_the_command_reports_that_all_events_check_out(chain: Callable[..., Any]) -> None:
+    chain(4)
+    out = StringIO()
+    call_command("verify_audit", stdout=out)
+    assert "Audit chain OK. All 4 events check out" in out.getvalue()
+    assert VerificationRun.objects.get().ok
+
+
+def test_an_edited_event_is_named(chain: Callable[..., Any], tamper: Any) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("""UPDATE audit_auditevent SET after = '{"status": "approved"}'
+                          WHERE seq = 3""")
+    run = verify()
+    assert not run.ok
+    assert run.first_bad_seq == 3
+    assert run.problem == "changed"
+    assert "Event #3 is the first bad event" in run.detail
+
+
+def test_an_edited_actor_is_named(chain: Callable[..., Any], tamper: Any) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 5")
+    run = verify()
+    assert (run.first_bad_seq, run.problem) == (5, "changed")
+
+
+def test_an_edit_that_recomputes_the_hash_breaks_the_next_link(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("""UPDATE audit_auditevent SET after = '{"status": "approved"}'
+                          WHERE seq = 3""")
+        _rehash(cursor, 3)
+    run = verify()
+    assert (run.first_bad_seq, run.problem) == (4, "broken_link")
+
+
+def test_a_deleted_event_is_named(chain: Callable[..., Any], tamper: Any) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = 3")
+    run = verify()
+    assert (run.first_bad_seq, run.problem) == (4, "missing")
+    assert "event #3 is missing" in run.detail
+
+
+def test_a_deleted_first_event_is_named(chain: Callable[..., Any], tamper: Any) -> None:
+    chain(3)
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = 1")
+    run = verify()
+    assert (run.first_bad_seq, run.problem) == (2, "missing")
+
+
+def test_an_event_inserted_in_the_middle_is_named(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    events = chain(6)
+    with tamper() as cursor:
+        # Make room at position 3 (in two steps, so seq stays unique), then insert an event
+        # there that links to event 2 but whose hash the forger could only guess.
+        cursor.execute("UPDATE audit_auditevent SET seq = -(seq + 1) WHERE seq >= 3")
+        cursor.execute("UPDATE audit_auditevent SET seq = -seq WHERE seq < 0")
+        cursor.execute(
+            """INSERT INTO audit_auditevent (seq, created_at, actor_type, actor, action,
+                   object_type, object_id, trace_id, document_id, request_id, before, after,
+                   prev_hash, hash)
+               VALUES (3, %s, 'user', 'user:mallory', 'decision.approved', 'answer', 't-2',
+                       't-2', '', '', '{}', '{}', %s, %s)""",
+            [events[2].created_at, events[1].hash, events[2].hash],
+        )
+    run = verify()
+    assert (run.first_bad_seq, run.problem) == (3, "changed")
+
+
+def test_a_well_forged_insertion_is_caught_at_the_event_after_it(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    events = chain(6)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET seq = -(seq + 1) WHERE seq >= 3")
+        cursor.execute("UPDATE audit_auditevent SET seq = -seq WHERE seq < 0")
+        forged = {"seq": 3, "created_at": events[2].created_at.isoformat(), "actor_type": "user",
+                  "actor": "user:mallory", "action": "decision.approved",
+                  "object_type": "answer", "object_id": "t-2", "trace_id": "t-2",
+                  "document_id": "", "request_id": "", "before": {}, "after": {}}
+        cursor.execute(
+            """INSERT INTO audit_auditevent (seq, created_at, actor_type, actor, action,
+                   object_type, object_id, trace_id, document_id, request_id, before, after,
+                   prev_hash, hash)
+               VALUES (3, %s, 'user', 'user:mallory', 'decision.approved', 'answer', 't-2',
+                       't-2', '', '', '{}', '{}', %s, %s)""",
+            [events[2].created_at, events[1].hash, event_hash(forged, events[1].hash)],
+        )
+    run = verify()
+    # The forged event itself is consistent; the original event 3, now at 4, no longer
+    # links to what precedes it.
+    assert (run.first_bad_seq, run.problem) == (4, "broken_link")
+
+
+def test_an_event_smuggled_in_before_the_first_is_named(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    events = chain(3)
+    with tamper() as cursor:
+        cursor.execute(
+            """INSERT INTO audit_auditevent (seq, created_at, actor_type, actor, action,
+                   object_type, object_id, trace_id, document_id, request_id, before, after,
+                   prev_hash, hash)
+               VALUES (0, %s, 'system', 'system', 'user.created', 'user', 'mallory', '', '',
+                       '', '{}', '{}', %s, %s)""",
+            [events[0].created_at, "0" * 64, "1" * 64],
+        )
+    run = verify()
+    assert (run.first_bad_seq, run.problem) == (0, "out_of_order")
+
+
+def test_two_swapped_events_are_named(chain: Callable[..., Any], tamper: Any) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET seq = -1 WHERE seq = 3")
+        cursor.execute("UPDATE audit_auditevent SET seq = 3 WHERE seq = 4")
+        cursor.execute("UPDATE audit_auditevent SET seq = 4 WHERE seq = -1")
+    run = verify()
+    assert (run.first_bad_seq, run.problem) == (3, "broken_link")
+
+
+def test_events_removed_from_the_end_after_a_verification_are_named(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(6)
+    assert verify().ok
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq >= 5")
+    run = verify()
+    assert (run.first_bad_seq, run.problem) == (6, "truncated")
+    assert "events after #4 were removed" in run.detail
+
+
+def test_a_chain_rewritten_and_rehashed_after_a_verification_is_detected(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(6)
+    assert verify().ok
+    with tamper() as cursor:
+        cursor.execute("""UPDATE audit_auditevent SET after = '{"status": "approved"}'
+                          WHERE seq = 2""")
+        prev = AuditEvent.objects.get(seq=1).hash
+        for seq in range(2, 7):
+            cursor.execute("UPDATE audit_auditevent SET prev_hash = %s WHERE seq = %s",
+                           [prev, seq])
+            _rehash(cursor, seq)
+            prev = AuditEvent.objects.get(seq=seq).hash
+    run = verify()
+    assert (run.first_bad_seq, run.problem) == (6, "rewritten")
+
+
+def test_events_appended_after_a_verification_still_check_out(
+    chain: Callable[..., Any]
+) -> None:
+    chain(3)
+    assert verify().ok
+    chain(2)
+    run = verify()
+    assert run.ok
+    assert run.events_checked == 5
+
+
+def test_the_command_fails_and_names_the_first_bad_event(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(5)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET object_id = 'other' WHERE seq = 2")
+    with pytest.raises(CommandError) as failure:
+        call_command("verify_audit")
+    assert "Audit chain BROKEN. Event #2 is the first bad event" in str(failure.value)
+    assert failure.value.returncode == 1
+    run = VerificationRun.objects.get()
+    assert (run.ok, run.first_bad_seq) == (False, 2)
+
+
+def test_the_command_can_leave_no_record(chain: Callable[..., Any]) -> None:
+    chain(2)
+    call_command("verify_audit", "--no-record", stdout=StringIO())
+    assert not VerificationRun.objects.exists()
+
+
+@pytest.mark.parametrize("value", [0.1, 1e300, -0.0, 1e-7, 12345678901234567890, "\u2028ü"])
+def test_values_that_jsonb_rewrites_still_check_out(db: Any, value: Any) -> None:
+    from django.db import transaction
+
+    from reviewqueue.audit.services import WORKER, audit_record
+
+    with transaction.atomic():
+        audit_record(actor=WORKER, action="x.y", object_type="answer", object_id="t",
+                     after={"value": value, "nested": [{"value": value}]})
+    assert verify().ok

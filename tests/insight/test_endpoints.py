@@ -1,0 +1,201 @@
+"""The insight page, GET /api/v1/metrics and the Prometheus endpoint: who may read them,
+what they accept, and that no text ever leaves through them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from tests.insight.conftest import SECRET_QUESTION, SECRET_TEXT, Builder
+
+pytestmark = pytest.mark.django_db
+
+RANGE = "since=2026-10-04&until=2026-10-07"
+
+
+def _sample(text: str, name: str) -> float:
+    """The value of an unlabelled sample in Prometheus text."""
+    return next(float(line.split()[1]) for line in text.splitlines()
+                if line.startswith(f"{name} "))
+
+
+@pytest.fixture
+def admin_client(admin_user: Any) -> Client:
+    client = Client()
+    client.force_login(admin_user)
+    return client
+
+
+@pytest.fixture
+def admin_api(admin_user: Any, token_client: Any) -> Any:
+    return token_client(admin_user)
+
+
+# --- the page -----------------------------------------------------------------------------------
+
+
+def test_the_insight_page_draws_its_charts_on_the_server(
+    admin_client: Client, scenario: Builder
+) -> None:
+    response = admin_client.get(f"/insight/?{RANGE}")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert page.count('<svg class="chart"') == 7
+    # No inline script: any script the page has is a file.
+    assert all("src=" in tag for tag in re.findall(r"<script[^>]*>", page))
+    assert 'data-testid="hold-rate">41.7%' in page  # 5 of 12
+    assert "Answers received 2026-10-04 to 2026-10-07: 12." in page
+
+
+def test_the_page_compares_releases_reason_by_reason(
+    admin_client: Client, scenario: Builder
+) -> None:
+    page = admin_client.get(f"/insight/?{RANGE}").content.decode()
+    matrix = page.split('data-testid="release-matrix"')[1].split("</table>")[0]
+    assert "<th scope=\"col\">2026.10</th><th scope=\"col\">2026.09</th>" in matrix
+    assert "50.0% <span class=\"muted\">(2)</span>" in matrix  # conflicting_sources in 2026.09
+
+
+def test_the_page_defaults_to_the_last_30_days(admin_client: Client, db: Any) -> None:
+    from django.utils import timezone
+
+    today = timezone.localdate()
+    page = admin_client.get("/insight/").content.decode()
+    since = today - dt.timedelta(days=29)
+    assert f"Answers received {since.isoformat()} to {today.isoformat()}: 0." in page
+
+
+def test_the_page_never_shows_question_or_answer_text(
+    admin_client: Client, scenario: Builder
+) -> None:
+    page = admin_client.get(f"/insight/?{RANGE}").content.decode()
+    assert "Secret" not in page
+
+
+@pytest.mark.parametrize("query, message", [
+    ("limit=5", "limit: not a search parameter"),
+    ("since=2026-10-09&until=2026-10-01", "Must not be before From"),
+    ("since=2020-01-01&until=2026-01-01", "at most"),
+    ("bucket=month", "Select a valid choice"),
+])
+def test_the_page_refuses_parameters_it_does_not_know(
+    admin_client: Client, query: str, message: str
+) -> None:
+    response = admin_client.get(f"/insight/?{query}")
+    assert response.status_code == 400
+    assert message in response.content.decode()
+
+
+def test_a_reviewer_may_not_see_insight(reviewer: Any) -> None:
+    client = Client()
+    client.force_login(reviewer)
+    assert client.get("/insight/").status_code == 403
+
+
+def test_an_anonymous_visitor_is_sent_to_sign_in(client: Client) -> None:
+    assert client.get("/insight/").status_code == 302
+
+
+# --- GET /api/v1/metrics ------------------------------------------------------------------------
+
+
+def test_the_metrics_api_returns_every_figure(admin_api: Any, scenario: Builder) -> None:
+    response = admin_api.get(f"/api/v1/metrics?{RANGE}")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["window"] == {"since": "2026-10-04", "until": "2026-10-07", "release": None,
+                              "bucket": "day"}
+    assert body["gate"]["held"] == {"count": 5, "of": 12, "rate": round(5 / 12, 6)}
+    assert body["review"]["over_hold"]["rate"] == 0.5
+    assert body["review"]["time_to_decision_seconds"] == {"median": 9000.0, "p95": 13860.0}
+    assert body["citations"]["fabricated"]["count"] == 1
+    assert body["review"]["false_pass"]["rejected"]["rate"] == 0.5
+    assert [r["release"] for r in body["releases"]] == ["2026.10", "2026.09"]
+    assert set(body["operations"]) == {"queue_depth", "queue_depth_by_reason",
+                                       "oldest_held_age_seconds", "reevaluation_lag_seconds",
+                                       "task_failures", "audit"}
+
+
+def test_the_metrics_api_filters_by_release(admin_api: Any, scenario: Builder) -> None:
+    body = admin_api.get(f"/api/v1/metrics?{RANGE}&release=2026.09").json()
+    assert body["gate"]["held"] == {"count": 3, "of": 4, "rate": 0.75}
+
+
+def test_the_metrics_api_carries_no_text(admin_api: Any, scenario: Builder) -> None:
+    body = admin_api.get(f"/api/v1/metrics?{RANGE}").content.decode()
+    assert SECRET_TEXT not in body
+    assert SECRET_QUESTION not in body
+    assert "Secret" not in body
+
+
+def test_the_metrics_api_refuses_an_unknown_parameter(admin_api: Any) -> None:
+    response = admin_api.get("/api/v1/metrics?limit=5")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"field": "limit",
+                                          "message": "not a search parameter"}]
+
+
+def test_the_metrics_api_refuses_a_bad_date(admin_api: Any) -> None:
+    response = admin_api.get("/api/v1/metrics?since=10/04/2026")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "since"
+
+
+def test_a_service_token_may_not_read_metrics(service_api: Any) -> None:
+    assert service_api.get("/api/v1/metrics").status_code == 403
+
+
+def test_an_admin_token_without_the_read_scope_may_not_read_metrics(
+    admin_user: Any, token_client: Any
+) -> None:
+    assert token_client(admin_user, scopes=["review"]).get("/api/v1/metrics").status_code == 403
+
+
+# --- /metrics for Prometheus --------------------------------------------------------------------
+
+
+def test_prometheus_reads_queue_depth_age_lag_and_failures(
+    admin_api: Any, build: Builder
+) -> None:
+    from django.utils import timezone
+
+    answer = build.answer("q1", when=timezone.now(), decision="review",
+                          reason="conflicting_sources")
+    build.queue(answer, entered=timezone.now() - dt.timedelta(hours=1))
+    response = admin_api.get("/metrics",
+                             HTTP_ACCEPT="application/openmetrics-text;version=1.0.0,"
+                                         "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+    text = response.content.decode()
+    assert "# TYPE reviewqueue_queue_depth gauge\nreviewqueue_queue_depth 1\n" in text
+    assert 'reviewqueue_queue_depth_by_reason{reason="conflicting_sources"} 1' in text
+    assert 3600 <= _sample(text, "reviewqueue_oldest_held_age_seconds") < 3700
+    assert "reviewqueue_reevaluation_lag_seconds 0\n" in text
+    assert ("# TYPE reviewqueue_task_failures_total counter\n"
+            "reviewqueue_task_failures_total 0\n") in text
+    assert "reviewqueue_audit_chain_ok" not in text  # never verified
+
+
+def test_prometheus_sees_the_audit_chain_state(admin_client: Client, db: Any) -> None:
+    from reviewqueue.audit.services import audit_verify
+
+    run = audit_verify(trigger="command")
+    text = admin_client.get("/metrics").content.decode()
+    assert "reviewqueue_audit_chain_ok 1\n" in text
+    stamp = _sample(text, "reviewqueue_audit_last_verification_timestamp_seconds")
+    assert stamp == pytest.approx(run.finished_at.timestamp())
+
+
+def test_prometheus_needs_credentials(client: Client) -> None:
+    response = client.get("/metrics")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Token"
+
+
+def test_a_reviewer_may_not_scrape(reviewer: Any, token_client: Any) -> None:
+    assert token_client(reviewer).get("/metrics").status_code == 403
