@@ -19,7 +19,11 @@ from reviewqueue.api_base import BodyLimitedAPIView, JSONScalarField, RoleAndSco
 from reviewqueue.api_errors import error_body, flatten_errors, quarantine_from_request
 from reviewqueue.errors import DomainError, NotFound
 from reviewqueue.reviews.models import Answer, Verdict
-from reviewqueue.reviews.selectors.answers import answer_detail, user_may_read_answer
+from reviewqueue.reviews.selectors.answers import (
+    answer_detail,
+    redact_findings,
+    user_may_read_answer,
+)
 from reviewqueue.reviews.services.ingest import AnswerInput, RetrievedInput, answer_ingest
 from reviewqueue.sources.api import actor_of
 
@@ -157,7 +161,7 @@ def ingest_body(request: Request, answer: Answer) -> dict[str, Any]:
     return {
         "trace_id": answer.trace_id,
         "status": answer.status,
-        "verdict": VerdictOut(verdict).data,
+        "verdict": dict(VerdictOut(verdict).data),
         "review_url": review_url,
     }
 
@@ -261,10 +265,17 @@ class AnswerDetailView(BodyLimitedAPIView):
             # The same 404 whether it does not exist or may not be read: nothing leaks.
             raise NotFound(f"no answer {trace_id!r}")
         body = ingest_body(request, answer)
+        verdicts = [dict(v) for v in VerdictOut(answer.verdicts.all(), many=True).data]
+        if not has_role(request.user, Role.SERVICE):
+            # A finding drawn from a knowledge-base document the caller may not read names
+            # neither the document nor its value (the service sent all of it; people did not).
+            principals = user_principals(request.user)
+            for verdict in (body["verdict"], *verdicts):
+                verdict["findings"] = redact_findings(list(verdict["findings"]), principals)
         body.update(
             question=answer.question,
             index_release=answer.index_release,
-            verdicts=VerdictOut(answer.verdicts.all(), many=True).data,
+            verdicts=verdicts,
             decisions=AnswerDecisionOut(answer.decisions.all(), many=True).data,
         )
         return Response(body)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Answer(models.Model):
@@ -13,11 +14,11 @@ class Answer(models.Model):
     """
 
     class Status(models.TextChoices):
-        CANDIDATE = "candidate", "Candidate"
-        HELD = "held", "Held for review"
-        ABSTAINED = "abstained", "Abstained"
-        APPROVED = "approved", "Approved"
-        REJECTED = "rejected", "Rejected"
+        CANDIDATE = "candidate", _("Candidate")
+        HELD = "held", _("Held for review")
+        ABSTAINED = "abstained", _("Abstained")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
 
     trace_id = models.CharField(max_length=200, unique=True)
     question = models.TextField()
@@ -95,19 +96,19 @@ class Verdict(models.Model):
     """
 
     class Decision(models.TextChoices):
-        CANDIDATE = "candidate"
-        REVIEW = "review"
-        ABSTAIN = "abstain"
+        CANDIDATE = "candidate", _("Candidate")
+        REVIEW = "review", _("Review")
+        ABSTAIN = "abstain", _("Abstain")
 
     class Trigger(models.TextChoices):
-        INGEST = "ingest", "Ingested"
-        EDIT = "edit", "Reviewer edit"
-        REVISION = "revision", "Revision published"
-        WITHDRAWAL = "withdrawal", "Document withdrawn"
-        VALIDITY = "validity", "Validity date passed"
-        GATE_VERSION = "gate_version", "Gate version changed"
-        MANUAL = "manual", "Re-evaluated on request"
-        DECISION = "decision", "Checked at decision time"
+        INGEST = "ingest", _("Ingested")
+        EDIT = "edit", _("Reviewer edit")
+        REVISION = "revision", _("Revision published")
+        WITHDRAWAL = "withdrawal", _("Document withdrawn")
+        VALIDITY = "validity", _("Validity date passed")
+        GATE_VERSION = "gate_version", _("Gate version changed")
+        MANUAL = "manual", _("Re-evaluated on request")
+        DECISION = "decision", _("Checked at decision time")
 
     answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="verdicts")
     version = models.ForeignKey(AnswerVersion, on_delete=models.PROTECT, related_name="verdicts")
@@ -131,8 +132,13 @@ class Verdict(models.Model):
             models.UniqueConstraint(fields=["version", "fingerprint"],
                                     name="verdict_unique_fingerprint"),
         ]
-        indexes = [models.Index(fields=["next_boundary"], name="verdict_next_boundary",
-                                condition=models.Q(next_boundary__isnull=False))]
+        indexes = [
+            # Insight reads the first verdict of each answer by date.
+            models.Index(fields=["created_at"], name="verdict_ingest_created",
+                         condition=models.Q(trigger="ingest")),
+            models.Index(fields=["next_boundary"], name="verdict_next_boundary",
+                         condition=models.Q(next_boundary__isnull=False)),
+        ]
 
     def __str__(self) -> str:
         return f"verdict {self.pk}: {self.decision}/{self.reason}"
@@ -174,9 +180,9 @@ class Decision(models.Model):
     """A reviewer's approve / edit / reject, bound to the verdict the reviewer saw."""
 
     class Action(models.TextChoices):
-        APPROVE = "approve", "Approve"
-        EDIT = "edit", "Edit"
-        REJECT = "reject", "Reject"
+        APPROVE = "approve", _("Approve")
+        EDIT = "edit", _("Edit")
+        REJECT = "reject", _("Reject")
 
     answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="decisions")
     verdict = models.ForeignKey(Verdict, on_delete=models.PROTECT, related_name="decisions")
@@ -194,3 +200,27 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} on {self.answer_id} by {self.reviewer_id}"
+
+
+class PassageExpansion(models.Model):
+    """A reviewer opened a cited passage on the item page.
+
+    Feeds `Decision.read_passages`: admins watch the share of decisions made after reading at
+    least one passage. Recorded once per (answer, reviewer, verdict, cite); never updated.
+    """
+
+    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="expansions")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                 related_name="+")
+    verdict = models.ForeignKey(Verdict, on_delete=models.PROTECT, related_name="+")
+    cite = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "reviewer", "verdict", "cite"],
+                                    name="passage_expansion_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer_id} read [{self.cite}] of {self.answer_id}"

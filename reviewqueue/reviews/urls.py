@@ -1,4 +1,5 @@
 from django.urls import path
+from django.views.i18n import set_language
 
 from reviewqueue.reviews import views
 
@@ -6,5 +7,12 @@ app_name = "reviews"
 
 urlpatterns = [
     path("", views.queue, name="queue"),
+    path("next", views.next_item, name="next"),
+    path("language", set_language, name="set_language"),
     path("answers/<str:trace_id>/", views.item, name="item"),
+    path("answers/<str:trace_id>/claim", views.claim, name="claim"),
+    path("answers/<str:trace_id>/release", views.release, name="release"),
+    path("answers/<str:trace_id>/renew", views.renew, name="renew"),
+    path("answers/<str:trace_id>/expanded", views.expanded, name="expanded"),
+    path("answers/<str:trace_id>/decide", views.decide, name="decide"),
 ]

@@ -1,25 +1,370 @@
-"""Pages of the reviewer's workspace."""
+"""Pages of the reviewer's workspace: the queue and the item page, plus their small POSTs.
+
+Everything works without JavaScript; static/js adds keyboard shortcuts, lease renewal while a
+page stays open and the record of which passages a reviewer opened.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    JsonResponse,
+    QueryDict,
+)
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils import formats, timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
 
+from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.principals import user_principals
-from reviewqueue.reviews.models import ReviewItem
-from reviewqueue.reviews.selectors.answers import answer_detail, user_may_read_answer
+from reviewqueue.accounts.roles import has_role
+from reviewqueue.audit.services import Actor
+from reviewqueue.errors import FieldError, NotFound
+from reviewqueue.reviews.forms import ApproveForm, EditForm, RejectForm, claim_formset
+from reviewqueue.reviews.labels import REASONS, decision_label, explain_finding, reason_label
+from reviewqueue.reviews.models import Answer
+from reviewqueue.reviews.selectors.answers import user_may_read_answer
+from reviewqueue.reviews.selectors.item import ItemPage, item_page
+from reviewqueue.reviews.selectors.queue import (
+    CLAIM_FILTERS,
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    BadCursor,
+    Cursor,
+    QueueFilters,
+    next_unclaimed,
+    queue_page,
+)
+from reviewqueue.reviews.services.decisions import (
+    EditRefused,
+    StaleVerdict,
+    answer_decide,
+    passage_expansion_record,
+)
+from reviewqueue.reviews.services.leases import (
+    AdminOnly,
+    LeasedByOther,
+    NotHeld,
+    lease_claim,
+    lease_claim_next,
+    lease_release,
+    lease_seconds,
+)
+
+View = Callable[..., HttpResponse]
 
 
-@login_required
-def queue(request: HttpRequest) -> HttpResponse:
-    items = ReviewItem.objects.select_related("answer").order_by("entered_at", "id")[:50]
-    return render(request, "reviews/queue.html", {"items": items})
+def reviewer_required(view: View) -> View:
+    """Signed in, and a reviewer or an admin; anyone else gets 403."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not has_role(request.user, Role.REVIEWER, Role.ADMIN):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapper
 
 
-@login_required
-def item(request: HttpRequest, trace_id: str) -> HttpResponse:
-    answer = answer_detail(trace_id)
+def _actor(request: HttpRequest) -> Actor:
+    return Actor.of_user(request.user)
+
+
+def _when(moment: Any) -> str:
+    return formats.date_format(timezone.localtime(moment), "DATETIME_FORMAT")
+
+
+def _held_by_message(exc: LeasedByOther) -> str:
+    return _("%(holder)s is working on this answer until %(until)s.") % {
+        "holder": exc.holder, "until": _when(exc.until)}
+
+
+def _filters(params: QueryDict) -> QueueFilters:
+    claim = params.get("claim", "all")
+    reason = params.get("reason", "")
+    return QueueFilters(
+        reason=reason if reason in REASONS else "",
+        document=params.get("document", "").strip()[:200],
+        release=params.get("release", "").strip()[:200],
+        claim=claim if claim in CLAIM_FILTERS else "all",
+    )
+
+
+def _queue_url(filters: QueueFilters, **extra: str) -> str:
+    params = {**filters.as_params(), **{k: v for k, v in extra.items() if v}}
+    url = reverse("reviews:queue")
+    return f"{url}?{urlencode(params)}" if params else url
+
+
+def _readable_answer(request: HttpRequest, trace_id: str) -> Answer:
+    answer = Answer.objects.filter(trace_id=trace_id).first()
     if answer is None or not user_may_read_answer(answer, user_principals(request.user)):
         raise Http404("No such answer")
-    return render(request, "reviews/item.html", {"answer": answer})
+    return answer
+
+
+def _item_url(trace_id: str) -> str:
+    return reverse("reviews:item", args=[trace_id])
+
+
+# --- Queue ------------------------------------------------------------------------------------
+
+@reviewer_required
+def queue(request: HttpRequest) -> HttpResponse:
+    filters = _filters(request.GET)
+    cursor = None
+    if request.GET.get("cursor"):
+        try:
+            cursor = Cursor.decode(request.GET["cursor"])
+        except BadCursor:
+            messages.info(request, _("That page link was not valid; here is the first page."))
+    try:
+        limit = max(1, min(int(request.GET.get("limit", DEFAULT_LIMIT)), MAX_LIMIT))
+    except ValueError:
+        limit = DEFAULT_LIMIT
+    page = queue_page(principals=user_principals(request.user), filters=filters,
+                      user=request.user, cursor=cursor, limit=limit)
+    limit_param = str(limit) if limit != DEFAULT_LIMIT else ""
+    context = {
+        "page": page,
+        "filters": filters,
+        "reasons": [(r, reason_label(r)) for r in REASONS],
+        "claim_choices": [("all", _("All")), ("unclaimed", _("Unclaimed")),
+                          ("mine", _("Mine"))],
+        "next_url": _queue_url(filters, cursor=page.next_cursor or "", limit=limit_param)
+        if page.next_cursor else None,
+        "previous_url": _queue_url(filters, cursor=page.previous_cursor or "",
+                                   limit=limit_param) if page.previous_cursor else None,
+        "first_url": _queue_url(filters, limit=limit_param) if cursor is not None else None,
+        "count_links": [
+            (c, _queue_url(QueueFilters(c.reason, filters.document, filters.release,
+                                        filters.claim)))
+            for c in page.counts if c.count or c.reason == filters.reason
+        ],
+        "all_reasons_url": _queue_url(QueueFilters("", filters.document, filters.release,
+                                                   filters.claim)),
+        "now": timezone.now(),
+    }
+    return render(request, "reviews/queue.html", context)
+
+
+@require_POST
+@reviewer_required
+def next_item(request: HttpRequest) -> HttpResponse:
+    filters = _filters(request.POST)
+    candidates = next_unclaimed(principals=user_principals(request.user), filters=filters,
+                                user=request.user)
+    answer = lease_claim_next(candidates=candidates, user=request.user, actor=_actor(request))
+    if answer is None:
+        messages.info(request, _("Nothing unclaimed is waiting for you."))
+        return HttpResponseRedirect(_queue_url(filters))
+    return HttpResponseRedirect(_item_url(answer.trace_id))
+
+
+# --- Leases -------------------------------------------------------------------------------------
+
+@require_POST
+@reviewer_required
+def claim(request: HttpRequest, trace_id: str) -> HttpResponse:
+    answer = _readable_answer(request, trace_id)
+    try:
+        lease_claim(answer=answer, user=request.user, actor=_actor(request))
+    except LeasedByOther as exc:
+        messages.warning(request, _held_by_message(exc))
+    except NotHeld:
+        messages.info(request, _("This answer is no longer waiting for review."))
+    return HttpResponseRedirect(_item_url(trace_id))
+
+
+@require_POST
+@reviewer_required
+def release(request: HttpRequest, trace_id: str) -> HttpResponse:
+    answer = _readable_answer(request, trace_id)
+    force = request.POST.get("force") == "1"
+    try:
+        released = lease_release(answer=answer, user=request.user, actor=_actor(request),
+                                 force=force)
+    except LeasedByOther as exc:
+        messages.warning(request, _held_by_message(exc))
+        return HttpResponseRedirect(_item_url(trace_id))
+    except NotHeld:
+        return HttpResponseRedirect(reverse("reviews:queue"))
+    except AdminOnly as exc:
+        raise PermissionDenied from exc
+    if force:
+        if released:
+            messages.success(request, _("The lease was broken; the answer is free again."))
+        return HttpResponseRedirect(_item_url(trace_id))
+    if released:
+        messages.success(request, _("Released. The answer is back in the queue."))
+    return HttpResponseRedirect(reverse("reviews:queue"))
+
+
+@require_POST
+@reviewer_required
+def renew(request: HttpRequest, trace_id: str) -> HttpResponse:
+    """Called every few minutes by item.js while the page stays open."""
+    answer = _readable_answer(request, trace_id)
+    try:
+        lease = lease_claim(answer=answer, user=request.user, actor=_actor(request))
+    except LeasedByOther as exc:
+        return JsonResponse({"error": exc.code, "holder": exc.holder,
+                             "until": exc.until.isoformat(),
+                             "message": _held_by_message(exc)}, status=409)
+    except NotHeld:
+        return JsonResponse({"error": "not_held",
+                             "message": _("This answer is no longer waiting for review.")},
+                            status=409)
+    return JsonResponse({"holder": lease.holder,
+                         "until": lease.until.isoformat() if lease.until else None})
+
+
+@require_POST
+@reviewer_required
+def expanded(request: HttpRequest, trace_id: str) -> HttpResponse:
+    """item.js reports that the reviewer opened a cited passage."""
+    answer = _readable_answer(request, trace_id)
+    try:
+        body = json.loads(request.body or b"{}")
+        cite, verdict_id = str(body["cite"]), int(body["verdict"])
+    except (ValueError, KeyError, TypeError):
+        return JsonResponse({"error": "invalid"}, status=400)
+    try:
+        passage_expansion_record(answer=answer, verdict_id=verdict_id, user=request.user,
+                                 cite=cite)
+    except FieldError as exc:
+        return JsonResponse({"error": "invalid", "detail": exc.message}, status=400)
+    return HttpResponse(status=204)
+
+
+# --- Item page and decisions ------------------------------------------------------------------
+
+@reviewer_required
+def item(request: HttpRequest, trace_id: str) -> HttpResponse:
+    page = item_page(trace_id=trace_id, user=request.user)
+    if page is None:
+        raise Http404("No such answer")
+    return _render_item(request, page)
+
+
+def _forms(page: ItemPage, data: QueryDict | None = None) -> dict[str, Any]:
+    version = page.answer.current_version
+    assert version is not None
+    verdict = {"verdict": page.verdict.pk}
+    if data is not None:
+        # Keep what the reviewer typed, but bind it to the verdict the page now shows.
+        data = data.copy()
+        for prefix in ("approve", "reject", "edit"):
+            data[f"{prefix}-verdict"] = str(page.verdict.pk)
+    return {
+        "approve_form": ApproveForm(data if _posted(data, "approve") else None,
+                                    initial=verdict),
+        "reject_form": RejectForm(data if _posted(data, "reject") else None, initial=verdict),
+        "edit_form": EditForm(data if _posted(data, "edit") else None,
+                              initial={**verdict, "answer": version.text}),
+        "claims_formset": claim_formset(
+            data=data if _posted(data, "edit") else None, claims=version.claims,
+            cites=page.cites,
+        ),
+    }
+
+
+def _posted(data: QueryDict | None, action: str) -> bool:
+    return data is not None and data.get("action") == action
+
+
+def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
+                 forms: dict[str, Any] | None = None, **extra: Any) -> HttpResponse:
+    context = {
+        "page": page,
+        "lease_seconds": lease_seconds(),
+        "is_admin": has_role(request.user, Role.ADMIN),
+        "open_form": "",
+        **(forms or _forms(page)),
+        **extra,
+    }
+    return render(request, "reviews/item.html", context, status=status)
+
+
+@require_POST
+@reviewer_required
+def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
+    action = request.POST.get("action", "")
+    page = item_page(trace_id=trace_id, user=request.user)
+    if page is None:
+        raise Http404("No such answer")
+    form_class = {"approve": ApproveForm, "reject": RejectForm, "edit": EditForm}.get(action)
+    forms = _forms(page, request.POST)
+    if form_class is None:
+        return _render_item(request, page, status=400, forms=forms)
+    # Bound to exactly what was posted, including the verdict id the reviewer saw.
+    form = form_class(request.POST)
+    forms[f"{action}_form"] = form
+    claims_formset = forms["claims_formset"]
+    valid = form.is_valid() and (action != "edit" or claims_formset.is_valid())
+    if not valid:
+        return _render_item(request, page, status=400, forms=forms, open_form=action)
+    extra = {"claims": claims_formset.claims()} if action == "edit" else {}
+    data = form.to_input(**extra)
+    try:
+        result = answer_decide(trace_id=trace_id, user=request.user, actor=_actor(request),
+                               data=data)
+    except StaleVerdict as exc:
+        fresh = item_page(trace_id=trace_id, user=request.user)
+        if fresh is None:
+            raise Http404("No such answer") from exc
+        return _render_item(
+            request, fresh, status=409, forms=_forms(fresh, request.POST), open_form=action,
+            stale={"decision": decision_label(exc.verdict.decision),
+                   "reason": reason_label(exc.verdict.reason)},
+        )
+    except EditRefused as exc:
+        return _render_item(
+            request, page, status=400, forms=forms, open_form="edit",
+            refused={
+                "reason": reason_label(exc.verdict.reason),
+                "sentences": [explain_finding(f.to_dict(), data.claims or [])
+                              for f in exc.verdict.findings],
+            },
+        )
+    except LeasedByOther as exc:
+        messages.warning(request, _held_by_message(exc))
+        return HttpResponseRedirect(_item_url(trace_id))
+    except NotHeld:
+        messages.info(request, _("This answer is no longer waiting for review."))
+        return HttpResponseRedirect(_item_url(trace_id))
+    except FieldError as exc:
+        form.add_error(None, exc.message)
+        return _render_item(request, page, status=400, forms=forms, open_form=action)
+    except NotFound as exc:
+        raise Http404("No such answer") from exc
+
+    question = result.answer.question[:80]
+    if result.status == Answer.Status.HELD:
+        messages.success(request, _(
+            "Saved the edit as version %(number)s. The gate still holds it (%(reason)s): "
+            "review it and approve it explicitly.") % {
+            "number": result.verdict.version.number, "reason": reason_label(result.verdict.reason)})
+        return HttpResponseRedirect(_item_url(trace_id))
+    done = {
+        "approve": _("Approved: “%(question)s”."),
+        "reject": _("Rejected: “%(question)s”."),
+        "edit": _("Edited and approved: “%(question)s”."),
+    }[action]
+    messages.success(request, done % {"question": question})
+    return HttpResponseRedirect(reverse("reviews:queue"))

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Prefetch, QuerySet
 
 from reviewqueue.accounts.principals import may_read
@@ -38,3 +40,26 @@ def user_may_read_answer(answer: Answer, principals: frozenset[str]) -> bool:
                                                                       "allowed_principals"))
     # A document the store has not received yet has no readers but the services.
     return all(key in allowed and may_read(allowed[key], principals) for key in keys)
+
+
+RESTRICTED_MESSAGE = "sources in force disagree, and one of them is a document you may not read"
+
+
+def redact_findings(findings: list[dict[str, Any]], principals: frozenset[str]
+                    ) -> list[dict[str, Any]]:
+    """Findings whose message draws on a knowledge-base document the caller may not read say
+    only that such a document exists: no value, no document id."""
+    keys = {d for f in findings for d in f.get("kb_documents") or ()}
+    if not keys:
+        return findings
+    allowed = dict(Document.objects.filter(key__in=keys)
+                   .values_list("key", "allowed_principals"))
+    out = []
+    for finding in findings:
+        hidden = [d for d in finding.get("kb_documents") or ()
+                  if d not in allowed or not may_read(allowed[d], principals)]
+        if hidden:
+            finding = {**finding, "message": RESTRICTED_MESSAGE,
+                       "kb_documents": [d for d in finding["kb_documents"] if d not in hidden]}
+        out.append(finding)
+    return out

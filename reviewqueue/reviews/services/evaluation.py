@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
@@ -26,7 +27,10 @@ class GateRun:
 
 
 def today() -> date:
-    return timezone.localdate()
+    """The gate's as_of for ingest, re-evaluation and decisions alike: today in TIME_ZONE,
+    unless REEVALUATION_TODAY pins a date (drills and tests), so that every path agrees."""
+    pinned: date | None = settings.REEVALUATION_TODAY
+    return pinned if pinned is not None else timezone.localdate()
 
 
 def _gate_fact(fact: Any) -> gating.Fact:

@@ -105,3 +105,90 @@ def answer_apply_verdict(
                "revisions": [[r["document"], r.get("current")] for r in verdict.revisions_used]},
     )
     return new_status
+
+
+def status_after_decision(action: str, verdict: Verdict) -> str:
+    """Where a reviewer's decision moves a held answer.
+
+    Approve and reject are final. An edit rests on the verdict of the edited version: a
+    candidate is approved at once, a review keeps the answer held for an explicit approval.
+    An abstaining edit never gets here (the decision service refuses it).
+    """
+    if action == Decision.Action.APPROVE:
+        return Answer.Status.APPROVED
+    if action == Decision.Action.REJECT:
+        return Answer.Status.REJECTED
+    if verdict.decision == Verdict.Decision.CANDIDATE:
+        return Answer.Status.APPROVED
+    if verdict.decision == Verdict.Decision.REVIEW:
+        return Answer.Status.HELD
+    raise ValueError("an edit whose verdict abstains cannot be applied")
+
+
+def answer_apply_decision(
+    *, answer: Answer, decision: Decision, verdict: Verdict, actor: Actor
+) -> str:
+    """Apply a stored reviewer decision to a held answer and record it in the audit chain.
+
+    `verdict` is the verdict the answer rests on afterwards: the one the reviewer decided on for
+    approve and reject, the edited version's for an edit. The caller holds the lock on the
+    answer row inside a transaction and has checked that the answer is held and the verdict
+    fresh. Returns the new status.
+    """
+    assert transaction.get_connection().in_atomic_block
+    old_status = answer.status or None
+    old_verdict_id = answer.current_verdict_id
+    old_version_id = answer.current_version_id
+    new_status = status_after_decision(decision.action, verdict)
+    now = timezone.now()
+
+    answer.current_verdict = verdict
+    answer.current_version_id = verdict.version_id
+    fields = ["current_verdict", "current_version"]
+    if new_status != old_status:
+        answer.status = new_status
+        answer.status_changed_at = now
+        fields += ["status", "status_changed_at"]
+    answer.save(update_fields=fields)
+
+    if new_status == Answer.Status.HELD:
+        # An edit the gate still holds: the same queue entry (and the editor's lease) stays,
+        # showing the new version's reasons.
+        ReviewItem.objects.filter(answer=answer).update(
+            primary_reason=verdict.reason, reasons=verdict.reasons
+        )
+    else:
+        # The queue entry, and with it the lease, ends with the decision.
+        ReviewItem.objects.filter(answer=answer).delete()
+
+    if new_status != old_status:
+        answer_status_changed.send(
+            sender=Answer, answer=answer, old_status=old_status, new_status=new_status,
+            verdict=verdict, actor=actor, cause="decision",
+        )
+    after: dict[str, object] = {
+        "status": new_status,
+        "decision": decision.pk,
+        "reviewer": decision.reviewer.get_username(),
+        "decided_on_verdict": decision.verdict_id,
+        "revisions": [[r["document"], r.get("current")] for r in decision.revisions_used],
+        "verdict": verdict.pk,
+        "version": verdict.version_id,
+        "reject_reason": decision.reject_reason or None,
+        "read_passages": decision.read_passages,
+    }
+    if verdict.pk != decision.verdict_id:
+        # An edit: the answer now rests on the edited version's own verdict.
+        after["verdict_decision"] = verdict.decision
+        after["verdict_revisions"] = [[r["document"], r.get("current")]
+                                      for r in verdict.revisions_used]
+    audit_record(
+        actor=actor,
+        action=f"decision.{decision.action}",
+        object_type="answer",
+        object_id=answer.trace_id,
+        trace_id=answer.trace_id,
+        before={"status": old_status, "verdict": old_verdict_id, "version": old_version_id},
+        after=after,
+    )
+    return new_status

@@ -1,0 +1,316 @@
+"""API for the reviewer's work: the queue, leases and decisions (the same rules as the pages)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from reviewqueue.accounts.models import ApiToken, Role
+from reviewqueue.accounts.principals import user_principals
+from reviewqueue.api_base import BodyLimitedAPIView, RoleAndScope, StrictSerializer
+from reviewqueue.errors import FieldError, NotFound
+from reviewqueue.reviews.api import ClaimIn, VerdictOut
+from reviewqueue.reviews.labels import REASONS, REJECT_REASONS
+from reviewqueue.reviews.models import Answer
+from reviewqueue.reviews.selectors.answers import redact_findings, user_may_read_answer
+from reviewqueue.reviews.selectors.queue import (
+    CLAIM_FILTERS,
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    BadCursor,
+    Cursor,
+    QueueFilters,
+    QueuePage,
+    queue_page,
+)
+from reviewqueue.reviews.services.decisions import (
+    MAX_COMMENT_CHARS,
+    DecisionInput,
+    EditRefused,
+    StaleVerdict,
+    answer_decide,
+)
+from reviewqueue.reviews.services.leases import lease_claim, lease_release
+from reviewqueue.sources.api import actor_of
+
+
+class ReviewerView(BodyLimitedAPIView):
+    permission_classes = [RoleAndScope]
+    allowed_roles = (Role.REVIEWER, Role.ADMIN)
+    required_scope = ApiToken.Scope.REVIEW
+
+
+def readable_answer(request: Request, trace_id: str) -> Answer:
+    answer = Answer.objects.filter(trace_id=trace_id).first()
+    if answer is None or not user_may_read_answer(answer, user_principals(request.user)):
+        # The same 404 whether it does not exist or may not be read.
+        raise NotFound(f"no answer {trace_id!r}")
+    return answer
+
+
+def verdict_body(verdict: Any, principals: frozenset[str]) -> dict[str, Any]:
+    data = dict(VerdictOut(verdict).data)
+    data["findings"] = redact_findings(list(data["findings"]), principals)
+    return data
+
+
+# --- Queue ------------------------------------------------------------------------------------
+
+class QueueQuery(serializers.Serializer):
+    reason = serializers.ChoiceField(choices=REASONS, required=False)
+    document = serializers.CharField(max_length=200, required=False)
+    release = serializers.CharField(max_length=200, required=False)
+    claim = serializers.ChoiceField(choices=CLAIM_FILTERS, required=False, default="all")
+    cursor = serializers.CharField(max_length=500, required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, required=False,
+                                     default=DEFAULT_LIMIT)
+
+
+class LeaseOut(serializers.Serializer):
+    holder = serializers.CharField(allow_null=True)
+    until = serializers.DateTimeField(allow_null=True)
+
+
+class DocumentRefOut(serializers.Serializer):
+    document_id = serializers.CharField(source="key")
+    title = serializers.CharField()
+
+
+class QueueRowOut(serializers.Serializer):
+    trace_id = serializers.CharField(source="answer.trace_id")
+    question = serializers.CharField(source="answer.question")
+    primary_reason = serializers.CharField(source="item.primary_reason")
+    reasons = serializers.ListField(child=serializers.CharField(), source="item.reasons")
+    documents = DocumentRefOut(many=True)
+    entered_at = serializers.DateTimeField(source="item.entered_at")
+    index_release = serializers.CharField(source="item.index_release")
+    audit_sample = serializers.BooleanField(source="item.audit_sample")
+    waiting_for_owner = serializers.BooleanField(source="item.waiting_for_owner")
+    lease = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+
+    def get_lease(self, row: Any) -> dict[str, Any] | None:
+        if row.lease_holder is None:
+            return None
+        return {"holder": row.lease_holder, "until": row.lease_until.isoformat()}
+
+    def get_url(self, row: Any) -> str:
+        return self.context["request"].build_absolute_uri(
+            reverse("reviews:item", args=[row.answer.trace_id]))
+
+
+class ReasonCountOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    capped = serializers.BooleanField(help_text="True when there are more than `count`")
+
+
+class QueueOut(serializers.Serializer):
+    results = QueueRowOut(many=True)
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    counts = serializers.DictField(child=ReasonCountOut())
+
+
+class QueueView(ReviewerView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("reason", str, enum=list(REASONS),
+                             description="Primary reason"),
+            OpenApiParameter("document", str, description="A retrieved document id"),
+            OpenApiParameter("release", str, description="Index release"),
+            OpenApiParameter("claim", str, enum=list(CLAIM_FILTERS)),
+            OpenApiParameter("cursor", str, description="From `next` or `previous`"),
+            OpenApiParameter("limit", int),
+        ],
+        responses={200: QueueOut, 400: OpenApiResponse(description="A bad filter or cursor")},
+        summary="Held answers you may review, oldest first, a keyset page at a time",
+    )
+    def get(self, request: Request) -> Response:
+        query = QueueQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        cursor = None
+        if q.get("cursor"):
+            try:
+                cursor = Cursor.decode(q["cursor"])
+            except BadCursor:
+                raise FieldError("cursor", "not a cursor this API gave out") from None
+        filters = QueueFilters(reason=q.get("reason", ""), document=q.get("document", ""),
+                               release=q.get("release", ""), claim=q["claim"])
+        page = queue_page(principals=user_principals(request.user), filters=filters,
+                          user=request.user, cursor=cursor, limit=q["limit"])
+        return Response(self._body(request, page, filters, q["limit"]))
+
+    @staticmethod
+    def _body(request: Request, page: QueuePage, filters: QueueFilters, limit: int
+              ) -> dict[str, Any]:
+        def link(token: str | None) -> str | None:
+            if token is None:
+                return None
+            params = {**filters.as_params(), "cursor": token}
+            if limit != DEFAULT_LIMIT:
+                params["limit"] = str(limit)
+            return request.build_absolute_uri(f"{request.path}?{urlencode(params)}")
+
+        return {
+            "results": QueueRowOut(page.rows, many=True, context={"request": request}).data,
+            "next": link(page.next_cursor),
+            "previous": link(page.previous_cursor),
+            "counts": {c.reason: {"count": c.count, "capped": c.capped} for c in page.counts},
+        }
+
+
+# --- Leases -------------------------------------------------------------------------------------
+
+class ClaimOut(serializers.Serializer):
+    trace_id = serializers.CharField()
+    lease = LeaseOut()
+
+
+class ClaimView(ReviewerView):
+    @extend_schema(
+        request=None,
+        responses={200: ClaimOut,
+                   404: OpenApiResponse(description="No such answer, or one you may not read"),
+                   409: OpenApiResponse(description="`leased_by_other` (with holder and until)"
+                                                    " or `not_held`")},
+        summary="Claim a held answer for REVIEW_LEASE_SECONDS, or renew your lease",
+    )
+    def post(self, request: Request, trace_id: str) -> Response:
+        answer = readable_answer(request, trace_id)
+        lease = lease_claim(answer=answer, user=request.user, actor=actor_of(request))
+        return Response({"trace_id": trace_id, "lease": lease.as_dict()})
+
+
+class ReleaseIn(StrictSerializer):
+    force = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Admins only: break a colleague's lease",
+    )
+
+
+class ReleaseOut(serializers.Serializer):
+    trace_id = serializers.CharField()
+    released = serializers.BooleanField(help_text="False when the lease was already free")
+
+
+class ReleaseView(ReviewerView):
+    @extend_schema(
+        request=ReleaseIn,
+        responses={200: ReleaseOut, 403: OpenApiResponse(description="force without admin"),
+                   409: OpenApiResponse(description="`leased_by_other` or `not_held`")},
+        summary="Release your lease (admins: break anyone's with force)",
+    )
+    def post(self, request: Request, trace_id: str) -> Response:
+        body = ReleaseIn(data=request.data or {})
+        body.is_valid(raise_exception=True)
+        answer = readable_answer(request, trace_id)
+        released = lease_release(answer=answer, user=request.user, actor=actor_of(request),
+                                 force=body.validated_data["force"])
+        return Response({"trace_id": trace_id, "released": released})
+
+
+# --- Decisions ----------------------------------------------------------------------------------
+
+class DecisionIn(StrictSerializer):
+    action = serializers.ChoiceField(choices=["approve", "reject", "edit"])
+    verdict = serializers.IntegerField(min_value=1,
+                                       help_text="Id of the verdict the decision was made on")
+    comment = serializers.CharField(max_length=MAX_COMMENT_CHARS, required=False,
+                                    allow_blank=True, default="")
+    reason = serializers.ChoiceField(choices=list(REJECT_REASONS), required=False)
+    answer = serializers.CharField(max_length=200_000, required=False, trim_whitespace=False)
+    claims = serializers.ListField(child=ClaimIn(), required=False, max_length=1000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        action = attrs["action"]
+        if action == "reject" and not attrs.get("reason"):
+            raise serializers.ValidationError({"reason": ["Required to reject."]})
+        if action == "reject" and attrs.get("reason") == "other" \
+                and not attrs.get("comment", "").strip():
+            raise serializers.ValidationError({"comment": ["Say why the answer is rejected."]})
+        if action == "edit":
+            for name in ("answer", "claims"):
+                if name not in attrs:
+                    raise serializers.ValidationError({name: ["Required to edit."]})
+        elif "answer" in attrs or "claims" in attrs:
+            field = "answer" if "answer" in attrs else "claims"
+            raise serializers.ValidationError({field: ["Only an edit changes the answer."]})
+        return attrs
+
+    def to_input(self) -> DecisionInput:
+        d = self.validated_data
+        claims = None
+        if "claims" in d:
+            claims = [{k: v for k, v in c.items() if not (k == "subject" and v is None)}
+                      for c in d["claims"]]
+        return DecisionInput(action=d["action"], verdict_id=d["verdict"], comment=d["comment"],
+                             reject_reason=d.get("reason", ""), text=d.get("answer"),
+                             claims=claims)
+
+
+class DecisionOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    action = serializers.CharField()
+    verdict = serializers.IntegerField(source="verdict_id")
+    reviewer = serializers.CharField(source="reviewer.username")
+    comment = serializers.CharField()
+    reject_reason = serializers.CharField()
+    new_version = serializers.SerializerMethodField()
+    read_passages = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+    def get_new_version(self, decision: Any) -> int | None:
+        return decision.new_version.number if decision.new_version_id else None
+
+
+class DecisionCreatedOut(serializers.Serializer):
+    trace_id = serializers.CharField()
+    status = serializers.CharField()
+    decision = DecisionOut()
+    verdict = VerdictOut()
+
+
+class DecisionView(ReviewerView):
+    @extend_schema(
+        request=DecisionIn,
+        responses={
+            201: DecisionCreatedOut,
+            400: OpenApiResponse(description="A bad field, or `edit_refused`: the gate "
+                                             "abstains on the edit (nothing stored)"),
+            403: OpenApiResponse(description="Not a reviewer, or a token without `review`"),
+            404: OpenApiResponse(description="No such answer, or one you may not read"),
+            409: OpenApiResponse(description="`stale_verdict` (with the current verdict), "
+                                             "`not_held` or `leased_by_other`"),
+        },
+        summary="Approve, reject or edit a held answer, on the verdict you saw",
+    )
+    def post(self, request: Request, trace_id: str) -> Response:
+        body = DecisionIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        principals = user_principals(request.user)
+        readable_answer(request, trace_id)
+        try:
+            result = answer_decide(trace_id=trace_id, user=request.user,
+                                   actor=actor_of(request), data=body.to_input())
+        except StaleVerdict as exc:
+            exc.extra = {"status": exc.answer.status,
+                         "verdict": verdict_body(exc.verdict, principals)}
+            raise
+        except EditRefused as exc:
+            exc.extra = {"decision": exc.verdict.decision, "reason": exc.verdict.reason,
+                         "findings": redact_findings(
+                             [f.to_dict() for f in exc.verdict.findings], principals)}
+            raise
+        return Response({
+            "trace_id": trace_id,
+            "status": result.status,
+            "decision": DecisionOut(result.decision).data,
+            "verdict": verdict_body(result.verdict, principals),
+        }, status=201)

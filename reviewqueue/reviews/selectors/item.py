@@ -1,0 +1,595 @@
+"""Everything the item page shows about one held answer, read in a fixed number of queries.
+
+The page must cost the same for 2 citations as for 50: the answer, its queue entry, retrieved
+items, documents, older revisions, facts, passages, verdicts and decisions are each one query,
+and everything else is assembled in Python.
+
+Invariant 5: nothing is built unless the reader may read every retrieved document, and a
+passage of an older revision is shown only when that revision's own principals allow it (a
+revision may have been more restricted than the current one).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from django.db.models import OuterRef, Subquery
+from django.db.models.functions import Left, Right
+from django.utils.translation import gettext as _
+
+import gating
+from reviewqueue.accounts.principals import may_read, user_principals
+from reviewqueue.reviews.labels import (
+    days_phrase,
+    decision_label,
+    describe_claim,
+    explain_finding,
+    explain_warning,
+    reason_label,
+    reject_reason_label,
+    show_value,
+)
+from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
+from reviewqueue.reviews.services.evaluation import today
+from reviewqueue.reviews.services.leases import LeaseState, lease_state
+from reviewqueue.sources.models import Document, Fact, Passage, Revision
+
+CONTEXT_CHARS = 240
+
+
+# --- Small views --------------------------------------------------------------------------------
+
+@dataclass
+class FactView:
+    subject: str
+    key: str
+    value: Any
+    valid_from: date
+    valid_until: date | None
+    span: str
+    state: str  # "current", "expired" or "future"
+    phrase: str
+
+    @property
+    def shown_value(self) -> str:
+        return show_value(self.value)
+
+    @property
+    def what(self) -> str:
+        return f"{self.subject}.{self.key}" if self.subject else self.key
+
+
+@dataclass
+class PassageView:
+    span: str
+    text: str
+    before: str = ""
+    after: str = ""
+
+
+@dataclass
+class CitationView:
+    cite: str
+    document_key: str
+    # "ok", "no_document" (never received), "withdrawn", "not_received" (revision unknown)
+    status: str
+    revision: str  # the revision the answer was generated from
+    title: str = ""
+    url: str = ""
+    owner: str = ""
+    updated_at: datetime | None = None
+    current_revision: str | None = None
+    current_updated_at: datetime | None = None
+    superseded: bool = False
+    passage: PassageView | None = None
+    passage_restricted: bool = False
+    facts: list[FactView] = field(default_factory=list)
+
+
+@dataclass
+class SentenceView:
+    text: str
+    markers: list[tuple[str, CitationView | None]]
+
+
+@dataclass
+class ClaimRow:
+    number: int
+    subject: str
+    key: str
+    value: Any
+    cite: str
+    fact: FactView | None
+    holds: bool
+    note: str
+
+    @property
+    def shown_value(self) -> str:
+        return show_value(self.value)
+
+
+@dataclass
+class ConflictSource:
+    cite: str | None
+    document_key: str | None
+    restricted: bool = False
+    revision: str = ""
+    title: str = ""
+    owner: str = ""
+    updated_at: datetime | None = None
+    fact: FactView | None = None
+    passage: PassageView | None = None
+
+
+@dataclass
+class ConflictView:
+    sentence: str
+    sources: list[ConflictSource]
+
+
+@dataclass
+class FindingView:
+    code: str
+    label: str
+    sentence: str
+    detail: str | None  # the gate's own message, unless it names a document the reader can't read
+
+
+@dataclass
+class Segment:
+    kind: str  # "same", "removed", "added"
+    text: str
+
+
+@dataclass
+class DiffView:
+    cite: str
+    document_key: str
+    old_revision: str
+    new_revision: str
+    old: list[Segment]
+    new: list[Segment]
+    new_missing: bool = False
+
+
+@dataclass
+class RevisionUsed:
+    cite: str
+    document: str
+    revision: str
+    current: str | None
+
+    @property
+    def superseded(self) -> bool:
+        return self.current is not None and self.current != self.revision
+
+
+@dataclass
+class VerdictView:
+    verdict: Verdict
+    is_current: bool
+    revisions: list[RevisionUsed]
+
+    @property
+    def decision_label(self) -> str:
+        return decision_label(self.verdict.decision)
+
+    @property
+    def reason_label(self) -> str:
+        return reason_label(self.verdict.reason)
+
+
+@dataclass
+class DecisionView:
+    decision: Decision
+
+    @property
+    def reject_reason_label(self) -> str:
+        return reject_reason_label(self.decision.reject_reason)
+
+
+@dataclass
+class ItemPage:
+    answer: Answer
+    verdict: Verdict
+    item: ReviewItem | None
+    lease: LeaseState
+    sentences: list[SentenceView]
+    citations: dict[str, CitationView]
+    claims: list[ClaimRow]
+    findings: list[FindingView]
+    single_source: list[str]
+    unused: list[CitationView]
+    conflicts: list[ConflictView]
+    diffs: list[DiffView]
+    verdicts: list[VerdictView]
+    decisions: list[DecisionView]
+    earlier_approval: Decision | None
+    cites: list[str]
+    reference_date: date
+
+    @property
+    def held(self) -> bool:
+        return self.answer.status == Answer.Status.HELD and self.item is not None
+
+    @property
+    def may_decide(self) -> bool:
+        return self.held and (self.lease.mine or not self.lease.active)
+
+    @property
+    def reason_label(self) -> str:
+        return reason_label(self.verdict.reason)
+
+    @property
+    def decision_label(self) -> str:
+        return decision_label(self.verdict.decision)
+
+
+# --- Helpers ------------------------------------------------------------------------------------
+
+# The gate's documented marker syntax: [d1], [d1, d2] or [d1][d2]; "[text](" is a Markdown link.
+_MARKER = re.compile(r"\[\s*[A-Za-z0-9_.:\-]+(?:\s*,\s*[A-Za-z0-9_.:\-]+)*\s*\](?!\()")
+
+
+def strip_markers(text: str) -> str:
+    """The sentence without its citation markers (they are shown after it)."""
+    bare = _MARKER.sub("", text)
+    bare = re.sub(r"[ \t]+([.,;:!?])", r"\1", bare)
+    return re.sub(r"[ \t]{2,}", " ", bare).strip()
+
+
+def fact_view(fact: Fact, on: date) -> FactView:
+    if fact.valid_until is not None and on > fact.valid_until:
+        state, phrase = "expired", days_phrase("expired", (on - fact.valid_until).days)
+    elif on < fact.valid_from:
+        state, phrase = "future", days_phrase("starts", (fact.valid_from - on).days)
+    elif fact.valid_until is None:
+        state, phrase = "current", days_phrase("open", 0)
+    else:
+        state, phrase = "current", days_phrase("current", (fact.valid_until - on).days)
+    return FactView(fact.subject, fact.key, fact.value, fact.valid_from, fact.valid_until,
+                    fact.span, state, phrase)
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+|\s+|.", re.S)
+
+
+def diff_segments(old: str, new: str) -> tuple[list[Segment], list[Segment]]:
+    """Word-level differences (character-level for scripts without spaces, such as Japanese)."""
+    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    left: list[Segment] = []
+    right: list[Segment] = []
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            _add(left, "same", "".join(a[i1:i2]))
+            _add(right, "same", "".join(b[j1:j2]))
+        else:
+            _add(left, "removed", "".join(a[i1:i2]))
+            _add(right, "added", "".join(b[j1:j2]))
+    return left, right
+
+
+def _add(segments: list[Segment], kind: str, text: str) -> None:
+    if not text:
+        return
+    if segments and segments[-1].kind == kind:
+        segments[-1].text += text
+    else:
+        segments.append(Segment(kind, text))
+
+
+def _values_equal(a: Any, b: Any) -> bool:
+    # The gate compares values with their JSON type: 14, 14.0, "14" and true all differ.
+    return a == b and type(a) is type(b)
+
+
+def _claim_facts(facts: Iterable[FactView], key: str, subject: str | None) -> list[FactView]:
+    return [f for f in facts if f.key == key and (not subject or f.subject == subject)]
+
+
+# --- The page -----------------------------------------------------------------------------------
+
+def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
+    """The item page of `trace_id`, or None when it does not exist or the user may not read
+    every document it retrieved (the caller answers 404 either way: nothing leaks)."""
+    principals = user_principals(user)
+    answer = (
+        Answer.objects.select_related(
+            "current_version", "current_verdict", "review_item__leased_by",
+            "review_item__earlier_approval__reviewer",
+        )
+        .prefetch_related("retrieved")
+        .filter(trace_id=trace_id)
+        .first()
+    )
+    if answer is None or answer.current_version is None or answer.current_verdict is None:
+        return None
+    retrieved = sorted(answer.retrieved.all(), key=lambda r: r.pk)
+    verdict = answer.current_verdict
+    version = answer.current_version
+    kb_keys = {d for f in verdict.findings for d in f.get("kb_documents") or ()}
+    keys = {r.document_key for r in retrieved}
+    documents = {
+        d.key: d
+        for d in Document.objects.filter(key__in=keys | kb_keys)
+        .select_related("current_revision", "owner")
+    }
+    if not all(k in documents and may_read(documents[k].allowed_principals, principals)
+               for k in keys):
+        return None
+
+    on = today()
+    # Revisions the answer was generated from, where they are not the current one.
+    wanted = {(r.document_key, r.revision) for r in retrieved}
+    older: dict[tuple[str, str], Revision] = {}
+    old_ids = {d.pk for d in documents.values()}
+    if wanted:
+        for revision in Revision.objects.filter(
+            document_id__in=old_ids, revision__in={rev for _, rev in wanted}
+        ).select_related("document"):
+            pair = (revision.document.key, revision.revision)
+            if pair in wanted:
+                older[pair] = revision
+    current_ids = {d.current_revision_id for d in documents.values() if d.current_revision_id}
+    facts_by_revision: dict[int, list[FactView]] = {}
+    for fact in Fact.objects.filter(revision_id__in=current_ids).order_by("revision_id",
+                                                                        "position"):
+        facts_by_revision.setdefault(fact.revision_id, []).append(fact_view(fact, on))
+
+    claims: list[dict[str, Any]] = list(version.claims)
+    cited_by_claims = {c.get("cite") for c in claims}
+
+    # Which passages to load: each citation's quoted span (in the revision it was taken from,
+    # and in the current one when that differs) and the spans of facts in a conflict.
+    needed: set[tuple[int, str]] = set()
+    for r in retrieved:
+        document = documents.get(r.document_key)
+        if not r.span or document is None:
+            continue
+        quoted = older.get((r.document_key, r.revision))
+        if quoted is not None:
+            needed.add((quoted.pk, r.span))
+        if document.current_revision_id:
+            needed.add((document.current_revision_id, r.span))
+    conflict_findings = [f for f in verdict.findings if f.get("code") == "conflicting_sources"]
+    conflict_keys = {
+        claims[f["claim"]]["key"] for f in conflict_findings
+        if isinstance(f.get("claim"), int) and 0 <= f["claim"] < len(claims)
+    }
+    for d in documents.values():
+        for fv in facts_by_revision.get(d.current_revision_id or 0, []):
+            if fv.span and fv.key in conflict_keys:
+                needed.add((d.current_revision_id, fv.span))
+    passages = _passages(needed)
+
+    citations: dict[str, CitationView] = {}
+    for r in retrieved:
+        citations[r.cite] = _citation(r, documents.get(r.document_key),
+                                      older.get((r.document_key, r.revision)),
+                                      facts_by_revision, passages, principals, claims)
+
+    sentences = [
+        SentenceView(strip_markers(s.text), [(m, citations.get(m)) for m in s.markers])
+        for s in gating.split_sentences(version.text)
+    ]
+    claim_rows = [_claim_row(i, c, citations.get(c.get("cite", ""))) for i, c in
+                  enumerate(claims)]
+
+    findings = []
+    for f in verdict.findings:
+        restricted = any(
+            d not in documents or not may_read(documents[d].allowed_principals, principals)
+            for d in f.get("kb_documents") or ()
+        )
+        findings.append(FindingView(f.get("code", ""), reason_label(f.get("code", "")),
+                                    explain_finding(f, claims),
+                                    None if restricted else f.get("message")))
+    single = [explain_warning(w, claims) for w in verdict.warnings
+              if w.get("code") == "single_source"]
+    unused = [citations[r.cite] for r in retrieved if r.cite not in cited_by_claims]
+
+    conflicts = [
+        _conflict(f, claims, citations, documents, facts_by_revision, passages, principals)
+        for f in conflict_findings
+    ]
+    diffs = [_diff(c, older, documents, passages, principals)
+             for c in citations.values() if c.superseded]
+
+    item = _review_item(answer)
+    verdicts = list(Verdict.objects.filter(answer=answer).select_related("version")
+                    .order_by("-id"))
+    decisions = list(
+        Decision.objects.filter(answer=answer).select_related("reviewer").order_by("-id")
+    )
+    return ItemPage(
+        answer=answer,
+        verdict=verdict,
+        item=item,
+        lease=lease_state(item, user),
+        sentences=sentences,
+        citations=citations,
+        claims=claim_rows,
+        findings=findings,
+        single_source=single,
+        unused=unused,
+        conflicts=conflicts,
+        diffs=[d for d in diffs if d is not None],
+        verdicts=[VerdictView(v, v.pk == verdict.pk, [
+            RevisionUsed(u.get("cite", ""), u.get("document", ""), u.get("revision", ""),
+                         u.get("current")) for u in v.revisions_used
+        ]) for v in verdicts],
+        decisions=[DecisionView(d) for d in decisions],
+        earlier_approval=item.earlier_approval if item is not None else None,
+        cites=[r.cite for r in retrieved],
+        reference_date=on,
+    )
+
+
+def _review_item(answer: Answer) -> ReviewItem | None:
+    try:
+        return answer.review_item
+    except ReviewItem.DoesNotExist:
+        return None
+
+
+def _passages(needed: set[tuple[int, str]]) -> dict[tuple[int, str], PassageView]:
+    """The needed passages with a little of their neighbours for context (one query)."""
+    if not needed:
+        return {}
+    neighbours = Passage.objects.filter(revision_id=OuterRef("revision_id"))
+    before = neighbours.filter(id__lt=OuterRef("id")).order_by("-id").values("text")[:1]
+    after = neighbours.filter(id__gt=OuterRef("id")).order_by("id").values("text")[:1]
+    found: dict[tuple[int, str], PassageView] = {}
+    rows = (
+        Passage.objects.filter(revision_id__in={r for r, _ in needed},
+                               span__in={s for _, s in needed})
+        .annotate(before=Right(Subquery(before), CONTEXT_CHARS),
+                  after=Left(Subquery(after), CONTEXT_CHARS))
+        .values_list("revision_id", "span", "text", "before", "after")
+    )
+    for revision_id, span, text, before_text, after_text in rows:
+        if (revision_id, span) in needed:
+            found[(revision_id, span)] = PassageView(span, text, before_text or "",
+                                                     after_text or "")
+    return found
+
+
+def _citation(r: Any, document: Document | None, quoted: Revision | None,
+              facts_by_revision: Mapping[int, list[FactView]],
+              passages: Mapping[tuple[int, str], PassageView], principals: frozenset[str],
+              claims: list[dict[str, Any]]) -> CitationView:
+    if document is None:
+        return CitationView(r.cite, r.document_key, "no_document", r.revision)
+    current = document.current_revision
+    view = CitationView(r.cite, r.document_key, "ok", r.revision, owner=document.owner.username)
+    if document.withdrawn_at is not None or current is None:
+        view.status = "withdrawn"
+    elif quoted is None:
+        view.status = "not_received"
+    shown = quoted or current
+    if shown is not None:
+        view.title, view.url, view.updated_at = shown.title, shown.url, shown.updated_at
+    if current is not None:
+        view.current_revision = current.revision
+        view.current_updated_at = current.updated_at
+        view.superseded = quoted is not None and current.pk != quoted.pk
+        facts = facts_by_revision.get(current.pk, [])
+        keys = {c["key"] for c in claims if c.get("cite") == r.cite}
+        view.facts = [f for f in facts if (r.span and f.span == r.span) or f.key in keys]
+        if not view.title:
+            view.title, view.url = current.title, current.url
+    if r.span:
+        if quoted is not None and not may_read(quoted.allowed_principals, principals):
+            view.passage_restricted = True
+        elif quoted is not None and (quoted.pk, r.span) in passages:
+            view.passage = passages[(quoted.pk, r.span)]
+        elif current is not None:
+            view.passage = passages.get((current.pk, r.span))
+    return view
+
+
+def _claim_row(index: int, claim: Mapping[str, Any], citation: CitationView | None) -> ClaimRow:
+    subject = claim.get("subject") or ""
+    row = ClaimRow(index + 1, subject, claim.get("key", ""), claim.get("value"),
+                   claim.get("cite", ""), None, False, "")
+    if citation is None:
+        row.note = _("The cited id is not among the retrieved sources.")
+        return row
+    if citation.status == "withdrawn":
+        row.note = _("The cited document was withdrawn.")
+        return row
+    if citation.status == "no_document":
+        row.note = _("The cited document has not been received.")
+        return row
+    matched = _claim_facts(citation.facts, row.key, subject or None)
+    if not matched:
+        row.note = _("The cited source says nothing about %(key)s.") % {"key": row.key}
+        return row
+    in_force = [f for f in matched if f.state == "current"]
+    equal = [f for f in (in_force or matched) if _values_equal(f.value, row.value)]
+    row.fact = (equal or in_force or matched)[0]
+    if equal and in_force:
+        row.holds = True
+        row.note = _("Holds.")
+    elif equal:
+        row.note = _("The value matches, but the fact is not in force (%(state)s).") % {
+            "state": row.fact.phrase}
+    else:
+        row.note = _("The source says %(value)s.") % {"value": row.fact.shown_value}
+    return row
+
+
+def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
+              citations: Mapping[str, CitationView], documents: Mapping[str, Document],
+              facts_by_revision: Mapping[int, list[FactView]],
+              passages: Mapping[tuple[int, str], PassageView],
+              principals: frozenset[str]) -> ConflictView:
+    index = finding.get("claim")
+    claim = claims[index] if isinstance(index, int) and 0 <= index < len(claims) else {}
+    key, subject = claim.get("key"), claim.get("subject")
+    sources: list[ConflictSource] = []
+
+    def in_force(document: Document) -> list[FactView]:
+        facts = facts_by_revision.get(document.current_revision_id or 0, [])
+        return [f for f in _claim_facts(facts, key or "", subject) if f.state == "current"]
+
+    for cite in finding.get("evidence") or ():
+        citation = citations.get(cite)
+        document = documents.get(citation.document_key) if citation else None
+        if citation is None or document is None or document.current_revision is None:
+            continue
+        for fact in in_force(document) or [None]:  # type: ignore[list-item]
+            sources.append(ConflictSource(
+                cite=cite, document_key=document.key, revision=document.current_revision.revision,
+                title=document.current_revision.title, owner=document.owner.username,
+                updated_at=document.current_revision.updated_at, fact=fact,
+                passage=passages.get((document.current_revision_id, fact.span))
+                if fact is not None and fact.span else None,
+            ))
+    for key_name in finding.get("kb_documents") or ():
+        document = documents.get(key_name)
+        if document is None or not may_read(document.allowed_principals, principals) \
+                or document.current_revision is None:
+            # Say that another source disagrees, never what it says or which it is.
+            sources.append(ConflictSource(cite=None, document_key=None, restricted=True))
+            continue
+        for fact in in_force(document) or [None]:  # type: ignore[list-item]
+            sources.append(ConflictSource(
+                cite=None, document_key=document.key,
+                revision=document.current_revision.revision,
+                title=document.current_revision.title, owner=document.owner.username,
+                updated_at=document.current_revision.updated_at, fact=fact,
+                passage=passages.get((document.current_revision_id, fact.span))
+                if fact is not None and fact.span else None,
+            ))
+    sentence = _("Sources in force disagree about %(what)s.") % {
+        "what": describe_claim(index, claims)}
+    return ConflictView(sentence, sources)
+
+
+def _diff(citation: CitationView, older: Mapping[tuple[str, str], Revision],
+          documents: Mapping[str, Document], passages: Mapping[tuple[int, str], PassageView],
+          principals: frozenset[str]) -> DiffView | None:
+    quoted = older.get((citation.document_key, citation.revision))
+    document = documents.get(citation.document_key)
+    if quoted is None or document is None or document.current_revision is None:
+        return None
+    if not may_read(quoted.allowed_principals, principals):
+        return None
+    span = citation.passage.span if citation.passage else None
+    if span is None:
+        return None
+    old = passages.get((quoted.pk, span))
+    new = passages.get((document.current_revision_id, span))
+    if old is None:
+        return None
+    left, right = diff_segments(old.text, new.text if new is not None else "")
+    return DiffView(citation.cite, citation.document_key, quoted.revision,
+                    document.current_revision.revision, left, right, new_missing=new is None)
+

@@ -1,0 +1,285 @@
+"""Reads for the review queue: what a reviewer may see, filtered, a keyset page at a time.
+
+Visibility (Invariant 5) is part of the SQL: an item is visible only when NO retrieved item of
+its answer lacks a readable document. So pages, cursors and counts all agree, and nothing the
+reviewer may not read is ever loaded to be filtered out in Python.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
+from django.utils import timezone
+
+from reviewqueue.accounts.principals import EVERYONE
+from reviewqueue.reviews.labels import REASONS, reason_label
+from reviewqueue.reviews.models import Answer, RetrievedItem, ReviewItem
+from reviewqueue.sources.models import Document
+
+CLAIM_FILTERS = ("all", "unclaimed", "mine")
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+# Counts per reason stop here: the badge says "1000+" instead of counting a huge backlog.
+COUNT_CAP = 1000
+
+
+class BadCursor(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    reason: str = ""
+    document: str = ""
+    release: str = ""
+    claim: str = "all"
+
+    def as_params(self) -> dict[str, str]:
+        params = {"reason": self.reason, "document": self.document, "release": self.release}
+        if self.claim != "all":
+            params["claim"] = self.claim
+        return {k: v for k, v in params.items() if v}
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A position in the queue order (entered_at, id) and the direction to read from it."""
+
+    entered_at: datetime
+    item_id: int
+    backwards: bool = False
+
+    def encode(self) -> str:
+        raw = json.dumps([self.entered_at.isoformat(), self.item_id, int(self.backwards)],
+                         separators=(",", ":"))
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, token: str) -> Cursor:
+        try:
+            padded = token + "=" * (-len(token) % 4)
+            entered, item_id, backwards = json.loads(base64.urlsafe_b64decode(padded))
+            when = datetime.fromisoformat(entered)
+        except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
+            raise BadCursor("not a queue cursor") from exc
+        if (not isinstance(item_id, int) or isinstance(item_id, bool)
+                or backwards not in (0, 1) or when.tzinfo is None):
+            raise BadCursor("not a queue cursor")
+        return cls(when, item_id, bool(backwards))
+
+
+@dataclass(frozen=True)
+class DocumentRef:
+    key: str
+    title: str
+
+
+@dataclass
+class QueueRow:
+    item: ReviewItem
+    documents: list[DocumentRef]
+    lease_holder: str | None
+    lease_until: datetime | None
+    lease_mine: bool
+
+    @property
+    def answer(self) -> Answer:
+        return self.item.answer
+
+    @property
+    def other_reasons(self) -> list[str]:
+        return [r for r in self.item.reasons if r != self.item.primary_reason]
+
+
+@dataclass(frozen=True)
+class ReasonCount:
+    reason: str
+    count: int
+    capped: bool
+
+    @property
+    def label(self) -> str:
+        return reason_label(self.reason)
+
+    @property
+    def shown(self) -> str:
+        return f"{COUNT_CAP}+" if self.capped else str(self.count)
+
+
+@dataclass
+class QueuePage:
+    rows: list[QueueRow]
+    next_cursor: str | None
+    previous_cursor: str | None
+    counts: list[ReasonCount] = field(default_factory=list)
+
+    @property
+    def total(self) -> ReasonCount:
+        return ReasonCount("", sum(c.count for c in self.counts),
+                           any(c.capped for c in self.counts))
+
+
+def readable_documents(principals: Iterable[str]) -> QuerySet[Document]:
+    return Document.objects.filter(allowed_principals__overlap=[*principals, EVERYONE])
+
+
+def visible_items(principals: Iterable[str]) -> QuerySet[ReviewItem]:
+    """Review items whose every retrieved document the holder of `principals` may read.
+
+    A retrieved document_key without a Document row counts as unreadable (only the services
+    may see what the store has not received).
+    """
+    readable = readable_documents(principals).filter(key=OuterRef("document_key"))
+    unreadable = RetrievedItem.objects.filter(answer_id=OuterRef("answer_id")).exclude(
+        Exists(readable)
+    )
+    return ReviewItem.objects.filter(~Exists(unreadable))
+
+
+def _filtered(qs: QuerySet[ReviewItem], filters: QueueFilters, user: Any,
+              now: datetime, *, with_reason: bool = True) -> QuerySet[ReviewItem]:
+    if with_reason and filters.reason:
+        qs = qs.filter(primary_reason=filters.reason)
+    if filters.release:
+        qs = qs.filter(index_release=filters.release)
+    if filters.document:
+        qs = qs.filter(Exists(RetrievedItem.objects.filter(answer_id=OuterRef("answer_id"),
+                                                           document_key=filters.document)))
+    if filters.claim == "unclaimed":
+        qs = qs.filter(Q(leased_by__isnull=True) | Q(lease_until__lte=now))
+    elif filters.claim == "mine":
+        qs = qs.filter(leased_by=user, lease_until__gt=now)
+    return qs
+
+
+def queue_queryset(*, principals: Iterable[str], filters: QueueFilters, user: Any,
+                   now: datetime | None = None) -> QuerySet[ReviewItem]:
+    """The filtered, visible queue, oldest first."""
+    now = now or timezone.now()
+    return _filtered(visible_items(principals), filters, user, now).order_by("entered_at", "id")
+
+
+def page_queryset(*, principals: Iterable[str], filters: QueueFilters, user: Any,
+                  cursor: Cursor | None = None, now: datetime | None = None
+                  ) -> QuerySet[ReviewItem]:
+    """The rows after (or, backwards, before) `cursor`, in reading order for that direction.
+
+    The row comparison `(entered_at, id) > cursor` walks the age index from the cursor on, so
+    page 1000 costs what page 1 costs; OFFSET would read and drop every earlier row.
+    """
+    now = now or timezone.now()
+    qs = _filtered(visible_items(principals), filters, user, now)
+    qs = qs.select_related("answer", "leased_by")
+    if cursor is None:
+        return qs.order_by("entered_at", "id")
+    position = Tuple(F("entered_at"), F("id"))
+    if cursor.backwards:
+        return qs.filter(TupleLessThan(position, (cursor.entered_at, cursor.item_id))) \
+            .order_by("-entered_at", "-id")
+    return qs.filter(TupleGreaterThan(position, (cursor.entered_at, cursor.item_id))) \
+        .order_by("entered_at", "id")
+
+
+def queue_page(*, principals: Iterable[str], filters: QueueFilters, user: Any,
+               cursor: Cursor | None = None, limit: int = DEFAULT_LIMIT,
+               with_counts: bool = True) -> QueuePage:
+    """One keyset page of the queue. Queries: the rows, their documents (2), the counts (1)."""
+    principals = list(principals)
+    now = timezone.now()
+    limit = max(1, min(limit, MAX_LIMIT))
+    qs = page_queryset(principals=principals, filters=filters, user=user, cursor=cursor,
+                       now=now)
+    items = list(qs[: limit + 1])
+    more = len(items) > limit
+    items = items[:limit]
+    if cursor is not None and cursor.backwards:
+        items.reverse()
+        previous_cursor = _cursor(items[0], backwards=True) if more and items else None
+        next_cursor = _cursor(items[-1]) if items else None
+    else:
+        next_cursor = _cursor(items[-1]) if more else None
+        previous_cursor = (_cursor(items[0], backwards=True)
+                           if cursor is not None and items else None)
+    rows = _rows(items, user, now)
+    counts = (reason_counts(principals=principals, filters=filters, user=user, now=now)
+              if with_counts else [])
+    return QueuePage(rows=rows, next_cursor=next_cursor, previous_cursor=previous_cursor,
+                     counts=counts)
+
+
+def _cursor(item: ReviewItem, *, backwards: bool = False) -> str:
+    return Cursor(item.entered_at, item.pk, backwards).encode()
+
+
+def _rows(items: list[ReviewItem], user: Any, now: datetime) -> list[QueueRow]:
+    """Attach the cited documents (two queries for the whole page, whatever its size)."""
+    keys_by_answer: dict[int, list[str]] = {}
+    for answer_id, key in (
+        RetrievedItem.objects.filter(answer_id__in=[i.answer_id for i in items])
+        .order_by("answer_id", "id")
+        .values_list("answer_id", "document_key")
+    ):
+        keys = keys_by_answer.setdefault(answer_id, [])
+        if key not in keys:
+            keys.append(key)
+    all_keys = {k for keys in keys_by_answer.values() for k in keys}
+    titles = dict(
+        Document.objects.filter(key__in=all_keys).values_list("key", "current_revision__title")
+    )
+    rows = []
+    for item in items:
+        active = (item.leased_by_id is not None and item.lease_until is not None
+                  and item.lease_until > now)
+        rows.append(QueueRow(
+            item=item,
+            documents=[DocumentRef(k, titles.get(k) or k)
+                       for k in keys_by_answer.get(item.answer_id, [])],
+            lease_holder=item.leased_by.get_username() if active and item.leased_by else None,
+            lease_until=item.lease_until if active else None,
+            lease_mine=active and item.leased_by_id == user.pk,
+        ))
+    return rows
+
+
+def reason_counts(*, principals: Iterable[str], filters: QueueFilters, user: Any,
+                  now: datetime | None = None) -> list[ReasonCount]:
+    """How many visible items wait per primary reason, under the other filters.
+
+    One statement: per reason, a count over at most COUNT_CAP + 1 rows read through the
+    (primary_reason, entered_at, id) index, so a backlog of millions costs what 1001 costs.
+    """
+    now = now or timezone.now()
+    base = _filtered(visible_items(list(principals)), filters, user, now, with_reason=False)
+    parts: list[str] = []
+    params: list[Any] = []
+    for reason in REASONS:
+        limited = base.filter(primary_reason=reason).order_by().values("id")[: COUNT_CAP + 1]
+        sql, sub_params = limited.query.sql_with_params()
+        parts.append(f"SELECT %s::text, (SELECT count(*) FROM ({sql}) AS limited)")
+        params += [reason, *sub_params]
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts), params)
+        found = dict(cursor.fetchall())
+    return [
+        ReasonCount(reason, min(found.get(reason, 0), COUNT_CAP),
+                    found.get(reason, 0) > COUNT_CAP)
+        for reason in REASONS
+    ]
+
+
+def next_unclaimed(*, principals: Iterable[str], filters: QueueFilters, user: Any,
+                   how_many: int = 5) -> list[Answer]:
+    """The oldest visible unclaimed answers, for "Next" to try in order."""
+    unclaimed = QueueFilters(reason=filters.reason, document=filters.document,
+                             release=filters.release, claim="unclaimed")
+    qs = queue_queryset(principals=principals, filters=unclaimed, user=user)
+    return [item.answer for item in qs.select_related("answer")[:how_many]]

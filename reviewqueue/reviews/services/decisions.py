@@ -1,0 +1,262 @@
+"""A reviewer's approve, reject or edit of a held answer.
+
+Every decision names the verdict the reviewer saw. It is applied only while that verdict is the
+answer's current one *and* still fresh (gating the answer now gives the same fingerprint).
+Otherwise nothing is applied: the fresh verdict is stored, becomes current, and the caller gets
+StaleVerdict carrying it (Invariant 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+
+import gating
+from reviewqueue.accounts.principals import user_principals
+from reviewqueue.audit.services import Actor
+from reviewqueue.errors import Conflict, DomainError, FieldError, NotFound
+from reviewqueue.reviews.labels import REJECT_REASONS
+from reviewqueue.reviews.models import (
+    Answer,
+    AnswerVersion,
+    Decision,
+    PassageExpansion,
+    RetrievedItem,
+    ReviewItem,
+    Verdict,
+)
+from reviewqueue.reviews.selectors.answers import user_may_read_answer
+from reviewqueue.reviews.services.evaluation import (
+    run_gate,
+    store_verdict,
+    today,
+    verdict_is_fresh,
+)
+from reviewqueue.reviews.services.leases import LeasedByOther, NotHeld, lease_claim, lease_state
+from reviewqueue.reviews.services.transitions import answer_apply_decision, answer_apply_verdict
+
+ACTIONS = ("approve", "reject", "edit")
+MAX_COMMENT_CHARS = 5000
+
+
+class StaleVerdict(Conflict):
+    """The verdict the reviewer saw is no longer current or no longer fresh."""
+
+    code = "stale_verdict"
+
+    def __init__(self, answer: Answer, verdict: Verdict) -> None:
+        super().__init__(
+            "the sources changed while you were reviewing; decide again on the current verdict",
+            extra={"status": answer.status},
+        )
+        self.answer = answer
+        self.verdict = verdict
+
+
+class EditRefused(DomainError):
+    """The gate abstains on the edited answer; nothing was stored."""
+
+    code = "edit_refused"
+
+    def __init__(self, verdict: gating.Verdict) -> None:
+        super().__init__(
+            f"the gate abstains on the edited answer ({verdict.reason}); nothing was saved",
+            extra={"decision": verdict.decision, "reason": verdict.reason},
+        )
+        self.verdict = verdict
+
+
+@dataclass(frozen=True)
+class DecisionInput:
+    action: str
+    verdict_id: int
+    comment: str = ""
+    reject_reason: str = ""
+    text: str | None = None
+    claims: list[dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    decision: Decision
+    answer: Answer
+    verdict: Verdict  # what the answer rests on now
+    status: str
+
+
+@dataclass
+class _Refresh:
+    """Outcome that must be committed before the caller is told (a fresh verdict, a claim)."""
+
+    stale: Verdict | None = None
+    refused: gating.Verdict | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def validate_decision(data: DecisionInput) -> None:
+    """Checks that do not need the database; the API and the forms check the same first."""
+    if data.action not in ACTIONS:
+        raise FieldError("action", "must be approve, reject or edit")
+    if len(data.comment) > MAX_COMMENT_CHARS:
+        raise FieldError("comment", f"at most {MAX_COMMENT_CHARS} characters")
+    if data.action == "reject":
+        if data.reject_reason not in REJECT_REASONS:
+            raise FieldError("reason", "choose one of: " + ", ".join(REJECT_REASONS))
+        if data.reject_reason == "other" and not data.comment.strip():
+            raise FieldError("comment", "say why the answer is rejected")
+    if data.action == "edit":
+        if data.text is None or not data.text.strip():
+            raise FieldError("answer", "the edited answer text is required")
+        if data.claims is None:
+            raise FieldError("claims", "the edited claims are required")
+        for index, claim in enumerate(data.claims):
+            for name in ("key", "cite"):
+                if not isinstance(claim.get(name), str) or not claim[name].strip():
+                    raise FieldError(f"claims[{index}].{name}", "this field is required")
+            if not isinstance(claim.get("value"), (str, int, float, bool)):
+                raise FieldError(f"claims[{index}].value",
+                                 "must be a string, number or boolean")
+
+
+def _clean_claims(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for claim in claims:
+        item: dict[str, Any] = {"key": claim["key"].strip(), "value": claim["value"],
+                                "cite": claim["cite"].strip()}
+        subject = (claim.get("subject") or "").strip()
+        if subject:
+            item = {"subject": subject, **item}
+        out.append(item)
+    return out
+
+
+def answer_decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
+                  ) -> DecisionResult:
+    """Apply the decision, or raise why not.
+
+    Raises NotFound (no such answer, or one the user may not read), NotHeld, LeasedByOther,
+    StaleVerdict (after storing the fresh verdict), EditRefused (nothing stored) or FieldError.
+    """
+    validate_decision(data)
+    outcome = _decide(trace_id=trace_id, user=user, actor=actor, data=data)
+    # Raised only now, after the transaction committed the fresh verdict (or the claim).
+    if isinstance(outcome, _Refresh):
+        if outcome.stale is not None:
+            answer = Answer.objects.select_related("current_verdict").get(trace_id=trace_id)
+            raise StaleVerdict(answer, outcome.stale)
+        assert outcome.refused is not None
+        raise EditRefused(outcome.refused)
+    return outcome
+
+
+@transaction.atomic
+def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
+            ) -> DecisionResult | _Refresh:
+    # Lock the answer row alone, then read it with its relations. Locking a join instead would
+    # go wrong when we had to wait: PostgreSQL re-checks only the locked row against its new
+    # version and hands back the outer-joined columns (current_verdict, ...) as NULL.
+    locked = (
+        Answer.objects.select_for_update().filter(trace_id=trace_id)
+        .values_list("pk", flat=True).first()
+    )
+    answer = None
+    if locked is not None:
+        answer = Answer.objects.select_related("current_version", "current_verdict").get(
+            pk=locked)
+    # Checked under the lock: a revision published a moment ago may have restricted a source.
+    if answer is None or not user_may_read_answer(answer, user_principals(user)):
+        raise NotFound(f"no answer {trace_id!r}")
+    if answer.status != Answer.Status.HELD:
+        raise NotHeld(answer)
+
+    item = ReviewItem.objects.select_related("leased_by").filter(answer=answer).first()
+    lease = lease_state(item, user)
+    if lease.active and not lease.mine:
+        assert lease.holder is not None and lease.until is not None
+        raise LeasedByOther(lease.holder, lease.until)
+    if not lease.active:
+        # Deciding on a free item claims it first, so the claim is audited like any other.
+        lease_claim(answer=answer, user=user, actor=actor)
+
+    current = answer.current_verdict
+    assert current is not None and answer.current_version is not None
+    if current.pk != data.verdict_id or not verdict_is_fresh(answer, current):
+        return _Refresh(stale=_refresh(answer, actor))
+
+    read = PassageExpansion.objects.filter(answer=answer, reviewer=user).exists()
+    decision = Decision(
+        answer=answer,
+        verdict=current,
+        version=answer.current_version,
+        action=data.action,
+        reviewer=user,
+        comment=data.comment.strip(),
+        reject_reason=data.reject_reason if data.action == "reject" else "",
+        revisions_used=current.revisions_used,
+        read_passages=read,
+    )
+    resting_on = current
+    if data.action == "edit":
+        edited = _edit(answer, user, data)
+        if isinstance(edited, gating.Verdict):
+            return _Refresh(refused=edited)
+        decision.new_version = edited.version
+        resting_on = edited
+    decision.save()
+    status = answer_apply_decision(answer=answer, decision=decision, verdict=resting_on,
+                                   actor=actor)
+    return DecisionResult(decision=decision, answer=answer, verdict=resting_on, status=status)
+
+
+def _refresh(answer: Answer, actor: Actor) -> Verdict:
+    """Gate the current version now, store the verdict and make it current."""
+    retrieved = list(answer.retrieved.all())
+    run = run_gate(answer=answer, version=answer.current_version, retrieved=retrieved,
+                   as_of=today())
+    fresh, _ = store_verdict(answer=answer, version=answer.current_version, run=run,
+                             trigger=Verdict.Trigger.DECISION)
+    if answer.current_verdict_id != fresh.pk:
+        answer_apply_verdict(answer=answer, verdict=fresh, actor=actor, cause="decision")
+    return fresh
+
+
+def _edit(answer: Answer, user: Any, data: DecisionInput) -> Verdict | gating.Verdict:
+    """Gate the edited text and claims on the current revisions.
+
+    Abstain: return the unsaved gate verdict, store nothing (versions are never overwritten, so
+    a refused edit would stay in the history for good; the page keeps the text instead).
+    Otherwise store the new version and its verdict and return the verdict.
+    """
+    assert data.text is not None and data.claims is not None
+    claims = _clean_claims(data.claims)
+    current = answer.current_version
+    assert current is not None
+    if data.text == current.text and claims == current.claims:
+        raise FieldError("answer", "the edit changes nothing; approve the answer instead")
+    number = (answer.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+    version = AnswerVersion(answer=answer, number=number, text=data.text, claims=claims,
+                            created_by=user)
+    retrieved = list(RetrievedItem.objects.filter(answer=answer))
+    run = run_gate(answer=answer, version=version, retrieved=retrieved, as_of=today())
+    if run.verdict.decision == Verdict.Decision.ABSTAIN:
+        return run.verdict
+    version.save()
+    verdict, _ = store_verdict(answer=answer, version=version, run=run,
+                               trigger=Verdict.Trigger.EDIT)
+    return verdict
+
+
+@transaction.atomic
+def passage_expansion_record(*, answer: Answer, verdict_id: int, user: Any, cite: str) -> None:
+    """Note that the reviewer opened passage `cite` (once per verdict; repeats are ignored)."""
+    if not answer.retrieved.filter(cite=cite).exists():
+        raise FieldError("cite", "not a retrieved item of this answer")
+    if not Verdict.objects.filter(pk=verdict_id, answer=answer).exists():
+        raise FieldError("verdict", "not a verdict of this answer")
+    PassageExpansion.objects.bulk_create(
+        [PassageExpansion(answer=answer, reviewer=user, verdict_id=verdict_id, cite=cite)],
+        ignore_conflicts=True,
+    )

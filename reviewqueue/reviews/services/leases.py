@@ -1,0 +1,207 @@
+"""Leases on review items: who is working on a held answer, until when.
+
+A lease is two columns on the review item (`leased_by`, `lease_until`); an expired lease is free.
+Every change is a conditional UPDATE whose row count says who won, so two reviewers racing for
+one item can never both get it, whatever the isolation level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.roles import has_role
+from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.errors import Conflict, DomainError
+from reviewqueue.reviews.models import Answer, ReviewItem
+
+
+class NotHeld(Conflict):
+    """The answer is not (or no longer) waiting in the queue."""
+
+    code = "not_held"
+
+    def __init__(self, answer: Answer | None = None, status: str | None = None) -> None:
+        status = status or (answer.status if answer is not None else None)
+        super().__init__("the answer is not held for review", extra={"status": status})
+        self.status = status
+
+
+class LeasedByOther(Conflict):
+    """Someone else holds an active lease on the item."""
+
+    code = "leased_by_other"
+
+    def __init__(self, holder: str, until: datetime) -> None:
+        super().__init__(
+            f"{holder} is working on this answer until {until.isoformat()}",
+            extra={"holder": holder, "until": until.isoformat()},
+        )
+        self.holder = holder
+        self.until = until
+
+
+class AdminOnly(DomainError):
+    status_code = 403
+    code = "permission_denied"
+
+
+@dataclass(frozen=True)
+class LeaseState:
+    """What a page or API response says about the lease of one item."""
+
+    holder: str | None
+    until: datetime | None
+    mine: bool
+
+    @property
+    def active(self) -> bool:
+        return self.holder is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"holder": self.holder, "until": self.until.isoformat() if self.until else None}
+
+
+FREE = LeaseState(None, None, False)
+
+
+def lease_state(item: ReviewItem | None, user: Any, now: datetime | None = None) -> LeaseState:
+    """The lease as it stands; an expired lease reads as free."""
+    now = now or timezone.now()
+    if item is None or item.leased_by_id is None or item.lease_until is None:
+        return FREE
+    if item.lease_until <= now:
+        return FREE
+    holder = item.leased_by.get_username() if item.leased_by is not None else "?"
+    return LeaseState(holder, item.lease_until, item.leased_by_id == user.pk)
+
+
+def lease_seconds() -> int:
+    return int(settings.REVIEW_LEASE_SECONDS)
+
+
+def _free_or_mine(user: Any, now: datetime) -> Q:
+    return Q(leased_by__isnull=True) | Q(lease_until__lte=now) | Q(leased_by=user)
+
+
+def _holder(item_id: int) -> tuple[str, datetime] | None:
+    row = (
+        ReviewItem.objects.filter(pk=item_id)
+        .values_list("leased_by__username", "lease_until")
+        .first()
+    )
+    if row is None:
+        return None
+    return row[0] or "?", row[1]
+
+
+@transaction.atomic
+def lease_claim(*, answer: Answer, user: Any, actor: Actor) -> LeaseState:
+    """Claim the answer's review item for `REVIEW_LEASE_SECONDS`, or renew one's own lease.
+
+    Raises NotHeld when the answer left the queue and LeasedByOther when a colleague holds an
+    active lease. A renewal of an active lease is not audited (pages renew every few minutes);
+    every claim, including taking over an expired lease, is.
+    """
+    now = timezone.now()
+    until = now + timedelta(seconds=lease_seconds())
+    items = ReviewItem.objects.filter(answer=answer)
+    # The common case while a page stays open: extend one's own active lease.
+    if items.filter(leased_by=user, lease_until__gt=now).update(lease_until=until):
+        return LeaseState(user.get_username(), until, True)
+
+    seen = items.values("pk", "leased_by__username", "lease_until").first()
+    if seen is None:
+        raise NotHeld(answer)
+    # Whoever's UPDATE commits first wins; the other finds the condition false and 0 rows.
+    won = (
+        ReviewItem.objects.filter(pk=seen["pk"])
+        .filter(_free_or_mine(user, now))
+        .update(leased_by=user, lease_until=until)
+    )
+    if not won:
+        holder = _holder(seen["pk"])
+        if holder is None:
+            raise NotHeld(answer)
+        raise LeasedByOther(*holder)
+    before: dict[str, Any] = {"holder": None}
+    if seen["leased_by__username"]:
+        # The previous lease had expired (or was this user's own, lapsed one).
+        before = {"holder": seen["leased_by__username"],
+                  "until": seen["lease_until"].isoformat() if seen["lease_until"] else None,
+                  "expired": True}
+    audit_record(
+        actor=actor, action="lease.claimed", object_type="answer", object_id=answer.trace_id,
+        trace_id=answer.trace_id, before=before,
+        after={"holder": user.get_username(), "until": until.isoformat()},
+    )
+    return LeaseState(user.get_username(), until, True)
+
+
+@transaction.atomic
+def lease_release(*, answer: Answer, user: Any, actor: Actor, force: bool = False) -> bool:
+    """Give up one's lease. With `force`, an admin breaks whoever's active lease it is.
+
+    Returns False when there was nothing to release (the lease was already free). Raises
+    LeasedByOther when someone else holds it and this is not an admin's break, NotHeld when
+    the answer has left the queue.
+    """
+    now = timezone.now()
+    seen = (
+        ReviewItem.objects.filter(answer=answer)
+        .values("pk", "leased_by_id", "leased_by__username", "lease_until")
+        .first()
+    )
+    if seen is None:
+        raise NotHeld(answer)
+    if force and seen["leased_by_id"] not in (None, user.pk):
+        if not has_role(user, Role.ADMIN):
+            raise AdminOnly("only an admin can break a colleague's lease")
+        broken = (
+            ReviewItem.objects.filter(pk=seen["pk"], leased_by_id=seen["leased_by_id"],
+                                      lease_until__gt=now)
+            .update(leased_by=None, lease_until=None)
+        )
+        if broken:
+            audit_record(
+                actor=actor, action="lease.broken", object_type="answer",
+                object_id=answer.trace_id, trace_id=answer.trace_id,
+                before={"holder": seen["leased_by__username"],
+                        "until": seen["lease_until"].isoformat()},
+                after={"holder": None},
+            )
+            return True
+        # It expired (or changed hands) in the meantime: look again below.
+    released = (
+        ReviewItem.objects.filter(pk=seen["pk"], leased_by=user)
+        .update(leased_by=None, lease_until=None)
+    )
+    if released:
+        audit_record(
+            actor=actor, action="lease.released", object_type="answer",
+            object_id=answer.trace_id, trace_id=answer.trace_id,
+            before={"holder": user.get_username()}, after={"holder": None},
+        )
+        return True
+    holder = _holder(seen["pk"])
+    if holder is not None and holder[1] is not None and holder[1] > now:
+        raise LeasedByOther(*holder)
+    return False
+
+
+def lease_claim_next(*, candidates: list[Answer], user: Any, actor: Actor) -> Answer | None:
+    """Claim the first of `candidates` (oldest first) that nobody else got to first."""
+    for answer in candidates:
+        try:
+            lease_claim(answer=answer, user=user, actor=actor)
+        except (LeasedByOther, NotHeld):
+            continue  # a colleague (or a decision) got there first; try the next one
+        return answer
+    return None

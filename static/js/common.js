@@ -1,0 +1,45 @@
+/* Shared enhancements: the help dialog, the language picker, and helpers for page scripts.
+   Everything here is optional: every page works without JavaScript. */
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+
+  function isTyping(event) {
+    var el = event.target;
+    if (!el || !el.tagName) return false;
+    var tag = el.tagName.toLowerCase();
+    return tag === "input" || tag === "textarea" || tag === "select" || el.isContentEditable;
+  }
+
+  function hasModifier(event) {
+    return event.ctrlKey || event.metaKey || event.altKey;
+  }
+
+  function csrfToken() {
+    var input = document.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function openHelp() {
+    var dialog = document.getElementById("help");
+    if (dialog && typeof dialog.showModal === "function" && !dialog.open) dialog.showModal();
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
+      select.addEventListener("change", function () { select.form.submit(); });
+    });
+    document.querySelectorAll("[data-help]").forEach(function (button) {
+      button.addEventListener("click", openHelp);
+    });
+  });
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "?" && !isTyping(event) && !hasModifier(event)) {
+      event.preventDefault();
+      openHelp();
+    }
+  });
+
+  window.ReviewQueue = { isTyping: isTyping, hasModifier: hasModifier, csrfToken: csrfToken };
+})();

@@ -1,0 +1,106 @@
+/* Item page: keeps the lease while the page is open, records which passages the reviewer
+   opened, and the keyboard shortcuts (j/k, Enter, o, a, e, r, u). */
+(function () {
+  "use strict";
+  var workspace;
+  var recorded = {};
+  var sentences = [];
+  var current = -1;
+
+  function post(url, body) {
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      keepalive: true,
+      headers: { "Content-Type": "application/json", "X-CSRFToken": window.ReviewQueue.csrfToken() },
+      body: JSON.stringify(body || {})
+    });
+  }
+
+  function recordExpansion(details) {
+    var cite = details.getAttribute("data-cite");
+    if (!details.open || !cite || recorded[cite]) return;
+    recorded[cite] = true;
+    post(workspace.dataset.expandUrl, { cite: cite, verdict: Number(workspace.dataset.verdict) })
+      .catch(function () { recorded[cite] = false; });
+  }
+
+  function leaseLost(message) {
+    var banner = document.querySelector("[data-lease-lost]");
+    if (banner) { banner.textContent = message; banner.hidden = false; }
+    document.querySelectorAll("#decide button[type=submit]").forEach(function (b) { b.disabled = true; });
+  }
+
+  function keepLease() {
+    if (!workspace.dataset.leaseMine) return;
+    var seconds = Number(workspace.dataset.leaseSeconds) || 900;
+    var every = Math.max(10, Math.floor(seconds / 3)) * 1000;
+    var timer = setInterval(function () {
+      post(workspace.dataset.renewUrl).then(function (response) {
+        if (response.status === 409) {
+          clearInterval(timer);
+          return response.json().then(function (data) { leaseLost(data.message || ""); });
+        }
+      }).catch(function () { /* offline for a moment: try again at the next tick */ });
+    }, every);
+  }
+
+  function expandAll() {
+    document.querySelectorAll("details.cite").forEach(function (d) { d.open = true; });
+  }
+
+  function moveTo(index) {
+    if (!sentences.length) return;
+    index = Math.max(0, Math.min(sentences.length - 1, index));
+    if (current >= 0) sentences[current].classList.remove("selected");
+    current = index;
+    sentences[current].classList.add("selected");
+    sentences[current].focus({ preventScroll: true });
+    sentences[current].scrollIntoView({ block: "nearest" });
+  }
+
+  function openAction(name, selector) {
+    var box = document.querySelector("#decide [data-action=" + name + "]");
+    if (!box) return;
+    if (box.tagName.toLowerCase() === "details") box.open = true;
+    var field = box.querySelector(selector);
+    box.scrollIntoView({ block: "nearest" });
+    if (field) field.focus();
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    workspace = document.getElementById("workspace");
+    if (!workspace) return;
+    sentences = Array.prototype.slice.call(document.querySelectorAll("[data-sentence]"));
+    document.querySelectorAll("details.cite").forEach(function (details) {
+      details.addEventListener("toggle", function () { recordExpansion(details); });
+    });
+    document.querySelectorAll("[data-expand-all]").forEach(function (button) {
+      button.addEventListener("click", expandAll);
+    });
+    keepLease();
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var rq = window.ReviewQueue;
+    if (!workspace || !rq || rq.isTyping(event) || rq.hasModifier(event)) return;
+    var handled = true;
+    switch (event.key) {
+      case "j": moveTo(current + 1); break;
+      case "k": moveTo(current - 1); break;
+      case "Enter":
+        if (current < 0 || document.activeElement !== sentences[current]) { handled = false; break; }
+        var cites = sentences[current].querySelectorAll("details.cite");
+        var open = Array.prototype.some.call(cites, function (d) { return !d.open; });
+        cites.forEach(function (d) { d.open = open; });
+        break;
+      case "o": expandAll(); break;
+      case "a": openAction("approve", "textarea"); break;
+      case "e": openAction("edit", "textarea"); break;
+      case "r": openAction("reject", "select"); break;
+      case "u": window.location.href = document.querySelector(".crumbs a").href; break;
+      default: handled = false;
+    }
+    if (handled) event.preventDefault();
+  });
+})();

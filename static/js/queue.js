@@ -1,0 +1,37 @@
+/* Queue page: j/k move through the rows, Enter opens (and claims) the selected one,
+   n claims and opens the oldest unclaimed answer. */
+(function () {
+  "use strict";
+  var rows = [];
+  var selected = -1;
+
+  function select(index) {
+    if (!rows.length) return;
+    index = Math.max(0, Math.min(rows.length - 1, index));
+    if (selected >= 0) rows[selected].classList.remove("selected");
+    selected = index;
+    var row = rows[selected];
+    row.classList.add("selected");
+    row.scrollIntoView({ block: "nearest" });
+    var open = row.querySelector("[data-open]");
+    if (open) open.focus({ preventScroll: true });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    rows = Array.prototype.slice.call(document.querySelectorAll("[data-row]"));
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var rq = window.ReviewQueue;
+    if (!rq || rq.isTyping(event) || rq.hasModifier(event)) return;
+    if (event.key === "j") { event.preventDefault(); select(selected + 1); }
+    else if (event.key === "k") { event.preventDefault(); select(selected - 1); }
+    else if (event.key === "Enter" && selected >= 0) {
+      var open = rows[selected].querySelector("[data-open]");
+      if (open && document.activeElement !== open) { event.preventDefault(); open.click(); }
+    } else if (event.key === "n") {
+      var next = document.querySelector("[data-next]");
+      if (next) { event.preventDefault(); next.click(); }
+    }
+  });
+})();

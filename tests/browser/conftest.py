@@ -1,0 +1,77 @@
+"""Headless Chromium (Debian's, never a downloaded one) driving the live server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# The personas and held answers of the workspace tests, shared here.
+from tests.reviews.conftest import bob, fast_password_hashing, hold, sources  # noqa: F401
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+PASSWORD = "pw-for-tests-only"
+TIMEOUT_MS = 15_000
+
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop running in this thread; the ORM calls the tests
+    # make themselves (fixtures, assertions) would be refused as "async unsafe". Only while the
+    # browser runs: the variable must not leak into other tests (check --deploy refuses it).
+    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        if before is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
+
+
+@pytest.fixture
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
+
+
+@pytest.fixture
+def sign_in(browser: Any, live_server: Any) -> Iterator[Callable[..., Any]]:
+    """Open a fresh browser context and sign in through the login form."""
+    contexts: list[Any] = []
+
+    def do(username: str, *, locale: str = "en-US") -> Any:
+        context = browser.new_context(viewport={"width": 1440, "height": 900}, locale=locale)
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append(context)
+        page = context.new_page()
+        # Console errors (a script refused by the CSP, a failed request) fail the test that
+        # asks for them through `page.console_errors`.
+        page.console_errors = []
+        page.on("console", lambda message: message.type == "error"
+                and page.console_errors.append(message.text))
+        page.goto(f"{live_server.url}/accounts/login/?next=/")
+        page.fill("input[name=username]", username)
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit].primary")
+        page.wait_for_url(f"{live_server.url}/")
+        return page
+
+    yield do
+    for context in contexts:
+        context.close()

@@ -1,0 +1,188 @@
+"""The reviewer's workspace in a real browser: queue, passages, decisions, races, stale verdicts."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from reviewqueue.audit.services import Actor
+from reviewqueue.reviews.models import Answer, Decision, ReviewItem
+from reviewqueue.reviews.services.leases import lease_claim
+from tests.reviews.conftest import fact
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def row(page: Any, trace_id: str) -> Any:
+    return page.locator(f"tr[data-trace='{trace_id}']")
+
+
+def open_item(page: Any, trace_id: str) -> None:
+    row(page, trace_id).locator("[data-open]").click()
+    page.wait_for_url(f"**/answers/{trace_id}/")
+
+
+def test_a_reviewer_reads_a_passage_approves_and_the_item_leaves_the_queue(
+    hold: Any, publish: Any, reviewer: Any, bob: Any, sign_in: Any, screenshots: Any,
+    live_server: Any,
+) -> None:
+    # Three held answers: sources in conflict, and one quoting a revision since replaced.
+    publish("pricing-eu", revision="r2", title="Pricing in the EU",
+            facts=[fact("trial_days", 30)],
+            passages=[{"span": "p1", "text": "In the EU the free trial lasts 30 calendar days."}])
+    hold("t-approve", answer="The free trial lasts 14 days [d1]. Customers in the EU should "
+         "check the local terms [d2].")
+    hold("t-eu", question="Is the free trial longer in the EU?", retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r2", "span": "p1"}])
+    hold("t-other", question="How many days does a new team get to try the product?",
+         retrieved=[
+             {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+             {"cite": "d2", "document_id": "pricing-eu", "revision": "r2", "span": "p1"}])
+    # An afternoon's queue: items waiting for a while, one of them being worked on by bob.
+    now = timezone.now()
+    for trace_id, waited in (("t-approve", 26 * 60), ("t-eu", 185), ("t-other", 40)):
+        ReviewItem.objects.filter(answer__trace_id=trace_id).update(
+            entered_at=now - dt.timedelta(minutes=waited))
+    other = Answer.objects.get(trace_id="t-other")
+    lease_claim(answer=other, user=bob, actor=Actor.of_user(bob))
+    page = sign_in("alice")
+    expect(row(page, "t-approve")).to_be_visible()
+    page.screenshot(path=str(screenshots / "queue.png"), full_page=True)
+
+    open_item(page, "t-approve")
+    expect(page.locator(".lease-box.mine")).to_be_visible()
+    with page.expect_response(lambda r: r.url.endswith("/expanded")) as expansion:
+        page.locator("details.cite[data-cite='d1'] > summary").first.click()
+    assert expansion.value.status == 204
+    expect(page.locator("details.cite[data-cite='d1'] mark").first).to_have_text(
+        "The free trial lasts 14 days.")
+    page.keyboard.press("o")  # expand every passage
+    expect(page.locator("details.cite:not([open])")).to_have_count(0)
+    page.screenshot(path=str(screenshots / "item.png"), full_page=True)
+
+    page.locator("#decide [data-action=approve] button[type=submit]").click()
+    page.wait_for_url(f"{live_server.url}/")
+    expect(page.locator(".message.success")).to_contain_text("Approved")
+    expect(row(page, "t-approve")).to_have_count(0)
+    expect(row(page, "t-other")).to_be_visible()
+    decision = Decision.objects.get(answer__trace_id="t-approve")
+    assert decision.action == "approve" and decision.read_passages is True
+    assert page.console_errors == []
+
+
+def test_an_edit_into_an_unsupported_claim_is_refused_and_the_text_is_kept(
+    hold: Any, reviewer: Any, sign_in: Any
+) -> None:
+    hold("t-edit")
+    page = sign_in("alice")
+    page.keyboard.press("j")
+    page.keyboard.press("Enter")  # opens (and claims) the selected row
+    page.wait_for_url("**/answers/t-edit/")
+
+    page.keyboard.press("e")
+    edit = page.locator("#decide [data-action=edit]")
+    text = "Support is open from nine to five [d1]."
+    edit.locator("textarea[name=edit-answer]").fill(text)
+    edit.locator("input[name=claims-0-key]").fill("support_hours")
+    edit.locator("input[name=claims-0-value]").fill("9-5")
+    edit.locator("select[name=claims-0-value_type]").select_option("text")
+    edit.locator("select[name=claims-0-cite]").select_option("d1")
+    edit.locator("button[type=submit]").click()
+
+    refusal = page.locator("[data-refused]")
+    expect(refusal).to_contain_text("The gate refuses your edit")
+    expect(refusal).to_contain_text("is not what [d1] says")
+    expect(page.locator("textarea[name=edit-answer]")).to_have_value(text)
+    expect(page.locator("input[name=claims-0-value]")).to_have_value("9-5")
+    answer = Answer.objects.get(trace_id="t-edit")
+    assert (answer.status, answer.current_version.number) == ("held", 1)
+
+
+def test_two_reviewers_race_for_one_item_and_exactly_one_gets_it(
+    hold: Any, reviewer: Any, bob: Any, sign_in: Any
+) -> None:
+    hold("t-race")
+    alice_page = sign_in("alice")
+    bob_page = sign_in("bob")
+    for page in (alice_page, bob_page):
+        expect(row(page, "t-race")).to_be_visible()
+    # Both press "open" before either response has come back.
+    alice_page.locator("tr[data-trace='t-race'] [data-open]").click(no_wait_after=True)
+    bob_page.locator("tr[data-trace='t-race'] [data-open]").click(no_wait_after=True)
+    for page in (alice_page, bob_page):
+        page.wait_for_url("**/answers/t-race/")
+        page.wait_for_load_state()
+
+    holder = ReviewItem.objects.get(answer__trace_id="t-race").leased_by.username
+    winner, loser = (alice_page, bob_page) if holder == "alice" else (bob_page, alice_page)
+    expect(winner.locator(".lease-box.mine")).to_be_visible()
+    expect(loser.locator(".lease-box.other")).to_contain_text(f"{holder} is working on this")
+    expect(loser.locator(".lease-box.other")).to_contain_text("until")
+    expect(loser.locator("#decide [data-action=approve]")).to_have_count(0)
+
+
+def test_a_revision_published_while_reviewing_refuses_the_approval_with_the_fresh_verdict(
+    hold: Any, publish: Any, reviewer: Any, sign_in: Any
+) -> None:
+    hold("t-stale")
+    page = sign_in("alice")
+    open_item(page, "t-stale")
+    expect(page.locator(".status-strip")).to_contain_text("Conflicting sources")
+
+    # The document system publishes a new revision of a cited document meanwhile.
+    publish("pricing", revision="r2",
+            facts=[fact("trial_days", 14), fact("support_hours", "24/7", span="p2")],
+            passages=[{"span": "p1", "text": "The free trial lasts 14 days for new teams."},
+                      {"span": "p2", "text": "Support is available 24/7."}])
+
+    page.locator("#decide [data-action=approve] textarea").fill("Looks right to me.")
+    page.locator("#decide [data-action=approve] button[type=submit]").click()
+    stale = page.locator("[data-stale]")
+    expect(stale).to_contain_text("The sources changed while you were reviewing.")
+    expect(stale).to_contain_text("Source revised")
+    expect(page.locator(".status-strip")).to_contain_text("Source revised")
+    expect(page.locator(".diff ins")).to_contain_text("for new teams")
+    expect(page.locator("#decide [data-action=approve] textarea")).to_have_value(
+        "Looks right to me.")
+    answer = Answer.objects.get(trace_id="t-stale")
+    assert answer.status == "held"
+    assert not Decision.objects.filter(answer=answer).exists()
+
+
+def test_the_workspace_follows_a_japanese_browser(hold: Any, reviewer: Any,
+                                                  sign_in: Any) -> None:
+    hold("t-ja")
+    page = sign_in("alice", locale="ja-JP")
+    expect(page.locator("h1")).to_have_text("レビュー待ち一覧")
+    open_item(page, "t-ja")
+    expect(page.locator("#decide [data-action=approve] button[type=submit]")).to_contain_text(
+        "承認")
+
+
+def test_the_item_page_renews_its_lease_while_it_stays_open(
+    hold: Any, reviewer: Any, sign_in: Any, settings: Any
+) -> None:
+    settings.REVIEW_LEASE_SECONDS = 30  # the page renews every third of it: 10 seconds
+    hold("t-renew")
+    page = sign_in("alice")
+    open_item(page, "t-renew")
+    first = ReviewItem.objects.get(answer__trace_id="t-renew").lease_until
+    with page.expect_response(lambda r: r.url.endswith("/renew"), timeout=20_000) as renewal:
+        pass
+    assert renewal.value.status == 200
+    assert ReviewItem.objects.get(answer__trace_id="t-renew").lease_until > first
+
+
+def test_question_mark_opens_the_keyboard_help(hold: Any, reviewer: Any, sign_in: Any) -> None:
+    hold("t-help")
+    page = sign_in("alice")
+    page.keyboard.press("?")
+    expect(page.locator("dialog#help")).to_be_visible()
+    expect(page.locator("dialog#help")).to_contain_text("Claim and open the oldest")
+    page.keyboard.press("Escape")
+    expect(page.locator("dialog#help")).to_be_hidden()

@@ -1,0 +1,471 @@
+"""Decisions: approve, reject and edit, bound to the verdict the reviewer saw."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from reviewqueue.audit.models import AuditEvent
+from reviewqueue.reviews.models import Answer, AnswerVersion, Decision, ReviewItem, Verdict
+from reviewqueue.reviews.signals import answer_status_changed
+from tests.reviews.conftest import current_verdict_id, fact
+
+pytestmark = pytest.mark.django_db
+
+
+def decide(client: Any, trace_id: str, **body: Any) -> Any:
+    body.setdefault("verdict", current_verdict_id(trace_id))
+    return client.post(f"/api/v1/answers/{trace_id}/decisions", body, format="json")
+
+
+@pytest.fixture
+def api(reviewer: Any, token_client: Any) -> Any:
+    return token_client(reviewer)
+
+
+# --- Approve and reject -----------------------------------------------------------------------
+
+def test_approving_makes_the_answer_approved_and_leaves_the_queue(hold: Any, api: Any) -> None:
+    trace = hold()
+    response = decide(api, trace, action="approve", comment="Checked both documents.")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["status"] == "approved"
+    assert body["decision"]["action"] == "approve"
+    assert body["decision"]["verdict"] == body["verdict"]["id"]
+    assert Answer.objects.get(trace_id=trace).status == "approved"
+    assert not ReviewItem.objects.filter(answer__trace_id=trace).exists()
+
+
+def test_a_decision_is_audited_with_who_the_verdict_and_the_revisions(hold: Any,
+                                                                      api: Any) -> None:
+    trace = hold()
+    verdict_id = current_verdict_id(trace)
+    decide(api, trace, action="approve", comment="secret-comment-text")
+    event = AuditEvent.objects.get(action="decision.approve")
+    assert event.actor.startswith("user:alice")
+    assert event.after["decided_on_verdict"] == verdict_id
+    assert event.after["reviewer"] == "alice"
+    assert sorted(event.after["revisions"]) == [["pricing", "r1"], ["pricing-eu", "r1"]]
+    assert event.before["status"] == "held" and event.after["status"] == "approved"
+    recorded = json.dumps([event.before, event.after])
+    assert "secret-comment-text" not in recorded
+    assert "14 days" not in recorded
+
+
+def test_a_decision_sends_the_status_changed_signal(hold: Any, api: Any) -> None:
+    trace = hold()
+    seen: list[dict[str, Any]] = []
+
+    def receiver(sender: Any, **kwargs: Any) -> None:
+        seen.append(kwargs)
+
+    answer_status_changed.connect(receiver)
+    try:
+        decide(api, trace, action="reject", reason="incorrect")
+    finally:
+        answer_status_changed.disconnect(receiver)
+    assert [(s["old_status"], s["new_status"], s["cause"]) for s in seen] == [
+        ("held", "rejected", "decision")]
+
+
+def test_rejecting_needs_a_reason_from_the_list(hold: Any, api: Any) -> None:
+    trace = hold()
+    response = decide(api, trace, action="reject", comment="no")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "reason"
+    assert decide(api, trace, action="reject", reason="because").status_code == 400
+    assert Answer.objects.get(trace_id=trace).status == "held"
+
+
+def test_rejecting_stores_the_reason_and_comment(hold: Any, api: Any) -> None:
+    trace = hold()
+    response = decide(api, trace, action="reject", reason="outdated", comment="EU doc is old")
+    assert response.status_code == 201
+    decision = Decision.objects.get()
+    assert (decision.reject_reason, decision.comment) == ("outdated", "EU doc is old")
+    assert Answer.objects.get(trace_id=trace).status == "rejected"
+
+
+def test_other_as_a_reject_reason_needs_a_comment(hold: Any, api: Any) -> None:
+    trace = hold()
+    assert decide(api, trace, action="reject", reason="other").status_code == 400
+
+
+def test_deciding_on_a_free_item_claims_it_first(hold: Any, api: Any) -> None:
+    trace = hold()
+    decide(api, trace, action="approve")
+    assert AuditEvent.objects.filter(action="lease.claimed", trace_id=trace).count() == 1
+
+
+def test_read_passages_is_set_when_the_reviewer_opened_a_passage(
+    hold: Any, reviewer: Any, api: Any, login: Any
+) -> None:
+    trace = hold()
+    hold("t-2")
+    client = login(reviewer)
+    response = client.post(f"/answers/{trace}/expanded",
+                           json.dumps({"cite": "d1", "verdict": current_verdict_id(trace)}),
+                           content_type="application/json")
+    assert response.status_code == 204
+    decide(api, trace, action="approve")
+    decide(api, "t-2", action="approve")
+    assert Decision.objects.get(answer__trace_id=trace).read_passages is True
+    assert Decision.objects.get(answer__trace_id="t-2").read_passages is False
+
+
+def test_recording_an_expansion_of_a_cite_the_answer_does_not_have_is_400(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    response = login(reviewer).post(
+        f"/answers/{trace}/expanded",
+        json.dumps({"cite": "d9", "verdict": current_verdict_id(trace)}),
+        content_type="application/json")
+    assert response.status_code == 400
+
+
+# --- 409s -------------------------------------------------------------------------------------
+
+def test_a_decision_on_a_verdict_that_is_not_current_is_409_with_the_current_one(
+    hold: Any, api: Any
+) -> None:
+    trace = hold()
+    current = current_verdict_id(trace)
+    response = decide(api, trace, action="approve", verdict=current + 1000)
+    assert response.status_code == 409
+    body = response.json()
+    assert body["error"] == "stale_verdict"
+    assert body["verdict"]["id"] == current
+    assert Answer.objects.get(trace_id=trace).status == "held"
+    assert not Decision.objects.exists()
+
+
+def test_a_decision_after_the_sources_changed_is_409_and_stores_the_fresh_verdict(
+    hold: Any, api: Any, publish: Any
+) -> None:
+    trace = hold()
+    seen = current_verdict_id(trace)
+    # A new revision is published while the reviewer reads. (Its re-evaluation would run after
+    # commit; inside this test transaction it never does, so the old verdict is still current.)
+    publish("pricing", revision="r2", facts=[fact("trial_days", 14)],
+            passages=[{"span": "p1", "text": "The free trial now lasts 14 days."}])
+    assert current_verdict_id(trace) == seen
+    response = decide(api, trace, action="approve", verdict=seen)
+    assert response.status_code == 409
+    body = response.json()
+    assert body["error"] == "stale_verdict"
+    fresh = Verdict.objects.get(pk=body["verdict"]["id"])
+    assert fresh.pk != seen
+    assert fresh.trigger == "decision"
+    assert fresh.reason == "superseded_revision"
+    assert current_verdict_id(trace) == fresh.pk
+    assert not Decision.objects.exists()
+    # Deciding again on the fresh verdict works.
+    assert decide(api, trace, action="approve", verdict=fresh.pk).status_code == 201
+
+
+def test_a_decision_after_a_fact_expired_is_refused(hold: Any, api: Any,
+                                                    monkeypatch: Any) -> None:
+    import datetime as dt
+
+    from reviewqueue.reviews.services import decisions, evaluation
+
+    trace = hold()
+    later = evaluation.today() + dt.timedelta(days=90)  # past every fact's end
+    monkeypatch.setattr(evaluation, "today", lambda: later)
+    monkeypatch.setattr(decisions, "today", lambda: later)
+    response = decide(api, trace, action="approve")
+    assert response.status_code == 409
+    assert response.json()["verdict"]["reason"] == "noncurrent_citation"
+
+
+def test_deciding_on_an_answer_that_is_not_held_is_409(publish: Any, submit: Any,
+                                                       api: Any) -> None:
+    publish(facts=[fact()])
+    submit("cand", as_of=None)
+    response = decide(api, "cand", action="approve")
+    assert response.status_code == 409
+    assert response.json()["error"] == "not_held"
+    assert response.json()["status"] == "candidate"
+
+
+def test_deciding_on_an_item_a_colleague_holds_is_409(hold: Any, api: Any, bob: Any,
+                                                      token_client: Any) -> None:
+    trace = hold()
+    token_client(bob).post(f"/api/v1/answers/{trace}/claim")
+    response = decide(api, trace, action="approve")
+    assert response.status_code == 409
+    assert response.json()["error"] == "leased_by_other"
+    assert response.json()["holder"] == "bob"
+    assert Answer.objects.get(trace_id=trace).status == "held"
+
+
+def test_deciding_twice_is_409_not_held(hold: Any, api: Any) -> None:
+    trace = hold()
+    assert decide(api, trace, action="approve").status_code == 201
+    assert decide(api, trace, action="approve").json()["error"] == "not_held"
+
+
+# --- 403, 404 and 400 -------------------------------------------------------------------------
+
+def test_an_owner_may_not_decide(hold: Any, owner: Any, token_client: Any) -> None:
+    trace = hold()
+    assert decide(token_client(owner), trace, action="approve").status_code == 403
+
+
+def test_a_service_token_may_not_decide(hold: Any, service_api: Any) -> None:
+    trace = hold()
+    assert decide(service_api, trace, action="approve").status_code == 403
+
+
+def test_deciding_on_an_answer_one_may_not_read_is_404(hr_sources: Any, submit: Any,
+                                                       sources: Any, api: Any) -> None:
+    submit("hr-1", as_of=None, asked_by=["group:hr"], retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "hr-handbook", "revision": "r1", "span": "p1"},
+    ])
+    assert Answer.objects.get(trace_id="hr-1").status == "held"
+    assert decide(api, "hr-1", action="approve").status_code == 404
+
+
+@pytest.mark.parametrize("body", [
+    {"action": "approve", "verdict": "x"},
+    {"action": "maybe"},
+    {"action": "approve", "answer": "changed"},
+    {"action": "edit", "answer": "text [d1]."},
+    {"action": "approve", "unknown": 1},
+])
+def test_bad_decision_bodies_are_400(hold: Any, api: Any, body: dict[str, Any]) -> None:
+    trace = hold()
+    response = decide(api, trace, **body)
+    assert response.status_code == 400, response.content
+
+
+# --- Edits ------------------------------------------------------------------------------------
+
+def test_an_edit_the_gate_abstains_on_is_refused_and_nothing_is_stored(hold: Any,
+                                                                        api: Any) -> None:
+    trace = hold()
+    response = decide(api, trace, action="edit", answer="Support is open 9 to 5 [d1].",
+                      claims=[{"key": "support_hours", "value": "9-5", "cite": "d1"}])
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "edit_refused"
+    assert body["reason"] == "unsupported_claim"
+    assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1
+    assert Answer.objects.get(trace_id=trace).status == "held"
+    assert not Decision.objects.exists()
+
+
+def test_an_edit_that_still_needs_review_is_saved_and_stays_held(hold: Any, api: Any) -> None:
+    trace = hold()
+    old = current_verdict_id(trace)
+    response = decide(api, trace, action="edit",
+                      answer="The free trial lasts 14 days in most countries [d1].",
+                      claims=[{"key": "trial_days", "value": 14, "cite": "d1"}])
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["status"] == "held"
+    assert body["decision"]["new_version"] == 2
+    answer = Answer.objects.get(trace_id=trace)
+    assert answer.current_version.number == 2
+    assert answer.current_version.created_by.username == "alice"
+    assert answer.current_verdict.trigger == "edit"
+    assert body["decision"]["verdict"] == old
+    item = ReviewItem.objects.get(answer=answer)
+    assert item.leased_by.username == "alice"
+    # Then an explicit approval of the edited version.
+    assert decide(api, trace, action="approve").json()["status"] == "approved"
+
+
+def test_an_edit_the_gate_supports_is_approved_at_once(hold: Any, api: Any) -> None:
+    trace = hold()
+    response = decide(api, trace, action="edit", answer="Support is available 24/7 [d1].",
+                      claims=[{"key": "support_hours", "value": "24/7", "cite": "d1"}])
+    assert response.status_code == 201, response.content
+    assert response.json()["status"] == "approved"
+    assert response.json()["verdict"]["decision"] == "candidate"
+    answer = Answer.objects.get(trace_id=trace)
+    assert (answer.status, answer.current_version.number) == ("approved", 2)
+    assert AuditEvent.objects.get(action="decision.edit").after["verdict_decision"] == \
+        "candidate"
+
+
+def test_an_edit_that_changes_nothing_is_400(hold: Any, api: Any) -> None:
+    trace = hold()
+    response = decide(api, trace, action="edit", answer="The free trial lasts 14 days [d1].",
+                      claims=[{"key": "trial_days", "value": 14, "cite": "d1"}])
+    assert response.status_code == 400
+
+
+# --- The item page forms ----------------------------------------------------------------------
+
+def page_post(client: Any, trace_id: str, action: str, **fields: Any) -> Any:
+    data = {"action": action, f"{action}-verdict": current_verdict_id(trace_id)}
+    data.update({f"{action}-{k}" if not k.startswith("claims-") else k: v
+                 for k, v in fields.items()})
+    return client.post(f"/answers/{trace_id}/decide", data)
+
+
+def claims_form(*rows: dict[str, str]) -> dict[str, str]:
+    data = {"claims-TOTAL_FORMS": str(len(rows)), "claims-INITIAL_FORMS": str(len(rows)),
+            "claims-MIN_NUM_FORMS": "0", "claims-MAX_NUM_FORMS": "200"}
+    for i, row in enumerate(rows):
+        for key, value in row.items():
+            data[f"claims-{i}-{key}"] = value
+    return data
+
+
+def test_approving_from_the_page_returns_to_the_queue_without_the_item(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    response = page_post(client, trace, "approve", comment="ok")
+    assert response.status_code == 302 and response["Location"] == "/"
+    assert trace not in client.get("/").content.decode()
+
+
+def test_the_page_shows_the_fresh_verdict_when_the_sources_changed(
+    hold: Any, reviewer: Any, login: Any, publish: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    data = {"action": "approve", "approve-verdict": current_verdict_id(trace),
+            "approve-comment": "my comment"}
+    publish("pricing", revision="r2", facts=[fact("trial_days", 14)],
+            passages=[{"span": "p1", "text": "The free trial now lasts 14 days."}])
+    response = client.post(f"/answers/{trace}/decide", data)
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "The sources changed while you were reviewing." in html
+    assert "Source revised" in html
+    assert "my comment" in html
+    fresh = current_verdict_id(trace)
+    assert f'name="approve-verdict" value="{fresh}"' in html
+    assert Answer.objects.get(trace_id=trace).status == "held"
+
+
+def test_an_unsupported_edit_on_the_page_is_refused_and_keeps_the_text(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    text = "Support is open 9 to 5, trust me [d1]."
+    response = page_post(client, trace, "edit", answer=text, **claims_form(
+        {"key": "support_hours", "value": "9-5", "value_type": "text", "cite": "d1"}))
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "The gate refuses your edit" in html
+    assert "9 to 5, trust me" in html
+    assert "is not what [d1] says" in html
+    assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1
+
+
+def test_a_supported_edit_on_the_page_is_approved(hold: Any, reviewer: Any,
+                                                  login: Any) -> None:
+    trace = hold()
+    client = login(reviewer)
+    response = page_post(client, trace, "edit", answer="Support is available 24/7 [d1].",
+                         **claims_form({"key": "support_hours", "value": "24/7",
+                                        "value_type": "text", "cite": "d1"}))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    answer = Answer.objects.get(trace_id=trace)
+    assert answer.status == "approved"
+    assert answer.current_version.claims == [
+        {"key": "support_hours", "value": "24/7", "cite": "d1"}]
+
+
+def test_a_claim_value_typed_as_a_number_reaches_the_gate_as_a_number(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    page_post(client, trace, "edit", answer="The trial lasts 14 days, in short [d1].",
+              **claims_form({"key": "trial_days", "value": "14", "value_type": "number",
+                             "cite": "d1"}))
+    version = Answer.objects.get(trace_id=trace).current_version
+    assert version.claims == [{"key": "trial_days", "value": 14, "cite": "d1"}]
+
+
+def test_rejecting_from_the_page_needs_a_reason(hold: Any, reviewer: Any, login: Any) -> None:
+    trace = hold()
+    response = page_post(login(reviewer), trace, "reject", comment="bad")
+    assert response.status_code == 400
+    assert Answer.objects.get(trace_id=trace).status == "held"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_decision_that_waited_for_a_concurrent_re_evaluation_is_a_clean_409(
+    hold: Any, reviewer: Any
+) -> None:
+    import threading
+    import time
+
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.reviews.services.decisions import (
+        DecisionInput,
+        StaleVerdict,
+        answer_decide,
+    )
+
+    trace = hold()
+    verdict_id = current_verdict_id(trace)
+    locked = threading.Event()
+
+    def writer() -> None:
+        # A re-evaluation holds the answer row for a moment and gives it a new verdict.
+        try:
+            with transaction.atomic():
+                answer = Answer.objects.select_for_update().get(trace_id=trace)
+                old = answer.current_verdict
+                answer.current_verdict = Verdict.objects.create(
+                    answer=answer, version=old.version, decision=old.decision,
+                    reason=old.reason, reasons=old.reasons, fingerprint="another",
+                    gate_version=old.gate_version, as_of=old.as_of, trigger="manual")
+                answer.status_changed_at = timezone.now()
+                answer.save(update_fields=["current_verdict", "status_changed_at"])
+                locked.set()
+                time.sleep(0.5)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    assert locked.wait(timeout=10)
+    # The decision waits for the lock, then finds its verdict replaced: a clean 409, not a 500.
+    with pytest.raises(StaleVerdict):
+        answer_decide(trace_id=trace, user=reviewer, actor=Actor.of_user(reviewer),
+                      data=DecisionInput(action="approve", verdict_id=verdict_id))
+    thread.join(timeout=10)
+    assert Answer.objects.get(trace_id=trace).status == "held"
+
+
+def test_deciding_from_the_page_on_a_colleagues_item_says_who_holds_it(
+    hold: Any, reviewer: Any, bob: Any, login: Any
+) -> None:
+    trace = hold()
+    login(bob).post(f"/answers/{trace}/claim")
+    response = page_post(login(reviewer), trace, "approve")
+    assert response.status_code == 302
+    follow = login(reviewer).get(response["Location"])
+    assert "bob is working on this" in follow.content.decode()
+    assert Answer.objects.get(trace_id=trace).status == "held"
+
+
+def test_an_approved_answer_shows_its_history_and_nothing_to_decide(
+    hold: Any, reviewer: Any, api: Any, login: Any
+) -> None:
+    trace = hold()
+    decide(api, trace, action="approve", comment="fine")
+    html = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    assert "This answer is not waiting for review (status: Approved)." in html
+    assert "There is nothing to decide." in html
+    assert "<q>fine</q>" in html

@@ -1,0 +1,242 @@
+"""The item page: everything needed to judge a held answer without leaving the page."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reviewqueue.audit.services import SYSTEM
+from reviewqueue.reviews.selectors.item import diff_segments, strip_markers
+from reviewqueue.reviews.services.ingest import AnswerInput, RetrievedInput, answer_ingest
+from reviewqueue.sources.services import FactInput, PassageInput, RevisionInput, revision_publish
+from tests.reviews.conftest import HR_MARKER, current_verdict_id, days, fact
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def item_html(hold: Any, reviewer: Any, login: Any) -> str:
+    trace = hold()
+    response = login(reviewer).get(f"/answers/{trace}/")
+    assert response.status_code == 200
+    # Relative times keep their number and unit together with a no-break space.
+    return response.content.decode().replace("\xa0", " ")
+
+
+def test_the_answer_is_split_into_sentences_with_their_markers(
+    sources: Any, submit: Any, reviewer: Any, login: Any
+) -> None:
+    submit("s", as_of=None, answer="The trial lasts 14 days [d1]. In the EU it is longer [d2].",
+           retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+                      {"cite": "d2", "document_id": "pricing-eu", "revision": "r1",
+                       "span": "p1"}])
+    page = login(reviewer).get("/answers/s/").context["page"]
+    assert [(s.text, [m for m, _ in s.markers]) for s in page.sentences] == [
+        ("The trial lasts 14 days.", ["d1"]), ("In the EU it is longer.", ["d2"])]
+
+
+def test_a_marker_expands_to_the_passage_with_its_source(item_html: str) -> None:
+    assert '<details class="cite" data-cite="d1">' in item_html
+    assert "<mark>The free trial lasts 14 days.</mark>" in item_html
+    assert 'href="https://docs.example.test/pricing"' in item_html
+    assert "Revision r1" in item_html
+    assert "updated 1 month ago" in item_html
+    assert "current, 60 days left" in item_html
+
+
+def test_the_claims_table_says_whether_each_claim_holds(item_html: str) -> None:
+    assert "✓ Holds." in item_html
+
+
+def test_conflicting_sources_are_shown_side_by_side(hold: Any, reviewer: Any,
+                                                    login: Any) -> None:
+    trace = hold()
+    page = login(reviewer).get(f"/answers/{trace}/").context["page"]
+    (conflict,) = page.conflicts
+    shown = {(s.document_key, s.fact.value, s.owner, s.passage.text) for s in conflict.sources}
+    assert shown == {("pricing", 14, "olivia", "The free trial lasts 14 days."),
+                     ("pricing-eu", 30, "olivia", "In the EU the free trial lasts 30 days.")}
+
+
+def test_a_single_source_and_unused_documents_are_pointed_out(item_html: str) -> None:
+    assert "rests on a single source: [d1]" in item_html
+    assert "Retrieved but not used by any claim" in item_html
+    assert "[d2] Pricing in the EU" in item_html
+
+
+def test_every_finding_is_explained_in_a_sentence(item_html: str) -> None:
+    assert "sources in force give different values" in item_html
+
+
+def test_the_verdict_history_lists_trigger_decision_and_revisions(item_html: str) -> None:
+    assert "Ingested" in item_html
+    assert "pricing@r1" in item_html and "pricing-eu@r1" in item_html
+
+
+def test_a_superseded_passage_is_compared_with_the_current_one(
+    sources: Any, submit: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    publish("pricing", revision="r2", facts=[fact("trial_days", 14)],
+            passages=[{"span": "p1", "text": "The free trial lasts 14 calendar days."}])
+    submit("old", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"}])
+    page = login(reviewer).get("/answers/old/").context["page"]
+    assert page.verdict.reason == "superseded_revision"
+    (diff,) = page.diffs
+    assert (diff.old_revision, diff.new_revision) == ("r1", "r2")
+    assert [s.text for s in diff.new if s.kind == "added"] == ["calendar "]
+    html = login(reviewer).get("/answers/old/").content.decode()
+    assert "<ins>calendar </ins>" in html
+
+
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_diff_segments_rebuild_both_texts(before: str, after: str) -> None:
+    old, new = diff_segments(before, after)
+    assert "".join(s.text for s in old) == before
+    assert "".join(s.text for s in new) == after
+    assert {s.kind for s in old} <= {"same", "removed"}
+    assert {s.kind for s in new} <= {"same", "added"}
+
+
+def test_markers_are_taken_out_of_the_sentence() -> None:
+    assert strip_markers("Fourteen days [d1][d2].") == "Fourteen days."
+
+
+def test_the_item_page_is_404_for_an_unknown_answer(reviewer: Any, login: Any) -> None:
+    assert login(reviewer).get("/answers/nope/").status_code == 404
+
+
+def test_the_item_page_speaks_japanese(hold: Any, reviewer: Any, login: Any) -> None:
+    trace = hold()
+    html = login(reviewer, HTTP_ACCEPT_LANGUAGE="ja").get(f"/answers/{trace}/").content.decode()
+    assert "承認" in html
+    assert "矛盾する情報源" in html
+
+
+# --- Cost -------------------------------------------------------------------------------------
+
+def _answer_with_citations(owner: Any, trace_id: str, n: int) -> None:
+    for i in range(n):
+        revision_publish(
+            document_key=f"doc-{trace_id}-{i}", revision="r1", actor=SYSTEM,
+            data=RevisionInput(
+                title=f"Document {i}", owner=owner.username,
+                updated_at=__import__("django.utils.timezone").utils.timezone.now(),
+                allowed_principals=("*",),
+                passages=(PassageInput("p0", "Before."), PassageInput("p1", f"Fact {i}."),
+                          PassageInput("p2", "After.")),
+                facts=(FactInput(key=f"k{i}", value=i, valid_from=_date(-5),
+                                 valid_until=_date(5), span="p1"),
+                       FactInput(key="shared", value=i, valid_from=_date(-5),
+                                 valid_until=None, span="p1")),
+            ),
+        )
+    text = " ".join(f"Fact number {i} holds [c{i}]." for i in range(n))
+    answer_ingest(actor=SYSTEM, data=AnswerInput(
+        trace_id=trace_id, question="Many facts?", answer=text, asked_by=("*",),
+        index_release="x", as_of=None,
+        retrieved=tuple(RetrievedInput(f"c{i}", f"doc-{trace_id}-{i}", "r1", "p1")
+                        for i in range(n)),
+        # One claim on a key every document disagrees about: a conflict with n sources.
+        claims=tuple([{"key": f"k{i}", "value": i, "cite": f"c{i}"} for i in range(n)]
+                     + [{"key": "shared", "value": 0, "cite": "c0"}]),
+    ))
+
+
+def _date(offset: int) -> Any:
+    import datetime as dt
+
+    return dt.date.fromisoformat(days(offset))
+
+
+def test_the_item_page_runs_as_many_queries_for_50_citations_as_for_2(
+    owner: Any, reviewer: Any, login: Any
+) -> None:
+    _answer_with_citations(owner, "two", 2)
+    _answer_with_citations(owner, "fifty", 50)
+    client = login(reviewer)
+    client.get("/answers/two/")
+
+    def count(trace: str) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.get(f"/answers/{trace}/")
+        assert response.status_code == 200
+        assert response.context["page"].verdict.reason == "conflicting_sources"
+        return len(ctx.captured_queries)
+
+    assert count("two") == count("fifty")
+
+
+# --- Invariant 5: no passage text of a document the reader may not read -------------------------
+
+@pytest.fixture
+def hr_answer(hr_sources: Any, sources: Any, submit: Any) -> str:
+    response = submit("hr-1", as_of=None, asked_by=["group:hr"], retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "hr-handbook", "revision": "r1", "span": "p1"},
+    ])
+    assert response.json()["status"] == "held"
+    return "hr-1"
+
+
+def test_a_reviewer_outside_hr_never_receives_the_hr_passage(
+    hr_answer: str, reviewer: Any, login: Any, token_client: Any
+) -> None:
+    client = login(reviewer)
+    api = token_client(reviewer)
+    verdict = current_verdict_id(hr_answer)
+    responses = [
+        client.get("/"),
+        client.get("/?document=hr-handbook"),
+        client.get(f"/answers/{hr_answer}/"),
+        client.post(f"/answers/{hr_answer}/claim", follow=True),
+        client.post(f"/answers/{hr_answer}/renew"),
+        client.post(f"/answers/{hr_answer}/expanded", json.dumps({"cite": "d2",
+                    "verdict": verdict}), content_type="application/json"),
+        client.post(f"/answers/{hr_answer}/decide", {"action": "approve",
+                                                     "approve-verdict": verdict}),
+        client.post("/next", follow=True),
+        api.get("/api/v1/queue"),
+        api.get("/api/v1/queue?document=hr-handbook"),
+        api.get(f"/api/v1/answers/{hr_answer}"),
+        api.post(f"/api/v1/answers/{hr_answer}/claim"),
+        api.post(f"/api/v1/answers/{hr_answer}/release"),
+        api.post(f"/api/v1/answers/{hr_answer}/decisions",
+                 {"action": "approve", "verdict": verdict}, format="json"),
+    ]
+    for response in responses:
+        assert HR_MARKER not in response.content.decode(), response.request
+    assert client.get(f"/answers/{hr_answer}/").status_code == 404
+    assert api.post(f"/api/v1/answers/{hr_answer}/claim").status_code == 404
+    assert "hr-1" not in client.get("/").content.decode()
+
+
+def test_a_reviewer_in_hr_does_see_the_hr_passage(hr_answer: str, hr_reviewer: Any,
+                                                  login: Any) -> None:
+    html = login(hr_reviewer).get(f"/answers/{hr_answer}/").content.decode()
+    assert HR_MARKER in html
+
+
+def test_a_passage_of_an_older_restricted_revision_is_not_shown(
+    publish: Any, submit: Any, reviewer: Any, login: Any
+) -> None:
+    # r1 was HR-only; r2 is public. The answer quotes r1.
+    publish("policy", revision="r1", principals=["group:hr"], facts=[fact("k", 1)],
+            passages=[{"span": "p1", "text": f"Old restricted text {HR_MARKER}"}])
+    publish("policy", revision="r2", principals=["*"], facts=[fact("k", 1)],
+            passages=[{"span": "p1", "text": "New public text."}])
+    submit("pol", as_of=None, claims=[{"key": "k", "value": 1, "cite": "d1"}],
+           answer="K is one [d1].",
+           retrieved=[{"cite": "d1", "document_id": "policy", "revision": "r1", "span": "p1"}])
+    response = login(reviewer).get("/answers/pol/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert HR_MARKER not in html
+    assert "That revision was restricted" in html
+    assert response.context["page"].diffs == []

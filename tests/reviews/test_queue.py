@@ -1,0 +1,371 @@
+"""The queue: only what the reviewer may read, filtered, oldest first, a keyset page at a time."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reviewqueue.accounts.principals import user_principals
+from reviewqueue.reviews.models import ReviewItem
+from reviewqueue.reviews.selectors import queue as queue_selectors
+from reviewqueue.reviews.selectors.queue import (
+    BadCursor,
+    Cursor,
+    QueueFilters,
+    page_queryset,
+    queue_page,
+)
+from reviewqueue.sources.models import Document
+from tests.reviews.conftest import bulk_held
+
+pytestmark = pytest.mark.django_db
+
+
+def traces(page: Any) -> list[str]:
+    return [row.answer.trace_id for row in page.rows]
+
+
+def page_for(user: Any, **kwargs: Any) -> Any:
+    filters = kwargs.pop("filters", QueueFilters())
+    return queue_page(principals=user_principals(user), filters=filters, user=user, **kwargs)
+
+
+@pytest.fixture
+def pricing_documents(owner: Any) -> None:
+    """Documents written straight to the table for the bulk-created queue items."""
+    Document.objects.create(key="pricing", owner=owner, allowed_principals=["*"])
+    Document.objects.create(key="pricing-eu", owner=owner, allowed_principals=["*"])
+    Document.objects.create(key="hr-handbook", owner=owner, allowed_principals=["group:hr"])
+
+
+# --- Who sees what ----------------------------------------------------------------------------
+
+def test_a_reviewer_sees_only_answers_whose_every_document_they_may_read(
+    pricing_documents: Any, reviewer: Any, hr_reviewer: Any
+) -> None:
+    bulk_held(2, prefix="public", documents=("pricing",))
+    bulk_held(2, prefix="mixed", documents=("pricing", "hr-handbook"))
+    assert traces(page_for(reviewer)) == ["public-0", "public-1"]
+    assert sorted(traces(page_for(hr_reviewer))) == ["mixed-0", "mixed-1", "public-0",
+                                                     "public-1"]
+
+
+def test_a_document_the_store_never_received_hides_the_answer(
+    pricing_documents: Any, reviewer: Any
+) -> None:
+    bulk_held(1, prefix="unknown", documents=("pricing", "not-yet-received"))
+    bulk_held(1, prefix="known", documents=("pricing",))
+    assert traces(page_for(reviewer)) == ["known-0"]
+
+
+def test_counts_only_include_what_the_reviewer_may_see(pricing_documents: Any,
+                                                       reviewer: Any) -> None:
+    bulk_held(3, prefix="public", documents=("pricing",))
+    bulk_held(4, prefix="hr", documents=("hr-handbook",))
+    counts = {c.reason: c.count for c in page_for(reviewer).counts}
+    assert counts["conflicting_sources"] == 3
+
+
+def test_the_queue_page_lists_rows_with_their_details(hold: Any, reviewer: Any,
+                                                      login: Any) -> None:
+    trace = hold()
+    html = login(reviewer).get("/").content.decode()
+    assert "How long is the free trial?" in html
+    assert "Conflicting sources" in html
+    assert "Pricing in the EU" in html
+    assert "2026.10" in html
+    assert trace in html
+
+
+def test_the_queue_shows_who_holds_a_lease(hold: Any, reviewer: Any, bob: Any,
+                                           login: Any) -> None:
+    hold()
+    login(bob).post("/answers/t-1/claim")
+    html = login(reviewer).get("/").content.decode()
+    assert 'class="lease-other">bob<' in html
+
+
+def test_people_without_the_reviewer_role_get_403(owner: Any, login: Any) -> None:
+    assert login(owner).get("/").status_code == 403
+
+
+def test_signed_out_visitors_are_sent_to_sign_in(client: Any) -> None:
+    response = client.get("/")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+# --- Filters ----------------------------------------------------------------------------------
+
+def test_filtering_by_reason(pricing_documents: Any, reviewer: Any) -> None:
+    bulk_held(2, prefix="c", reason="conflicting_sources")
+    bulk_held(1, prefix="s", reason="superseded_revision")
+    page = page_for(reviewer, filters=QueueFilters(reason="superseded_revision"))
+    assert traces(page) == ["s-0"]
+
+
+def test_filtering_by_document(pricing_documents: Any, reviewer: Any) -> None:
+    bulk_held(2, prefix="a", documents=("pricing",))
+    bulk_held(1, prefix="b", documents=("pricing", "pricing-eu"))
+    page = page_for(reviewer, filters=QueueFilters(document="pricing-eu"))
+    assert traces(page) == ["b-0"]
+
+
+def test_filtering_by_index_release(pricing_documents: Any, reviewer: Any) -> None:
+    bulk_held(1, prefix="old", release="2026.09")
+    bulk_held(1, prefix="new", release="2026.10")
+    assert traces(page_for(reviewer, filters=QueueFilters(release="2026.09"))) == ["old-0"]
+
+
+def test_filtering_unclaimed_and_mine(pricing_documents: Any, reviewer: Any,
+                                      bob: Any) -> None:
+    items = bulk_held(4, prefix="q")
+    later = timezone.now() + dt.timedelta(minutes=10)
+    earlier = timezone.now() - dt.timedelta(minutes=10)
+    ReviewItem.objects.filter(pk=items[0].pk).update(leased_by=reviewer, lease_until=later)
+    ReviewItem.objects.filter(pk=items[1].pk).update(leased_by=bob, lease_until=later)
+    ReviewItem.objects.filter(pk=items[2].pk).update(leased_by=bob, lease_until=earlier)
+    assert traces(page_for(reviewer, filters=QueueFilters(claim="mine"))) == ["q-0"]
+    assert traces(page_for(reviewer, filters=QueueFilters(claim="unclaimed"))) == ["q-2", "q-3"]
+    assert len(page_for(reviewer, filters=QueueFilters(claim="all")).rows) == 4
+
+
+def test_filters_come_from_the_query_string(pricing_documents: Any, reviewer: Any,
+                                            login: Any) -> None:
+    bulk_held(1, prefix="old", release="2026.09")
+    bulk_held(1, prefix="new", release="2026.10")
+    html = login(reviewer).get("/?release=2026.09").content.decode()
+    assert "old-0" in html and "new-0" not in html
+
+
+# --- Order and pages --------------------------------------------------------------------------
+
+def test_the_oldest_comes_first(pricing_documents: Any, reviewer: Any) -> None:
+    items = bulk_held(3, prefix="o")
+    ReviewItem.objects.filter(pk=items[2].pk).update(
+        entered_at=items[0].entered_at - dt.timedelta(hours=1))
+    assert traces(page_for(reviewer)) == ["o-2", "o-0", "o-1"]
+
+
+def test_cursor_pages_walk_the_whole_queue_once(pricing_documents: Any, reviewer: Any) -> None:
+    bulk_held(7, prefix="p")
+    seen: list[str] = []
+    page = page_for(reviewer, limit=3)
+    seen += traces(page)
+    while page.next_cursor:
+        page = page_for(reviewer, limit=3, cursor=Cursor.decode(page.next_cursor))
+        seen += traces(page)
+    assert seen == [f"p-{i}" for i in range(7)]
+
+
+def test_rows_entered_at_the_same_moment_are_not_skipped(pricing_documents: Any,
+                                                         reviewer: Any) -> None:
+    items = bulk_held(5, prefix="tie")
+    ReviewItem.objects.filter(pk__in=[i.pk for i in items]).update(
+        entered_at=items[0].entered_at)
+    first = page_for(reviewer, limit=2)
+    second = page_for(reviewer, limit=2, cursor=Cursor.decode(first.next_cursor))
+    third = page_for(reviewer, limit=2, cursor=Cursor.decode(second.next_cursor))
+    assert traces(first) + traces(second) + traces(third) == [f"tie-{i}" for i in range(5)]
+    assert third.next_cursor is None
+
+
+def test_previous_goes_back_one_page(pricing_documents: Any, reviewer: Any) -> None:
+    bulk_held(5, prefix="b")
+    first = page_for(reviewer, limit=2)
+    assert first.previous_cursor is None
+    second = page_for(reviewer, limit=2, cursor=Cursor.decode(first.next_cursor))
+    back = page_for(reviewer, limit=2, cursor=Cursor.decode(second.previous_cursor))
+    assert traces(back) == traces(first)
+    assert back.previous_cursor is None
+
+
+def test_the_page_links_carry_the_filters(pricing_documents: Any, reviewer: Any,
+                                          login: Any) -> None:
+    bulk_held(3, prefix="f", release="2026.09")
+    response = login(reviewer).get("/?release=2026.09&limit=2")
+    assert "release=2026.09" in response.context["next_url"]
+    assert "cursor=" in response.context["next_url"]
+
+
+def test_a_tampered_cursor_is_refused() -> None:
+    with pytest.raises(BadCursor):
+        Cursor.decode("not-a-cursor")
+    with pytest.raises(BadCursor):
+        Cursor.decode(Cursor(timezone.now(), 1).encode()[:-4])
+
+
+@given(st.datetimes(min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(2100, 1, 1),
+                    timezones=st.just(dt.UTC)),
+       st.integers(min_value=1, max_value=2**62), st.booleans())
+def test_a_cursor_survives_encoding(when: dt.datetime, item_id: int, backwards: bool) -> None:
+    cursor = Cursor(when, item_id, backwards)
+    assert Cursor.decode(cursor.encode()) == cursor
+
+
+# --- Counts -----------------------------------------------------------------------------------
+
+def test_counts_per_reason(pricing_documents: Any, reviewer: Any) -> None:
+    bulk_held(2, prefix="c", reason="conflicting_sources")
+    bulk_held(3, prefix="s", reason="superseded_revision")
+    counts = {c.reason: (c.count, c.capped) for c in page_for(reviewer).counts}
+    assert counts["conflicting_sources"] == (2, False)
+    assert counts["superseded_revision"] == (3, False)
+    assert counts["invalid_metadata"] == (0, False)
+
+
+def test_counts_stop_at_the_cap(pricing_documents: Any, reviewer: Any,
+                                monkeypatch: Any) -> None:
+    monkeypatch.setattr(queue_selectors, "COUNT_CAP", 3)
+    bulk_held(5, prefix="c")
+    page = page_for(reviewer)
+    count = next(c for c in page.counts if c.reason == "conflicting_sources")
+    assert (count.count, count.capped, count.shown) == (3, True, "3+")
+
+
+def test_counts_follow_the_other_filters(pricing_documents: Any, reviewer: Any) -> None:
+    bulk_held(2, prefix="a", release="2026.09")
+    bulk_held(3, prefix="b", release="2026.10")
+    page = page_for(reviewer, filters=QueueFilters(release="2026.09"))
+    assert page.total.count == 2
+
+
+# --- "Next" -----------------------------------------------------------------------------------
+
+def test_next_claims_the_oldest_unclaimed_item_and_opens_it(
+    pricing_documents: Any, reviewer: Any, bob: Any, login: Any
+) -> None:
+    items = bulk_held(3, prefix="n")
+    ReviewItem.objects.filter(pk=items[0].pk).update(
+        leased_by=bob, lease_until=timezone.now() + dt.timedelta(minutes=5))
+    response = login(reviewer).post("/next")
+    assert response.status_code == 302 and response["Location"] == "/answers/n-1/"
+    assert ReviewItem.objects.get(pk=items[1].pk).leased_by == reviewer
+
+
+def test_next_with_nothing_unclaimed_says_so(pricing_documents: Any, reviewer: Any,
+                                             login: Any) -> None:
+    response = login(reviewer).post("/next", follow=True)
+    assert "Nothing unclaimed is waiting for you." in response.content.decode()
+
+
+# --- Cost -------------------------------------------------------------------------------------
+
+def test_the_queue_page_runs_as_many_queries_for_100_rows_as_for_10(
+    pricing_documents: Any, reviewer: Any, login: Any
+) -> None:
+    client = login(reviewer)
+    bulk_held(10, prefix="ten", documents=("pricing", "pricing-eu"))
+    client.get("/?limit=100")  # warm the session
+    with CaptureQueriesContext(connection) as ten:
+        assert len(client.get("/?limit=100").context["page"].rows) == 10
+    bulk_held(90, prefix="ninety", documents=("pricing", "pricing-eu"))
+    with CaptureQueriesContext(connection) as hundred:
+        assert len(client.get("/?limit=100").context["page"].rows) == 100
+    assert len(ten.captured_queries) == len(hundred.captured_queries)
+
+
+def test_the_queue_api_runs_as_many_queries_for_100_rows_as_for_10(
+    pricing_documents: Any, reviewer: Any, token_client: Any
+) -> None:
+    api = token_client(reviewer)
+    bulk_held(10, prefix="ten")
+    api.get("/api/v1/queue?limit=100")
+    with CaptureQueriesContext(connection) as ten:
+        api.get("/api/v1/queue?limit=100")
+    bulk_held(90, prefix="ninety")
+    with CaptureQueriesContext(connection) as hundred:
+        assert len(api.get("/api/v1/queue?limit=100").json()["results"]) == 100
+    assert len(ten.captured_queries) == len(hundred.captured_queries)
+
+
+def _plan(qs: Any) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+    return qs.explain()
+
+
+def test_the_queue_query_reads_the_age_index(pricing_documents: Any, reviewer: Any) -> None:
+    items = bulk_held(50, prefix="x")
+    filters = QueueFilters()
+    principals = user_principals(reviewer)
+    first = page_queryset(principals=principals, filters=filters, user=reviewer)[:51]
+    deep = page_queryset(principals=principals, filters=filters, user=reviewer,
+                         cursor=Cursor(items[40].entered_at, items[40].pk))[:51]
+    assert "review_item_age" in _plan(first)
+    assert "review_item_age" in _plan(deep)
+
+
+def test_the_reason_filter_reads_the_reason_index(pricing_documents: Any,
+                                                  reviewer: Any) -> None:
+    bulk_held(20, prefix="x")
+    qs = page_queryset(principals=user_principals(reviewer),
+                       filters=QueueFilters(reason="conflicting_sources"), user=reviewer)[:51]
+    assert "review_item_reason_age" in _plan(qs)
+
+
+def test_the_release_filter_reads_the_release_index(pricing_documents: Any,
+                                                    reviewer: Any) -> None:
+    bulk_held(20, prefix="x")
+    qs = page_queryset(principals=user_principals(reviewer),
+                       filters=QueueFilters(release="2026.10"), user=reviewer)[:51]
+    assert "review_item_release_age" in _plan(qs)
+
+
+# --- The API ----------------------------------------------------------------------------------
+
+def test_the_queue_api_lists_rows_with_a_next_link(pricing_documents: Any, reviewer: Any,
+                                                   token_client: Any) -> None:
+    bulk_held(3, prefix="api", documents=("pricing", "pricing-eu"))
+    api = token_client(reviewer)
+    body = api.get("/api/v1/queue?limit=2").json()
+    assert [r["trace_id"] for r in body["results"]] == ["api-0", "api-1"]
+    row = body["results"][0]
+    assert row["primary_reason"] == "conflicting_sources"
+    assert [d["document_id"] for d in row["documents"]] == ["pricing", "pricing-eu"]
+    assert row["lease"] is None
+    assert body["counts"]["conflicting_sources"] == {"count": 3, "capped": False}
+    rest = api.get(body["next"]).json()
+    assert [r["trace_id"] for r in rest["results"]] == ["api-2"]
+    assert rest["next"] is None and rest["previous"]
+
+
+def test_the_queue_api_filters(pricing_documents: Any, reviewer: Any,
+                               token_client: Any) -> None:
+    bulk_held(1, prefix="a", documents=("pricing",))
+    bulk_held(1, prefix="b", documents=("pricing-eu",))
+    body = token_client(reviewer).get("/api/v1/queue?document=pricing-eu").json()
+    assert [r["trace_id"] for r in body["results"]] == ["b-0"]
+
+
+@pytest.mark.parametrize("query", ["reason=bogus", "claim=theirs", "cursor=%%%", "limit=0"])
+def test_the_queue_api_refuses_bad_parameters(reviewer: Any, token_client: Any,
+                                              query: str) -> None:
+    response = token_client(reviewer).get(f"/api/v1/queue?{query}")
+    assert response.status_code == 400
+    assert response.json()["errors"]
+
+
+def test_the_queue_api_is_for_reviewers(service_api: Any) -> None:
+    assert service_api.get("/api/v1/queue").status_code == 403
+
+
+# --- Language ---------------------------------------------------------------------------------
+
+def test_the_queue_speaks_japanese_to_a_japanese_browser(reviewer: Any, login: Any) -> None:
+    html = login(reviewer, HTTP_ACCEPT_LANGUAGE="ja").get("/").content.decode()
+    assert 'lang="ja"' in html
+    assert "レビュー待ち" in html
+
+
+def test_the_chosen_language_wins_over_the_browser(reviewer: Any, login: Any) -> None:
+    client = login(reviewer, HTTP_ACCEPT_LANGUAGE="en")
+    client.post("/language", {"language": "ja", "next": "/"})
+    assert "レビュー待ち" in client.get("/").content.decode()

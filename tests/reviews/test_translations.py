@@ -1,0 +1,54 @@
+"""Japanese ships complete for the workspace, and the compiled catalogue matches its source."""
+
+from __future__ import annotations
+
+import ast
+import gettext
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+JA = ROOT / "locale" / "ja" / "LC_MESSAGES"
+WORKSPACE = ("reviewqueue/reviews/", "templates/reviews/", "templates/base.html",
+             "templates/registration/")
+
+
+def entries() -> list[tuple[list[str], str, str]]:
+    """(references, msgid, first msgstr) of each entry of the Japanese .po file."""
+    out = []
+    for block in (JA / "django.po").read_text(encoding="utf-8").split("\n\n")[1:]:
+        refs = [r for line in block.splitlines() if line.startswith("#: ")
+                for r in line[3:].split()]
+        fields: dict[str, str] = {}
+        current = None
+        for line in block.splitlines():
+            match = re.match(r'^(msgid|msgid_plural|msgstr(?:\[0\])?|msgstr\[\d+\]) (".*")$', line)
+            if match:
+                current = match.group(1)
+                fields[current] = ast.literal_eval(match.group(2))
+            elif line.startswith('"') and current:
+                fields[current] += ast.literal_eval(line)
+        if "msgid" in fields:
+            out.append((refs, fields["msgid"], fields.get("msgstr", fields.get("msgstr[0]", ""))))
+    return out
+
+
+def test_every_workspace_string_has_a_japanese_translation() -> None:
+    missing = [msgid for refs, msgid, msgstr in entries()
+               if any(r.startswith(WORKSPACE) for r in refs) and not msgstr]
+    assert missing == []
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_the_compiled_catalogue_is_up_to_date(lang: str) -> None:
+    path = ROOT / "locale" / lang / "LC_MESSAGES" / "django.mo"
+    assert path.exists(), "run manage.py compilemessages"
+    if lang != "ja":
+        return
+    with path.open("rb") as handle:
+        compiled = gettext.GNUTranslations(handle)
+    stale = [msgid for _, msgid, msgstr in entries()
+             if msgstr and compiled.gettext(msgid) != msgstr]
+    assert stale == []
