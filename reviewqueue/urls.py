@@ -3,22 +3,33 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from reviewqueue.accounts.views import ThrottledLoginView
 from reviewqueue.health import healthz
 
 api_v1 = [
     path("", include("reviewqueue.sources.api_urls")),
     path("", include("reviewqueue.reviews.api_urls")),
+    path("", include("reviewqueue.jobs.api_urls")),
+    path("", include("reviewqueue.insight.api_urls")),
 ]
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("api/v1/", include((api_v1, "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("reviewqueue.reviews.urls")),
+    path("", include("reviewqueue.sources.urls")),
+    path("", include("reviewqueue.jobs.urls")),
+    path("", include("reviewqueue.webhooks.urls")),
+    path("", include("reviewqueue.audit.urls")),
+    path("", include("reviewqueue.insight.urls")),
 ]
+
+# Every refused HTML request is logged (API refusals are logged by api_errors).
+handler403 = "reviewqueue.denied.permission_denied"

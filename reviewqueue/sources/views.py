@@ -20,6 +20,7 @@ from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import DomainError, FieldError
+from reviewqueue.params import refuse_unknown_params
 from reviewqueue.sources import selectors, services
 from reviewqueue.sources.conflicts import conflict_dismiss, conflict_reopen
 from reviewqueue.sources.forms import (
@@ -60,6 +61,8 @@ def _progress_redirect(request: HttpRequest, keys: list[str], since: datetime) -
 @require_GET
 def inbox(request: HttpRequest) -> HttpResponse:
     _require_owner(request)
+    if refused := refuse_unknown_params(request):
+        return refused
     conflicts = list(selectors.conflicts_for_owner(request.user)[:100])
     held = selectors.held_answer_counts(conflicts)
     rows = [
@@ -323,6 +326,8 @@ def document_withdraw(request: HttpRequest, key: str) -> HttpResponse:
 def progress(request: HttpRequest) -> HttpResponse:
     """The re-evaluations the signed-in person's last action started, with progress bars."""
     _require_owner(request)
+    if refused := refuse_unknown_params(request, ("documents", "since")):
+        return refused
     from reviewqueue.jobs.models import Job
 
     keys = [k for k in request.GET.get("documents", "").split(",") if k][:50]
