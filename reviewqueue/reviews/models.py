@@ -160,6 +160,10 @@ class ReviewItem(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     audit_sample = models.BooleanField(default=False)
     waiting_for_owner = models.BooleanField(default=False)
+    owner_note = models.TextField(blank=True, help_text="What the reviewer asked the owner")
+    sent_to_owner_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                         on_delete=models.SET_NULL, related_name="+")
+    sent_to_owner_at = models.DateTimeField(null=True, blank=True)
     earlier_approval = models.ForeignKey("Decision", null=True, blank=True,
                                          on_delete=models.SET_NULL, related_name="+")
 

@@ -33,11 +33,15 @@ from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
-from reviewqueue.errors import FieldError, NotFound
+from reviewqueue.errors import DomainError, FieldError, NotFound
 from reviewqueue.reviews.forms import ApproveForm, EditForm, RejectForm, claim_formset
 from reviewqueue.reviews.labels import REASONS, decision_label, explain_finding, reason_label
 from reviewqueue.reviews.models import Answer
-from reviewqueue.reviews.selectors.answers import user_may_read_answer
+from reviewqueue.reviews.selectors.answers import (
+    conflicts_of_answer,
+    owners_to_ask,
+    user_may_read_answer,
+)
 from reviewqueue.reviews.selectors.item import ItemPage, item_page
 from reviewqueue.reviews.selectors.queue import (
     CLAIM_FILTERS,
@@ -290,8 +294,11 @@ def _posted(data: QueryDict | None, action: str) -> bool:
 
 def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
                  forms: dict[str, Any] | None = None, **extra: Any) -> HttpResponse:
+    conflict_records = conflicts_of_answer(page.answer)
     context = {
         "page": page,
+        "conflict_records": conflict_records,
+        "owners": owners_to_ask(page.answer, conflict_records),
         "lease_seconds": lease_seconds(),
         "is_admin": has_role(request.user, Role.ADMIN),
         "open_form": "",
@@ -368,3 +375,38 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     }[action]
     messages.success(request, done % {"question": question})
     return HttpResponseRedirect(reverse("reviews:queue"))
+
+
+# --- Hand-off to the owners and re-evaluation on request ------------------------------------
+
+
+@require_POST
+@reviewer_required
+def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
+    """Ask the owners of the conflicting sources instead of deciding; the item stays held."""
+    from reviewqueue.reviews.services.handoff import review_item_send_to_owner
+
+    _readable_answer(request, trace_id)
+    try:
+        review_item_send_to_owner(trace_id=trace_id, user=request.user,
+                                  note=str(request.POST.get("note", "")),
+                                  actor=_actor(request))
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, _("Sent to the owners. The answer stays held and is marked "
+                                    "as waiting for them."))
+    return HttpResponseRedirect(_item_url(trace_id))
+
+
+@require_POST
+@reviewer_required
+def reevaluate_now(request: HttpRequest, trace_id: str) -> HttpResponse:
+    """Re-evaluate this answer on the current revisions and show the job's progress."""
+    from reviewqueue.jobs.services import job_start_for_answers
+    from reviewqueue.reviews.models import Verdict
+
+    answer = _readable_answer(request, trace_id)
+    job = job_start_for_answers([answer.pk], Verdict.Trigger.MANUAL, request.user,
+                                actor=_actor(request))
+    return HttpResponseRedirect(job.get_absolute_url())

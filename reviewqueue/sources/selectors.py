@@ -235,3 +235,33 @@ def expiring_facts(
             )
         )
     return out
+
+
+def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
+    """Held answers a reviewer sent to `user` as an owner of one of their sources, that `user`
+    may read in full. Three queries whatever the number of answers."""
+    from reviewqueue.accounts.principals import may_read, user_principals
+    from reviewqueue.reviews.models import RetrievedItem, ReviewItem
+
+    owned = list(Document.objects.filter(owner=user).values_list("key", flat=True))
+    items = list(
+        ReviewItem.objects.filter(waiting_for_owner=True, answer__retrieved__document_key__in=owned)
+        .select_related("answer", "sent_to_owner_by")
+        .distinct()
+        .order_by("sent_to_owner_at", "id")[:limit]
+    )
+    cited: dict[int, set[str]] = {}
+    for answer_id, key in RetrievedItem.objects.filter(
+        answer_id__in=[i.answer_id for i in items]
+    ).values_list("answer_id", "document_key"):
+        cited.setdefault(answer_id, set()).add(key)
+    keys = {k for ks in cited.values() for k in ks}
+    allowed = dict(Document.objects.filter(key__in=keys).values_list("key", "allowed_principals"))
+    principals = user_principals(user)
+    return [
+        item
+        for item in items
+        if all(
+            k in allowed and may_read(allowed[k], principals) for k in cited.get(item.answer_id, ())
+        )
+    ]

@@ -76,6 +76,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         {
             "rows": rows,
             "expiring": selectors.expiring_facts(request.user, today=today),
+        "sent_to_me": selectors.answers_sent_to(request.user),
             "documents": selectors.documents_owned_by(request.user).order_by("key")[:200],
             "today": today,
         },

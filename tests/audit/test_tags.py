@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AnonymousUser
 
-from reviewqueue.audit.templatetags.audit_tags import compact_json, duration, is_admin, percent
+from reviewqueue.accounts.templatetags.roles import is_admin, is_owner
+from reviewqueue.audit.templatetags.audit_tags import compact_json, duration, percent
 
 
 @pytest.mark.django_db
@@ -15,6 +16,14 @@ def test_only_admins_get_the_audit_links(admin_user: Any, reviewer: Any) -> None
     assert is_admin(admin_user)
     assert not is_admin(reviewer)
     assert not is_admin(AnonymousUser())
+
+
+@pytest.mark.django_db
+def test_owners_and_admins_get_the_conflicts_link(owner: Any, admin_user: Any,
+                                                  reviewer: Any) -> None:
+    assert is_owner(owner)
+    assert is_owner(admin_user)
+    assert not is_owner(reviewer)
 
 
 @pytest.mark.parametrize("seconds, shown", [

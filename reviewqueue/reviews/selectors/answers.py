@@ -63,3 +63,30 @@ def redact_findings(findings: list[dict[str, Any]], principals: frozenset[str]
                        "kb_documents": [d for d in finding["kb_documents"] if d not in hidden]}
         out.append(finding)
     return out
+
+
+def conflicts_of_answer(answer: Answer) -> list[Any]:
+    """Open or dismissed conflict records on the answer's cited documents and claimed keys."""
+    from reviewqueue.sources.models import Conflict
+
+    keys = [item.document_key for item in answer.retrieved.all()]
+    version = answer.current_version
+    claim_keys = {c.get("key") for c in (version.claims if version else [])}
+    if not keys or not claim_keys:
+        return []
+    return list(
+        Conflict.objects.filter(documents__overlap=keys, key__in=claim_keys)
+        .exclude(status=Conflict.Status.CLOSED)
+        .order_by("key", "subject")
+    )
+
+
+def owners_to_ask(answer: Answer, conflicts: list[Any] | None = None) -> list[Any]:
+    """Owners of the cited documents that take part in a conflict on the answer; without such
+    a conflict, the owners of every cited document."""
+    keys = {item.document_key for item in answer.retrieved.all()}
+    if conflicts is None:
+        conflicts = conflicts_of_answer(answer)
+    involved = {k for c in conflicts for k in c.documents} & keys
+    documents = Document.objects.filter(key__in=involved or keys).select_related("owner")
+    return list({d.owner_id: d.owner for d in documents}.values())

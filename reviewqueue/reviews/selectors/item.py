@@ -302,7 +302,7 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
     answer = (
         Answer.objects.select_related(
             "current_version", "current_verdict", "review_item__leased_by",
-            "review_item__earlier_approval__reviewer",
+            "review_item__earlier_approval__reviewer", "review_item__sent_to_owner_by",
         )
         .prefetch_related("retrieved")
         .filter(trace_id=trace_id)

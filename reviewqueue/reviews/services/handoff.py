@@ -1,0 +1,78 @@
+"""A reviewer hands a held answer to the owners of its conflicting sources instead of deciding.
+
+The item stays in the queue, marked as waiting for the owner, until a decision or a
+re-evaluation takes it out. The owners are mailed the question and the note; the audit log
+records only who sent which item.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+
+from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.errors import DomainError, FieldError, NotFound
+from reviewqueue.reviews.models import Answer, ReviewItem
+from reviewqueue.reviews.selectors.answers import owners_to_ask
+
+log = logging.getLogger(__name__)
+
+
+class NotHeldForHandoff(DomainError):
+    status_code = 409
+    code = "not_held"
+
+
+class LeasedElsewhere(DomainError):
+    status_code = 409
+    code = "leased_by_other"
+
+
+@transaction.atomic
+def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Actor) -> ReviewItem:
+    note = note.strip()
+    if not note:
+        raise FieldError("note", "say what the owner should look at")
+    answer = Answer.objects.filter(trace_id=trace_id).first()
+    if answer is None:
+        raise NotFound(f"no answer {trace_id!r}")
+    item = ReviewItem.objects.select_for_update().filter(answer=answer).first()
+    if item is None:
+        raise NotHeldForHandoff("the answer is not in the queue")
+    now = timezone.now()
+    if item.leased_by_id not in (None, user.pk) and item.lease_until and item.lease_until > now:
+        raise LeasedElsewhere("another reviewer is working on this answer")
+    owners = owners_to_ask(answer)
+    item.waiting_for_owner = True
+    item.owner_note = note[:5000]
+    item.sent_to_owner_by = user
+    item.sent_to_owner_at = now
+    item.save(update_fields=["waiting_for_owner", "owner_note", "sent_to_owner_by",
+                             "sent_to_owner_at"])
+    audit_record(actor=actor, action="review_item.sent_to_owner", object_type="answer",
+                 object_id=trace_id, trace_id=trace_id, before={"waiting_for_owner": False},
+                 after={"waiting_for_owner": True,
+                        "owners": sorted(o.get_username() for o in owners)})
+    emails = sorted({o.email for o in owners if o.email})
+    if emails:
+        question = answer.question[:300]
+        transaction.on_commit(lambda: _mail_owners(emails, trace_id, question, note, user))
+    return item
+
+
+def _mail_owners(emails: list[str], trace_id: str, question: str, note: str, user: Any) -> None:
+    try:
+        send_mail(
+            subject=f"[ReviewQueue] A reviewer asks you about {trace_id}",
+            message=f"{user.get_username()} sent you a held answer.\n\nQuestion: {question}\n\n"
+            f"Note: {note}\n\nIt is listed under 'My conflicts' in ReviewQueue.",
+            from_email=getattr(settings, "DEFAULT_FROM_EMAIL", "reviewqueue@localhost"),
+            recipient_list=emails,
+        )
+    except Exception:  # mail is best effort; the hand-off itself is recorded
+        log.exception("owner notification failed", extra={"trace_id": trace_id})

@@ -1,0 +1,92 @@
+"""A reviewer sends a held answer to the owners of its sources instead of deciding it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core import mail
+
+from reviewqueue.audit.models import AuditEvent
+from reviewqueue.reviews.models import ReviewItem, Verdict
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner_with_mail(owner: Any) -> Any:
+    owner.email = "olivia@example.test"
+    owner.save()
+    return owner
+
+
+def test_the_item_page_shows_the_open_conflict_and_its_owner(
+    hold: Any, login: Any, reviewer: Any
+) -> None:
+    trace = hold()
+    page = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    assert "Open conflict" in page
+    assert "trial_days" in page
+    assert "olivia" in page
+
+
+def test_sending_to_the_owner_keeps_the_item_held_and_marks_it_waiting(
+    hold: Any, login: Any, reviewer: Any, owner_with_mail: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/answers/{trace}/send-to-owner",
+                               {"note": "Which trial length is right for the EU?"})
+    assert response.status_code == 302
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert item.waiting_for_owner
+    assert item.owner_note == "Which trial length is right for the EU?"
+    assert item.sent_to_owner_by == reviewer
+    assert mail.outbox[-1].to == ["olivia@example.test"]
+    event = AuditEvent.objects.get(action="review_item.sent_to_owner")
+    assert "trial length" not in str(event.after)
+    assert "Waiting for the owner" in client.get(f"/answers/{trace}/").content.decode()
+    assert "Waiting for the owner" in client.get("/").content.decode()
+
+
+def test_the_owner_sees_the_answer_and_the_note_in_the_inbox(
+    hold: Any, login: Any, reviewer: Any, owner: Any
+) -> None:
+    trace = hold()
+    login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "Please check the EU"})
+    page = login(owner).get("/owner/").content.decode()
+    assert "Please check the EU" in page
+    assert f"/answers/{trace}/" in page
+
+
+def test_a_hand_off_without_a_note_is_refused(hold: Any, login: Any, reviewer: Any) -> None:
+    trace = hold()
+    login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "  "})
+    assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
+
+
+def test_a_reviewer_cannot_hand_off_an_item_another_reviewer_holds(
+    hold: Any, login: Any, reviewer: Any, bob: Any
+) -> None:
+    trace = hold()
+    login(bob).post(f"/answers/{trace}/claim")
+    login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "mine now?"})
+    assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
+
+
+def test_re_evaluate_now_starts_a_job_and_shows_its_progress(
+    hold: Any, login: Any, reviewer: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from reviewqueue.jobs.models import Job
+
+    trace = hold()
+    client = login(reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/answers/{trace}/reevaluate")
+    job = Job.objects.get(requested_by=reviewer)
+    assert response["Location"] == job.get_absolute_url()
+    assert job.trigger == Verdict.Trigger.MANUAL
+    assert job.total == 1
+    assert client.get(job.get_absolute_url()).status_code == 200
