@@ -24,7 +24,8 @@ TIMEOUT_MS = 15_000
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
+        # Fail, never skip: a missing browser must not pass as a green run.
+        pytest.fail(f"{CHROMIUM} is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     # Playwright's sync API keeps an event loop running in this thread; the ORM calls the tests

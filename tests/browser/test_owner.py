@@ -1,0 +1,54 @@
+"""An owner resolves a conflict from the browser and the answers it held leave the queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reviewqueue.reviews.models import Answer, ReviewItem
+from tests.browser.conftest import PASSWORD
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_an_owner_publishes_a_corrected_revision_and_the_held_answers_leave_the_queue(
+    hold: Any, owner: Any, reviewer: Any, browser: Any, live_server: Any, screenshots: Any
+) -> None:
+    held = [hold("t-1"), hold("t-2", question="Is the trial longer in the EU?")]
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+
+    page.goto(f"{live_server.url}/accounts/login/?next=/owner/")
+    page.fill("input[name=username]", owner.username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit].primary")
+    page.wait_for_url(f"{live_server.url}/owner/")
+
+    conflict = page.locator("[data-conflict]").first
+    assert "trial_days" in conflict.inner_text()
+    assert "holding 2 answers" in conflict.inner_text()
+    page.screenshot(path=str(screenshots / "owner_inbox.png"), full_page=True)
+
+    page.click("text=Correct this document >> nth=1")
+    page.wait_for_url(f"{live_server.url}/owner/documents/pricing-eu/")
+    page.fill("input[name=facts-0-value]", "14")
+    page.fill("textarea[name=note]", "The EU trial is 14 days as well.")
+    page.click("button:has-text('Publish corrected revision')")
+
+    page.wait_for_url("**/owner/progress**")
+    bar = page.locator("[data-job-progress]").first
+    bar.wait_for()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-job-progress]')]"
+        ".every(el => el.dataset.state === 'finished')"
+    )
+    assert "2 of 2 re-evaluated" in page.inner_text("body")
+    assert errors == []
+
+    for trace in held:
+        assert Answer.objects.get(trace_id=trace).status == Answer.Status.CANDIDATE
+    assert not ReviewItem.objects.exists()
+    context.close()
