@@ -6,28 +6,27 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from reviewqueue.admin_base import ReadOnlyAdmin
 from reviewqueue.audit.services import Actor
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.jobs.services import dead_letter_retry
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows written by workers: admins look, they do not edit."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 @admin.register(Job)
 class JobAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "scope", "document_key", "trigger", "state", "total", "done",
-                    "failed", "changed", "requested_by", "finished_at")
+    list_display = (
+        "created_at",
+        "scope",
+        "document_key",
+        "trigger",
+        "state",
+        "total",
+        "done",
+        "failed",
+        "changed",
+        "requested_by",
+        "finished_at",
+    )
     list_filter = ("state", "scope", "trigger")
     search_fields = ("document_key", "actor")
     list_select_related = ("requested_by",)
@@ -37,8 +36,16 @@ class JobAdmin(ReadOnlyAdmin):
 
 @admin.register(JobChunk)
 class JobChunkAdmin(ReadOnlyAdmin):
-    list_display = ("job", "number", "state", "done", "failed", "changed", "enqueued_at",
-                    "finished_at")
+    list_display = (
+        "job",
+        "number",
+        "state",
+        "done",
+        "failed",
+        "changed",
+        "enqueued_at",
+        "finished_at",
+    )
     list_filter = ("state",)
     list_select_related = ("job",)
     show_full_result_count = False
@@ -46,12 +53,31 @@ class JobChunkAdmin(ReadOnlyAdmin):
 
 @admin.register(DeadLetter)
 class DeadLetterAdmin(ReadOnlyAdmin):
-    list_display = ("failed_at", "task_name", "error_type", "error_message", "attempts",
-                    "retry_count", "retried_at", "retried_by")
+    list_display = (
+        "failed_at",
+        "task_name",
+        "error_type",
+        "error_message",
+        "attempts",
+        "retry_count",
+        "retried_at",
+        "retried_by",
+    )
     list_filter = ("task_name", "error_type")
     list_select_related = ("retried_by",)
-    readonly_fields = ("task_name", "task_id", "args", "kwargs", "error_type", "error_message",
-                       "attempts", "failed_at", "retry_count", "retried_at", "retried_by")
+    readonly_fields = (
+        "task_name",
+        "task_id",
+        "args",
+        "kwargs",
+        "error_type",
+        "error_message",
+        "attempts",
+        "failed_at",
+        "retry_count",
+        "retried_at",
+        "retried_by",
+    )
     actions = ["retry_selected"]
     show_full_result_count = False
 

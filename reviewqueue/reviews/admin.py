@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from reviewqueue.admin_base import ReadOnlyAdmin
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
 
 
@@ -13,17 +14,10 @@ class AnswerAdmin(admin.ModelAdmin):
 
 
 @admin.register(Verdict)
-class VerdictAdmin(admin.ModelAdmin):
+class VerdictAdmin(ReadOnlyAdmin):
     list_display = ("id", "answer", "decision", "reason", "trigger", "as_of", "created_at")
     list_filter = ("decision", "reason", "trigger")
     list_select_related = ("answer",)
-    show_full_result_count = False
-
-    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
-        return False
-
-    def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
-        return False
 
 
 @admin.register(ReviewItem)
@@ -34,13 +28,9 @@ class ReviewItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Decision)
-class DecisionAdmin(admin.ModelAdmin):
+class DecisionAdmin(ReadOnlyAdmin):
     list_display = ("answer", "action", "reviewer", "verdict", "created_at")
     list_select_related = ("answer", "reviewer")
-    show_full_result_count = False
-
-    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
-        return False
 
     def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
         return False

@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from reviewqueue.admin_base import ReadOnlyAdmin
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
 
 
@@ -11,36 +12,21 @@ class DocumentAdmin(admin.ModelAdmin):
     show_full_result_count = False
 
 
-class _ReadOnly(admin.ModelAdmin):
-    """Revisions, passages and facts are immutable: the admin shows them, never edits."""
-
-    show_full_result_count = False
-
-    def has_add_permission(self, request):  # type: ignore[no-untyped-def]
-        return False
-
-    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
-        return False
-
-    def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
-        return False
-
-
 @admin.register(Revision)
-class RevisionAdmin(_ReadOnly):
+class RevisionAdmin(ReadOnlyAdmin):
     list_display = ("document", "revision", "seq", "title", "updated_at", "published_at")
     list_select_related = ("document",)
     search_fields = ("document__key", "revision")
 
 
 @admin.register(Fact)
-class FactAdmin(_ReadOnly):
+class FactAdmin(ReadOnlyAdmin):
     list_display = ("revision", "subject", "key", "value", "valid_from", "valid_until")
     list_select_related = ("revision", "revision__document")
     search_fields = ("key", "subject")
 
 
 @admin.register(Passage)
-class PassageAdmin(_ReadOnly):
+class PassageAdmin(ReadOnlyAdmin):
     list_display = ("revision", "span")
     list_select_related = ("revision", "revision__document")

@@ -87,17 +87,19 @@ def inbox(request: HttpRequest) -> HttpResponse:
 @require_GET
 def conflict_detail(request: HttpRequest, conflict_id: int) -> HttpResponse:
     _require_owner(request)
-    conflict = _conflict_or_404(request, conflict_id)
-    return render(
-        request,
-        "sources/conflict.html",
-        {
-            "conflict": conflict,
-            "sides": selectors.conflict_sides(conflict),
-            "held": selectors.held_answer_counts([conflict]).get(conflict.pk, 0),
-            "dismiss_form": DismissForm(),
-        },
-    )
+    return _conflict_page(request, _conflict_or_404(request, conflict_id), DismissForm())
+
+
+def _conflict_page(
+    request: HttpRequest, conflict: Conflict, form: DismissForm, status: int = 200
+) -> HttpResponse:
+    context = {
+        "conflict": conflict,
+        "sides": selectors.conflict_sides(conflict),
+        "held": selectors.held_answer_counts([conflict]).get(conflict.pk, 0),
+        "dismiss_form": form,
+    }
+    return render(request, "sources/conflict.html", context, status=status)
 
 
 @login_required
@@ -107,17 +109,7 @@ def conflict_dismiss_view(request: HttpRequest, conflict_id: int) -> HttpRespons
     conflict = _conflict_or_404(request, conflict_id)
     form = DismissForm(request.POST)
     if not form.is_valid():
-        return render(
-            request,
-            "sources/conflict.html",
-            {
-                "conflict": conflict,
-                "sides": selectors.conflict_sides(conflict),
-                "held": selectors.held_answer_counts([conflict]).get(conflict.pk, 0),
-                "dismiss_form": form,
-            },
-            status=400,
-        )
+        return _conflict_page(request, conflict, form, status=400)
     since = timezone.now()
     try:
         conflict_dismiss(

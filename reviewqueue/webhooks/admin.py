@@ -6,20 +6,10 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from reviewqueue.admin_base import ReadOnlyAdmin
 from reviewqueue.audit.services import Actor
 from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from reviewqueue.webhooks.services import webhook_endpoint_set_active
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(WebhookEndpoint)
@@ -36,8 +26,9 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return bool(request.user.is_active and request.user.is_staff)
 
-    def _set_active(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint],
-                    active: bool) -> None:
+    def _set_active(
+        self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint], active: bool
+    ) -> None:
         actor = Actor.of_user(request.user)
         for endpoint_id in queryset.values_list("pk", flat=True):
             webhook_endpoint_set_active(endpoint_id=endpoint_id, active=active, actor=actor)
@@ -65,8 +56,17 @@ class AttemptInline(admin.TabularInline):
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "endpoint", "event_type", "trace_id", "state", "attempts",
-                    "last_status_code", "last_error", "delivered_at")
+    list_display = (
+        "created_at",
+        "endpoint",
+        "event_type",
+        "trace_id",
+        "state",
+        "attempts",
+        "last_status_code",
+        "last_error",
+        "delivered_at",
+    )
     list_filter = ("state", "event_type")
     search_fields = ("trace_id", "event_id")
     list_select_related = ("endpoint",)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
@@ -34,6 +35,19 @@ def status_after(current: str | None, decision: str) -> str:
     return _STATUS_FOR_DECISION[Verdict.Decision(decision)]
 
 
+def _set_current(answer: Answer, verdict: Verdict, old_status: str | None, new_status: str,
+                 now: datetime) -> None:
+    """Point the answer at `verdict` (and its version) and, if it moves, at `new_status`."""
+    answer.current_verdict = verdict
+    answer.current_version_id = verdict.version_id
+    fields = ["current_verdict", "current_version"]
+    if new_status != old_status:
+        answer.status = new_status
+        answer.status_changed_at = now
+        fields += ["status", "status_changed_at"]
+    answer.save(update_fields=fields)
+
+
 def answer_apply_verdict(
     *, answer: Answer, verdict: Verdict, actor: Actor, cause: str
 ) -> str:
@@ -53,14 +67,7 @@ def answer_apply_verdict(
         new_status = Answer.Status.HELD
     now = timezone.now()
     old_verdict_id = answer.current_verdict_id
-    answer.current_verdict = verdict
-    answer.current_version_id = verdict.version_id
-    fields = ["current_verdict", "current_version"]
-    if new_status != old_status:
-        answer.status = new_status
-        answer.status_changed_at = now
-        fields += ["status", "status_changed_at"]
-    answer.save(update_fields=fields)
+    _set_current(answer, verdict, old_status, new_status, now)
 
     if new_status == Answer.Status.HELD:
         earlier_approval = None
@@ -141,15 +148,7 @@ def answer_apply_decision(
     old_version_id = answer.current_version_id
     new_status = status_after_decision(decision.action, verdict)
     now = timezone.now()
-
-    answer.current_verdict = verdict
-    answer.current_version_id = verdict.version_id
-    fields = ["current_verdict", "current_version"]
-    if new_status != old_status:
-        answer.status = new_status
-        answer.status_changed_at = now
-        fields += ["status", "status_changed_at"]
-    answer.save(update_fields=fields)
+    _set_current(answer, verdict, old_status, new_status, now)
 
     if new_status == Answer.Status.HELD:
         # An edit the gate still holds: the same queue entry (and the editor's lease) stays,
