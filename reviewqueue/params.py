@@ -8,9 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 
-from reviewqueue.audit.forms import unexpected_params
+
+def param_problems(query: QueryDict, allowed: frozenset[str]) -> dict[str, str]:
+    """Parameters the page does not know, and known ones given more than once, by name."""
+    problems = dict.fromkeys(sorted(set(query) - allowed), "not a search parameter")
+    problems.update({name: "given more than once" for name in sorted(set(query) & allowed)
+                     if len(query.getlist(name)) > 1})
+    return problems
+
+
+def unexpected_params(query: QueryDict, allowed: frozenset[str]) -> list[str]:
+    return [f"{name}: {problem}" for name, problem in param_problems(query, allowed).items()]
 
 
 def refuse_unknown_params(request: HttpRequest, allowed: Iterable[str] = ()

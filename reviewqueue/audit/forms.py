@@ -15,14 +15,6 @@ PAGE_PARAMS = frozenset({"before", "after"})
 MAX_RANGE_DAYS = 3660
 
 
-def unexpected_params(query: QueryDict, allowed: frozenset[str]) -> list[str]:
-    """Parameters the page does not know, and known ones given more than once."""
-    problems = [f"{name}: not a search parameter" for name in sorted(set(query) - allowed)]
-    problems += [f"{name}: given more than once" for name in sorted(set(query) & allowed)
-                 if len(query.getlist(name)) > 1]
-    return problems
-
-
 class AuditSearchForm(forms.Form):
     trace_id = forms.CharField(required=False, max_length=200, strip=True, label="Trace id")
     actor = forms.CharField(

@@ -133,6 +133,16 @@ def audit_record(
     return event
 
 
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_nul(v) for v in value]
+    return value
+
+
 def quarantine_payload(
     *,
     endpoint: str,
@@ -145,6 +155,10 @@ def quarantine_payload(
     max_bytes: int = 64 * 1024,
 ) -> QuarantinedPayload:
     """Keep a refused body. Oversized bodies are kept truncated, with their real size."""
+    # PostgreSQL stores no NUL character in text or jsonb; a hostile body (field names
+    # included, which the errors repeat) must still be kept, not turn into a 500.
+    errors = _without_nul(errors)
+    endpoint, trace_id = _without_nul(endpoint), _without_nul(trace_id)
     truncated = len(body) > max_bytes
     text = body[:max_bytes].decode("utf-8", errors="replace")
     with transaction.atomic():

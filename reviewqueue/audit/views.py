@@ -15,10 +15,11 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from reviewqueue.audit import selectors
-from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm, unexpected_params
+from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm
 from reviewqueue.audit.models import VerificationRun
 from reviewqueue.audit.permissions import admin_required
 from reviewqueue.audit.services import Actor, audit_alert_acknowledge
+from reviewqueue.params import unexpected_params
 
 EXPORT_BATCH_ROWS = 500
 # Cells a spreadsheet would run as a formula; such cells get a leading apostrophe in the CSV.

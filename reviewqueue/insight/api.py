@@ -11,9 +11,9 @@ from rest_framework.views import APIView
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.api_base import RoleAndScope
 from reviewqueue.api_errors import error_body, flatten_errors
-from reviewqueue.audit.forms import unexpected_params
 from reviewqueue.insight import selectors
 from reviewqueue.insight.forms import WINDOW_PARAMS, WindowForm
+from reviewqueue.params import unexpected_params
 
 
 class MetricsView(APIView):

@@ -16,11 +16,11 @@ from rest_framework.views import APIView
 
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.api_base import RoleAndScope
-from reviewqueue.audit.forms import unexpected_params
 from reviewqueue.audit.permissions import admin_required
 from reviewqueue.insight import charts, selectors
 from reviewqueue.insight.forms import WINDOW_PARAMS, WindowForm
 from reviewqueue.insight.prometheus import exposition
+from reviewqueue.params import unexpected_params
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 

@@ -15,6 +15,7 @@ from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.api_base import BodyLimitedAPIView, RoleAndScope, StrictSerializer
 from reviewqueue.errors import FieldError, NotFound
+from reviewqueue.params import param_problems
 from reviewqueue.reviews.api import ClaimIn, VerdictOut
 from reviewqueue.reviews.labels import REASONS, REJECT_REASONS
 from reviewqueue.reviews.models import Answer
@@ -132,6 +133,11 @@ class QueueView(ReviewerView):
         summary="Held answers you may review, oldest first, a keyset page at a time",
     )
     def get(self, request: Request) -> Response:
+        # Filters come from an allowlist: an unknown or repeated parameter is a 400, never
+        # silently ignored or passed on to a query.
+        problems = param_problems(request.query_params, frozenset(QueueQuery().fields))
+        if problems:
+            raise serializers.ValidationError({k: [v] for k, v in problems.items()})
         query = QueueQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data

@@ -34,6 +34,7 @@ from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import DomainError, FieldError, NotFound
+from reviewqueue.params import refuse_unknown_params
 from reviewqueue.reviews.forms import ApproveForm, EditForm, RejectForm, claim_formset
 from reviewqueue.reviews.labels import REASONS, decision_label, explain_finding, reason_label
 from reviewqueue.reviews.models import Answer
@@ -130,6 +131,10 @@ def _item_url(trace_id: str) -> str:
 
 @reviewer_required
 def queue(request: HttpRequest) -> HttpResponse:
+    if refused := refuse_unknown_params(
+        request, ("reason", "document", "release", "claim", "cursor", "limit")
+    ):
+        return refused
     filters = _filters(request.GET)
     cursor = None
     if request.GET.get("cursor"):

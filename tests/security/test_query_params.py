@@ -1,0 +1,70 @@
+"""Filtering and ordering parameters come from an allowlist; anything else is a 400.
+
+Each list page and list API is called by someone allowed to read it, with parameters that
+peers' list views have followed into other tables (`__` lookups, ordering on a password),
+and with one it knows (which must still work).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.security.conftest import FIGURES, World, api_client
+
+HOSTILE = [
+    "owner__password__startswith=pbkdf2",
+    "ordering=-owner__password",
+    "order_by=password",
+    "o=-pk",
+    "sort=created_at",
+    "document__allowed_principals__contains=*",
+    "page_size=100000",
+    "format=json",
+]
+
+# (who, list url, a known parameter that must still be accepted)
+LISTS = [
+    ("alice", "/", "reason=conflicting_sources"),
+    ("alice", "/api/v1/queue", "reason=conflicting_sources"),
+    ("olivia", "/owner/", ""),
+    ("olivia", "/owner/progress", "documents=pricing"),
+    ("ada", "/jobs/", ""),
+    ("ada", "/webhooks/", ""),
+    ("ada", "/audit/", "action=answer.ingested"),
+    ("ada", "/audit/export.csv", "action=answer.ingested"),
+    ("ada", "/audit/export.jsonl", "action=answer.ingested"),
+    ("ada", "/insight/", "bucket=week"),
+    ("ada", "/api/v1/metrics", "bucket=week"),
+]
+
+# The reviewer workspace belongs to another engineer for now; its fix is described in the
+# report (refuse unknown parameters in reviews/views.py `queue` and api_queue.QueueView).
+CASES = [(who, url, param) for who, url, _known in LISTS for param in HOSTILE]
+FIGURES["allowlist checks (list x hostile parameter)"] = len(CASES)
+
+
+def _signed_in(world: World, who: str) -> Any:
+    client = api_client()
+    client.force_login(world.users[who])
+    return client
+
+
+def _case(who: str, url: str, param: str) -> Any:
+    return pytest.param(who, url, param, id=f"GET {url}?{param} as {who}")
+
+
+@pytest.mark.parametrize(("who", "url", "param"), [_case(*c) for c in CASES])
+def test_an_unknown_parameter_is_refused(world: World, db: Any, who: str, url: str,
+                                         param: str) -> None:
+    response = _signed_in(world, who).get(f"{url}?{param}")
+    assert response.status_code == 400
+
+
+@pytest.mark.parametrize(("who", "url", "known"), [pytest.param(*c, id=f"GET {c[1]}?{c[2]}")
+                                                   for c in LISTS])
+def test_a_known_parameter_is_accepted(world: World, db: Any, who: str, url: str,
+                                       known: str) -> None:
+    response = _signed_in(world, who).get(f"{url}?{known}" if known else url)
+    assert response.status_code == 200

@@ -1,0 +1,55 @@
+"""Bugs the generated tests found, pinned down one by one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.security.conftest import World, api_client, fact, revision
+
+
+def test_a_field_name_with_a_nul_character_is_refused_not_a_crash(world: World, db: Any) -> None:
+    """Schemathesis found it: the error names the field, PostgreSQL refuses NUL in jsonb, and
+    quarantining the refused body turned a 400 into a 500."""
+    from reviewqueue.audit.models import QuarantinedPayload
+
+    client = api_client(world.tokens["alice"])
+    response = client.post("/api/v1/answers/t-public/release",
+                           data=json.dumps({"bad\u0000name": 1}),
+                           content_type="application/json")
+    assert response.status_code == 400
+    kept = QuarantinedPayload.objects.latest("pk")
+    assert kept.errors[0]["field"] == "bad\ufffdname"
+
+
+def test_the_answer_api_does_not_quote_a_document_the_reader_may_not_read(
+    world: World, db: Any
+) -> None:
+    """Hypothesis found it: a finding drawn from a knowledge-base document told a reviewer
+    the value held in a document they may not read."""
+    service = api_client(world.tokens["rag-service"])
+    secret = "SECRET-VALUE-OF-OLIVIA-ONLY"
+    response = service.put("/api/v1/documents/notice/revisions/r1", revision(
+        owner="olivia", title="Notice", principals=["*"],
+        passages=[{"span": "p1", "text": "Notice is 10 days."}],
+        facts=[fact("notice_days", 10)]), format="json")
+    assert response.status_code == 201
+    response = service.put("/api/v1/documents/private/revisions/r1", revision(
+        owner="olivia", title="Private", principals=["user:olivia"],
+        passages=[{"span": "p1", "text": "Private."}], facts=[fact("notice_days", secret)]),
+        format="json")
+    assert response.status_code == 201
+    answer = {"trace_id": "t-kb", "question": "How long?", "answer": "It is 10 [d1].",
+              # Asked by olivia, who may read both: the gate weighs her private document.
+              "asked_by": ["user:olivia"], "index_release": "r",
+              "retrieved": [{"cite": "d1", "document_id": "notice", "revision": "r1",
+                             "span": "p1"}],
+              "claims": [{"key": "notice_days", "value": 10, "cite": "d1"}]}
+    assert service.post("/api/v1/answers", answer, format="json").status_code == 201
+
+    reader = api_client(world.tokens["alice"])
+    response = reader.get("/api/v1/answers/t-kb")
+    assert response.status_code == 200
+    assert secret not in response.content.decode()
+    # The service sent every document itself and still gets the full finding.
+    assert secret in service.get("/api/v1/answers/t-kb").content.decode()
