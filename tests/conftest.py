@@ -195,7 +195,8 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _celery_eager_unless_worker(request: Any) -> Any:
-    """Run Celery tasks in process, except in tests marked `worker`, which start a real worker.
+    """Run Celery tasks in process, except in tests marked `worker`, which start a real worker;
+    give every test a fresh in-memory cache.
 
     The suite runs with REDIS_URL set (CI does); without this, a publish in an ordinary test
     would hand its fan-out to a broker no worker is listening on.
@@ -205,6 +206,11 @@ def _celery_eager_unless_worker(request: Any) -> Any:
         return
     from reviewqueue.celery import app
 
+    # Each test gets an empty cache of its own: throttles and counters must not carry over
+    # from another test (or from an earlier run, when the cache is a shared Redis).
+    settings = request.getfixturevalue("settings")
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                                   "LOCATION": request.node.nodeid}}
     previous = app.conf.task_always_eager
     app.conf.task_always_eager = request.node.get_closest_marker("worker") is None
     yield
