@@ -38,6 +38,7 @@ def app_env(database_url: str, **extra: str) -> dict[str, str]:
         SECRET_KEY=SECRET,
         DEBUG="0",
         HTTPS="0",
+        API_RATE_LIMIT="1000000/min",
         LOG_LEVEL="WARNING",
         DJANGO_SETTINGS_MODULE="reviewqueue.settings",
         **extra,
