@@ -218,37 +218,48 @@ def _iso_as_of(value: object, path: str) -> str:
 _PLAIN_CLAIM_KEYS = frozenset({"key", "value", "cite"})
 
 
-def _claim(raw: object, path: str) -> ClaimT:
+def _object(raw: object, path: str, fields: frozenset[str]) -> dict[str, object]:
     if not isinstance(raw, dict):
         raise InputError(path, "must be an object")
-    if not raw.keys() <= CLAIM_FIELDS:
-        _unknown_field(raw, CLAIM_FIELDS, path)
+    if not raw.keys() <= fields:
+        _unknown_field(raw, fields, path)
+    return raw
+
+
+def _key_value(raw: dict[str, object], path: str) -> tuple[str, JSONScalar]:
+    """The `key` and the required `value` of a claim or a fact."""
     key = _need_str(raw.get("key", _MISSING), f"{path}.key")
     value = raw.get("value", _MISSING)
     if value is _MISSING:
         raise InputError(f"{path}.value", "required")
+    return key, check_scalar(value, f"{path}.value")
+
+
+def _validity(raw: dict[str, object], path: str) -> tuple[str, str]:
+    return (
+        _date_str(raw.get("valid_from", _MISSING), f"{path}.valid_from"),
+        _date_str(raw.get("valid_until", _MISSING), f"{path}.valid_until"),
+    )
+
+
+def _claim(raw: object, path: str) -> ClaimT:
+    raw = _object(raw, path, CLAIM_FIELDS)
+    key, value = _key_value(raw, path)
     return (
         key,
-        check_scalar(value, f"{path}.value"),
+        value,
         _need_str(raw.get("cite", _MISSING), f"{path}.cite"),
         _opt_str(raw.get("subject"), f"{path}.subject"),
     )
 
 
 def _fact(raw: object, path: str) -> FactT:
-    if not isinstance(raw, dict):
-        raise InputError(path, "must be an object")
-    if not raw.keys() <= FACT_FIELDS:
-        _unknown_field(raw, FACT_FIELDS, path)
-    key = _need_str(raw.get("key", _MISSING), f"{path}.key")
-    value = raw.get("value", _MISSING)
-    if value is _MISSING:
-        raise InputError(f"{path}.value", "required")
+    raw = _object(raw, path, FACT_FIELDS)
+    key, value = _key_value(raw, path)
     return (
         key,
-        check_scalar(value, f"{path}.value"),
-        _date_str(raw.get("valid_from", _MISSING), f"{path}.valid_from"),
-        _date_str(raw.get("valid_until", _MISSING), f"{path}.valid_until"),
+        value,
+        *_validity(raw, path),
         _opt_str(raw.get("subject"), f"{path}.subject"),
         _opt_str(raw.get("span"), f"{path}.span"),
     )
@@ -297,25 +308,18 @@ def _plain_item(raw: object) -> ItemT | None:
 
 
 def _evidence_item(raw: object, path: str, budget: _RecordBudget) -> ItemT:
-    if not isinstance(raw, dict):
-        raise InputError(path, "must be an object")
-    if not raw.keys() <= EVIDENCE_FIELDS:
-        _unknown_field(raw, EVIDENCE_FIELDS, path)
+    raw = _object(raw, path, EVIDENCE_FIELDS)
     evidence_id = _need_str(raw.get("id", _MISSING), f"{path}.id")
     facts_raw = raw.get("facts", _MISSING)
     facts: tuple[FactT, ...]
     if facts_raw is _MISSING or facts_raw is None:
         # The flat shape: the item is one fact.
-        key = _need_str(raw.get("key", _MISSING), f"{path}.key")
-        value = raw.get("value", _MISSING)
-        if value is _MISSING:
-            raise InputError(f"{path}.value", "required")
+        key, value = _key_value(raw, path)
         facts = (
             (
                 key,
-                check_scalar(value, f"{path}.value"),
-                _date_str(raw.get("valid_from", _MISSING), f"{path}.valid_from"),
-                _date_str(raw.get("valid_until", _MISSING), f"{path}.valid_until"),
+                value,
+                *_validity(raw, path),
                 _opt_str(raw.get("subject"), f"{path}.subject"),
                 None,
             ),
@@ -353,23 +357,16 @@ def _evidence_item(raw: object, path: str, budget: _RecordBudget) -> ItemT:
 
 
 def _kb_fact(raw: object, path: str) -> KbT:
-    if not isinstance(raw, dict):
-        raise InputError(path, "must be an object")
-    if not raw.keys() <= KB_FIELDS:
-        _unknown_field(raw, KB_FIELDS, path)
+    raw = _object(raw, path, KB_FIELDS)
     document = _need_str(raw.get("document", _MISSING), f"{path}.document")
     revision = _need_str(raw.get("revision", _MISSING), f"{path}.revision")
-    key = _need_str(raw.get("key", _MISSING), f"{path}.key")
-    value = raw.get("value", _MISSING)
-    if value is _MISSING:
-        raise InputError(f"{path}.value", "required")
+    key, value = _key_value(raw, path)
     return (
         document,
         revision,
         key,
-        check_scalar(value, f"{path}.value"),
-        _date_str(raw.get("valid_from", _MISSING), f"{path}.valid_from"),
-        _date_str(raw.get("valid_until", _MISSING), f"{path}.valid_until"),
+        value,
+        *_validity(raw, path),
         _opt_str(raw.get("subject"), f"{path}.subject"),
         _opt_str(raw.get("span"), f"{path}.span"),
     )
