@@ -751,6 +751,18 @@ def _scenarios() -> list[Scenario]:
             ({"subject": "basic", "key": "monthly_price_usd", "value": 29, "cite": "d1"},),
         ),
         Scenario(
+            "Do you offer a discount for non-profits?",
+            "Non-profits get a discount on request.",
+            (),
+            ({"key": "nonprofit_discount", "value": True, "cite": "n1"},),
+        ),
+        Scenario(
+            "What is included in the Pro plan?",
+            "Pro includes everything in Basic and more [d1].",
+            (one("d1", "pricing-plans", "2026-10", "p2"),),
+            (),
+        ),
+        Scenario(
             "Which regions do you host in?",
             "We host in three regions [g1].",
             (one("g1", "hosting-regions", "v1"),),
