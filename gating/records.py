@@ -497,6 +497,19 @@ def parse_raw(record: object, default_as_of: datetime.date | None = None) -> Raw
 # -- dataclasses --------------------------------------------------------------------------------
 
 
+def _typed_fact_core(
+    fact: Fact | KbFact, path: str
+) -> tuple[str, JSONScalar, str, str, str | None]:
+    """Key, value, validity and subject of a typed fact, each checked like the JSON shape."""
+    return (
+        _need_str(fact.key, f"{path}.key"),
+        check_scalar(fact.value, f"{path}.value"),
+        _date_str(fact.valid_from, f"{path}.valid_from"),
+        _date_str(fact.valid_until, f"{path}.valid_until"),
+        _opt_str(fact.subject, f"{path}.subject"),
+    )
+
+
 def objects_to_raw(
     claims: Sequence[Claim], evidence: Sequence[Evidence], options: Options
 ) -> tuple[
@@ -546,16 +559,8 @@ def objects_to_raw(
             fact_path = f"{path}.facts[{position}]"
             if not isinstance(fact, Fact):
                 raise InputError(fact_path, "must be a Fact")
-            facts.append(
-                (
-                    _need_str(fact.key, f"{fact_path}.key"),
-                    check_scalar(fact.value, f"{fact_path}.value"),
-                    _date_str(fact.valid_from, f"{fact_path}.valid_from"),
-                    _date_str(fact.valid_until, f"{fact_path}.valid_until"),
-                    _opt_str(fact.subject, f"{fact_path}.subject"),
-                    _opt_str(fact.span, f"{fact_path}.span"),
-                )
-            )
+            facts.append((*_typed_fact_core(fact, fact_path),
+                          _opt_str(fact.span, f"{fact_path}.span")))
         text = _opt_str(item.text, f"{path}.text")
         if text:
             budget.spend(text, f"{path}.text")
@@ -600,11 +605,7 @@ def objects_to_raw(
             (
                 _need_str(kb_fact.document, f"{path}.document"),
                 _need_str(kb_fact.revision, f"{path}.revision"),
-                _need_str(kb_fact.key, f"{path}.key"),
-                check_scalar(kb_fact.value, f"{path}.value"),
-                _date_str(kb_fact.valid_from, f"{path}.valid_from"),
-                _date_str(kb_fact.valid_until, f"{path}.valid_until"),
-                _opt_str(kb_fact.subject, f"{path}.subject"),
+                *_typed_fact_core(kb_fact, path),
                 _opt_str(kb_fact.span, f"{path}.span"),
             )
         )
