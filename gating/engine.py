@@ -198,6 +198,25 @@ def _next_day(iso: str) -> str | None:
     return day
 
 
+_encoded: dict[tuple[object, type], str] = {}
+
+
+def _encoded_once(value: tuple[object, ...], scalar: object) -> str:
+    """encode_json(value), remembered: in a batch the same facts come back for every answer
+    that cites them or shares their key. The key carries the type of the fact's value,
+    because 1 and True are equal as dict keys but are written differently (floats are not
+    remembered at all: 0.0 and -0.0 are equal too)."""
+    if type(scalar) is float:
+        return encode_json(value)
+    key = (value, type(scalar))
+    text = _encoded.get(key)
+    if text is None:
+        if len(_encoded) >= 8192:
+            _encoded.clear()
+        text = _encoded[key] = encode_json(value)
+    return text
+
+
 def _canonical_items(
     items: Sequence[ItemT], item_statuses: list[list[str]], distinct_ids: bool
 ) -> tuple[Sequence[ItemT], list[list[str]]]:
@@ -209,7 +228,7 @@ def _canonical_items(
         if len(item[1]) > 1:
             pairs = sorted(
                 zip(item[1], item_statuses[index], strict=True),
-                key=lambda pair: encode_json(pair[0]),
+                key=lambda pair: _encoded_once(pair[0], pair[0][1]),
             )
             canonical[index] = (item[0], tuple(f for f, _ in pairs), *item[2:])
             statuses[index] = [s for _, s in pairs]
@@ -247,7 +266,8 @@ def fingerprint(
     else:
         canonical, statuses = _canonical_items(items, item_statuses, distinct_ids)
     if len(kb) > 1:
-        pairs = sorted(zip(kb, kb_statuses, strict=True), key=encode_json)
+        pairs = sorted(zip(kb, kb_statuses, strict=True),
+                       key=lambda pair: _encoded_once(pair, pair[0][3]))
         kb = [f for f, _ in pairs]
         kb_statuses = [s for _, s in pairs]
     payload = encode_json(

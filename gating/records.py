@@ -510,6 +510,27 @@ def _typed_fact_core(
     )
 
 
+_PLAIN = (str, bool, type(None))
+
+
+def _plain_fact(fact: Fact | KbFact) -> tuple[object, ...] | None:
+    """The common case of `_typed_fact_core` plus span, without building error paths: every
+    field already has its plain type. None sends the fact through the full check."""
+    key, value, subject, span = fact.key, fact.value, fact.subject, fact.span
+    if not (
+        type(key) is str and key
+        and type(fact.valid_from) is str and type(fact.valid_until) is str
+        and (subject is None or type(subject) is str)
+        and (span is None or type(span) is str)
+    ):
+        return None
+    kind = type(value)
+    if not (kind in _PLAIN or (kind is int and _INT_MIN <= value <= _INT_MAX)  # type: ignore[operator]
+            or (kind is float and math.isfinite(value))):  # type: ignore[arg-type]
+        return None
+    return (key, value, fact.valid_from, fact.valid_until, subject, span)
+
+
 def objects_to_raw(
     claims: Sequence[Claim], evidence: Sequence[Evidence], options: Options
 ) -> tuple[
@@ -556,6 +577,10 @@ def objects_to_raw(
         budget.count_facts(len(item.facts), f"{path}.facts")
         facts: list[FactT] = []
         for position, fact in enumerate(item.facts):
+            plain = _plain_fact(fact) if type(fact) is Fact else None
+            if plain is not None:
+                facts.append(plain)  # type: ignore[arg-type]
+                continue
             fact_path = f"{path}.facts[{position}]"
             if not isinstance(fact, Fact):
                 raise InputError(fact_path, "must be a Fact")
@@ -598,6 +623,11 @@ def objects_to_raw(
         )
     kb: list[KbT] = []
     for index, kb_fact in enumerate(options.kb_facts):
+        plain = _plain_fact(kb_fact) if type(kb_fact) is KbFact else None
+        if (plain is not None and type(kb_fact.document) is str and kb_fact.document
+                and type(kb_fact.revision) is str and kb_fact.revision):
+            kb.append((kb_fact.document, kb_fact.revision, *plain))  # type: ignore[arg-type]
+            continue
         path = f"kb_facts[{index}]"
         if not isinstance(kb_fact, KbFact):
             raise InputError(path, "must be a KbFact")

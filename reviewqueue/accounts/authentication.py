@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from django.contrib.auth.models import Group
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db.models import OuterRef
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
 from reviewqueue.accounts.models import ApiToken
+from reviewqueue.accounts.roles import remember_groups
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
@@ -21,13 +25,16 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             raw = header[1].decode()
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("Invalid token.") from None
+        groups = Group.objects.filter(user=OuterRef("user_id")).values("name")
         token = (
             ApiToken.objects.select_related("user")
+            .annotate(group_names=ArraySubquery(groups))
             .filter(digest=ApiToken.digest_of(raw), revoked_at__isnull=True)
             .first()
         )
         if token is None or not token.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
+        remember_groups(token.user, token.group_names)  # one query for token, user and roles
         now = timezone.now()
         if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
             # Touch at most once a minute so a busy service does not write on every request.

@@ -16,7 +16,9 @@ def user_principals(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
     cached = getattr(user, "_rq_principals", None)
     if cached is not None:
         return cached
-    names = [g.name for g in user.groups.all()]  # type: ignore[attr-defined]
+    from reviewqueue.accounts.roles import group_names
+
+    names = sorted(group_names(user))  # type: ignore[arg-type]
     principals = frozenset([f"user:{user.get_username()}", *(f"group:{n}" for n in names)])
     user._rq_principals = principals  # type: ignore[union-attr]
     return principals

@@ -7,12 +7,26 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from reviewqueue.accounts.models import Role
 
 
+def group_names(user: AbstractBaseUser) -> frozenset[str]:
+    """The names of the user's groups, read once per request (token sign-in reads them along
+    with the token, see remember_groups)."""
+    cached = getattr(user, "_rq_groups", None)
+    if cached is None:
+        cached = remember_groups(user, [g.name for g in user.groups.all()])  # type: ignore[attr-defined]
+    return cached  # type: ignore[no-any-return]
+
+
+def remember_groups(user: AbstractBaseUser, names: list[str]) -> frozenset[str]:
+    user._rq_groups = frozenset(names)  # type: ignore[attr-defined]
+    return user._rq_groups  # type: ignore[attr-defined,no-any-return]
+
+
 def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
     if not user.is_authenticated or not user.is_active:
         return frozenset()
     cached = getattr(user, "_rq_roles", None)
     if cached is None:
-        names = {g.name for g in user.groups.all()}  # type: ignore[attr-defined]
+        names = group_names(user)  # type: ignore[arg-type]
         cached = frozenset(r.value for r in Role if r.value in names)
         user._rq_roles = cached  # type: ignore[union-attr]
     return cached

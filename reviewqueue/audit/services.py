@@ -21,12 +21,15 @@ from reviewqueue.audit.hashing import (
     hashed_fields_of,
 )
 from reviewqueue.audit.models import AuditAlert, AuditEvent, QuarantinedPayload, VerificationRun
+from reviewqueue.copying import FEW, copy_instances, copy_rows
 from reviewqueue.middleware import request_id_var, trace_id_var
 
 log = logging.getLogger("reviewqueue.audit")
 
 # Any constant works; it only has to be the same for every writer of the chain.
 _CHAIN_LOCK_KEY = 0x52510A0D17
+_TAIL_SQL = (f'SELECT seq, hash FROM "{AuditEvent._meta.db_table}" '
+             "ORDER BY seq DESC LIMIT 1")
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,6 @@ class Actor:
 
 WORKER = Actor(AuditEvent.ActorType.WORKER, "worker")
 SYSTEM = Actor(AuditEvent.ActorType.SYSTEM, "system")
-
-
-def hashed_fields(event: AuditEvent) -> dict[str, Any]:
-    """The fields the hash covers, in the form they were hashed."""
-    return hashed_fields_of({name: getattr(event, name) for name in HASHED_FIELDS})
 
 
 # Keys that would carry what the log must never hold: passage or answer text, or secrets.
@@ -91,6 +89,20 @@ def _as_jsonb_returns(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One event to append, before the chain gives it a seq and a hash."""
+
+    actor: Actor
+    action: str
+    object_type: str
+    object_id: object
+    trace_id: str = ""
+    document_id: str = ""
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+
+
 def audit_record(
     *,
     actor: Actor,
@@ -103,34 +115,69 @@ def audit_record(
     after: dict[str, Any] | None = None,
 ) -> AuditEvent:
     """Append one event to the chain. Must run inside the transaction of the change it records."""
+    return _append([Entry(actor, action, object_type, object_id, trace_id, document_id,
+                          before, after)])[0]
+
+
+def audit_record_many(entries: list[Entry]) -> None:
+    """Append events to the chain in the given order, with one lock and one write however
+    many there are. Must run inside the transaction of the changes they record."""
+    _append(entries)
+
+
+def _has_forbidden(value: Any) -> bool:
+    """`_refuse_forbidden` without building paths: most events have nothing to refuse."""
+    if isinstance(value, dict):
+        return any(key in _FORBIDDEN_KEYS or _has_forbidden(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_has_forbidden(item) for item in value)
+    return isinstance(value, str) and "rq_" in value and _RAW_TOKEN.search(value) is not None
+
+
+def _append(entries: list[Entry]) -> list[AuditEvent]:
+    """Chain and write `entries`; returns the saved events when there are only a few (the many
+    of a batch go in with COPY and are not read back)."""
     if not connection.in_atomic_block:
         raise RuntimeError("audit_record must run inside the transaction of the change")
-    _refuse_forbidden(before or {}, "before")
-    _refuse_forbidden(after or {}, "after")
+    if not entries:
+        return []
+    request_id = request_id_var.get()
+    rows: list[dict[str, Any]] = []
+    for entry in entries:
+        before, after = entry.before or {}, entry.after or {}
+        if _has_forbidden(before) or _has_forbidden(after):
+            _refuse_forbidden(before, "before")
+            _refuse_forbidden(after, "after")
+        rows.append({
+            "actor_type": entry.actor.type,
+            "actor": entry.actor.name,
+            "action": entry.action,
+            "object_type": entry.object_type,
+            "object_id": str(entry.object_id),
+            "trace_id": entry.trace_id or trace_id_var.get(),
+            "document_id": entry.document_id,
+            "request_id": request_id,
+            "before": _as_jsonb_returns(json.loads(canonical_event(before))),
+            "after": _as_jsonb_returns(json.loads(canonical_event(after))),
+        })
     # Serialise appends: two writers reading the same tail would fork the chain. The lock is
-    # held until the surrounding transaction commits.
+    # held until the surrounding transaction commits, so it is taken as late as possible.
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_CHAIN_LOCK_KEY])
-    tail = AuditEvent.objects.order_by("-seq").values_list("seq", "hash").first()
-    seq, prev_hash = (tail[0] + 1, tail[1]) if tail else (1, GENESIS_HASH)
-    event = AuditEvent(
-        seq=seq,
-        created_at=timezone.now(),
-        actor_type=actor.type,
-        actor=actor.name,
-        action=action,
-        object_type=object_type,
-        object_id=str(object_id),
-        trace_id=trace_id or trace_id_var.get(),
-        document_id=document_id,
-        request_id=request_id_var.get(),
-        before=_as_jsonb_returns(json.loads(canonical_event(before or {}))),
-        after=_as_jsonb_returns(json.loads(canonical_event(after or {}))),
-        prev_hash=prev_hash,
-    )
-    event.hash = event_hash(hashed_fields(event), prev_hash)
-    event.save(force_insert=True)
-    return event
+        cursor.execute(_TAIL_SQL)
+        tail = cursor.fetchone()
+    seq, prev_hash = (tail[0], tail[1]) if tail else (0, GENESIS_HASH)
+    now = timezone.now()  # read under the lock, so time never goes backwards along the chain
+    for row in rows:
+        seq += 1
+        row.update(seq=seq, created_at=now, prev_hash=prev_hash)
+        row["hash"] = prev_hash = event_hash(hashed_fields_of(row), prev_hash)
+    if len(rows) >= FEW:
+        copy_rows(AuditEvent, rows)
+        return []
+    events = [AuditEvent(**row) for row in rows]
+    copy_instances(events, with_pk=False)
+    return events
 
 
 def _without_nul(value: Any) -> Any:

@@ -20,23 +20,28 @@ class Answer(models.Model):
         APPROVED = "approved", _("Approved")
         REJECTED = "rejected", _("Rejected")
 
-    trace_id = models.CharField(max_length=200, unique=True)
+    trace_id = models.CharField(max_length=200)  # unique: see Meta (no LIKE index needed)
     question = models.TextField()
     asked_by = ArrayField(models.CharField(max_length=200), default=list)
     index_release = models.CharField(max_length=200, blank=True)
     as_of = models.DateField(null=True, blank=True, help_text="The date the upstream asked for")
     status = models.CharField(max_length=16, choices=Status.choices)
     status_changed_at = models.DateTimeField()
+    # No index on the two pointers: nothing looks answers up by them, and every ingest would
+    # pay for keeping them.
     current_version = models.ForeignKey("AnswerVersion", null=True, on_delete=models.PROTECT,
-                                        related_name="+")
+                                        related_name="+", db_index=False)
     current_verdict = models.ForeignKey("Verdict", null=True, on_delete=models.PROTECT,
-                                        related_name="+")
+                                        related_name="+", db_index=False)
     body_digest = models.CharField(max_length=64, help_text="Digest of the submitted body")
     submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
                                      on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["trace_id"], name="answer_unique_trace_id"),
+        ]
         indexes = [
             models.Index(fields=["status", "status_changed_at", "id"], name="answer_status_age"),
             models.Index(fields=["index_release", "status"], name="answer_release_status"),
@@ -49,7 +54,9 @@ class Answer(models.Model):
 class AnswerVersion(models.Model):
     """The answer text and claims at one point in time. An edit adds a version; none change."""
 
-    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="versions")
+    # Indexed by the (answer, number) constraint below.
+    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="versions",
+                               db_index=False)
     number = models.PositiveIntegerField()
     text = models.TextField()
     claims = models.JSONField(help_text="[{subject?, key, value, cite}]")
@@ -71,7 +78,9 @@ class RetrievedItem(models.Model):
     generated from, and optionally a span. `document_key` is a plain string so an answer may
     cite a document the store has not received yet; re-evaluation finds answers through it."""
 
-    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="retrieved")
+    # Indexed by the (answer, cite) constraint below.
+    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="retrieved",
+                               db_index=False)
     cite = models.CharField(max_length=200)
     document_key = models.CharField(max_length=200)
     revision = models.CharField(max_length=200)
@@ -81,7 +90,12 @@ class RetrievedItem(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["answer", "cite"], name="retrieved_unique_cite"),
         ]
-        indexes = [models.Index(fields=["document_key", "answer"], name="retrieved_by_document")]
+        indexes = [
+            models.Index(fields=["document_key", "answer"], name="retrieved_by_document"),
+            # The queue's visibility check probes each item's retrieved documents: with the
+            # key in the index the probe never visits the table.
+            models.Index(fields=["answer", "document_key"], name="retrieved_answer_document"),
+        ]
 
     def __str__(self) -> str:
         return f"[{self.cite}] {self.document_key}@{self.revision}"
@@ -111,7 +125,9 @@ class Verdict(models.Model):
         DECISION = "decision", _("Checked at decision time")
 
     answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="verdicts")
-    version = models.ForeignKey(AnswerVersion, on_delete=models.PROTECT, related_name="verdicts")
+    # Indexed by the (version, fingerprint) constraint below.
+    version = models.ForeignKey(AnswerVersion, on_delete=models.PROTECT, related_name="verdicts",
+                                db_index=False)
     decision = models.CharField(max_length=16, choices=Decision.choices)
     reason = models.CharField(max_length=64)
     reasons = ArrayField(models.CharField(max_length=64), default=list,
@@ -170,8 +186,10 @@ class ReviewItem(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["entered_at", "id"], name="review_item_age"),
+            # Counts per reason walk this index up to the cap; with answer_id in it they read
+            # no table row to check visibility.
             models.Index(fields=["primary_reason", "entered_at", "id"],
-                         name="review_item_reason_age"),
+                         name="review_item_reason_age", include=["answer"]),
             models.Index(fields=["index_release", "entered_at", "id"],
                          name="review_item_release_age"),
         ]

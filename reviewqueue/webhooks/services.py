@@ -98,20 +98,29 @@ def status_changed_payload(*, event_id: uuid.UUID, answer: Any, status: str,
 def webhook_event_record(*, answer: Any, status: str, verdict: Any) -> list[int]:
     """Store one delivery per active endpoint inside the caller's transaction and send them
     once it commits. Returns the delivery ids."""
+    return webhook_events_record([(answer, status, verdict)])
+
+
+def webhook_events_record(changes: list[tuple[Any, str, Any]]) -> list[int]:
+    """The same for many (answer, status, verdict) changes, with one read of the endpoints
+    and one insert."""
     endpoint_ids = list(WebhookEndpoint.objects.filter(is_active=True)
                         .values_list("pk", flat=True))
-    if not endpoint_ids:
+    if not endpoint_ids or not changes:
         return []
-    event_id = uuid.uuid4()
-    payload = status_changed_payload(event_id=event_id, answer=answer, status=status,
-                                     verdict=verdict)
     now = timezone.now()
-    deliveries = WebhookDelivery.objects.bulk_create([
-        WebhookDelivery(endpoint_id=endpoint_id, event_id=event_id, event_type=STATUS_CHANGED,
-                        trace_id=answer.trace_id, payload=payload, next_attempt_at=now)
-        for endpoint_id in endpoint_ids
-    ])
-    ids = [d.pk for d in deliveries]
+    rows = []
+    for answer, status, verdict in changes:
+        event_id = uuid.uuid4()
+        payload = status_changed_payload(event_id=event_id, answer=answer, status=status,
+                                         verdict=verdict)
+        rows += [
+            WebhookDelivery(endpoint_id=endpoint_id, event_id=event_id,
+                            event_type=STATUS_CHANGED, trace_id=answer.trace_id,
+                            payload=payload, next_attempt_at=now)
+            for endpoint_id in endpoint_ids
+        ]
+    ids = [d.pk for d in WebhookDelivery.objects.bulk_create(rows)]
 
     def send() -> None:
         from reviewqueue.webhooks.tasks import deliver_webhook

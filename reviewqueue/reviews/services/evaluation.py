@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 import gating
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
-from reviewqueue.sources.models import Conflict, Document, Fact
-from reviewqueue.sources.selectors import current_documents, received_revisions
+from reviewqueue.sources.selectors import (
+    CurrentDocument,
+    FactRow,
+    current_documents,
+    current_facts_on,
+    received_revisions,
+)
 
 OPEN_END = "9999-12-31"
 
@@ -33,15 +38,21 @@ def today() -> date:
     return pinned if pinned is not None else timezone.localdate()
 
 
-def _gate_fact(fact: Any) -> gating.Fact:
-    return gating.Fact(
-        key=fact.key,
-        value=fact.value,
-        valid_from=fact.valid_from.isoformat(),
-        valid_until=fact.valid_until.isoformat() if fact.valid_until else OPEN_END,
-        subject=fact.subject or None,
-        span=fact.span or None,
-    )
+def _fact_fields(fact: FactRow) -> dict[str, Any]:
+    """A stored fact in the gate's terms: ISO dates, an open end as 9999-12-31, None for
+    blanks."""
+    return {
+        "key": fact.key,
+        "value": fact.value,
+        "valid_from": fact.valid_from.isoformat(),
+        "valid_until": fact.valid_until.isoformat() if fact.valid_until else OPEN_END,
+        "subject": fact.subject or None,
+        "span": fact.span or None,
+    }
+
+
+def _gate_fact(fact: FactRow) -> gating.Fact:
+    return gating.Fact(**_fact_fields(fact))
 
 
 def gate_claims(version: AnswerVersion) -> list[gating.Claim]:
@@ -51,55 +62,73 @@ def gate_claims(version: AnswerVersion) -> list[gating.Claim]:
     ]
 
 
+@dataclass(frozen=True)
+class KbRow:
+    """A fact of some document's current revision, with who may read that document."""
+
+    document: str
+    revision: str
+    allowed_principals: tuple[str, ...]
+    fact: gating.KbFact
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What the gate reads from the store, loaded once for one answer or a whole batch."""
+
+    documents: dict[str, CurrentDocument]
+    received: set[tuple[str, str]]
+    kb: dict[str, list[KbRow]]  # current facts by key, from documents nobody dismissed
+    gate_facts: dict[int, tuple[gating.Fact, ...]] = field(default_factory=dict)
+
+    def facts_of(self, document: CurrentDocument) -> tuple[gating.Fact, ...]:
+        """A current revision's facts as the gate takes them, converted once per batch."""
+        assert document.revision_id is not None
+        if document.revision_id not in self.gate_facts:
+            self.gate_facts[document.revision_id] = tuple(_gate_fact(f) for f in document.facts)
+        return self.gate_facts[document.revision_id]
+
+
+def load_sources(cited: Iterable[tuple[str, str]], keys: Iterable[str]) -> Sources:
+    """The current revisions (with facts) of the cited documents, which cited revisions the
+    store received, and the current facts anywhere on `keys` (4 queries at most, whatever
+    the number of answers, citations or claims)."""
+    cited = set(cited)
+    documents = current_documents(key for key, _ in cited)
+    # A document's current revision was received; only older revisions need looking up.
+    current = {(key, document.revision) for key, document in documents.items()
+               if document.revision is not None}
+    received = (cited & current) | received_revisions(cited - current)
+    return Sources(documents=documents, received=received, kb=_kb_rows(set(keys)))
+
+
+def _kb_rows(keys: set[str]) -> dict[str, list[KbRow]]:
+    out: dict[str, list[KbRow]] = {}
+    for document, revision, allowed, fact in current_facts_on(keys):
+        kb_fact = gating.KbFact(document=document, revision=revision, **_fact_fields(fact))
+        out.setdefault(fact.key, []).append(KbRow(document, revision, allowed, kb_fact))
+    return out
+
+
 def knowledge_base_facts(
-    claims: list[gating.Claim], principals: list[str], exclude_documents: set[str]
+    sources: Sources, claims: list[gating.Claim], principals: Iterable[str],
+    exclude_documents: set[str],
 ) -> list[gating.KbFact]:
     """Current facts elsewhere in the knowledge base on the claims' keys, for the gate's
     conflict step: only from documents the asker may read, never from the retrieved ones, and
     not on a (subject, key) whose conflict an owner dismissed as expected."""
-    if not claims:
-        return []
-    readable = Q(revision__document__allowed_principals__contains=["*"])
-    if principals:
-        readable |= Q(revision__document__allowed_principals__overlap=list(principals))
-    dismissed = Conflict.objects.filter(
-        status=Conflict.Status.DISMISSED, subject=OuterRef("subject"), key=OuterRef("key")
-    )
-    facts = (
-        Fact.objects.filter(
-            key__in={c.key for c in claims}, revision__document__current_revision=F("revision")
-        )
-        .filter(readable)
-        .exclude(revision__document__key__in=exclude_documents)
-        .exclude(Exists(dismissed))
-        .values_list(
-            "revision__document__key",
-            "revision__revision",
-            "subject",
-            "key",
-            "value",
-            "valid_from",
-            "valid_until",
-            "span",
-        )
-    )
     wanted = {(c.subject, c.key) for c in claims}
+    readers = set(principals) | {"*"}
     out = []
-    for document, revision, subject, key, value, valid_from, valid_until, span in facts:
-        if (None, key) not in wanted and (subject, key) not in wanted:
-            continue
-        out.append(
-            gating.KbFact(
-                document=document,
-                revision=revision,
-                key=key,
-                value=value,
-                valid_from=valid_from.isoformat(),
-                valid_until=valid_until.isoformat() if valid_until else OPEN_END,
-                subject=subject or None,
-                span=span or None,
-            )
-        )
+    for key in sorted({c.key for c in claims}):
+        for row in sources.kb.get(key, ()):
+            subject = row.fact.subject
+            if (None, key) not in wanted and (subject, key) not in wanted:
+                continue
+            if row.document in exclude_documents or not readers.intersection(
+                    row.allowed_principals):
+                continue
+            out.append(row.fact)
     return out
 
 
@@ -109,7 +138,7 @@ def run_gate(
     version: AnswerVersion,
     retrieved: list[RetrievedItem],
     as_of: date,
-    documents: dict[str, Document] | None = None,
+    sources: Sources | None = None,
 ) -> GateRun:
     """Build the gate's input from the store and evaluate. Reads only; stores nothing.
 
@@ -117,16 +146,18 @@ def run_gate(
     revision, marked superseded when that is not the revision the answer was generated from.
     A revision the store never received, or a withdrawn document, is passed as unresolved.
     """
-    if documents is None:
-        documents = current_documents(item.document_key for item in retrieved)
-    received = received_revisions((item.document_key, item.revision) for item in retrieved)
+    claims = gate_claims(version)
+    if sources is None:
+        sources = load_sources(((item.document_key, item.revision) for item in retrieved),
+                               (c.key for c in claims))
+    documents, received = sources.documents, sources.received
 
     evidence: list[gating.Evidence] = []
     unresolved: list[tuple[str, str]] = []
     used: list[dict[str, Any]] = []
     for item in retrieved:
         document = documents.get(item.document_key)
-        current = document.current_revision if document is not None else None
+        current = document.revision if document is not None else None
         if document is not None and document.withdrawn_at is not None:
             unresolved.append((item.cite, "withdrawn"))
             used.append(
@@ -146,23 +177,22 @@ def run_gate(
                     "cite": item.cite,
                     "document": item.document_key,
                     "revision": item.revision,
-                    "current": current.revision if current else None,
+                    "current": current,
                     "received": False,
                 }
             )
             continue
-        facts = tuple(_gate_fact(f) for f in current.fact_list)  # type: ignore[attr-defined]
-        superseded = current.revision != item.revision
+        assert document is not None
         evidence.append(
             gating.Evidence(
                 id=item.cite,
-                facts=facts,
+                facts=sources.facts_of(document),
                 document=item.document_key,
                 revision=item.revision,
                 span=item.span or None,
-                allowed_principals=tuple(current.allowed_principals),
-                superseded=superseded,
-                current_revision=current.revision,
+                allowed_principals=document.allowed_principals,
+                superseded=current != item.revision,
+                current_revision=current,
             )
         )
         used.append(
@@ -170,13 +200,12 @@ def run_gate(
                 "cite": item.cite,
                 "document": item.document_key,
                 "revision": item.revision,
-                "current": current.revision,
+                "current": current,
             }
         )
 
-    claims = gate_claims(version)
     kb = knowledge_base_facts(
-        claims, list(answer.asked_by), {item.document_key for item in retrieved}
+        sources, claims, answer.asked_by, {item.document_key for item in retrieved}
     )
     verdict = gating.evaluate(
         claims,
@@ -192,32 +221,38 @@ def run_gate(
     return GateRun(verdict=verdict, revisions_used=used)
 
 
-def store_verdict(
-    *, answer: Answer, version: AnswerVersion, run: GateRun, trigger: str
-) -> tuple[Verdict, bool]:
-    """Store the verdict unless this exact (version, fingerprint) already exists."""
+def verdict_fields(run: GateRun, trigger: str) -> dict[str, Any]:
+    """The columns of a stored verdict, apart from its answer and version."""
     result = run.verdict
     codes: list[str] = [result.reason] if result.decision != "candidate" else []
     for finding in result.findings:
         if finding.code not in codes:
             codes.append(finding.code)
     data = result.to_dict()
+    return {
+        "decision": result.decision,
+        "reason": result.reason,
+        "reasons": codes,
+        "findings": data["findings"],
+        "warnings": data["warnings"],
+        "fingerprint": result.fingerprint,
+        "gate_version": result.gate_version,
+        "as_of": result.as_of,
+        "next_boundary": result.next_boundary,
+        "revisions_used": run.revisions_used,
+        "trigger": trigger,
+    }
+
+
+def store_verdict(
+    *, answer: Answer, version: AnswerVersion, run: GateRun, trigger: str
+) -> tuple[Verdict, bool]:
+    """Store the verdict unless this exact (version, fingerprint) already exists."""
+    fields = verdict_fields(run, trigger)
     return Verdict.objects.get_or_create(
         version=version,
-        fingerprint=result.fingerprint,
-        defaults={
-            "answer": answer,
-            "decision": result.decision,
-            "reason": result.reason,
-            "reasons": codes,
-            "findings": data["findings"],
-            "warnings": data["warnings"],
-            "gate_version": result.gate_version,
-            "as_of": result.as_of,
-            "next_boundary": result.next_boundary,
-            "revisions_used": run.revisions_used,
-            "trigger": trigger,
-        },
+        fingerprint=fields.pop("fingerprint"),
+        defaults={"answer": answer, **fields},
     )
 
 

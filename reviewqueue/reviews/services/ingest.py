@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from reviewqueue.audit.services import Actor
+from reviewqueue.copying import copy_instances
 from reviewqueue.errors import Conflict
-from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem
-from reviewqueue.reviews.services.evaluation import run_gate, store_verdict, today
-from reviewqueue.reviews.services.transitions import answer_apply_verdict
+from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
+from reviewqueue.reviews.services.evaluation import load_sources, run_gate, today, verdict_fields
+from reviewqueue.reviews.services.transitions import answers_enter, first_status
 
 
 @dataclass(frozen=True)
@@ -59,14 +61,12 @@ class IngestResult:
     created: bool
 
 
-def _existing(trace_id: str, digest: str) -> IngestResult | None:
-    answer = Answer.objects.select_related("current_verdict").filter(trace_id=trace_id).first()
-    if answer is None:
-        return None
+def _replay(answer: Answer, digest: str) -> IngestResult:
+    """The same trace_id again: the stored result if the body is the same, else a conflict."""
     if answer.body_digest != digest:
         raise Conflict(
-            f"trace_id {trace_id!r} was already submitted with a different body",
-            extra={"trace_id": trace_id},
+            f"trace_id {answer.trace_id!r} was already submitted with a different body",
+            extra={"trace_id": answer.trace_id},
         )
     return IngestResult(answer, created=False)
 
@@ -77,50 +77,138 @@ def answer_ingest(*, data: AnswerInput, actor: Actor, user: Any = None) -> Inges
     The same trace_id with the same body returns the stored result and stores nothing; with a
     different body it is a conflict. The number of queries does not grow with the claims.
     """
-    digest = data.digest()
-    found = _existing(data.trace_id, digest)
-    if found is not None:
-        return found
+    result = answers_ingest(items=[data], actor=actor, user=user)[0]
+    if isinstance(result, Conflict):
+        raise result
+    return result
+
+
+def answers_ingest(
+    *, items: Sequence[AnswerInput], actor: Actor, user: Any = None
+) -> list[IngestResult | Conflict]:
+    """`answer_ingest` for many answers, one result per item in order, in one transaction
+    whose number of queries does not grow with the answers: the sources are read once, each
+    table gets one insert, the audit chain one append. A trace_id repeated in the batch is
+    a replay (or a conflict) of its first occurrence, as if they had come one after another.
+    """
+    digests = [data.digest() for data in items]
+    # One answer goes straight to its insert: a replay is rare, and the unique trace_id
+    # turns it away there (see the IntegrityError below).
+    stored = {} if len(items) == 1 else {
+        answer.trace_id: answer
+        for answer in Answer.objects.select_related("current_verdict").filter(
+            trace_id__in={data.trace_id for data in items}
+        )
+    }
+    results: list[IngestResult | Conflict | None] = [None] * len(items)
+    first: dict[str, int] = {}
+    for index, data in enumerate(items):
+        if data.trace_id in stored:
+            results[index] = _attempt(_replay, stored[data.trace_id], digests[index])
+        elif data.trace_id not in first:
+            first[data.trace_id] = index
+    new = list(first.values())
+    if new:
+        try:
+            with transaction.atomic():
+                created = _create_many([items[i] for i in new], [digests[i] for i in new],
+                                       actor, user)
+        except IntegrityError:
+            # Another request stored one of these trace_ids first: take them one at a time,
+            # so each answers as a replay would.
+            if len(items) == 1:
+                answer = Answer.objects.select_related("current_verdict").filter(
+                    trace_id=items[0].trace_id).first()
+                if answer is None:
+                    raise
+                return [_attempt(_replay, answer, digests[0])]
+            return [answers_ingest(items=[data], actor=actor, user=user)[0] for data in items]
+        for index, answer in zip(new, created, strict=True):
+            results[index] = IngestResult(answer, created=True)
+    for index, data in enumerate(items):
+        if results[index] is None:
+            earlier = results[first[data.trace_id]]
+            assert isinstance(earlier, IngestResult)
+            results[index] = _attempt(_replay, earlier.answer, digests[index])
+    return [r for r in results if r is not None]
+
+
+def _attempt(replay: Any, answer: Answer, digest: str) -> IngestResult | Conflict:
     try:
-        with transaction.atomic():
-            return _create(data, digest, actor, user)
-    except IntegrityError:
-        # Another request with the same trace_id committed first; answer as a replay would.
-        found = _existing(data.trace_id, digest)
-        if found is None:
-            raise
-        return found
+        return replay(answer, digest)  # type: ignore[no-any-return]
+    except Conflict as exc:
+        return exc
 
 
-def _create(data: AnswerInput, digest: str, actor: Actor, user: Any) -> IngestResult:
+def _new_ids(count: int) -> list[tuple[int, int, int]]:
+    """Ids for `count` answers, their first versions and verdicts, taken from the tables' own
+    sequences: each row can then point at the others when it is inserted (the foreign keys
+    are checked at commit), so each table takes one INSERT and no UPDATE follows."""
+    tables = [model._meta.db_table for model in (Answer, AnswerVersion, Verdict)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')), "
+            "nextval(pg_get_serial_sequence(%s, 'id')), "
+            "nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [*tables, count],
+        )
+        return [tuple(row) for row in cursor.fetchall()]  # type: ignore[misc]
+
+
+def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
+                 user: Any) -> list[Answer]:
     now = timezone.now()
-    answer = Answer.objects.create(
-        trace_id=data.trace_id,
-        question=data.question,
-        asked_by=list(data.asked_by),
-        index_release=data.index_release,
-        as_of=data.as_of,
-        status="",
-        status_changed_at=now,
-        body_digest=digest,
-        submitted_by=user if getattr(user, "is_authenticated", False) else None,
+    gate_day = today()
+    submitter = user if getattr(user, "is_authenticated", False) else None
+    sources = load_sources(
+        ((r.document_id, r.revision) for data in items for r in data.retrieved),
+        (claim["key"] for data in items for claim in data.claims),
     )
-    version = AnswerVersion.objects.create(
-        answer=answer, number=1, text=data.answer, claims=list(data.claims)
-    )
-    retrieved = RetrievedItem.objects.bulk_create(
-        [
-            RetrievedItem(
-                answer=answer,
-                cite=r.cite,
-                document_key=r.document_id,
-                revision=r.revision,
-                span=r.span,
-            )
+    answers: list[Answer] = []
+    versions: list[AnswerVersion] = []
+    retrieved_rows: list[RetrievedItem] = []
+    verdicts: list[Verdict] = []
+    entered: list[tuple[Answer, Verdict, bool]] = []
+    submitter_id = submitter.pk if submitter is not None else None
+    # Rows are tied together by id (`_new_ids`), not by assigning instances to foreign keys:
+    # for 500 answers Django's related-object bookkeeping costs more than the gate does.
+    cached_verdict = Answer.current_verdict.field  # type: ignore[attr-defined]
+    for data, digest, (answer_id, version_id, verdict_id) in zip(
+            items, digests, _new_ids(len(items)), strict=True):
+        answer = Answer(
+            id=answer_id,
+            trace_id=data.trace_id,
+            question=data.question,
+            asked_by=list(data.asked_by),
+            index_release=data.index_release,
+            as_of=data.as_of,
+            status_changed_at=now,
+            body_digest=digest,
+            submitted_by_id=submitter_id,
+            current_version_id=version_id,
+            current_verdict_id=verdict_id,
+        )
+        version = AnswerVersion(id=version_id, answer_id=answer_id, number=1, text=data.answer,
+                                claims=list(data.claims))
+        retrieved = [
+            RetrievedItem(answer_id=answer_id, cite=r.cite, document_key=r.document_id,
+                          revision=r.revision, span=r.span)
             for r in data.retrieved
         ]
-    )
-    run = run_gate(answer=answer, version=version, retrieved=retrieved, as_of=data.as_of or today())
-    verdict, _ = store_verdict(answer=answer, version=version, run=run, trigger="ingest")
-    answer_apply_verdict(answer=answer, verdict=verdict, actor=actor, cause="ingest")
-    return IngestResult(answer, created=True)
+        run = run_gate(answer=answer, version=version, retrieved=retrieved,
+                       as_of=data.as_of or gate_day, sources=sources)
+        verdict = Verdict(id=verdict_id, answer_id=answer_id, version_id=version_id,
+                          **verdict_fields(run, Verdict.Trigger.INGEST))
+        answer.status, audit_sample = first_status(verdict.decision)
+        cached_verdict.set_cached_value(answer, verdict)  # the reply shows it
+        answers.append(answer)
+        versions.append(version)
+        retrieved_rows += retrieved
+        verdicts.append(verdict)
+        entered.append((answer, verdict, audit_sample))
+    copy_instances(answers, with_pk=True)
+    copy_instances(versions, with_pk=True)
+    copy_instances(retrieved_rows, with_pk=False)
+    copy_instances(verdicts, with_pk=True)
+    answers_enter(entered=entered, actor=actor)
+    return answers

@@ -9,9 +9,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.audit.services import Actor, Entry, audit_record, audit_record_many
+from reviewqueue.copying import copy_instances
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
-from reviewqueue.reviews.signals import answer_status_changed
+from reviewqueue.reviews.signals import answer_status_changed, answers_status_changed
 
 _STATUS_FOR_DECISION = {
     Verdict.Decision.CANDIDATE: Answer.Status.CANDIDATE,
@@ -48,6 +49,54 @@ def _set_current(answer: Answer, verdict: Verdict, old_status: str | None, new_s
     answer.save(update_fields=fields)
 
 
+def first_status(decision: str) -> tuple[str, bool]:
+    """The status a newly ingested answer starts in, and whether it is an audit sample: a
+    small random share of fresh candidates is held so that the share reviewers reject
+    estimates how many bad answers the gate lets through."""
+    status = status_after(None, decision)
+    if status == Answer.Status.CANDIDATE and random.random() < settings.AUDIT_SAMPLE_RATE:
+        return Answer.Status.HELD, True
+    return status, False
+
+
+def _verdict_event(answer: Answer, verdict: Verdict, old_status: str | None, new_status: str,
+                   old_verdict_id: int | None, cause: str, actor: Actor,
+                   audit_sample: bool = False) -> Entry:
+    return Entry(
+        actor=actor,
+        action="verdict.created" if cause != "ingest" else "answer.ingested",
+        object_type="answer",
+        object_id=answer.trace_id,
+        trace_id=answer.trace_id,
+        before={"status": old_status, "verdict": old_verdict_id},
+        after={"status": new_status, "verdict": verdict.pk, "decision": verdict.decision,
+               "reason": verdict.reason, "cause": cause, "audit_sample": audit_sample,
+               "revisions": [[r["document"], r.get("current")] for r in verdict.revisions_used]},
+    )
+
+
+def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) -> None:
+    """Queue and record answers just stored, each with its first verdict and the status
+    `first_status` gave it: (answer, verdict, audit_sample). One insert for the queue
+    entries, one signal and one audit append for the whole batch."""
+    assert transaction.get_connection().in_atomic_block
+    copy_instances([
+        ReviewItem(answer=answer, entered_at=answer.status_changed_at,
+                   primary_reason=verdict.reason, reasons=verdict.reasons,
+                   index_release=answer.index_release, audit_sample=sample)
+        for answer, verdict, sample in entered if answer.status == Answer.Status.HELD
+    ], with_pk=False)
+    answers_status_changed.send(sender=Answer, actor=actor, changes=[
+        {"answer": answer, "old_status": None, "new_status": answer.status, "verdict": verdict,
+         "actor": actor, "cause": "ingest"}
+        for answer, verdict, _ in entered
+    ])
+    audit_record_many([
+        _verdict_event(answer, verdict, None, answer.status, None, "ingest", actor, sample)
+        for answer, verdict, sample in entered
+    ])
+
+
 def answer_apply_verdict(
     *, answer: Answer, verdict: Verdict, actor: Actor, cause: str
 ) -> str:
@@ -56,15 +105,6 @@ def answer_apply_verdict(
     assert transaction.get_connection().in_atomic_block
     old_status = answer.status or None
     new_status = status_after(old_status, verdict.decision)
-    # A small random share of fresh candidates is held as an audit sample: the share that
-    # reviewers reject estimates how many bad answers the gate lets through.
-    audit_sample = (
-        cause == "ingest"
-        and new_status == Answer.Status.CANDIDATE
-        and random.random() < settings.AUDIT_SAMPLE_RATE
-    )
-    if audit_sample:
-        new_status = Answer.Status.HELD
     now = timezone.now()
     old_verdict_id = answer.current_verdict_id
     _set_current(answer, verdict, old_status, new_status, now)
@@ -84,7 +124,6 @@ def answer_apply_verdict(
                 "reasons": verdict.reasons,
                 "index_release": answer.index_release,
                 "earlier_approval": earlier_approval,
-                "audit_sample": audit_sample,
             },
         )
         if not created and (item.primary_reason != verdict.reason
@@ -100,17 +139,8 @@ def answer_apply_verdict(
             sender=Answer, answer=answer, old_status=old_status, new_status=new_status,
             verdict=verdict, actor=actor, cause=cause,
         )
-    audit_record(
-        actor=actor,
-        action="verdict.created" if cause != "ingest" else "answer.ingested",
-        object_type="answer",
-        object_id=answer.trace_id,
-        trace_id=answer.trace_id,
-        before={"status": old_status, "verdict": old_verdict_id},
-        after={"status": new_status, "verdict": verdict.pk, "decision": verdict.decision,
-               "reason": verdict.reason, "cause": cause, "audit_sample": audit_sample,
-               "revisions": [[r["document"], r.get("current")] for r in verdict.revisions_used]},
-    )
+    audit_record_many([_verdict_event(answer, verdict, old_status, new_status, old_verdict_id,
+                                      cause, actor)])
     return new_status
 
 
