@@ -37,6 +37,10 @@ test: venv
 	SECRET_KEY=$${SECRET_KEY:-$(TEST_SECRET_KEY)} \
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# The benchmark suite (README, "Benchmarks"): about 30 minutes; BENCH_ARGS=--quick for a smoke run.
+bench: venv
+	env -u DATABASE_URL $(PY) -m benchmarks $(BENCH_ARGS)
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy gating

@@ -1,15 +1,15 @@
 """Ingest throughput against the running app, beside plain-psycopg floors from the same run.
 
-    python -m benchmarks.ingest_bench [--answers 2000] [--clients 4]
+    python -m benchmarks.ingest_bench [--answers 2000] [--clients 4] [--quick]
 
-Prints answers/s for single-answer ingest (N client connections, one answer per request) and
+Reports answers/s for single-answer ingest (N client connections, one answer per request) and
 batch ingest (500 answers per request), each beside its floor: one-row INSERT + COMMIT with
 psycopg over the same number of connections, and COPY of the same rows.
 """
 
 from __future__ import annotations
 
-import argparse
+import http.client
 import json
 import threading
 import time
@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 
 from benchmarks._app import Client, app_env, gunicorn, manage, scratch_database
+from benchmarks._table import at_least, rate, report, section_args
 
 DOCS = 20
 
@@ -99,12 +100,28 @@ def floors(url: str, rows: list[dict[str, Any]], clients: int) -> tuple[float, f
     return single, batch
 
 
+def healthz_rate(port: int, clients: int, requests: int) -> float:
+    """GET /healthz (one SELECT 1, no ORM, no DRF) with the same clients: what this machine's
+    HTTP stack serves at most, for scale."""
+
+    def work(c: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for _ in range(requests // clients):
+            conn.request("GET", "/healthz")
+            conn.getresponse().read()
+
+    return requests // clients * clients / run_threads(clients, work)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = section_args(__doc__.split("\n\n")[0])
     parser.add_argument("--answers", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--batch-clients", type=int, default=1)
     args = parser.parse_args()
+    if args.quick:
+        args.answers = 500
 
     url = scratch_database("rq_bench_ingest")
     env = app_env(url)
@@ -119,8 +136,11 @@ def main() -> None:
             status, _ = client.send("PUT", f"/api/v1/documents/doc-{i}/revisions/r1", revision(i))
             assert status in (200, 201), status
         # Warm every worker once so the first requests do not pay for imports.
-        for i in range(args.workers * 2):
+        for i in range(args.workers * 4):
             client.send("POST", "/api/v1/answers", answer(i, "warm"))
+            client.send("POST", "/api/v1/answers/batch",
+                        {"answers": [answer(i * 10 + j, "warm-batch") for j in range(10)]})
+        ceiling = healthz_rate(port, args.clients, args.answers)
 
         per = args.answers // args.clients
         failures: list[int] = []
@@ -135,34 +155,39 @@ def main() -> None:
         single_rate = per * args.clients / run_threads(args.clients, single)
 
         batch_size = 500
-        batches = max(1, args.answers // batch_size)
-        started = time.perf_counter()
-        for b in range(batches):
-            items = [answer(b * batch_size + i, "batch") for i in range(batch_size)]
-            status, body = client.send("POST", "/api/v1/answers/batch", {"answers": items})
-            assert status == 200, status
-            failures += [
-                r["status_code"]
-                for r in body["results"]  # type: ignore[index]
-                if r["status_code"] != 201
-            ]
-        batch_rate = batches * batch_size / (time.perf_counter() - started)
+        batches = max(args.batch_clients, args.answers // batch_size)
+        bodies = [
+            json.dumps({"answers": [answer(b * batch_size + i, f"batch{args.batch_clients}")
+                                    for i in range(batch_size)]})
+            for b in range(batches)
+        ]
 
+        def batch(c: int) -> None:
+            mine = Client(port, token)
+            for body in bodies[c::args.batch_clients]:
+                status, reply = mine.send_raw("POST", "/api/v1/answers/batch", body)
+                assert status == 200, status
+                failures.extend(r["status_code"] for r in reply["results"]  # type: ignore[index]
+                                if r["status_code"] != 201)
+
+        batch_rate = batches * batch_size / run_threads(args.batch_clients, batch)
+
+    if failures:
+        raise SystemExit(f"{len(failures)} answers were not stored: {sorted(set(failures))}")
     rows = [answer(i, "floor") for i in range(args.answers)]
     floor_single, floor_batch = floors(url, rows, args.clients)
-    print(
-        f"ingest benchmark: {args.answers} answers, {args.clients} clients, "
-        f"{args.workers} gunicorn workers, failures: {len(failures)}"
-    )
-    print(f"{'figure':<34}{'app/s':>10}{'floor/s':>12}{'ratio':>8}")
-    print(
-        f"{'single-answer ingest':<34}{single_rate:>10.1f}{floor_single:>12.1f}"
-        f"{single_rate / floor_single:>8.3f}   floor: 1-row INSERT+COMMIT"
-    )
-    print(
-        f"{'batch ingest (500 per request)':<34}{batch_rate:>10.1f}{floor_batch:>12.1f}"
-        f"{batch_rate / floor_batch:>8.3f}   floor: COPY"
-    )
+    report([
+        at_least(f"single-answer ingest, {args.clients} client connections",
+                 rate(single_rate, "answers"),
+                 rate(floor_single, "rows") + " one-row INSERT+COMMIT",
+                 single_rate / floor_single, 0.3,
+                 f"{args.workers} gunicorn workers; GET /healthz alone: "
+                 f"{rate(ceiling, 'requests')}"),
+        at_least(f"batch ingest, {batch_size} answers per request",
+                 rate(batch_rate, "answers"), rate(floor_batch, "rows") + " COPY",
+                 batch_rate / floor_batch, 0.05,
+                 f"{batches} requests from {args.batch_clients} client(s)"),
+    ], args.json)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """How re-evaluation scales with the number of stored answers, and what Celery costs.
 
-Prints three figures from one run:
+Reports two figures (a section of `python -m benchmarks`) from three measurements:
   1. time per affected answer when 1,000 of 1,000 stored answers cite the changed document;
   2. the same when 1,000 of 100,000 stored answers do (it should be about the same: affected
      answers are found through the index on cited documents, not by a scan);
@@ -11,8 +11,7 @@ Each measurement publishes a new revision of a document cited by 1,000 candidate
 every run does the same work per answer (a new verdict, candidate to held, a queue entry, an
 audit event). Answers are copied in SQL from one ingested answer; the run takes a few minutes.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-    SECRET_KEY=... .venv/bin/python benchmarks/reevaluation_bench.py
+    .venv/bin/python -m benchmarks.reevaluation_bench [--quick]
 
 The script creates (and afterwards drops) its own database, `<name>_reeval_bench`, on the
 server of DATABASE_URL, and uses Redis db 14 of REDIS_URL's server (default
@@ -21,7 +20,6 @@ redis://127.0.0.1:6379/14), which it flushes.
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -35,6 +33,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks._table import at_least, at_most, ms, rate, report, section_args  # noqa: E402
 
 
 def _bench_urls() -> tuple[str, str, str]:
@@ -158,11 +158,13 @@ class Worker:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = section_args(__doc__.split("\n\n")[0])
     parser.add_argument("--stored", type=int, default=100_000)
     parser.add_argument("--affected", type=int, default=1_000)
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
     args = parser.parse_args()
+    if args.quick:
+        args.stored, args.affected = 5_000, 200
     cold_documents = 20
     cold = args.stored - 3 * args.affected
     if cold < cold_documents:
@@ -207,14 +209,12 @@ def main() -> None:
             small_s, small_n = _in_process("hot-small")
 
             # 2. Many answers stored, the same number affected.
-            build = time.perf_counter()
             _store("large-", "hot-large", args.affected)
             _store("worker-", "hot-worker", args.affected)
             for n in range(cold_documents):
                 _store(f"cold{n}-", f"cold-{n}", cold // cold_documents)
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
-            build_s = time.perf_counter() - build
             stored_large = _answers_stored()
             _publish("hot-large", "r2")
             large_s, large_n = _in_process("hot-large")
@@ -223,11 +223,11 @@ def main() -> None:
             answer_ids_citing_document,
             answer_ids_due_for_validity,
         )
-        from reviewqueue.reviews.services.reevaluation import reevaluation_today
+        from reviewqueue.reviews.services.evaluation import today
 
         fan_out_index = _plan_uses(answer_ids_citing_document("hot-large").query.sql_with_params(),
                                    "retrieved_by_document")
-        sweep_index = _plan_uses(answer_ids_due_for_validity(reevaluation_today())
+        sweep_index = _plan_uses(answer_ids_due_for_validity(today())
                                  .query.sql_with_params(), "verdict_next_boundary")
 
         # 3. The same work through a real worker: publish, and wait for the job to finish.
@@ -253,19 +253,19 @@ def main() -> None:
         if not args.keep:
             _recreate_database(server_url, bench_name, drop_only=True)
 
-    ms = 1000.0
-    print(f"re-evaluation benchmark ({args.affected:,} affected answers per run, "
-          f"{os.cpu_count()} CPUs)")
-    print(f"  stored answers built in SQL: {stored_large:,} in {build_s:.1f} s")
-    print(f"  {stored_small:>7,} stored, {small_n:,} affected: {small_s * ms / small_n:6.2f} ms "
-          f"per affected answer ({small_s:.1f} s)")
-    print(f"  {stored_large:>7,} stored, {large_n:,} affected: {large_s * ms / large_n:6.2f} ms "
-          f"per affected answer ({large_s:.1f} s)  ratio {large_s / small_s:.2f}")
-    print(f"  index on cited documents used by the fan-out: {'yes' if fan_out_index else 'NO'}; "
-          f"boundary index used by the validity sweep: {'yes' if sweep_index else 'NO'}")
-    print(f"  in process, no Celery:       {large_n / large_s:7.1f} re-evaluations/s")
-    print(f"  Celery worker (2 processes): {args.affected / worker_s:7.1f} re-evaluations/s "
-          f"(publish to job finished, {worker_s:.1f} s)")
+    small_per, large_per = small_s / small_n, large_s / large_n
+    in_process, through_worker = large_n / large_s, args.affected / worker_s
+    indexes = (f"fan-out index {'used' if fan_out_index else 'NOT used'}, "
+               f"sweep index {'used' if sweep_index else 'NOT used'}")
+    report([
+        at_most("re-evaluation time per affected answer, "
+                f"{stored_large:,} stored vs {stored_small:,}",
+                ms(large_per), ms(small_per), large_per / small_per, 1.2,
+                f"{large_n:,} affected each; {indexes}"),
+        at_least("re-evaluations/s through the Celery worker (2 processes)",
+                 rate(through_worker, "answers"), rate(in_process, "answers") + " in process",
+                 through_worker / in_process, 0.8, "publish to job finished"),
+    ], args.json)
 
 
 if __name__ == "__main__":

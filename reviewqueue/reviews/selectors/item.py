@@ -262,16 +262,30 @@ _TOKEN = re.compile(r"[A-Za-z0-9]+|\s+|.", re.S)
 def diff_segments(old: str, new: str) -> tuple[list[Segment], list[Segment]]:
     """Word-level differences (character-level for scripts without spaces, such as Japanese)."""
     a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    # Match only what lies between the common beginning and end: a revision usually changes
+    # a few words, and SequenceMatcher slows down a lot on the repeated words of a long
+    # passage (spaces, "the", punctuation).
+    start, shortest = 0, min(len(a), len(b))
+    while start < shortest and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < shortest - start and a[-1 - end] == b[-1 - end]:
+        end += 1
     left: list[Segment] = []
     right: list[Segment] = []
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    _add(left, "same", "".join(a[:start]))
+    _add(right, "same", "".join(b[:start]))
+    a_mid, b_mid = a[start:len(a) - end], b[start:len(b) - end]
+    matcher = difflib.SequenceMatcher(a=a_mid, b=b_mid, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            _add(left, "same", "".join(a[i1:i2]))
-            _add(right, "same", "".join(b[j1:j2]))
+            _add(left, "same", "".join(a_mid[i1:i2]))
+            _add(right, "same", "".join(b_mid[j1:j2]))
         else:
-            _add(left, "removed", "".join(a[i1:i2]))
-            _add(right, "added", "".join(b[j1:j2]))
+            _add(left, "removed", "".join(a_mid[i1:i2]))
+            _add(right, "added", "".join(b_mid[j1:j2]))
+    _add(left, "same", "".join(a[len(a) - end:]))
+    _add(right, "same", "".join(b[len(b) - end:]))
     return left, right
 
 
