@@ -1,16 +1,59 @@
-"""Admin classes shared by the areas."""
+"""Admin classes shared by the areas; their list pages count at most a cap of rows
+(see reviewqueue.counting)."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from django.contrib import admin
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from reviewqueue.counting import COUNT_CAP, AtLeast
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """For immutable records (revisions, verdicts, audit events): shown, never edited here."""
+class BoundedPaginator(Paginator):
+    """The admin's paginator, counting at most `ceiling` rows (and one more, to know there
+    are more). Its page links stop at the ceiling; BoundedCountAdmin sets the ceiling a few
+    pages past the page shown, so every row can still be reached page by page."""
+
+    def __init__(self, object_list: Any, per_page: int, *args: Any, ceiling: int = COUNT_CAP,
+                 **kwargs: Any) -> None:
+        super().__init__(object_list, per_page, *args, **kwargs)
+        self.ceiling = ceiling
+
+    @cached_property
+    def count(self) -> int:  # type: ignore[override]
+        if not isinstance(self.object_list, QuerySet):
+            return len(self.object_list)
+        found = self.object_list.order_by()[:self.ceiling + 1].count()
+        return AtLeast(min(found, self.ceiling), capped=found > self.ceiling)
+
+
+class BoundedCountAdmin(admin.ModelAdmin):
+    """Lists count at most a few pages past the one shown, never the whole table: the paginator
+    reads "1000+ audit events" and the search box "1000+ results"."""
 
     show_full_result_count = False
+    paginator = BoundedPaginator
+    # How many pages past the current one the page links reach.
+    pages_ahead = 5
+
+    def get_paginator(self, request: HttpRequest, queryset: Any, per_page: int,
+                      orphans: int = 0, allow_empty_first_page: bool = True) -> Paginator:
+        try:
+            page = max(1, int(request.GET.get("p", 1)))
+        except ValueError:
+            page = 1
+        ceiling = max(COUNT_CAP, (page + self.pages_ahead) * per_page)
+        return self.paginator(queryset, per_page, orphans, allow_empty_first_page,
+                              ceiling=ceiling)
+
+
+class ReadOnlyAdmin(BoundedCountAdmin):
+    """For immutable records (revisions, verdicts, audit events): shown, never edited here."""
 
     def has_add_permission(self, request: Any) -> bool:
         return False

@@ -188,6 +188,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "webhooks.dispatch_due",
         "schedule": 60.0,
     },
+    # The insight figures of the last 30 days, read by /insight/, /api/v1/metrics and /metrics.
+    "refresh-insight-metrics": {
+        "task": "insight.refresh_metrics",
+        "schedule": 60.0,
+    },
 }
 
 # --- API -----------------------------------------------------------------------------------------

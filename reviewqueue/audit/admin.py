@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from reviewqueue.admin_base import ReadOnlyAdmin
+from reviewqueue.admin_base import BoundedCountAdmin, ReadOnlyAdmin
 from reviewqueue.audit.models import AuditAlert, AuditEvent, QuarantinedPayload, VerificationRun
 
 
@@ -12,7 +12,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
 
 @admin.register(QuarantinedPayload)
-class QuarantinedPayloadAdmin(admin.ModelAdmin):
+class QuarantinedPayloadAdmin(BoundedCountAdmin):
     list_display = (
         "received_at",
         "method",
@@ -25,7 +25,6 @@ class QuarantinedPayloadAdmin(admin.ModelAdmin):
     list_filter = ("endpoint", "status_code")
     search_fields = ("trace_id", "request_id")
     readonly_fields = [f.name for f in QuarantinedPayload._meta.fields]
-    show_full_result_count = False
 
     def has_add_permission(self, request):  # type: ignore[no-untyped-def]
         return False

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.api_base import RoleAndScope
 from reviewqueue.api_errors import error_body, flatten_errors
-from reviewqueue.insight import selectors
+from reviewqueue.insight import snapshots
 from reviewqueue.insight.forms import WINDOW_PARAMS, WindowForm
 from reviewqueue.params import unexpected_params
 
@@ -28,7 +28,13 @@ class MetricsView(APIView):
             "last 30 days by default), optionally of one `release`. Gate figures use each "
             "answer's first verdict; review figures its first decision. Every share is "
             "`{count, of, rate}`, with `rate` null when `of` is 0. Breakdowns carry reason "
-            "codes and release names only, never text. Unknown parameters are refused."
+            "codes and release names only, never text. Unknown parameters are refused.\n\n"
+            "The figures are computed by a background worker, not while you wait: "
+            "`generated_at` says when. The last 30 days are refreshed every minute; another "
+            "window is computed when first asked for. `status` is `ready`, `refreshing` (the "
+            "figures are older than a few minutes and a fresh computation is on its way) or "
+            "`computing` (none yet: only `window` is given; ask again after "
+            "`retry_after_seconds`)."
         ),
         parameters=[
             OpenApiParameter("since", OpenApiTypes.DATE, description="First day (YYYY-MM-DD)"),
@@ -51,4 +57,9 @@ class MetricsView(APIView):
             errors = flatten_errors({k: [str(m) for m in v] for k, v in form.errors.items()})
             summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
             return Response(error_body("invalid", summary, errors), status=400)
-        return Response(selectors.insight_metrics(form.window))
+        snapshot = snapshots.snapshot_read(form.window)
+        if snapshot.metrics is None:
+            return Response({"status": snapshot.status, "window": form.window.as_dict(),
+                             "generated_at": None,
+                             "retry_after_seconds": snapshots.REFRESH_EVERY // 6})
+        return Response({"status": snapshot.status, **snapshot.metrics})

@@ -26,9 +26,33 @@ def _metric(name: str, kind: str, help_text: str,
     return lines
 
 
-def exposition(ops: dict[str, Any], verified_at: float | None) -> str:
-    """Render `insight.selectors.operations()`; `verified_at` is the Unix time of the last
-    verification of the audit chain, if there was one."""
+def exposition(ops: dict[str, Any] | None, verification: dict[str, Any] | None,
+               computed_at: float | None) -> str:
+    """Render `insight.selectors.operations()` as stored in the latest snapshot (None while the
+    first one is computed); `verification` is the last verification of the audit chain
+    (`{"at": Unix time, "ok": bool}`), read live, if there was one; `computed_at` is the Unix
+    time the snapshot was computed."""
+    lines: list[str] = []
+    if computed_at is not None:
+        lines += _metric("reviewqueue_metrics_computed_timestamp_seconds", "gauge",
+                         "When the figures below were computed (Unix time); the worker "
+                         "refreshes them every minute.",
+                         [({}, computed_at)])
+    if ops is not None:
+        lines += _operations(ops)
+    if verification is not None:
+        lines += _metric("reviewqueue_audit_last_verification_timestamp_seconds", "gauge",
+                         "When the audit chain was last verified (Unix time).",
+                         [({}, verification["at"])])
+        lines += _metric("reviewqueue_audit_chain_ok", "gauge",
+                         "1 when the last verification of the audit chain passed, else 0.",
+                         [({}, 1 if verification["ok"] else 0)])
+    if not lines:
+        return "# The first figures are being computed.\n"
+    return "\n".join(lines) + "\n"
+
+
+def _operations(ops: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     lines += _metric("reviewqueue_queue_depth", "gauge",
                      "Answers waiting in the review queue.", [({}, ops["queue_depth"])])
@@ -45,15 +69,7 @@ def exposition(ops: dict[str, Any], verified_at: float | None) -> str:
     lines += _metric("reviewqueue_task_failures_total", "counter",
                      "Background tasks that failed for good (dead letters).",
                      [({}, ops["task_failures"])])
-    audit = ops["audit"]
     lines += _metric("reviewqueue_audit_open_alerts", "gauge",
                      "Unacknowledged alerts about a broken audit chain.",
-                     [({}, audit["open_alerts"])])
-    if verified_at is not None:
-        lines += _metric("reviewqueue_audit_last_verification_timestamp_seconds", "gauge",
-                         "When the audit chain was last verified (Unix time).",
-                         [({}, verified_at)])
-        lines += _metric("reviewqueue_audit_chain_ok", "gauge",
-                         "1 when the last verification of the audit chain passed, else 0.",
-                         [({}, 1 if audit["last_verification_ok"] else 0)])
-    return "\n".join(lines) + "\n"
+                     [({}, ops["audit"]["open_alerts"])])
+    return lines

@@ -7,6 +7,9 @@ decided when the answer arrived. Review figures use the first decision on each a
 
 Breakdowns carry reason codes, decision names and index release names only: never question,
 answer or passage text.
+
+These functions count whole tables (the queue, a window's verdicts and decisions): only the
+worker runs them, through insight/snapshots.py. Pages read the stored snapshot.
 """
 
 from __future__ import annotations

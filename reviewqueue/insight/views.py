@@ -6,7 +6,6 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils import timezone
 from django.views.decorators.http import require_GET
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import BaseRenderer
@@ -17,7 +16,7 @@ from rest_framework.views import APIView
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.api_base import RoleAndScope
 from reviewqueue.audit.permissions import admin_required
-from reviewqueue.insight import charts, selectors
+from reviewqueue.insight import charts, selectors, snapshots
 from reviewqueue.insight.forms import WINDOW_PARAMS, WindowForm
 from reviewqueue.insight.prometheus import exposition
 from reviewqueue.params import unexpected_params
@@ -81,12 +80,19 @@ def insight(request: HttpRequest) -> HttpResponse:
     if problems or not form.is_valid():
         return render(request, "insight/index.html", {"form": form, "problems": problems},
                       status=400)
-    metrics = selectors.insight_metrics(form.window)
+    # The figures come from a snapshot the worker computed (see insight/snapshots.py): the page
+    # itself counts nothing, and says when the figures were computed.
+    snapshot = snapshots.snapshot_read(form.window)
+    metrics = snapshot.metrics
     return render(request, "insight/index.html", {
         "form": form,
+        "snapshot": snapshot,
+        "computed_at": snapshot.computed_at,
+        "computed_ago": snapshot.age_seconds(),
+        "refresh_every": snapshots.REFRESH_EVERY,
         "metrics": metrics,
-        "charts": _charts(metrics),
-        "reason_matrix": _reason_matrix(metrics["releases"]),
+        "charts": _charts(metrics) if metrics else None,
+        "reason_matrix": _reason_matrix(metrics["releases"]) if metrics else None,
     })
 
 
@@ -143,8 +149,16 @@ class PrometheusMetricsView(APIView):
     def get(self, request: Request) -> Response:
         from reviewqueue.audit.models import VerificationRun
 
-        now = timezone.now()
-        ops = selectors.operations(now)
+        # Queue and failure figures come from the snapshot the worker refreshes every minute
+        # (none yet: only the audit chain's state, read live, is exposed); the snapshot's time
+        # is exposed too, so an alert can tell stale figures from a quiet queue.
+        snapshot = snapshots.snapshot_read(selectors.default_window())
+        ops = snapshot.metrics["operations"] if snapshot.metrics else None
+        computed = snapshot.computed_at
         last = VerificationRun.objects.order_by("-finished_at", "-id").first()
-        verified_at = last.finished_at.timestamp() if last else None
-        return Response(exposition(ops, verified_at), content_type=PROMETHEUS_CONTENT_TYPE)
+        verification = None
+        if last is not None:
+            verification = {"at": last.finished_at.timestamp(), "ok": last.ok}
+        text = exposition(ops, verification,
+                          computed.timestamp() if computed else None)
+        return Response(text, content_type=PROMETHEUS_CONTENT_TYPE)

@@ -31,7 +31,6 @@ class JobAdmin(ReadOnlyAdmin):
     search_fields = ("document_key", "actor")
     list_select_related = ("requested_by",)
     date_hierarchy = "created_at"
-    show_full_result_count = False
 
 
 @admin.register(JobChunk)
@@ -48,7 +47,6 @@ class JobChunkAdmin(ReadOnlyAdmin):
     )
     list_filter = ("state",)
     list_select_related = ("job",)
-    show_full_result_count = False
 
 
 @admin.register(DeadLetter)
@@ -79,7 +77,6 @@ class DeadLetterAdmin(ReadOnlyAdmin):
         "retried_by",
     )
     actions = ["retry_selected"]
-    show_full_result_count = False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Needed for the retry action; every field stays read-only.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
@@ -14,11 +15,17 @@ from django.views.decorators.http import require_GET, require_POST
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
+from reviewqueue.counting import bounded_count
 from reviewqueue.jobs.models import DeadLetter, Job
 from reviewqueue.jobs.selectors import job_progress, job_visible_to, jobs_recent
 from reviewqueue.jobs.services import job_start_for_all, job_start_for_document
 from reviewqueue.params import refuse_unknown_params
 from reviewqueue.reviews.models import Verdict
+
+
+def _dead_letters() -> dict[str, Any]:
+    """Dead letters not sent again, counted up to a cap: the banner says "1000+" beyond."""
+    return {"dead_letters": bounded_count(DeadLetter.objects.filter(retried_at__isnull=True))}
 
 
 def _visible_job(request: HttpRequest, job_id: UUID) -> Job:
@@ -36,10 +43,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     if refused := refuse_unknown_params(request):
         return refused
-    return render(request, "jobs/list.html", {
-        "jobs": jobs_recent(),
-        "dead_letters": DeadLetter.objects.filter(retried_at__isnull=True).count(),
-    })
+    return render(request, "jobs/list.html", {"jobs": jobs_recent(), **_dead_letters()})
 
 
 @login_required
@@ -73,6 +77,6 @@ def job_start(request: HttpRequest) -> HttpResponse:
     else:
         return render(request, "jobs/list.html", {
             "jobs": jobs_recent(), "error": "Name a document or choose every answer.",
-            "dead_letters": DeadLetter.objects.filter(retried_at__isnull=True).count(),
+            **_dead_letters(),
         }, status=400)
     return redirect(job)

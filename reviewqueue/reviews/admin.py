@@ -1,16 +1,15 @@
 from django.contrib import admin
 
-from reviewqueue.admin_base import ReadOnlyAdmin
+from reviewqueue.admin_base import BoundedCountAdmin, ReadOnlyAdmin
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
 
 
 @admin.register(Answer)
-class AnswerAdmin(admin.ModelAdmin):
+class AnswerAdmin(BoundedCountAdmin):
     list_display = ("trace_id", "status", "index_release", "status_changed_at")
     list_filter = ("status",)
     search_fields = ("trace_id",)
     readonly_fields = ("current_version", "current_verdict", "submitted_by")
-    show_full_result_count = False
 
 
 @admin.register(Verdict)
@@ -21,10 +20,9 @@ class VerdictAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ReviewItem)
-class ReviewItemAdmin(admin.ModelAdmin):
+class ReviewItemAdmin(BoundedCountAdmin):
     list_display = ("answer", "primary_reason", "entered_at", "leased_by", "lease_until")
     list_select_related = ("answer", "leased_by")
-    show_full_result_count = False
 
 
 @admin.register(Decision)

@@ -1,15 +1,14 @@
 from django.contrib import admin
 
-from reviewqueue.admin_base import ReadOnlyAdmin
+from reviewqueue.admin_base import BoundedCountAdmin, ReadOnlyAdmin
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(BoundedCountAdmin):
     list_display = ("key", "owner", "current_revision", "withdrawn_at")
     search_fields = ("key",)
     list_select_related = ("owner", "current_revision")
-    show_full_result_count = False
 
 
 @admin.register(Revision)

@@ -71,7 +71,6 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
     search_fields = ("trace_id", "event_id")
     list_select_related = ("endpoint",)
     inlines = [AttemptInline]
-    show_full_result_count = False
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return bool(request.user.is_active and request.user.is_staff)

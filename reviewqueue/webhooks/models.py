@@ -68,6 +68,8 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["lease_until"], name="webhook_delivery_sending",
                          condition=models.Q(state="sending")),
             models.Index(fields=["endpoint", "-created_at"], name="webhook_delivery_log"),
+            # The endpoints page counts each state up to a cap: a range of this index.
+            models.Index(fields=["endpoint", "state"], name="webhook_delivery_state"),
         ]
 
     def __str__(self) -> str:

@@ -17,6 +17,16 @@ pytestmark = pytest.mark.django_db
 RANGE = "since=2026-10-04&until=2026-10-07"
 
 
+def _computed(client: Any, url: str, capture: Any, **extra: Any) -> Any:
+    """GET `url` once the worker has computed its figures: the first request finds none and
+    asks for them (one task, sent on commit); the second reads what the task stored."""
+    with capture(execute=True) as sent:
+        first = client.get(url, **extra)
+    assert first.status_code == 200
+    assert len(sent) == 1
+    return client.get(url, **extra)
+
+
 def _sample(text: str, name: str) -> float:
     """The value of an unlabelled sample in Prometheus text."""
     return next(float(line.split()[1]) for line in text.splitlines()
@@ -39,9 +49,9 @@ def admin_api(admin_user: Any, token_client: Any) -> Any:
 
 
 def test_the_insight_page_draws_its_charts_on_the_server(
-    admin_client: Client, scenario: Builder
+    admin_client: Client, scenario: Builder, django_capture_on_commit_callbacks: Any
 ) -> None:
-    response = admin_client.get(f"/insight/?{RANGE}")
+    response = _computed(admin_client, f"/insight/?{RANGE}", django_capture_on_commit_callbacks)
     assert response.status_code == 200
     page = response.content.decode()
     assert page.count('<svg class="chart"') == 7
@@ -52,28 +62,104 @@ def test_the_insight_page_draws_its_charts_on_the_server(
 
 
 def test_the_page_compares_releases_reason_by_reason(
-    admin_client: Client, scenario: Builder
+    admin_client: Client, scenario: Builder, django_capture_on_commit_callbacks: Any
 ) -> None:
-    page = admin_client.get(f"/insight/?{RANGE}").content.decode()
+    page = _computed(admin_client, f"/insight/?{RANGE}",
+                     django_capture_on_commit_callbacks).content.decode()
     matrix = page.split('data-testid="release-matrix"')[1].split("</table>")[0]
     assert "<th scope=\"col\">2026.10</th><th scope=\"col\">2026.09</th>" in matrix
     assert "50.0% <span class=\"muted\">(2)</span>" in matrix  # conflicting_sources in 2026.09
 
 
-def test_the_page_defaults_to_the_last_30_days(admin_client: Client, db: Any) -> None:
+def test_the_page_defaults_to_the_last_30_days(
+    admin_client: Client, db: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     from django.utils import timezone
 
     today = timezone.localdate()
-    page = admin_client.get("/insight/").content.decode()
+    page = _computed(admin_client, "/insight/",
+                     django_capture_on_commit_callbacks).content.decode()
     since = today - dt.timedelta(days=29)
     assert f"Answers received {since.isoformat()} to {today.isoformat()}: 0." in page
 
 
 def test_the_page_never_shows_question_or_answer_text(
-    admin_client: Client, scenario: Builder
+    admin_client: Client, scenario: Builder, django_capture_on_commit_callbacks: Any
 ) -> None:
-    page = admin_client.get(f"/insight/?{RANGE}").content.decode()
+    page = _computed(admin_client, f"/insight/?{RANGE}",
+                     django_capture_on_commit_callbacks).content.decode()
     assert "Secret" not in page
+
+
+def test_the_page_counts_nothing_itself_and_asks_the_worker_once(
+    admin_client: Client, scenario: Builder, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False) as sent:
+        first = admin_client.get(f"/insight/?{RANGE}")
+        second = admin_client.get(f"/insight/?{RANGE}")
+    assert len(sent) == 1  # the second request finds the first one's request in flight
+    for response in (first, second):
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert "are being computed by a background worker" in page
+        assert 'data-testid="hold-rate"' not in page
+
+
+def test_the_page_says_when_its_figures_were_computed(
+    admin_client: Client, scenario: Builder, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django.utils import timezone
+
+    before = timezone.now()
+    page = _computed(admin_client, f"/insight/?{RANGE}",
+                     django_capture_on_commit_callbacks).content.decode()
+    stamp = page.split('data-testid="computed-at"')[1].split("</p>")[0]
+    assert f"Figures computed at {timezone.localtime(before):%Y-%m-%d %H:%M}" in stamp
+    assert "ago) by a background worker" in stamp
+    assert "These figures are old" not in stamp
+
+
+def test_old_figures_are_shown_with_their_time_while_fresh_ones_are_computed(
+    admin_client: Client, scenario: Builder, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django.utils import timezone
+
+    from reviewqueue.insight.forms import WindowForm
+    from reviewqueue.insight.snapshots import STALE_AFTER, snapshot_refresh
+
+    form = WindowForm({"since": "2026-10-04", "until": "2026-10-07"})
+    assert form.is_valid()
+    earlier = timezone.now() - dt.timedelta(seconds=STALE_AFTER + 60)
+    snapshot_refresh(form.window, now=earlier)
+    scenario.answer("late", when=dt.datetime(2026, 10, 6, 9, tzinfo=dt.UTC), decision="review",
+                    reason="invalid_metadata")
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        page = admin_client.get(f"/insight/?{RANGE}").content.decode()
+    assert len(sent) == 1
+    assert "These figures are old: a fresh computation has been requested." in page
+    assert f"Figures computed at {timezone.localtime(earlier):%Y-%m-%d %H:%M:%S}" in page
+    assert 'data-testid="hold-rate">41.7%' in page  # 5 of 12, as computed then
+    page = admin_client.get(f"/insight/?{RANGE}").content.decode()
+    assert 'data-testid="hold-rate">46.2%' in page  # 6 of 13, computed since
+    assert "These figures are old" not in page
+
+
+def test_beat_refreshes_the_last_30_days_every_minute(
+    admin_client: Client, scenario: Builder, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django.conf import settings
+    from django.utils import timezone
+
+    from reviewqueue.insight.tasks import refresh_metrics
+
+    entry = settings.CELERY_BEAT_SCHEDULE["refresh-insight-metrics"]
+    assert (entry["task"], entry["schedule"]) == ("insight.refresh_metrics", 60.0)
+    scenario.answer("today", when=timezone.now(), decision="review", reason="invalid_metadata")
+    refresh_metrics.delay()
+    with django_capture_on_commit_callbacks(execute=False) as sent:
+        page = admin_client.get("/insight/").content.decode()
+    assert sent == []  # fresh: nothing asked of the worker
+    assert 'data-testid="hold-rate">100.0%' in page  # 1 of 1 in the last 30 days
 
 
 @pytest.mark.parametrize("query, message", [
@@ -103,10 +189,15 @@ def test_an_anonymous_visitor_is_sent_to_sign_in(client: Client) -> None:
 # --- GET /api/v1/metrics ------------------------------------------------------------------------
 
 
-def test_the_metrics_api_returns_every_figure(admin_api: Any, scenario: Builder) -> None:
-    response = admin_api.get(f"/api/v1/metrics?{RANGE}")
+def test_the_metrics_api_returns_every_figure(
+    admin_api: Any, scenario: Builder, django_capture_on_commit_callbacks: Any
+) -> None:
+    response = _computed(admin_api, f"/api/v1/metrics?{RANGE}",
+                         django_capture_on_commit_callbacks)
     assert response.status_code == 200
     body = response.json()
+    assert body["status"] == "ready"
+    assert body["generated_at"]
     assert body["window"] == {"since": "2026-10-04", "until": "2026-10-07", "release": None,
                               "bucket": "day"}
     assert body["gate"]["held"] == {"count": 5, "of": 12, "rate": round(5 / 12, 6)}
@@ -120,16 +211,32 @@ def test_the_metrics_api_returns_every_figure(admin_api: Any, scenario: Builder)
                                        "task_failures", "audit"}
 
 
-def test_the_metrics_api_filters_by_release(admin_api: Any, scenario: Builder) -> None:
-    body = admin_api.get(f"/api/v1/metrics?{RANGE}&release=2026.09").json()
+def test_the_metrics_api_filters_by_release(
+    admin_api: Any, scenario: Builder, django_capture_on_commit_callbacks: Any
+) -> None:
+    body = _computed(admin_api, f"/api/v1/metrics?{RANGE}&release=2026.09",
+                     django_capture_on_commit_callbacks).json()
     assert body["gate"]["held"] == {"count": 3, "of": 4, "rate": 0.75}
 
 
-def test_the_metrics_api_carries_no_text(admin_api: Any, scenario: Builder) -> None:
-    body = admin_api.get(f"/api/v1/metrics?{RANGE}").content.decode()
+def test_the_metrics_api_carries_no_text(
+    admin_api: Any, scenario: Builder, django_capture_on_commit_callbacks: Any
+) -> None:
+    body = _computed(admin_api, f"/api/v1/metrics?{RANGE}",
+                     django_capture_on_commit_callbacks).content.decode()
+    assert '"gate"' in body
     assert SECRET_TEXT not in body
     assert SECRET_QUESTION not in body
     assert "Secret" not in body
+
+
+def test_the_metrics_api_says_when_the_figures_are_still_being_computed(
+    admin_api: Any, scenario: Builder
+) -> None:
+    body = admin_api.get(f"/api/v1/metrics?{RANGE}").json()
+    assert body == {"status": "computing", "generated_at": None, "retry_after_seconds": 10,
+                    "window": {"since": "2026-10-04", "until": "2026-10-07", "release": None,
+                               "bucket": "day"}}
 
 
 def test_the_metrics_api_refuses_an_unknown_parameter(admin_api: Any) -> None:
@@ -159,16 +266,16 @@ def test_an_admin_token_without_the_read_scope_may_not_read_metrics(
 
 
 def test_prometheus_reads_queue_depth_age_lag_and_failures(
-    admin_api: Any, build: Builder
+    admin_api: Any, build: Builder, django_capture_on_commit_callbacks: Any
 ) -> None:
     from django.utils import timezone
 
     answer = build.answer("q1", when=timezone.now(), decision="review",
                           reason="conflicting_sources")
     build.queue(answer, entered=timezone.now() - dt.timedelta(hours=1))
-    response = admin_api.get("/metrics",
-                             HTTP_ACCEPT="application/openmetrics-text;version=1.0.0,"
-                                         "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+    response = _computed(admin_api, "/metrics", django_capture_on_commit_callbacks,
+                         HTTP_ACCEPT="application/openmetrics-text;version=1.0.0,"
+                                     "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
     assert response.status_code == 200
     assert response["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
     text = response.content.decode()
@@ -179,6 +286,15 @@ def test_prometheus_reads_queue_depth_age_lag_and_failures(
     assert ("# TYPE reviewqueue_task_failures_total counter\n"
             "reviewqueue_task_failures_total 0\n") in text
     assert "reviewqueue_audit_chain_ok" not in text  # never verified
+    computed = _sample(text, "reviewqueue_metrics_computed_timestamp_seconds")
+    assert computed == pytest.approx(timezone.now().timestamp(), abs=60)
+
+
+def test_prometheus_gets_no_queue_figures_before_the_first_snapshot(
+    admin_api: Any, db: Any
+) -> None:
+    text = admin_api.get("/metrics").content.decode()
+    assert text == "# The first figures are being computed.\n"
 
 
 def test_prometheus_sees_the_audit_chain_state(admin_client: Client, db: Any) -> None:
