@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Iterable, Iterator
 from typing import Any
+from urllib.parse import quote
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import RFC3986_SUBDELIMS
 from django.views.decorators.http import require_GET, require_POST
 
 from reviewqueue.audit import selectors
@@ -19,11 +19,8 @@ from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm
 from reviewqueue.audit.models import VerificationRun
 from reviewqueue.audit.permissions import admin_required
 from reviewqueue.audit.services import Actor, audit_alert_acknowledge
+from reviewqueue.audit.templatetags.audit_tags import compact_json
 from reviewqueue.params import unexpected_params
-
-EXPORT_BATCH_ROWS = 500
-# Cells a spreadsheet would run as a formula; such cells get a leading apostrophe in the CSV.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _bad_request(request: HttpRequest, form: AuditSearchForm | None,
@@ -31,6 +28,65 @@ def _bad_request(request: HttpRequest, form: AuditSearchForm | None,
     context = {"form": form or AuditSearchForm(), "problems": problems,
                "status": selectors.chain_status(), "page": None}
     return render(request, "audit/events.html", context, status=400)
+
+
+class _TimelineLinks:
+    """`reverse("audit:timeline", args=[trace_id])` for the many ids of one page, without
+    resolving the pattern once per row: the id is quoted into the reversed link exactly as
+    `reverse` quotes it. An id the route would not match (empty, or with a slash) goes
+    through `reverse` itself, which refuses it as before."""
+
+    SAFE = RFC3986_SUBDELIMS + "/~:@"  # what `reverse` leaves unquoted in a path
+    SENTINEL = "trace-id-placeholder"
+
+    def __init__(self) -> None:
+        template = reverse("audit:timeline", args=[self.SENTINEL])
+        self.head, _, self.tail = template.partition(self.SENTINEL)
+
+    def __call__(self, trace_id: str) -> str:
+        if not trace_id or "/" in trace_id:
+            return reverse("audit:timeline", args=[trace_id])
+        return self.head + quote(trace_id, safe=self.SAFE) + self.tail
+
+
+def _local_time(moment: Any) -> str:
+    """`{{ moment|date:"Y-m-d H:i:s" }}`: in the current time zone, as the filter shows it."""
+    t = timezone.localtime(moment) if timezone.is_aware(moment) else moment
+    return (f"{t.year:04d}-{t.month:02d}-{t.day:02d} "
+            f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}")
+
+
+def event_rows(events: list[Any]) -> list[dict[str, Any]]:
+    """What each row of the list shows, worked out once per page in Python: the template
+    then only prints plain strings (escaped by it as any other value) and runs no url tag,
+    filter or include per row. No query: everything comes from the events read."""
+    log = reverse("audit:events")
+    timeline = _TimelineLinks()
+    rows = []
+    for e in events:
+        is_answer = e.object_type == "answer"
+        rows.append({
+            "seq": e.seq,
+            "from_here": f"{log}?before={e.seq + 1}",
+            "time": _local_time(e.created_at),
+            "actor_type": e.actor_type,
+            "actor": e.actor,
+            "action": e.action,
+            "object_type": e.object_type,
+            "object_id": e.object_id,
+            "object_link": timeline(e.object_id) if is_answer else "",
+            "trace_id": e.trace_id,
+            "trace_link": timeline(e.trace_id) if e.trace_id else "",
+            "document_id": e.document_id,
+            "document_link": (f"{log}?document={quote(e.document_id, safe='/')}"
+                              if e.document_id else ""),
+            "before": compact_json(e.before) if e.before else "",
+            "after": compact_json(e.after) if e.after else "",
+            "hash": e.hash,
+            "hash_short": e.hash[:10],
+            "request_short": e.request_id[:12] if e.request_id else "",
+        })
+    return rows
 
 
 @require_GET
@@ -47,6 +103,7 @@ def events(request: HttpRequest) -> HttpResponse:
     return render(request, "audit/events.html", {
         "form": form,
         "page": page,
+        "rows": event_rows(page.events),
         "filter_query": form.filter_query(),
         "filtered": not form.event_filter().is_empty(),
         "status": selectors.chain_status(),
@@ -92,57 +149,14 @@ def acknowledge_alert(request: HttpRequest, pk: int) -> HttpResponse:
 # --- Exports ------------------------------------------------------------------------------------
 
 
-def _csv_cell(value: Any) -> str:
-    if isinstance(value, dict | list):
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    elif hasattr(value, "isoformat"):
-        text = value.isoformat()
-    else:
-        text = "" if value is None else str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
-class _Line:
-    """A file-like object whose write returns what it was given, for csv.writer."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
-def _batched(lines: Iterable[str]) -> Iterator[str]:
-    """Join lines into chunks of a few hundred rows: one write per row would make the server
-    send thousands of tiny chunks."""
-    batch: list[str] = []
-    for line in lines:
-        batch.append(line)
-        if len(batch) >= EXPORT_BATCH_ROWS:
-            yield "".join(batch)
-            batch = []
-    if batch:
-        yield "".join(batch)
-
-
-def _csv_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    writer = csv.writer(_Line())
-    yield writer.writerow(selectors.EXPORT_FIELDS)
-    for row in rows:
-        yield writer.writerow([_csv_cell(row[name]) for name in selectors.EXPORT_FIELDS])
-
-
-def _jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    for row in rows:
-        row["created_at"] = row["created_at"].isoformat()
-        yield json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
 @require_GET
 @admin_required
 def export(request: HttpRequest, fmt: str) -> HttpResponseBase:
     """The matching events, oldest first, streamed: memory stays flat however many there are.
 
     The JSON Lines export keeps every field as stored, so a full export can be verified offline
-    with `verify_audit --jsonl`. The CSV is for people: JSON columns are compact JSON and cells
-    that a spreadsheet would run as a formula start with an apostrophe.
+    with `verify_audit --jsonl`. The CSV is for people: JSON columns hold the JSON text as
+    stored, and cells that a spreadsheet would run as a formula start with an apostrophe.
     """
     problems = unexpected_params(request.GET, FILTER_PARAMS)
     if problems:
@@ -150,14 +164,11 @@ def export(request: HttpRequest, fmt: str) -> HttpResponseBase:
     form = AuditSearchForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form, [])
-    rows = selectors.export_rows(form.event_filter())
+    blocks = selectors.export_blocks(form.event_filter(), fmt)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-    if fmt == "csv":
-        response = StreamingHttpResponse(_batched(_csv_lines(rows)),
-                                         content_type="text/csv; charset=utf-8")
-    else:
-        response = StreamingHttpResponse(_batched(_jsonl_lines(rows)),
-                                         content_type="application/x-ndjson; charset=utf-8")
+    content_type = ("text/csv; charset=utf-8" if fmt == "csv"
+                    else "application/x-ndjson; charset=utf-8")
+    response = StreamingHttpResponse(blocks, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="audit-{stamp}.{fmt}"'
     response["Cache-Control"] = "no-store"
     return response

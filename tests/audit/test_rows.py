@@ -1,0 +1,111 @@
+"""The rows of the audit list are worked out once per page in the view, not by a template
+include with url tags and filters per row: the page must stay exactly what that include drew,
+escaping included, with the same links, and cost no query per row."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+from django.template import engines
+from django.test.utils import CaptureQueriesContext
+from django.urls import NoReverseMatch, reverse
+
+from reviewqueue.audit.models import AuditEvent
+from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.audit.views import _TimelineLinks
+
+pytestmark = pytest.mark.django_db
+
+# The row as the include `audit/_event_row.html` drew it (with intact=None, as the list
+# passed it), kept here as the reference the list must still match.
+REFERENCE_ROW = """{% load audit_tags %}
+<tr{% if intact is False %} class="is-broken"{% endif %}>
+  <td class="num"><a href="{% url 'audit:events' %}?before={{ event.seq|add:1 }}" title="Show the log from here">#{{ event.seq }}</a></td>
+  <td class="nowrap">{{ event.created_at|date:"Y-m-d H:i:s" }}</td>
+  <td><span class="pill pill-{{ event.actor_type }}">{{ event.actor_type }}</span> {{ event.actor }}</td>
+  <td><code>{{ event.action }}</code></td>
+  <td>{{ event.object_type }}:{% if event.object_type == "answer" %}<a href="{% url 'audit:timeline' event.object_id %}">{{ event.object_id }}</a>{% else %}{{ event.object_id }}{% endif %}</td>
+  <td>{% if event.trace_id %}<a href="{% url 'audit:timeline' event.trace_id %}">{{ event.trace_id }}</a>{% endif %}{% if event.document_id %}<div class="muted">doc <a href="{% url 'audit:events' %}?document={{ event.document_id|urlencode }}">{{ event.document_id }}</a></div>{% endif %}</td>
+  <td class="change">
+    {% if event.before %}<div><span class="muted">before</span> <code>{{ event.before|compact_json }}</code></div>{% endif %}
+    {% if event.after %}<div><span class="muted">after</span> <code>{{ event.after|compact_json }}</code></div>{% endif %}
+  </td>
+  <td class="hash"><code title="{{ event.hash }}">{{ event.hash|slice:":10" }}</code>{% if intact is False %} <strong class="error">✗</strong>{% elif intact %} <span class="ok" title="Content matches its hash and links to the event before">✓</span>{% endif %}{% if event.request_id %}<div class="muted" title="request id">{{ event.request_id|slice:":12" }}</div>{% endif %}</td>
+</tr>
+"""  # noqa: E501
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "\"><img src=x onerror=alert(1)>",
+    "'><svg onload=alert(1)>",
+    "a&b;c=d?e#f %41 %2F",
+    "javascript:alert(1)",
+    "ü ñ 中文 \u2028 tab\tnewline\nend",
+    "{{ request.user.password }}{% debug %}",
+    "~:@!$&'()*+,;=",
+]
+
+
+def _flat(html: str) -> str:
+    return re.sub(r"\s+", " ", html).strip()
+
+
+def _hostile_events() -> list[AuditEvent]:
+    events = []
+    for i, text in enumerate(HOSTILE):
+        with transaction.atomic():
+            events.append(audit_record(
+                actor=Actor("user", f"user:{text}"), action=f"x.{text}",
+                object_type="answer" if i % 2 else f"doc{text}", object_id=text,
+                trace_id=text if i % 3 else "", document_id=text if i % 2 == 0 else "",
+                before={"v": text} if i % 3 else None, after={text: [text, i]},
+            ))
+    return events
+
+
+def test_each_row_is_what_the_include_drew_for_hostile_values(admin_client: Any) -> None:
+    events = _hostile_events()
+    page = _flat(admin_client.get("/audit/").content.decode())
+    reference = engines["django"].from_string(REFERENCE_ROW)
+    for event in events:
+        event.refresh_from_db()
+        row = _flat(reference.render({"event": event, "intact": None}))
+        assert row in page, row
+    assert "<script>alert(1)" not in page
+    assert "<img src=x" not in page
+
+
+@pytest.mark.parametrize("trace_id", [*(t for t in HOSTILE if "/" not in t), "t-1",
+                                      "tr-00000001-abcdef", "%", "?#", "..", "%2F"])
+def test_timeline_links_are_those_reverse_gives(trace_id: str) -> None:
+    assert _TimelineLinks()(trace_id) == reverse("audit:timeline", args=[trace_id])
+
+
+@pytest.mark.parametrize("trace_id", ["", "a/b", "/", HOSTILE[0]])
+def test_a_trace_id_the_route_refuses_is_refused_as_before(trace_id: str) -> None:
+    with pytest.raises(NoReverseMatch):
+        reverse("audit:timeline", args=[trace_id])
+    with pytest.raises(NoReverseMatch):
+        _TimelineLinks()(trace_id)
+
+
+def test_the_list_costs_no_query_per_row(admin_client: Any) -> None:
+    def record(n: int) -> None:
+        for i in range(n):
+            with transaction.atomic():
+                audit_record(actor=Actor("user", "user:alice"), action="lease.claimed",
+                             object_type="answer", object_id=f"t-{i}", trace_id=f"t-{i}",
+                             document_id=f"doc-{i}", before={"a": i}, after={"b": i})
+
+    record(3)
+    admin_client.get("/audit/")  # warm the session and anything cached once
+    with CaptureQueriesContext(connection) as few:
+        assert admin_client.get("/audit/").status_code == 200
+    record(60)
+    with CaptureQueriesContext(connection) as many:
+        response = admin_client.get("/audit/")
+    assert response.content.decode().count('<td class="num">') == 50
+    assert len(many) == len(few), [q["sql"] for q in many.captured_queries]
