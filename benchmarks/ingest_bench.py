@@ -1,6 +1,6 @@
 """Ingest throughput against the running app, beside plain-psycopg floors from the same run.
 
-    python -m benchmarks.ingest_bench [--answers 2000] [--clients 4] [--quick]
+    python -m benchmarks.ingest_bench [--answers 4000] [--clients 4] [--batch-clients 2] [--quick]
 
 Reports answers/s for single-answer ingest (N client connections, one answer per request) and
 batch ingest (500 answers per request), each beside its floor: one-row INSERT + COMMIT with
@@ -115,10 +115,11 @@ def healthz_rate(port: int, clients: int, requests: int) -> float:
 
 def main() -> None:
     parser = section_args(__doc__.split("\n\n")[0])
-    parser.add_argument("--answers", type=int, default=2000)
+    parser.add_argument("--answers", type=int, default=4000)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--batch-clients", type=int, default=1)
+    parser.add_argument("--batch-clients", type=int, default=2,
+                        help="batch requests in flight at once (default: one per core here)")
     args = parser.parse_args()
     if args.quick:
         args.answers = 500
