@@ -117,8 +117,9 @@ def machine() -> str:
     except (OSError, ValueError, IndexError):
         pass
     try:
+        # "psql (PostgreSQL) 15.20 (Debian 15.20-0+deb12u1)"
         pg = subprocess.run(["psql", "--version"], capture_output=True, text=True,
-                            check=False).stdout.split()[-1]
+                            check=False).stdout.split()[2]
     except OSError:
         pg = "?"
     return (f"{os.cpu_count()} cores ({cpu}){memory}, {platform.system()} "

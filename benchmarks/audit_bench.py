@@ -514,12 +514,14 @@ def main() -> None:
 
     figures: list[Figure] = []
     size = f"{large_n // 1000:,}k vs {small_n // 1000:,}k events"
-    for kind, figure in p95s.items():
+    for index, (kind, figure) in enumerate(p95s.items()):
         little, big = figure.p95s
+        # How the pages were measured is said once, on the first row.
+        how = (f"{size}, {requests} requests each after {warm_up} warm-up, alternating; "
+               if index == 0 else "")
         figures.append(at_most(
             f"audit list p95, {kind}", ms(big), ms(little), big / little, 1.5,
-            f"{size}, {requests} requests each after {warm_up} warm-up, alternating; "
-            f"{rows_note(figure.rows, small_n, large_n)}"))
+            how + rows_note(figure.rows, small_n, large_n)))
     for fmt in ("csv", "jsonl"):
         figures.append(at_least(
             f"audit export {fmt.upper()} rows/s", rate(rates[fmt], "rows"),

@@ -1,8 +1,10 @@
-"""Insert many model instances with PostgreSQL COPY instead of a multi-row INSERT.
+"""Write model instances without the ORM's statement building: COPY for many, one plain
+INSERT for a few.
 
 For a batch of 500 answers Django's bulk_create spends more time building and PostgreSQL more
-time parsing the INSERT than either spends on the rows. COPY streams the rows instead. The
-instances are not refreshed: ids come from the caller (taken from the table's sequence first)
+time parsing the INSERT than either spends on the rows; COPY streams the rows instead. For one
+answer the ORM spends longer building an INSERT than PostgreSQL spends running it. Rows written
+with COPY are not read back: ids come from the caller (taken from the table's sequence first)
 or, when left unset, from the column default and stay unknown to Python.
 """
 

@@ -104,7 +104,7 @@ def answers_ingest(
     first: dict[str, int] = {}
     for index, data in enumerate(items):
         if data.trace_id in stored:
-            results[index] = _attempt(_replay, stored[data.trace_id], digests[index])
+            results[index] = _replayed(stored[data.trace_id], digests[index])
         elif data.trace_id not in first:
             first[data.trace_id] = index
     new = list(first.values())
@@ -121,7 +121,7 @@ def answers_ingest(
                     trace_id=items[0].trace_id).first()
                 if answer is None:
                     raise
-                return [_attempt(_replay, answer, digests[0])]
+                return [_replayed(answer, digests[0])]
             return [answers_ingest(items=[data], actor=actor, user=user)[0] for data in items]
         for index, answer in zip(new, created, strict=True):
             results[index] = IngestResult(answer, created=True)
@@ -129,13 +129,14 @@ def answers_ingest(
         if results[index] is None:
             earlier = results[first[data.trace_id]]
             assert isinstance(earlier, IngestResult)
-            results[index] = _attempt(_replay, earlier.answer, digests[index])
+            results[index] = _replayed(earlier.answer, digests[index])
     return [r for r in results if r is not None]
 
 
-def _attempt(replay: Any, answer: Answer, digest: str) -> IngestResult | Conflict:
+def _replayed(answer: Answer, digest: str) -> IngestResult | Conflict:
+    """`_replay`, with a conflict returned as this item's result instead of raised."""
     try:
-        return replay(answer, digest)  # type: ignore[no-any-return]
+        return _replay(answer, digest)
     except Conflict as exc:
         return exc
 
