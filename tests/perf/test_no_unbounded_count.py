@@ -13,15 +13,19 @@ each filter and the admin's list pages. Each one's SQL is captured and checked.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.security.conftest import World, api_client, build_world
+from tests.security import conftest as security
+from tests.security.conftest import World, api_client
 from tests.security.test_permission_table import ROLES, TABLE, USERNAME, _named_routes
+
+# The security suite's module-scoped world (documents, held answers, conflicts, a job, a
+# webhook), built once for this module too.
+world = security.world
 
 SIGNED_IN = tuple(r for r in ROLES if r in USERNAME and r != "deactivated")
 
@@ -97,26 +101,6 @@ def test_the_check_tells_bounded_counts_from_unbounded_ones() -> None:
                             "LIMIT 1001) AS limited) UNION ALL SELECT 's'::text, "
                             "(SELECT count(*) FROM a)")
     assert not unbounded_counts("SELECT id FROM a LIMIT 5")
-
-
-@pytest.fixture(scope="module")
-def world(django_db_setup: Any, django_db_blocker: Any) -> Iterator[World]:
-    """The security suite's world (documents, held answers, conflicts, a job, a webhook),
-    built once for the module and flushed at its end."""
-    from django.core.management import call_command
-
-    from reviewqueue.celery import app
-
-    with django_db_blocker.unblock():
-        previous = app.conf.task_always_eager
-        app.conf.task_always_eager = True
-        try:
-            built = build_world()
-        finally:
-            app.conf.task_always_eager = previous
-    yield built
-    with django_db_blocker.unblock():
-        call_command("flush", interactive=False, verbosity=0)
 
 
 @pytest.fixture(autouse=True)
