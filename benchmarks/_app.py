@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import psycopg
 
@@ -64,42 +65,38 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class Server(NamedTuple):
+    port: int
+    pid: int  # gunicorn's master process
+
+    def worker_pids(self) -> list[int]:
+        with open(f"/proc/{self.pid}/task/{self.pid}/children") as f:
+            return [int(pid) for pid in f.read().split()]
+
+
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], workers: int = 4) -> Iterator[int]:
+def gunicorn(env: dict[str, str], workers: int = 4, timeout: int = 120) -> Iterator[Server]:
+    """The app under gunicorn on a free port, once /healthz answers."""
     port = free_port()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "reviewqueue.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(workers),
-            "--log-level",
-            "warning",
-            "--timeout",
-            "120",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "gunicorn", "reviewqueue.wsgi:application",
+         "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning",
+         "--timeout", str(timeout)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        while True:
             try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
                 conn.request("GET", "/healthz")
                 if conn.getresponse().status == 200:
                     break
             except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("gunicorn did not start") from None
                 time.sleep(0.3)
-        else:
-            raise RuntimeError("gunicorn did not start")
-        yield port
+        yield Server(port, proc.pid)
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -24,14 +24,12 @@ through a session created with `manage.py shell`, and measures the real app unde
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import heapq
 import http.client
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -40,7 +38,7 @@ from urllib.parse import urlencode
 
 import psycopg
 
-from benchmarks._app import ROOT, app_env, free_port, manage, scratch_database
+from benchmarks._app import app_env, gunicorn, manage, scratch_database
 from benchmarks._table import Figure, at_least, at_most, ms, p95, rate, report, section_args
 from reviewqueue.audit.hashing import GENESIS_HASH, event_hash, hashed_fields_of
 
@@ -268,35 +266,6 @@ def admin_cookie(env: dict[str, str]) -> str:
     raise RuntimeError("no session created")
 
 
-@contextlib.contextmanager
-def gunicorn_one_worker(env: dict[str, str]) -> Iterator[tuple[int, int]]:
-    """A fresh gunicorn with one sync worker; yields its port and the worker's pid."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "reviewqueue.wsgi:application", "--bind",
-         f"127.0.0.1:{port}", "--workers", "1", "--log-level", "warning", "--timeout", "600"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                conn.request("GET", "/healthz")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("gunicorn did not start") from None
-                time.sleep(0.3)
-        with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
-            worker = int(f.read().split()[0])
-        yield port, worker
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
 def peak_rss_kib(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -423,8 +392,9 @@ def measure_list(small: Prepared, large: Prepared, requests: int,
     machine hits both alike."""
     figures = {}
     small_samples, large_samples = common(small.samples, large.samples)
-    with gunicorn_one_worker(small.env) as (small_port, _), \
-            gunicorn_one_worker(large.env) as (large_port, _):
+    with gunicorn(small.env, workers=1, timeout=600) as small_server, \
+            gunicorn(large.env, workers=1, timeout=600) as large_server:
+        small_port, large_port = small_server.port, large_server.port
         browsers = (Browser(small_port, small.cookie), Browser(large_port, large.cookie))
         queries = (searches(small_samples, random.Random(7), requests + warm_up),
                    searches(large_samples, random.Random(7), requests + warm_up))
@@ -478,7 +448,8 @@ def copy_rate(url: str) -> float:
 def export_once(prepared: Prepared, fmt: str) -> tuple[float, int]:
     """Rows/s of one full export from a fresh single-worker gunicorn, and that worker's peak
     RSS in KiB afterwards."""
-    with gunicorn_one_worker(prepared.env) as (port, worker):
+    with gunicorn(prepared.env, workers=1, timeout=600) as server:
+        port, worker = server.port, server.worker_pids()[0]
         browser = Browser(port, prepared.cookie)
         # Warm up: imports, templates, a first connection; exports nothing.
         browser.get("/audit/")

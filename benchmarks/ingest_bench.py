@@ -131,7 +131,8 @@ def main() -> None:
     manage(env, "adduser", "bench-service", "--role", "service")
     token = manage(env, "issue_token", "bench-service").strip()
 
-    with gunicorn(env, workers=args.workers) as port:
+    with gunicorn(env, workers=args.workers) as server:
+        port = server.port
         client = Client(port, token)
         for i in range(DOCS):
             status, _ = client.send("PUT", f"/api/v1/documents/doc-{i}/revisions/r1", revision(i))

@@ -323,9 +323,10 @@ def main() -> None:
         }
         connection.close()
 
-        with gunicorn(app_env(url), workers=1) as port, \
-                gunicorn(app_env(small_url), workers=1) as small_port:
-            on_large, on_small = Browser(port, session), Browser(small_port, session)
+        with gunicorn(app_env(url), workers=1) as server, \
+                gunicorn(app_env(small_url), workers=1) as small_server:
+            on_large = Browser(server.port, session)
+            on_small = Browser(small_server.port, session)
 
             # a. The queue page with 100,000 held against 1,000.
             queue_small, queue_large = _p95s([(on_small, "/"), (on_large, "/")], requests,
