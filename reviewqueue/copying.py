@@ -1,5 +1,5 @@
-"""Write model instances without the ORM's statement building: COPY for many, one plain
-INSERT for a few.
+"""Write model instances without the ORM's statement building: COPY for many, one INSERT
+statement for the few rows of several tables.
 
 For a batch of 500 answers Django's bulk_create spends more time building and PostgreSQL more
 time parsing the INSERT than either spends on the rows; COPY streams the rows instead. For one
@@ -18,6 +18,8 @@ from django.db import connection, models
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
+from reviewqueue.prepared import prepared_cursor
+
 # Below this many rows a plain INSERT is as quick: COPY takes an extra round trip.
 FEW = 8
 
@@ -32,7 +34,7 @@ def _plan(model: type[models.Model], with_pk: bool
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     copy_sql = f"COPY {table} ({columns}) FROM STDIN"
     pk = connection.ops.quote_name(model._meta.pk.column)  # type: ignore[union-attr]
-    insert_sql = f"INSERT INTO {table} ({columns}) VALUES {{rows}} RETURNING {pk}"
+    insert_sql = f"INSERT INTO {table} ({columns}) VALUES {{rows}} RETURNING {pk} AS pk"
     getters: list[tuple[str, Callable[[Any], Any]]] = []
     for f in fields:
         if isinstance(f, models.JSONField):
@@ -44,31 +46,45 @@ def _plan(model: type[models.Model], with_pk: bool
     return copy_sql, insert_sql, getters, stamped
 
 
-def copy_instances(instances: Sequence[models.Model], *, with_pk: bool) -> None:
-    """Write `instances` (all of one model) inside the current transaction: with COPY, or
-    for a few of them with one INSERT that also gives each its id.
-    `with_pk`: the instances carry their ids; otherwise the id column takes its default.
-    auto_now / auto_now_add columns get the current time, as save() would give them."""
-    if not instances:
-        return
-    copy_sql, insert_sql, getters, stamped = _plan(type(instances[0]), with_pk)
+def copy_instances(*groups: Sequence[models.Model]) -> None:
+    """Write each group of instances (a group is all of one model) inside the current
+    transaction. Instances that carry an id are written with it; the others take the column
+    default and are given the id they got. auto_now / auto_now_add columns get the current
+    time, as save() would give them.
+
+    A group of many goes in with COPY; the groups of a few go in together, in one INSERT
+    statement (chained with WITH), so one answer's rows take one round trip, not four."""
     now = timezone.now()
-    rows = []
-    for instance in instances:
-        for attname in stamped:
-            if getattr(instance, attname) is None:
-                setattr(instance, attname, now)
-        rows.append([adapt(getattr(instance, attname)) for attname, adapt in getters])
-    if len(rows) >= FEW:
-        _copy(copy_sql, rows)
+    few: list[tuple[Sequence[models.Model], str, list[Any]]] = []
+    for instances in groups:
+        if not instances:
+            continue
+        copy_sql, insert_sql, getters, stamped = _plan(type(instances[0]),
+                                                       instances[0].pk is not None)
+        rows = []
+        for instance in instances:
+            for attname in stamped:
+                if getattr(instance, attname) is None:
+                    setattr(instance, attname, now)
+            rows.append([adapt(getattr(instance, attname)) for attname, adapt in getters])
+        if len(rows) >= FEW:
+            _copy(copy_sql, rows)
+            continue
+        row_sql = "(" + ", ".join(["%s"] * len(getters)) + ")"
+        few.append((instances, insert_sql.format(rows=", ".join([row_sql] * len(rows))),
+                    [value for row in rows for value in row]))
+    if not few:
         return
-    # A plain INSERT, not bulk_create: for one answer the ORM spends longer building the
-    # statement than PostgreSQL spends running it.
-    row_sql = "(" + ", ".join(["%s"] * len(getters)) + ")"
-    with connection.cursor() as cursor:
-        cursor.execute(insert_sql.format(rows=", ".join([row_sql] * len(rows))),
-                       [value for row in rows for value in row])
-        for instance, (pk,) in zip(instances, cursor.fetchall(), strict=True):
+    # Not bulk_create: for one answer the ORM spends longer building the statements than
+    # PostgreSQL spends running them. Each group's ids come back tagged with its position.
+    sql = (few[0][1] if len(few) == 1 else
+           "WITH " + ", ".join(f"w{i} AS ({insert})" for i, (_, insert, _) in enumerate(few))
+           + " " + " UNION ALL ".join(f"SELECT pk FROM w{i}" for i in range(len(few))))
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, [value for _, _, params in few for value in params])
+        ids = iter(cursor.fetchall())
+    for instances, _, _ in few:
+        for instance, (pk,) in zip(instances, ids, strict=False):
             instance.pk = pk
 
 

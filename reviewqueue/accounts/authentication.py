@@ -12,6 +12,7 @@ from rest_framework import authentication, exceptions
 
 from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.roles import remember_groups
+from reviewqueue.prepared import prepared_cursor
 
 
 @cache
@@ -43,7 +44,7 @@ def _active_token(digest: str) -> ApiToken | None:
     plain query: every API request starts here, and the ORM took several times longer to
     build this query than PostgreSQL took to run it."""
     sql, token_fields, user_fields = _token_sql()
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, [digest])
         row = cursor.fetchone()
     if row is None:

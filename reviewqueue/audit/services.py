@@ -23,6 +23,7 @@ from reviewqueue.audit.hashing import (
 from reviewqueue.audit.models import AuditAlert, AuditEvent, QuarantinedPayload, VerificationRun
 from reviewqueue.copying import FEW, copy_instances, copy_rows
 from reviewqueue.middleware import request_id_var, trace_id_var
+from reviewqueue.prepared import prepared_cursor
 
 log = logging.getLogger("reviewqueue.audit")
 
@@ -162,7 +163,7 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
         })
     # Serialise appends: two writers reading the same tail would fork the chain. The lock is
     # held until the surrounding transaction commits, so it is taken as late as possible.
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_CHAIN_LOCK_KEY])
         cursor.execute(_TAIL_SQL)
         tail = cursor.fetchone()
@@ -176,7 +177,7 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
         copy_rows(AuditEvent, rows)
         return []
     events = [AuditEvent(**row) for row in rows]
-    copy_instances(events, with_pk=False)
+    copy_instances(events)
     return events
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import F, Prefetch, QuerySet
 
+from reviewqueue.prepared import prepared_cursor
 from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
 
 
@@ -75,7 +76,7 @@ def current_documents(keys: Iterable[str]) -> dict[str, CurrentDocument]:
         return {}
     rows: dict[str, tuple[Any, ...]] = {}
     facts: dict[str, list[FactRow]] = {}
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_CURRENT_SQL.format(**_tables()), [keys])
         for (key, withdrawn_at, revision_id, revision, allowed, f_subject, f_key, f_value,
              f_from, f_until, f_span) in cursor.fetchall():
@@ -107,7 +108,7 @@ def current_facts_on(keys: Iterable[str]) -> list[tuple[str, str, tuple[str, ...
     keys = sorted(set(keys))
     if not keys:
         return []
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_CURRENT_FACTS_SQL.format(**_tables()),
                        [keys, Conflict.Status.DISMISSED.value])
         return [

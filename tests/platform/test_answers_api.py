@@ -268,3 +268,36 @@ def test_the_openapi_schema_lists_the_ingest_endpoints(client: Any) -> None:
     paths = response.json()["paths"]
     assert "/api/v1/answers" in paths
     assert "/api/v1/documents/{document_id}/revisions/{revision}" in paths
+
+
+def test_one_answer_writes_its_rows_in_one_statement_and_reuses_prepared_plans(
+    publish: Any, service_api: Any
+) -> None:
+    """An answer, its version, citations and verdict go in with one INSERT, and the hot
+    statements are planned once per connection, not once per request."""
+    publish()
+    publish(document_id="terms")
+    retrieved = [{"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+                 {"cite": "d2", "document_id": "terms", "revision": "r1"}]
+    service_api.post("/api/v1/answers", answer_body("warm", retrieved=retrieved), format="json")
+
+    def prepared() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+            return int(cursor.fetchone()[0])
+
+    before = prepared()
+    with CaptureQueriesContext(connection) as ctx:
+        response = service_api.post("/api/v1/answers", answer_body("t-2", retrieved=retrieved),
+                                    format="json")
+    assert response.status_code == 201, response.content
+    assert prepared() == before > 0
+    writes = [q["sql"] for q in ctx.captured_queries
+              if "INSERT INTO" in q["sql"] and "reviews_" in q["sql"]]
+    assert len(writes) == 1, writes
+    answer = Answer.objects.get(trace_id="t-2")
+    assert answer.current_version.answer_id == answer.pk
+    assert answer.current_verdict.version_id == answer.current_version_id
+    assert sorted(answer.retrieved.values_list("cite", "document_key")) == [
+        ("d1", "pricing"), ("d2", "terms")]
+    assert response.json()["verdict"]["id"] == answer.current_verdict_id

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reviewqueue.audit.services import Actor
 from reviewqueue.copying import copy_instances
 from reviewqueue.errors import Conflict
+from reviewqueue.prepared import prepared_cursor
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
 from reviewqueue.reviews.services.evaluation import load_sources, run_gate, today, verdict_fields
 from reviewqueue.reviews.services.transitions import answers_enter, first_status
@@ -146,7 +147,7 @@ def _new_ids(count: int) -> list[tuple[int, int, int]]:
     sequences: each row can then point at the others when it is inserted (the foreign keys
     are checked at commit), so each table takes one INSERT and no UPDATE follows."""
     tables = [model._meta.db_table for model in (Answer, AnswerVersion, Verdict)]
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             "SELECT nextval(pg_get_serial_sequence(%s, 'id')), "
             "nextval(pg_get_serial_sequence(%s, 'id')), "
@@ -207,9 +208,6 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
         retrieved_rows += retrieved
         verdicts.append(verdict)
         entered.append((answer, verdict, audit_sample))
-    copy_instances(answers, with_pk=True)
-    copy_instances(versions, with_pk=True)
-    copy_instances(retrieved_rows, with_pk=False)
-    copy_instances(verdicts, with_pk=True)
+    copy_instances(answers, versions, retrieved_rows, verdicts)
     answers_enter(entered=entered, actor=actor)
     return answers

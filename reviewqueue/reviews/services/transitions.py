@@ -85,7 +85,7 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
                    primary_reason=verdict.reason, reasons=verdict.reasons,
                    index_release=answer.index_release, audit_sample=sample)
         for answer, verdict, sample in entered if answer.status == Answer.Status.HELD
-    ], with_pk=False)
+    ])
     answers_status_changed.send(sender=Answer, actor=actor, changes=[
         {"answer": answer, "old_status": None, "new_status": answer.status, "verdict": verdict,
          "actor": actor, "cause": "ingest"}
