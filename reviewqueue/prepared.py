@@ -46,5 +46,7 @@ def prepared_cursor() -> Iterator[CursorWrapper]:
     loader = pg.adapters.get_loader(_TIMESTAMPTZ_OID, Format.TEXT)
     if connection.timezone != getattr(loader, "timezone", None):
         register_tzloader(connection.timezone, raw)
-    with connection._prepare_cursor(raw) as cursor:  # thread check, debug or plain wrapper
+    connection.validate_thread_sharing()
+    wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
+    with wrap(raw) as cursor:  # type: ignore[arg-type]
         yield cursor
