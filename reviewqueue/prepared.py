@@ -8,6 +8,8 @@ the connection (psycopg keeps the last 100).
 
 Use it only for statements whose text does not vary with the values (they are parameters). It
 goes through Django's cursor wrappers, so query counts and logs see its statements as any other.
+Prepared statements live on the server connection: a pooler in front of PostgreSQL must keep
+them per client (PgBouncer 1.21 or later with max_prepared_statements set, in transaction mode).
 """
 
 from __future__ import annotations
