@@ -48,9 +48,9 @@ def _plan(model: type[models.Model], with_pk: bool
 
 def copy_instances(*groups: Sequence[models.Model]) -> None:
     """Write each group of instances (a group is all of one model) inside the current
-    transaction. Instances that carry an id are written with it; the others take the column
-    default and are given the id they got. auto_now / auto_now_add columns get the current
-    time, as save() would give them.
+    transaction. A group whose instances carry ids (all of them or none) is written with them;
+    the others take the column default and are given the id they got. auto_now /
+    auto_now_add columns get the current time, as save() would give them.
 
     A group of many goes in with COPY; the groups of a few go in together, in one INSERT
     statement (chained with WITH), so one answer's rows take one round trip, not four."""
@@ -76,7 +76,8 @@ def copy_instances(*groups: Sequence[models.Model]) -> None:
     if not few:
         return
     # Not bulk_create: for one answer the ORM spends longer building the statements than
-    # PostgreSQL spends running them. Each group's ids come back tagged with its position.
+    # PostgreSQL spends running them. The text varies only with the row counts, each under
+    # FEW, so few variants get prepared. The ids come back group after group, in row order.
     sql = (few[0][1] if len(few) == 1 else
            "WITH " + ", ".join(f"w{i} AS ({insert})" for i, (_, insert, _) in enumerate(few))
            + " " + " UNION ALL ".join(f"SELECT pk FROM w{i}" for i in range(len(few))))
