@@ -6,15 +6,7 @@ from typing import Any
 
 from django.dispatch import receiver
 
-from reviewqueue.reviews.signals import answer_status_changed, answers_status_changed
-
-
-@receiver(answer_status_changed, dispatch_uid="webhooks.status_changed")
-def record_status_change(sender: Any, *, answer: Any, new_status: str, verdict: Any,
-                         **kwargs: Any) -> None:
-    from reviewqueue.webhooks.services import webhook_event_record
-
-    webhook_event_record(answer=answer, status=new_status, verdict=verdict)
+from reviewqueue.reviews.signals import answers_status_changed
 
 
 @receiver(answers_status_changed, dispatch_uid="webhooks.statuses_changed")

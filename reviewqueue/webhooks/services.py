@@ -96,12 +96,6 @@ def status_changed_payload(*, event_id: uuid.UUID, answer: Any, status: str,
     }
 
 
-def webhook_event_record(*, answer: Any, status: str, verdict: Any) -> list[int]:
-    """Store one delivery per active endpoint inside the caller's transaction and send them
-    once it commits. Returns the delivery ids."""
-    return webhook_events_record([(answer, status, verdict)])
-
-
 def _active_endpoint_ids() -> list[int]:
     """Every answer that changes status asks this, so it is one plain prepared statement."""
     with prepared_cursor() as cursor:
@@ -111,8 +105,9 @@ def _active_endpoint_ids() -> list[int]:
 
 
 def webhook_events_record(changes: list[tuple[Any, str, Any]]) -> list[int]:
-    """The same for many (answer, status, verdict) changes, with one read of the endpoints
-    and one insert."""
+    """Store one delivery per active endpoint for each (answer, status, verdict) change,
+    inside the caller's transaction, with one read of the endpoints and one insert, and send
+    them once it commits. Returns the delivery ids."""
     endpoint_ids = _active_endpoint_ids()
     if not endpoint_ids or not changes:
         return []

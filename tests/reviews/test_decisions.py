@@ -9,7 +9,7 @@ import pytest
 
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.reviews.models import Answer, AnswerVersion, Decision, ReviewItem, Verdict
-from reviewqueue.reviews.signals import answer_status_changed
+from reviewqueue.reviews.signals import answers_status_changed
 from tests.reviews.conftest import current_verdict_id, fact
 
 pytestmark = pytest.mark.django_db
@@ -59,14 +59,14 @@ def test_a_decision_sends_the_status_changed_signal(hold: Any, api: Any) -> None
     trace = hold()
     seen: list[dict[str, Any]] = []
 
-    def receiver(sender: Any, **kwargs: Any) -> None:
-        seen.append(kwargs)
+    def receiver(sender: Any, *, changes: list[dict[str, Any]], **kwargs: Any) -> None:
+        seen.extend(changes)
 
-    answer_status_changed.connect(receiver)
+    answers_status_changed.connect(receiver)
     try:
         decide(api, trace, action="reject", reason="incorrect")
     finally:
-        answer_status_changed.disconnect(receiver)
+        answers_status_changed.disconnect(receiver)
     assert [(s["old_status"], s["new_status"], s["cause"]) for s in seen] == [
         ("held", "rejected", "decision")]
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from reviewqueue.audit.services import Actor, Entry, audit_record, audit_record_many
 from reviewqueue.copying import copy_instances
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
-from reviewqueue.reviews.signals import answer_status_changed, answers_status_changed
+from reviewqueue.reviews.signals import answers_status_changed
 
 _STATUS_FOR_DECISION = {
     Verdict.Decision.CANDIDATE: Answer.Status.CANDIDATE,
@@ -75,6 +75,17 @@ def _verdict_event(answer: Answer, verdict: Verdict, old_status: str | None, new
     )
 
 
+def _announce(actor: Actor,
+              changes: list[tuple[Answer, str | None, str, Verdict, str]]) -> None:
+    """Tell other areas (webhooks) which answers changed status, with one signal for one
+    answer or many: (answer, old status, new status, verdict, cause)."""
+    answers_status_changed.send(sender=Answer, actor=actor, changes=[
+        {"answer": answer, "old_status": old, "new_status": new, "verdict": verdict,
+         "actor": actor, "cause": cause}
+        for answer, old, new, verdict, cause in changes
+    ])
+
+
 def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) -> None:
     """Queue and record answers just stored, each with its first verdict and the status
     `first_status` gave it: (answer, verdict, audit_sample). One insert for the queue
@@ -86,11 +97,8 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
                    index_release=answer.index_release, audit_sample=sample)
         for answer, verdict, sample in entered if answer.status == Answer.Status.HELD
     ])
-    answers_status_changed.send(sender=Answer, actor=actor, changes=[
-        {"answer": answer, "old_status": None, "new_status": answer.status, "verdict": verdict,
-         "actor": actor, "cause": "ingest"}
-        for answer, verdict, _ in entered
-    ])
+    _announce(actor, [(answer, None, answer.status, verdict, "ingest")
+                      for answer, verdict, _ in entered])
     audit_record_many([
         _verdict_event(answer, verdict, None, answer.status, None, "ingest", actor, sample)
         for answer, verdict, sample in entered
@@ -135,10 +143,7 @@ def answer_apply_verdict(
         ReviewItem.objects.filter(answer=answer).delete()
 
     if new_status != old_status:
-        answer_status_changed.send(
-            sender=Answer, answer=answer, old_status=old_status, new_status=new_status,
-            verdict=verdict, actor=actor, cause=cause,
-        )
+        _announce(actor, [(answer, old_status, new_status, verdict, cause)])
     audit_record_many([_verdict_event(answer, verdict, old_status, new_status, old_verdict_id,
                                       cause, actor)])
     return new_status
@@ -191,10 +196,7 @@ def answer_apply_decision(
         ReviewItem.objects.filter(answer=answer).delete()
 
     if new_status != old_status:
-        answer_status_changed.send(
-            sender=Answer, answer=answer, old_status=old_status, new_status=new_status,
-            verdict=verdict, actor=actor, cause="decision",
-        )
+        _announce(actor, [(answer, old_status, new_status, verdict, "decision")])
     after: dict[str, object] = {
         "status": new_status,
         "decision": decision.pk,
