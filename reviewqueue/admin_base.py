@@ -11,7 +11,7 @@ from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from reviewqueue.counting import COUNT_CAP, AtLeast
+from reviewqueue.counting import COUNT_CAP, bounded_count
 
 
 class BoundedPaginator(Paginator):
@@ -28,8 +28,7 @@ class BoundedPaginator(Paginator):
     def count(self) -> int:  # type: ignore[override]
         if not isinstance(self.object_list, QuerySet):
             return len(self.object_list)
-        found = self.object_list.order_by()[:self.ceiling + 1].count()
-        return AtLeast(min(found, self.ceiling), capped=found > self.ceiling)
+        return bounded_count(self.object_list, self.ceiling)
 
 
 class BoundedCountAdmin(admin.ModelAdmin):

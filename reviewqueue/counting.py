@@ -25,11 +25,15 @@ class AtLeast(int):
         count.capped = capped
         return count
 
+    @classmethod
+    def of(cls, found: int, cap: int = COUNT_CAP) -> AtLeast:
+        """The count of rows read with a LIMIT of cap + 1: the extra row says there are more."""
+        return cls(min(found, cap), capped=found > cap)
+
     def __str__(self) -> str:
         return f"{int(self)}+" if self.capped else str(int(self))
 
 
 def bounded_count(queryset: QuerySet[Any], cap: int = COUNT_CAP) -> AtLeast:
     """The number of rows of `queryset`, counted up to `cap`; more read as "cap+"."""
-    found = queryset.order_by()[:cap + 1].count()
-    return AtLeast(min(found, cap), capped=found > cap)
+    return AtLeast.of(queryset.order_by()[:cap + 1].count(), cap)

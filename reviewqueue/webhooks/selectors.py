@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import IntegerField, OuterRef, QuerySet, Subquery
 
 from reviewqueue.counting import COUNT_CAP, AtLeast
@@ -39,8 +37,7 @@ def endpoints_with_counts() -> list[WebhookEndpoint]:
     ).order_by("-created_at"))
     for endpoint in endpoints:
         for name in DELIVERY_STATES:
-            found: Any = getattr(endpoint, name)
-            setattr(endpoint, name, AtLeast(min(found, COUNT_CAP), capped=found > COUNT_CAP))
+            setattr(endpoint, name, AtLeast.of(getattr(endpoint, name)))
     return endpoints
 
 

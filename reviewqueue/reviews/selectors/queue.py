@@ -22,7 +22,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from reviewqueue.accounts.principals import EVERYONE
-from reviewqueue.counting import COUNT_CAP
+from reviewqueue.counting import COUNT_CAP, AtLeast
 from reviewqueue.reviews.labels import REASONS, reason_label
 from reviewqueue.reviews.models import Answer, RetrievedItem, ReviewItem
 from reviewqueue.sources.models import Document
@@ -104,16 +104,19 @@ class QueueRow:
 @dataclass(frozen=True)
 class ReasonCount:
     reason: str
-    count: int
-    capped: bool
+    count: AtLeast
 
     @property
     def label(self) -> str:
         return reason_label(self.reason)
 
     @property
+    def capped(self) -> bool:
+        return self.count.capped
+
+    @property
     def shown(self) -> str:
-        return f"{COUNT_CAP}+" if self.capped else str(self.count)
+        return str(self.count)
 
 
 @dataclass
@@ -125,8 +128,8 @@ class QueuePage:
 
     @property
     def total(self) -> ReasonCount:
-        return ReasonCount("", sum(c.count for c in self.counts),
-                           any(c.capped for c in self.counts))
+        return ReasonCount("", AtLeast(sum(c.count for c in self.counts),
+                                       capped=any(c.capped for c in self.counts)))
 
 
 def readable_documents(principals: Iterable[str]) -> QuerySet[Document]:
@@ -282,9 +285,7 @@ def reason_counts(*, principals: Iterable[str], filters: QueueFilters, user: Any
         cursor.execute(" UNION ALL ".join(parts), params)
         found = dict(cursor.fetchall())
     return [
-        ReasonCount(reason, min(found.get(reason, 0), COUNT_CAP),
-                    found.get(reason, 0) > COUNT_CAP)
-        for reason in REASONS
+        ReasonCount(reason, AtLeast.of(found.get(reason, 0), COUNT_CAP)) for reason in REASONS
     ]
 
 

@@ -91,7 +91,7 @@ class Sources:
 
 def load_sources(cited: Iterable[tuple[str, str]], keys: Iterable[str]) -> Sources:
     """The current revisions (with facts) of the cited documents, which cited revisions the
-    store received, and the current facts anywhere on `keys` (4 queries at most, whatever
+    store received, and the current facts anywhere on `keys` (3 queries at most, whatever
     the number of answers, citations or claims)."""
     cited = set(cited)
     documents = current_documents(key for key, _ in cited)
