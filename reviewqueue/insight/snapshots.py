@@ -86,15 +86,12 @@ def snapshot_refresh(w: Window, now: dt.datetime | None = None) -> dict[str, Any
 def snapshot_read(w: Window) -> Snapshot:
     """The stored figures of `w`; asks the worker for them when missing or stale."""
     key = _key(w)
-    metrics = cache.get(key)
-    requested = False
-    snapshot = Snapshot(w, metrics, requested=False)
-    if (metrics is None or snapshot.stale) and cache.add(f"{key}:queued", 1, QUEUED_FOR):
+    stored = Snapshot(w, cache.get(key), requested=False)
+    if (stored.metrics is None or stored.stale) and cache.add(f"{key}:queued", 1, QUEUED_FOR):
         _enqueue(w)
-        requested = True
         # Without a broker the task has already run in process: read what it stored.
-        metrics = cache.get(key) or metrics
-    return Snapshot(w, metrics, requested=requested)
+        return Snapshot(w, cache.get(key) or stored.metrics, requested=True)
+    return stored
 
 
 def _enqueue(w: Window) -> None:

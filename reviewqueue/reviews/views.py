@@ -6,7 +6,6 @@ page stays open and the record of which passages a reviewer opened.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable
 from functools import wraps
@@ -16,7 +15,6 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.forms import Select
 from django.http import (
     Http404,
     HttpRequest,
@@ -28,7 +26,6 @@ from django.http import (
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import formats, timezone
-from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -38,7 +35,7 @@ from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import DomainError, FieldError, NotFound
 from reviewqueue.params import refuse_unknown_params
-from reviewqueue.reviews.forms import ApproveForm, EditForm, RejectForm, claim_formset
+from reviewqueue.reviews.forms import ApproveForm, EditForm, RejectForm, claim_formset, claim_rows
 from reviewqueue.reviews.labels import REASONS, decision_label, explain_finding, reason_label
 from reviewqueue.reviews.models import Answer
 from reviewqueue.reviews.selectors.answers import (
@@ -296,92 +293,6 @@ def _forms(page: ItemPage, data: QueryDict | None = None) -> dict[str, Any]:
     }
 
 
-def _escape(value: Any) -> str:
-    """conditional_escape without its lazy-argument wrapper, which costs more than the escape
-    itself when called a few thousand times per page."""
-    return str(value) if hasattr(value, "__html__") else html.escape(str(value))
-
-
-def _attrs(attrs: dict[str, Any]) -> str:
-    """Widget attributes as django/forms/widgets/attrs.html writes them."""
-    return "".join(
-        "" if value is False else f" {name}" if value is True
-        else f' {name}="{_escape(value)}"'
-        for name, value in attrs.items()
-    )
-
-
-def _widget_html(field: Any, menus: dict[str, list[tuple[str, str, str]] | None]
-                 ) -> SafeString:
-    """What `{{ field }}` renders for a text input, checkbox or select, written directly.
-
-    Django renders each widget and each <option> through a template, about a millisecond
-    apiece: the claims table of a 50-citation answer has 50 rows, each with a menu of the 50
-    citations, which cost more than the rest of the page and grew with the square of the
-    citations. Names, values, attributes and what is selected still come from the field and
-    its widget; a menu's options are escaped once per table (`menus`, by field name: every
-    row of the table offers the same choices) and reused by every row.
-    """
-    widget = field.field.widget
-    attrs = field.build_widget_attrs({}, widget)
-    if field.auto_id and "id" not in widget.attrs:
-        attrs.setdefault("id", field.auto_id)
-    attrs = {**widget.attrs, **attrs}
-    if isinstance(widget, Select):
-        if field.name not in menus:
-            choices = list(widget.choices)
-            flat = not widget.allow_multiple_selected and not any(
-                isinstance(label, (list, tuple)) for _value, label in choices)
-            menus[field.name] = [
-                (str(value), f'\n  <option value="{_escape(value)}"',
-                 f">{_escape(label)}</option>")
-                for value, label in choices
-            ] if flat else None
-        menu = menus[field.name]
-        if menu is None:
-            return mark_safe(str(field))
-        chosen = widget.format_value(field.value())
-        picked = chosen[0] if chosen else None
-        options, found = [], False
-        for value, head, tail in menu:
-            selected = not found and value == picked
-            found = found or selected
-            options.append(f"{head} selected{tail}" if selected else head + tail)
-        return mark_safe(f'<select name="{_escape(field.html_name)}"'
-                         f'{_attrs(attrs)}>{"".join(options)}\n</select>')
-    context = widget.get_context(field.html_name, field.value(), attrs)["widget"]
-    value = "" if context["value"] is None else f' value="{_escape(context["value"])}"'
-    return mark_safe(f'<input type="{_escape(context["type"])}" '
-                     f'name="{_escape(context["name"])}"{value}{_attrs(context["attrs"])}>')
-
-
-CLAIM_FIELDS = ("subject", "key", "value", "value_type", "cite", "DELETE")
-
-
-def _claim_rows(formset: Any) -> list[tuple[Any, dict[str, SafeString]]]:
-    """Each claim row of the edit table, (form, its inputs already written): see _widget_html.
-
-    A bound formset (a refused POST) shows its own forms, with their errors. An unbound one
-    (every GET) has nothing but initial values: one form, the formset's `empty_form`, is
-    pointed at each row's prefix and initial values in turn instead of building one form per
-    claim (each a deep copy of every field), and the row's form is None (no errors).
-    """
-    menus: dict[str, list[tuple[str, str, str]] | None] = {}
-    if formset.is_bound:
-        return [(form, {name: _widget_html(form[name], menus) for name in CLAIM_FIELDS})
-                for form in formset]
-    initial = formset.initial or []
-    form = formset.empty_form
-    rows: list[tuple[Any, dict[str, SafeString]]] = []
-    for i in range(formset.total_form_count()):
-        form.prefix = formset.add_prefix(i)
-        form.initial = initial[i] if i < len(initial) else {}
-        rows.append((None, {name: _widget_html(form.fields[name].get_bound_field(form, name),
-                                               menus)
-                            for name in CLAIM_FIELDS}))
-    return rows
-
-
 def _posted(data: QueryDict | None, action: str) -> bool:
     return data is not None and data.get("action") == action
 
@@ -398,7 +309,7 @@ def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
         "is_admin": has_role(request.user, Role.ADMIN),
         "open_form": "",
         **forms,
-        "claim_rows": _claim_rows(forms["claims_formset"]),
+        "claim_rows": claim_rows(forms["claims_formset"]),
         # Read here, not as `claims_formset.management_form` in the template: the template
         # tries `claims_formset["management_form"]` first, which builds every form.
         "claims_management": forms["claims_formset"].management_form,

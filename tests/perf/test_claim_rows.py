@@ -8,8 +8,7 @@ from typing import Any
 
 from django.http import QueryDict
 
-from reviewqueue.reviews.forms import claim_formset
-from reviewqueue.reviews.views import CLAIM_FIELDS, _claim_rows
+from reviewqueue.reviews.forms import CLAIM_FIELDS, claim_formset, claim_rows
 
 CITES = ["d1", "d2", 'd<3>"']
 CLAIMS: list[dict[str, Any]] = [
@@ -25,7 +24,7 @@ def _same(html: str) -> str:
 
 
 def test_an_unbound_table_is_written_as_django_renders_it() -> None:
-    written = _claim_rows(claim_formset(claims=CLAIMS, cites=CITES))
+    written = claim_rows(claim_formset(claims=CLAIMS, cites=CITES))
     rendered = [{name: str(form[name]) for name in CLAIM_FIELDS}
                 for form in claim_formset(claims=CLAIMS, cites=CITES)]
     assert len(written) == len(rendered) == len(CLAIMS) + 1  # and the empty row to add one
@@ -43,7 +42,7 @@ def test_a_refused_edit_keeps_what_was_typed_and_its_errors() -> None:
                  "claims-1-key": "", "claims-1-DELETE": "on", "claims-1-value_type": "text"})
     formset = claim_formset(data=data, cites=CITES)
     assert not formset.is_valid()
-    written = _claim_rows(formset)
+    written = claim_rows(formset)
     assert [form for form, _inputs in written] == list(formset)
     for form, inputs in written:
         assert {k: _same(v) for k, v in inputs.items()} == \
