@@ -4,6 +4,8 @@ of one answer and the verification status."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -176,12 +178,7 @@ def _plan(f: EventFilter) -> _Plan:
 
 
 def _all(conditions: list[Q]) -> Q | None:
-    if not conditions:
-        return None
-    combined = conditions[0]
-    for condition in conditions[1:]:
-        combined &= condition
-    return combined
+    return functools.reduce(operator.and_, conditions) if conditions else None
 
 
 @dataclass(frozen=True)
