@@ -59,6 +59,17 @@ def revision(i: int) -> dict[str, Any]:
     }
 
 
+def service_database(name: str) -> tuple[str, dict[str, str], str]:
+    """A migrated scratch database with the documents' owner and a service: its URL, the
+    app's environment on it and the service's token."""
+    url = scratch_database(name)
+    env = app_env(url)
+    manage(env, "migrate", "--verbosity", "0")
+    manage(env, "adduser", "bench-owner", "--role", "owner")
+    manage(env, "adduser", "bench-service", "--role", "service")
+    return url, env, manage(env, "issue_token", "bench-service").strip()
+
+
 def run_threads(clients: int, work: Any) -> float:
     threads = [threading.Thread(target=work, args=(c,)) for c in range(clients)]
     started = time.perf_counter()
@@ -124,13 +135,7 @@ def main() -> None:
     if args.quick:
         args.answers = 500
 
-    url = scratch_database("rq_bench_ingest")
-    env = app_env(url)
-    manage(env, "migrate", "--verbosity", "0")
-    manage(env, "adduser", "bench-owner", "--role", "owner")
-    manage(env, "adduser", "bench-service", "--role", "service")
-    token = manage(env, "issue_token", "bench-service").strip()
-
+    url, env, token = service_database("rq_bench_ingest")
     with gunicorn(env, workers=args.workers) as server:
         port = server.port
         client = Client(port, token)

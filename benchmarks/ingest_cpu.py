@@ -20,8 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks._app import app_env, manage, scratch_database
-from benchmarks.ingest_bench import DOCS, answer, revision
+from benchmarks.ingest_bench import DOCS, answer, revision, service_database
 
 BATCH = 500
 
@@ -82,12 +81,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=4, help=f"batches of {BATCH} to time")
     args = parser.parse_args()
 
-    url = scratch_database("rq_bench_ingest_cpu")
-    env = app_env(url)
-    manage(env, "migrate", "--verbosity", "0")
-    manage(env, "adduser", "bench-owner", "--role", "owner")
-    manage(env, "adduser", "bench-service", "--role", "service")
-    token = manage(env, "issue_token", "bench-service").strip()
+    _, env, token = service_database("rq_bench_ingest_cpu")
     os.environ.update(env)
     import django
 
@@ -151,7 +145,7 @@ def main() -> None:
     batch = cpu_per(args.batches * BATCH, batch_work)
 
     print(f"CPU of the app process, in process, per request or answer "
-          f"({args.answers} single answers, {args.batches} batches of {BATCH}):")
+          f"({args.answers} single answers; {args.batches} x {BATCH}-answer batches):")
     print(f"  GET /healthz                   {idle * 1e3:7.3f} ms")
     print(f"  single answer                  {single * 1e3:7.3f} ms  "
           f"({single / idle:.1f} x /healthz; {per_request:.1f} statements through Django "
