@@ -65,6 +65,36 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def tree_cpu(root: int) -> float:
+    """CPU seconds (user + system) used so far by process `root` and its descendants, ended
+    ones included once their parent has reaped them; 0 if `root` is not on this machine."""
+    ticks = 0
+    pending = [root]
+    while pending:
+        pid = pending.pop()
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                pending += [int(child) for child in f.read().split()]
+        except OSError:  # it ended between two reads
+            continue
+        # utime, stime, and cutime, cstime: what its reaped children used
+        ticks += sum(int(n) for n in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def postmaster_pid(url: str) -> int:
+    """The PostgreSQL server's main process: the parent of a backend."""
+    with psycopg.connect(url) as conn:
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
+    try:
+        with open(f"/proc/{backend}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:  # PostgreSQL runs on another machine
+        return 0
+
+
 class Server(NamedTuple):
     port: int
     pid: int  # gunicorn's master process

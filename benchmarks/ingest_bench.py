@@ -4,20 +4,33 @@
 
 Reports answers/s for single-answer ingest (N client connections, one answer per request) and
 batch ingest (500 answers per request), each beside its floor: one-row INSERT + COMMIT with
-psycopg over the same number of connections, and COPY of the same rows.
+psycopg over the same number of connections, and COPY of the same rows. Beside each it gives the
+CPU an answer took, split between the app (gunicorn and its workers), PostgreSQL and this client,
+and the CPU an answer may take on this machine's cores for the figure to reach its target; the
+single-answer row adds the same split for GET /healthz, the emptiest request the app serves.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
+import resource
 import threading
 import time
 from typing import Any
 
 import psycopg
 
-from benchmarks._app import Client, app_env, gunicorn, manage, scratch_database
+from benchmarks._app import (
+    Client,
+    app_env,
+    gunicorn,
+    manage,
+    postmaster_pid,
+    scratch_database,
+    tree_cpu,
+)
 from benchmarks._table import at_least, rate, report, section_args
 
 DOCS = 20
@@ -124,6 +137,38 @@ def healthz_rate(port: int, clients: int, requests: int) -> float:
     return requests // clients * clients / run_threads(clients, work)
 
 
+class CpuMeter:
+    """CPU time by part (the app's gunicorn, PostgreSQL, this client) spent on a phase."""
+
+    def __init__(self, server_pid: int, postmaster: int) -> None:
+        self.server_pid = server_pid
+        self.postmaster = postmaster
+
+    def now(self) -> dict[str, float]:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        parts = {"app": tree_cpu(self.server_pid)}
+        if self.postmaster:
+            parts["PostgreSQL"] = tree_cpu(self.postmaster)
+        parts["client"] = usage.ru_utime + usage.ru_stime
+        return parts
+
+    def per(self, before: dict[str, float], units: int) -> dict[str, float]:
+        """Seconds of CPU per unit since `before`, by part."""
+        after = self.now()
+        return {part: (after[part] - before[part]) / units for part in after}
+
+
+def cpu_text(per_unit: dict[str, float]) -> str:
+    parts = ", ".join(f"{part} {seconds * 1e3:.2f}" for part, seconds in per_unit.items())
+    return f"{sum(per_unit.values()) * 1e3:.2f} ms ({parts})"
+
+
+def budget(target: float, floor: float) -> float:
+    """CPU seconds per answer that this machine's cores can spend and still reach `target`
+    times `floor` answers/s."""
+    return (os.cpu_count() or 1) / (target * floor)
+
+
 def main() -> None:
     parser = section_args(__doc__.split("\n\n")[0])
     parser.add_argument("--answers", type=int, default=4000)
@@ -147,7 +192,10 @@ def main() -> None:
             client.send("POST", "/api/v1/answers", answer(i, "warm"))
             client.send("POST", "/api/v1/answers/batch",
                         {"answers": [answer(i * 10 + j, "warm-batch") for j in range(10)]})
+        meter = CpuMeter(server.pid, postmaster_pid(url))
+        before = meter.now()
         ceiling = healthz_rate(port, args.clients, args.answers)
+        healthz_cpu = meter.per(before, args.answers // args.clients * args.clients)
 
         per = args.answers // args.clients
         failures: list[int] = []
@@ -159,7 +207,9 @@ def main() -> None:
                 if status != 201:
                     failures.append(status)
 
+        before = meter.now()
         single_rate = per * args.clients / run_threads(args.clients, single)
+        single_cpu = meter.per(before, per * args.clients)
 
         batch_size = 500
         batches = max(args.batch_clients, args.answers // batch_size)
@@ -177,23 +227,30 @@ def main() -> None:
                 failures.extend(r["status_code"] for r in reply["results"]  # type: ignore[index]
                                 if r["status_code"] != 201)
 
+        before = meter.now()
         batch_rate = batches * batch_size / run_threads(args.batch_clients, batch)
+        batch_cpu = meter.per(before, batches * batch_size)
 
     if failures:
         raise SystemExit(f"{len(failures)} answers were not stored: {sorted(set(failures))}")
     rows = [answer(i, "floor") for i in range(args.answers)]
     floor_single, floor_batch = floors(url, rows, args.clients)
+    cores = os.cpu_count()
     report([
         at_least(f"single-answer ingest, {args.clients} client connections",
                  rate(single_rate, "answers"),
                  rate(floor_single, "rows") + " one-row INSERT+COMMIT",
                  single_rate / floor_single, 0.3,
-                 f"{args.workers} gunicorn workers; GET /healthz alone: "
-                 f"{rate(ceiling, 'requests')}"),
+                 f"{args.workers} gunicorn workers; CPU an answer: {cpu_text(single_cpu)}; "
+                 f"the target leaves {budget(0.3, floor_single) * 1e3:.2f} ms on {cores} cores; "
+                 f"GET /healthz alone: {rate(ceiling, 'requests')}, CPU a request: "
+                 f"{cpu_text(healthz_cpu)}"),
         at_least(f"batch ingest, {batch_size} answers per request",
                  rate(batch_rate, "answers"), rate(floor_batch, "rows") + " COPY",
                  batch_rate / floor_batch, 0.05,
-                 f"{batches} requests from {args.batch_clients} client(s)"),
+                 f"{batches} requests from {args.batch_clients} client(s); CPU an answer: "
+                 f"{cpu_text(batch_cpu)}; the target leaves "
+                 f"{budget(0.05, floor_batch) * 1e3:.2f} ms on {cores} cores"),
     ], args.json)
 
 
