@@ -112,16 +112,18 @@ def floors(url: str, rows: list[dict[str, Any]], clients: int) -> tuple[float, f
                 conn.commit()
 
     single = per * clients / run_threads(clients, insert)
+    copies = []
     with psycopg.connect(url) as conn:
-        conn.execute("TRUNCATE bench_floor")
-        conn.commit()
-        started = time.perf_counter()
-        with conn.cursor().copy("COPY bench_floor (trace_id, body) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row((row["trace_id"], json.dumps(row)))
-        conn.commit()
-        batch = len(rows) / (time.perf_counter() - started)
-    return single, batch
+        for _ in range(3):  # one COPY takes a few tens of ms: keep the best of three
+            conn.execute("TRUNCATE bench_floor")
+            conn.commit()
+            started = time.perf_counter()
+            with conn.cursor().copy("COPY bench_floor (trace_id, body) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row((row["trace_id"], json.dumps(row)))
+            conn.commit()
+            copies.append(len(rows) / (time.perf_counter() - started))
+    return single, max(copies)
 
 
 def healthz_rate(port: int, clients: int, requests: int) -> float:
