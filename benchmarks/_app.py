@@ -65,6 +65,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command name: [0] is the state, [1] the
+    parent's pid, [11:15] utime, stime, cutime and cstime in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
 def tree_cpu(root: int) -> float:
     """CPU seconds (user + system) used so far by process `root` and its descendants, ended
     ones included once their parent has reaped them; 0 if `root` is not on this machine."""
@@ -73,26 +80,24 @@ def tree_cpu(root: int) -> float:
     while pending:
         pid = pending.pop()
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            fields = _stat(pid)
             with open(f"/proc/{pid}/task/{pid}/children") as f:
                 pending += [int(child) for child in f.read().split()]
         except OSError:  # it ended between two reads
             continue
-        # utime, stime, and cutime, cstime: what its reaped children used
+        # its own time, and what its reaped children used
         ticks += sum(int(n) for n in fields[11:15])
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def postmaster_pid(url: str) -> int:
     """The PostgreSQL server's main process: the parent of a backend."""
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(url) as conn:  # read while the backend is still there
         backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
-    try:
-        with open(f"/proc/{backend}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except OSError:  # PostgreSQL runs on another machine
-        return 0
+        try:
+            return int(_stat(backend)[1])
+        except OSError:  # PostgreSQL runs on another machine
+            return 0
 
 
 class Server(NamedTuple):
