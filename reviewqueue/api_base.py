@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.conf import settings
@@ -9,34 +10,63 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import permissions, serializers
 from rest_framework.views import APIView
 
+from gating.records import _INT_MAX, _INT_MIN
 from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_errors import PayloadTooLarge
+from reviewqueue.audit.services import NOT_STORABLE
+
+NOT_A_STRING = serializers.CharField.default_error_messages["invalid"]
 
 
 class StrictSerializer(serializers.Serializer):
-    """Rejects fields it does not declare, at every nesting level, naming each one."""
+    """Rejects fields it does not declare, at every nesting level, naming each one, and a
+    value that is not a string where a string belongs (DRF's CharField would take 5 as "5")."""
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+            errors = {name: ["Unknown field."] for name in sorted(set(data) - set(self.fields))}
+            errors.update({
+                name: [NOT_A_STRING] for name, field in self.fields.items()
+                if isinstance(field, serializers.CharField)
+                and data.get(name) is not None and not isinstance(data[name], str)
+            })
+            if errors:
+                raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
+
+
+MAX_SCALAR_CHARS = 2000
+
+
+def scalar_problem(value: Any) -> str | None:
+    """Why a fact or claim value cannot be stored and gated, or None when it can. The fast
+    intake path asks this too, so that both paths keep the same rules."""
+    if isinstance(value, str):
+        if len(value) > MAX_SCALAR_CHARS:
+            return f"Ensure this value has at most {MAX_SCALAR_CHARS} characters."
+        if NOT_STORABLE.search(value):
+            return "NUL characters and lone surrogates are not allowed."
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        # The gate's own limit: a wider integer would pass here and fail every gate run.
+        return None if _INT_MIN <= value <= _INT_MAX else "Integer outside the 64-bit range."
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "Must be a finite number."
+    return "Must be a string, number or boolean."
 
 
 @extend_schema_field({"oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]})
 class JSONScalarField(serializers.Field):
     """A fact or claim value: a JSON string, number or boolean, kept with its type."""
 
-    default_error_messages = {"invalid": "Must be a string, number or boolean."}
-
     def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, (str, bool, int, float)):
-            if isinstance(data, str) and len(data) > 2000:
-                raise serializers.ValidationError("Ensure this value has at most 2000 characters.")
-            return data
-        self.fail("invalid")
+        problem = scalar_problem(data)
+        if problem is not None:
+            raise serializers.ValidationError(problem)
+        return data
 
     def to_representation(self, value: Any) -> Any:
         return value

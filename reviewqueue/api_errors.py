@@ -15,11 +15,12 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from reviewqueue.audit.services import storable
 from reviewqueue.errors import DomainError, FieldError
 
 log = logging.getLogger("reviewqueue.api")
 
-QUARANTINE_STATUSES = {400, 409, 413}
+QUARANTINE_STATUSES = {400, 409, 413, 415}
 
 
 class PayloadTooLarge(exceptions.APIException):
@@ -29,7 +30,10 @@ class PayloadTooLarge(exceptions.APIException):
 
 
 def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
-    """Turn DRF's nested error detail into a flat list of {field, message} with paths."""
+    """Turn DRF's nested error detail into a flat list of {field, message} with paths.
+
+    A hostile field name or value repeated in an error is made storable: the error must still
+    render as UTF-8 and go into the quarantine."""
     out: list[dict[str, str]] = []
     if isinstance(detail, dict):
         for key, value in detail.items():
@@ -38,18 +42,18 @@ def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
             elif isinstance(key, int):
                 out += flatten_errors(value, f"{prefix}[{key}]")
             else:
-                path = f"{prefix}.{key}" if prefix else str(key)
-                out += flatten_errors(value, path)
+                name = storable(str(key))
+                out += flatten_errors(value, f"{prefix}.{name}" if prefix else name)
     elif isinstance(detail, list):
         if all(isinstance(item, (str, exceptions.ErrorDetail)) for item in detail):
-            out += [{"field": prefix, "message": str(item)} for item in detail]
+            out += [{"field": prefix, "message": storable(str(item))} for item in detail]
         else:
             for index, item in enumerate(detail):
                 if item in ({}, [], None):
                     continue
                 out += flatten_errors(item, f"{prefix}[{index}]")
     else:
-        out.append({"field": prefix, "message": str(detail)})
+        out.append({"field": prefix, "message": storable(str(detail))})
     return out
 
 

@@ -181,13 +181,19 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
     return events
 
 
-def _without_nul(value: Any) -> Any:
+# PostgreSQL stores no NUL character in text or jsonb, and UTF-8 has no lone surrogate, though
+# JSON can write both.
+NOT_STORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(value: Any) -> Any:
+    """`value` with every NUL and lone surrogate in its strings (keys too) made U+FFFD."""
     if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
+        return NOT_STORABLE.sub("\ufffd", value)
     if isinstance(value, dict):
-        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+        return {storable(k): storable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_without_nul(v) for v in value]
+        return [storable(v) for v in value]
     return value
 
 
@@ -203,12 +209,11 @@ def quarantine_payload(
     max_bytes: int = 64 * 1024,
 ) -> QuarantinedPayload:
     """Keep a refused body. Oversized bodies are kept truncated, with their real size."""
-    # PostgreSQL stores no NUL character in text or jsonb; a hostile body (field names
-    # included, which the errors repeat) must still be kept, not turn into a 500.
-    errors = _without_nul(errors)
-    endpoint, trace_id = _without_nul(endpoint), _without_nul(trace_id)
+    # A hostile body (field names included, which the errors repeat) must still be kept, not
+    # turn into a 500.
+    errors, endpoint, trace_id = storable(errors), storable(endpoint), storable(trace_id)
     truncated = len(body) > max_bytes
-    text = body[:max_bytes].decode("utf-8", errors="replace")
+    text = storable(body[:max_bytes].decode("utf-8", errors="replace"))
     with transaction.atomic():
         return QuarantinedPayload.objects.create(
             endpoint=endpoint[:200],
@@ -218,7 +223,7 @@ def quarantine_payload(
             errors=errors[:200],
             trace_id=trace_id[:200],
             size_bytes=len(body),
-            body=text.replace("\x00", "\ufffd"),
+            body=text,
             truncated=truncated,
             request_id=request_id_var.get(),
         )
@@ -252,14 +257,17 @@ def _anchor() -> Anchor | None:
                   verified_at=f"{run.finished_at:%Y-%m-%d %H:%M} UTC")
 
 
-def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True) -> VerificationRun:
+def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
+                 anchor: Anchor | None = None) -> VerificationRun:
     """Walk the whole chain, then store the outcome; a failure raises an alert.
 
-    The walk also checks the log against the tip the last successful verification vouched for,
-    which catches events removed from the end and a chain rewritten wholesale.
+    The walk also checks the log against an anchor: the tip the last successful verification
+    vouched for, which catches events removed from the end and a chain rewritten wholesale;
+    or, when given, one kept outside the database (printed by verify_audit and logged by every
+    successful run), which whoever can write to the database cannot forge.
     """
     started = timezone.now()
-    report = walk(_chain_rows(), anchor=_anchor())
+    report = walk(_chain_rows(), anchor=anchor or _anchor())
     run = VerificationRun(
         started_at=started,
         finished_at=timezone.now(),
@@ -280,7 +288,9 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True) -
         if not report.ok:
             _raise_alert(run)
     if report.ok:
-        log.info("audit chain verified", extra={"events": report.checked, "trigger": trigger})
+        log.info("audit chain verified", extra={"events": report.checked, "trigger": trigger,
+                                                "last_seq": report.last_seq,
+                                                "last_hash": report.last_hash})
     else:
         log.error("audit chain broken", extra={"first_bad_seq": report.first_bad_seq,
                                                "problem": report.problem, "trigger": trigger})

@@ -10,14 +10,22 @@ from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.principals import is_valid_principal, user_principals
 from reviewqueue.accounts.roles import has_role
-from reviewqueue.api_base import BodyLimitedAPIView, JSONScalarField, RoleAndScope, StrictSerializer
+from reviewqueue.api_base import (
+    BodyLimitedAPIView,
+    JSONScalarField,
+    RoleAndScope,
+    StrictSerializer,
+    scalar_problem,
+)
 from reviewqueue.api_errors import error_body, flatten_errors, quarantine_from_request
+from reviewqueue.audit.services import NOT_STORABLE, storable
 from reviewqueue.errors import DomainError, NotFound
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import (
@@ -119,7 +127,6 @@ class AnswerIn(StrictSerializer):
 # every error message still comes from one place. tests/platform/test_fast_intake.py holds the
 # two to that.
 
-_NOT_STORABLE = re.compile("[\x00\ud800-\udfff]")
 _ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _ANSWER_KEYS = frozenset(AnswerIn().fields)
 _REQUIRED = _ANSWER_KEYS - {"as_of"}
@@ -133,7 +140,7 @@ def _text(value: Any, limit: int, *, blank: bool = False, trimmed: bool = True) 
         and (blank or value != "")
         and len(value) <= limit
         and (not trimmed or value == value.strip())
-        and not _NOT_STORABLE.search(value)
+        and not NOT_STORABLE.search(value)
     )
 
 
@@ -153,8 +160,8 @@ def _claim(item: Any) -> dict[str, Any] | None:
         return None
     subject, key, value, cite = (item.get("subject"), item.get("key"), item.get("value"),
                                  item.get("cite"))
-    scalar = type(value) in (bool, int, float) or (type(value) is str and len(value) <= 2000)
-    if not (_text(key, 200) and _text(cite, 200) and scalar and "value" in item):
+    if not (_text(key, 200) and _text(cite, 200) and "value" in item
+            and scalar_problem(value) is None):
         return None
     if subject is None:
         return {"key": key, "value": value, "cite": cite}
@@ -226,14 +233,10 @@ class _ParsedJSON(serializers.Field):
 
 
 class BatchIn(StrictSerializer):
-    answers = serializers.ListField(child=_ParsedJSON(), allow_empty=False)
-
-    def validate_answers(self, value: list[Any]) -> list[Any]:
-        if len(value) > settings.API_MAX_BATCH:
-            raise serializers.ValidationError(
-                f"At most {settings.API_MAX_BATCH} answers per batch; got {len(value)}."
-            )
-        return value
+    # A null answer is that answer's error, as any other bad one. allow_empty words the error
+    # for an empty list; min_length puts minItems in the schema.
+    answers = serializers.ListField(child=_ParsedJSON(allow_null=True), allow_empty=False,
+                                    min_length=1, max_length=settings.API_MAX_BATCH)
 
 
 class VerdictOut(serializers.Serializer):
@@ -307,6 +310,9 @@ def ingest_body(request: Request, answer: Answer) -> dict[str, Any]:
 
 
 class AnswerCreateView(BodyLimitedAPIView):
+    # A form or multipart body can never carry an answer: the schema must not offer one, and
+    # such a body gets a clear 415.
+    parser_classes = [JSONParser]
     permission_classes = [RoleAndScope]
     allowed_roles = (Role.SERVICE,)
     required_scope = ApiToken.Scope.SUBMIT
@@ -335,13 +341,19 @@ class BatchResultOut(serializers.Serializer):
 
 
 class AnswerBatchView(BodyLimitedAPIView):
+    parser_classes = [JSONParser]  # as AnswerCreateView
     permission_classes = [RoleAndScope]
     allowed_roles = (Role.SERVICE,)
     required_scope = ApiToken.Scope.SUBMIT
 
     @extend_schema(
         request=BatchIn,
-        responses={200: BatchResultOut},
+        responses={
+            200: BatchResultOut,
+            400: OpenApiResponse(description="Not a list of 1 to 500 answers; a bad answer is "
+                                             "a 400 in its own result, not for the batch"),
+            413: OpenApiResponse(description="Body too large"),
+        },
         summary="Submit up to 500 answers; one result per item, in order",
     )
     def post(self, request: Request) -> Response:
@@ -355,8 +367,10 @@ class AnswerBatchView(BodyLimitedAPIView):
                 valid.append((index, data))
                 results.append(None)
                 continue
-            trace_id = raw.get("trace_id") if isinstance(raw, dict) else None
-            problems = flatten_errors(errors)
+            trace_id = storable(raw.get("trace_id")) if isinstance(raw, dict) else None
+            # An error about the item as a whole (null, not an object) names the item.
+            problems = [{**e, "field": e["field"] or f"answers[{index}]"}
+                        for e in flatten_errors(errors)]
             body = error_body("invalid", "; ".join(
                 f"{e['field']}: {e['message']}" for e in problems[:5]), problems)
             self._quarantine(request, raw, 400, body)
@@ -384,7 +398,9 @@ class AnswerBatchView(BodyLimitedAPIView):
             method = request.method
             path = request.path
             user = request.user
-            _rq_raw_body = json.dumps(raw, ensure_ascii=False, default=str).encode()
+            # backslashreplace: a lone surrogate is kept as the \udXXX escape it was sent as.
+            _rq_raw_body = json.dumps(raw, ensure_ascii=False, default=str).encode(
+                errors="backslashreplace")
             _full_data = raw
 
         quarantine_from_request(_One, Response(body, status=status_code))
@@ -396,7 +412,11 @@ class AnswerDetailView(BodyLimitedAPIView):
     required_scope = ApiToken.Scope.READ
 
     @extend_schema(
-        responses={200: AnswerOut}, summary="Status, verdicts and decisions of an answer"
+        responses={
+            200: AnswerOut,
+            404: OpenApiResponse(description="No such answer, or one you may not read"),
+        },
+        summary="Status, verdicts and decisions of an answer",
     )
     def get(self, request: Request, trace_id: str) -> Response:
         answer = answer_detail(trace_id)

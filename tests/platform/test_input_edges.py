@@ -1,0 +1,260 @@
+"""Input on the edges of what can be stored or gated: each is a 400 naming the field, the
+payload is kept in the quarantine, and in a batch only the bad item is refused."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+
+from reviewqueue.audit.models import QuarantinedPayload
+from reviewqueue.reviews.models import Answer, AnswerVersion, Decision
+from reviewqueue.sources.models import Revision
+from tests.conftest import answer_body, revision_body
+from tests.reviews.conftest import current_verdict_id, hold, sources  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+REVISION = "/api/v1/documents/pricing/revisions/r1"
+UNSTORABLE = ["nul\x00", "lone \ud800 surrogate"]
+
+
+def send(client: Any, url: str, body: Any, method: str = "post") -> Any:
+    """Send `body` as JSON escaped to ASCII: the test client's own encoder cannot write a lone
+    surrogate, which a JSON sender can."""
+    return getattr(client, method)(url, data=json.dumps(body), content_type="application/json")
+
+
+def fields(response: Any) -> list[str]:
+    return [e["field"] for e in response.json()["errors"]]
+
+
+def batch(client: Any, *answers: Any) -> list[dict[str, Any]]:
+    response = send(client, "/api/v1/answers/batch", {"answers": list(answers)})
+    assert response.status_code == 200, response.content
+    return response.json()["results"]  # type: ignore[no-any-return]
+
+
+def stored_trace_ids() -> set[str]:
+    return set(Answer.objects.values_list("trace_id", flat=True))
+
+
+# --- Values the gate cannot take --------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**40, *UNSTORABLE])
+def test_a_fact_value_the_gate_or_postgresql_cannot_hold_is_refused_naming_the_field(
+    service_api: Any, owner: Any, value: int | str
+) -> None:
+    body = revision_body()
+    body["facts"][0]["value"] = value
+    response = send(service_api, REVISION, body, "put")
+    assert response.status_code == 400
+    assert fields(response) == ["facts[0].value"]
+    assert not Revision.objects.exists()
+    assert [e["field"] for e in QuarantinedPayload.objects.get().errors] == ["facts[0].value"]
+
+
+def test_a_fact_value_on_the_64_bit_edge_is_published(service_api: Any, owner: Any) -> None:
+    body = revision_body()
+    body["facts"][0]["value"] = 2**63 - 1
+    assert send(service_api, REVISION, body, "put").status_code == 201
+
+
+@pytest.mark.parametrize("value", [10**40, -(2**63) - 1, *UNSTORABLE])
+def test_a_claim_value_the_gate_or_postgresql_cannot_hold_is_refused_naming_the_field(
+    publish: Any, service_api: Any, value: int | str
+) -> None:
+    publish()
+    body = answer_body(claims=[{"key": "trial_days", "value": value, "cite": "d1"}])
+    response = send(service_api, "/api/v1/answers", body)
+    assert response.status_code == 400
+    assert fields(response) == ["claims[0].value"]
+    assert not Answer.objects.exists()
+    assert QuarantinedPayload.objects.get().trace_id == "t-1"
+
+
+def test_a_claim_value_too_large_for_a_float_is_refused_naming_the_field(
+    publish: Any, service_api: Any
+) -> None:
+    publish()
+    # 1e400 is valid JSON; Python reads it as infinity, which the gate refuses.
+    body = json.dumps(answer_body()).replace('"value": 14', '"value": 1e400')
+    response = service_api.post("/api/v1/answers", data=body, content_type="application/json")
+    assert response.status_code == 400
+    assert fields(response) == ["claims[0].value"]
+    assert not Answer.objects.exists()
+    assert "1e400" in QuarantinedPayload.objects.get().body
+
+
+# --- Text PostgreSQL cannot store: NUL, lone surrogates ---------------------------------------
+
+@pytest.mark.parametrize("value", UNSTORABLE)
+def test_an_edit_claiming_an_unstorable_value_is_refused_naming_the_field(
+    hold: Any, reviewer: Any, token_client: Any, value: str  # noqa: F811
+) -> None:
+    trace = hold()
+    body = {"action": "edit", "verdict": current_verdict_id(trace),
+            "answer": "The free trial lasts 14 days [d1].",
+            "claims": [{"key": "trial_days", "value": value, "cite": "d1"}]}
+    response = send(token_client(reviewer), f"/api/v1/answers/{trace}/decisions", body)
+    assert response.status_code == 400
+    assert fields(response) == ["claims[0].value"]
+    assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1
+    assert not Decision.objects.exists()
+    assert QuarantinedPayload.objects.get().status_code == 400
+
+
+@pytest.mark.parametrize("value", [10**40, *UNSTORABLE])
+def test_a_batch_item_with_a_value_the_gate_or_postgresql_cannot_hold_is_that_items_error(
+    publish: Any, service_api: Any, value: int | str
+) -> None:
+    publish()
+    bad = answer_body("b-2", claims=[{"key": "trial_days", "value": value, "cite": "d1"}])
+    results = batch(service_api, answer_body("b-1"), bad, answer_body("b-3"))
+    assert [r["status_code"] for r in results] == [201, 400, 201]
+    assert [e["field"] for e in results[1]["errors"]] == ["claims[0].value"]
+    assert stored_trace_ids() == {"b-1", "b-3"}
+    assert QuarantinedPayload.objects.get().trace_id == "b-2"
+
+
+# --- The quarantine keeps any text ------------------------------------------------------------
+
+def test_a_field_name_with_a_lone_surrogate_is_refused_and_kept(
+    publish: Any, service_api: Any
+) -> None:
+    publish()
+    body = answer_body()
+    body["bogus\ud800"] = 1
+    response = send(service_api, "/api/v1/answers", body)
+    assert response.status_code == 400
+    assert fields(response) == ["bogus\ufffd"]
+    kept = QuarantinedPayload.objects.get()
+    assert [e["field"] for e in kept.errors] == ["bogus\ufffd"]
+    assert "bogus\\ud800" in kept.body
+    assert not Answer.objects.exists()
+
+
+def test_a_trace_id_with_a_lone_surrogate_is_refused_and_kept(
+    publish: Any, service_api: Any
+) -> None:
+    publish()
+    response = send(service_api, "/api/v1/answers", answer_body("t\ud800"))
+    assert response.status_code == 400
+    assert fields(response) == ["trace_id"]
+    kept = QuarantinedPayload.objects.get()
+    assert kept.trace_id == "t\ufffd"
+    assert "t\\ud800" in kept.body
+    assert not Answer.objects.exists()
+
+
+def test_a_batch_item_with_a_lone_surrogate_is_kept_and_the_good_item_lands(
+    publish: Any, service_api: Any
+) -> None:
+    publish()
+    bad = answer_body("b-2")
+    bad["question"] = "q\ud800"
+    results = batch(service_api, answer_body("b-1"), bad)
+    assert [r["status_code"] for r in results] == [201, 400]
+    assert [e["field"] for e in results[1]["errors"]] == ["question"]
+    assert stored_trace_ids() == {"b-1"}
+    kept = QuarantinedPayload.objects.get()
+    assert (kept.trace_id, kept.status_code) == ("b-2", 400)
+    assert "q\\ud800" in kept.body
+
+
+def test_a_batch_item_whose_trace_id_has_a_lone_surrogate_is_that_items_error(
+    publish: Any, service_api: Any
+) -> None:
+    publish()
+    results = batch(service_api, answer_body("b-1"), answer_body("b\ud800"))
+    assert [r["status_code"] for r in results] == [201, 400]
+    assert [e["field"] for e in results[1]["errors"]] == ["trace_id"]
+    assert stored_trace_ids() == {"b-1"}
+    assert QuarantinedPayload.objects.get().trace_id == "b\ufffd"
+
+
+# --- One result per batch item ------------------------------------------------------------------
+
+def test_a_null_batch_item_is_that_items_error(publish: Any, service_api: Any) -> None:
+    publish()
+    results = batch(service_api, answer_body("b-1"), None)
+    assert [r["status_code"] for r in results] == [201, 400]
+    assert [e["field"] for e in results[1]["errors"]] == ["answers[1]"]
+    assert stored_trace_ids() == {"b-1"}
+    assert QuarantinedPayload.objects.get().body == "null"
+
+
+# --- No silent coercion to a string ---------------------------------------------------------
+
+def test_a_number_where_a_cite_belongs_is_refused(publish: Any, service_api: Any) -> None:
+    publish()
+    response = send(service_api, "/api/v1/answers",
+                    answer_body(claims=[{"key": "trial_days", "value": 14, "cite": 5}]))
+    assert response.status_code == 400
+    assert fields(response) == ["claims[0].cite"]
+    assert not Answer.objects.exists()
+    assert [e["field"] for e in QuarantinedPayload.objects.get().errors] == ["claims[0].cite"]
+
+
+def test_a_number_where_an_owner_belongs_is_refused(
+    service_api: Any, make_user: Any
+) -> None:
+    make_user("5", "owner")  # DRF's CharField would take 5 for "5" and publish
+    body = revision_body()
+    body["owner"] = 5
+    response = send(service_api, REVISION, body, "put")
+    assert response.status_code == 400
+    assert fields(response) == ["owner"]
+    assert not Revision.objects.exists()
+    assert [e["field"] for e in QuarantinedPayload.objects.get().errors] == ["owner"]
+
+
+# --- Bodies that are not JSON, and the schema ---------------------------------------------------
+
+@pytest.mark.parametrize("url", ["/api/v1/answers", "/api/v1/answers/batch",
+                                 "/api/v1/documents/pricing/revisions/r1"])
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
+def test_a_body_that_is_not_json_is_a_clear_415_and_kept(
+    service_api: Any, service: Any, url: str, content_type: str
+) -> None:
+    send = service_api.put if "documents" in url else service_api.post
+    response = send(url, data="trace_id=t-1", content_type=content_type)
+    assert response.status_code == 415
+    assert response.json()["error"] == "unsupported_media_type"
+    assert content_type in response.json()["detail"]
+    assert QuarantinedPayload.objects.get().body == "trace_id=t-1"
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    return SchemaGenerator().get_schema(request=None, public=True)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("path", "method"), [
+    ("/api/v1/answers", "post"), ("/api/v1/answers/batch", "post"),
+    ("/api/v1/documents/{document_id}/revisions/{revision}", "put"),
+])
+def test_the_schema_offers_json_bodies_only(schema: dict[str, Any], path: str,
+                                            method: str) -> None:
+    content = schema["paths"][path][method]["requestBody"]["content"]
+    assert list(content) == ["application/json"]
+
+
+@pytest.mark.parametrize(("path", "method", "statuses"), [
+    ("/api/v1/answers/batch", "post", {"200", "400", "413"}),
+    ("/api/v1/answers/{trace_id}", "get", {"200", "404"}),
+    ("/api/v1/documents/{document_id}/revisions/{revision}", "put", {"400", "409", "413"}),
+    ("/api/v1/documents/{document_id}", "get", {"200", "404"}),
+    ("/api/v1/documents/{document_id}", "delete", {"200", "404"}),
+])
+def test_the_schema_documents_the_error_responses(
+    schema: dict[str, Any], path: str, method: str, statuses: set[str]
+) -> None:
+    assert statuses <= set(schema["paths"][path][method]["responses"])
+
+
+def test_the_schema_gives_the_batch_size_limits(schema: dict[str, Any]) -> None:
+    answers = schema["components"]["schemas"]["BatchInRequest"]["properties"]["answers"]
+    assert (answers["minItems"], answers["maxItems"]) == (1, 500)
