@@ -1,11 +1,12 @@
 from django.contrib import admin
 
-from reviewqueue.admin_base import BoundedCountAdmin, ReadOnlyAdmin
+from reviewqueue.admin_base import ReadOnlyAdmin
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
 
 
+# Documents change through publishing and the owner pages (audited, re-evaluated): shown only.
 @admin.register(Document)
-class DocumentAdmin(BoundedCountAdmin):
+class DocumentAdmin(ReadOnlyAdmin):
     list_display = ("key", "owner", "current_revision", "withdrawn_at")
     search_fields = ("key",)
     list_select_related = ("owner", "current_revision")

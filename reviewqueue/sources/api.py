@@ -6,6 +6,7 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -94,6 +95,13 @@ class RevisionIn(StrictSerializer):
         )
 
 
+class RevisionPath(serializers.Serializer):
+    """The ids in the address, held to the lengths their columns take."""
+
+    document_id = serializers.CharField(max_length=200, trim_whitespace=False)
+    revision = serializers.CharField(max_length=200, trim_whitespace=False)
+
+
 class RevisionOut(serializers.Serializer):
     document_id = serializers.CharField(source="document.key")
     revision = serializers.CharField()
@@ -141,6 +149,7 @@ def actor_of(request: Request) -> Actor:
 
 
 class RevisionView(BodyLimitedAPIView):
+    parser_classes = [JSONParser]  # as AnswerCreateView
     permission_classes = [RoleAndScope]
     allowed_roles = (Role.SERVICE,)
     required_scope = ApiToken.Scope.PUBLISH
@@ -152,10 +161,13 @@ class RevisionView(BodyLimitedAPIView):
             200: RevisionOut,
             400: OpenApiResponse(description="Bad field"),
             409: OpenApiResponse(description="Revision exists with a different body"),
+            413: OpenApiResponse(description="Body too large"),
         },
         summary="Publish a document revision",
     )
     def put(self, request: Request, document_id: str, revision: str) -> Response:
+        path = RevisionPath(data={"document_id": document_id, "revision": revision})
+        path.is_valid(raise_exception=True)
         serializer = RevisionIn(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = services.revision_publish(
@@ -181,7 +193,8 @@ class DocumentView(BodyLimitedAPIView):
         return super().get_permissions()
 
     @extend_schema(
-        responses={200: DocumentOut}, summary="A document's current revision and history"
+        responses={200: DocumentOut, 404: OpenApiResponse(description="No such document")},
+        summary="A document's current revision and history",
     )
     def get(self, request: Request, document_id: str) -> Response:
         document = selectors.document_get(document_id)
@@ -189,7 +202,9 @@ class DocumentView(BodyLimitedAPIView):
             raise NotFound(f"no document {document_id!r}")
         return Response(DocumentOut(document).data)
 
-    @extend_schema(request=None, responses={200: DocumentOut}, summary="Withdraw a document")
+    @extend_schema(request=None, summary="Withdraw a document",
+                   responses={200: DocumentOut,
+                              404: OpenApiResponse(description="No such document")})
     def delete(self, request: Request, document_id: str) -> Response:
         document = services.document_withdraw(document_key=document_id, actor=actor_of(request))
         return Response(DocumentOut(document).data)

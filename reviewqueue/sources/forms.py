@@ -8,6 +8,8 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from reviewqueue.api_base import scalar_problem
+
 DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
 
 DISMISS_REASONS = [
@@ -19,15 +21,21 @@ DISMISS_REASONS = [
 
 
 def parse_value(raw: str) -> Any:
-    """`14` is a number, `true` a boolean, `"14"` or any other text a string."""
+    """`14` is a number, `true` a boolean, `"14"` or any other text a string.
+
+    The API's rules apply: a value the gate or PostgreSQL refuses (`NaN`, `1e400`, a whole
+    number past 64 bits, `"\\u0000"`) would fail every later answer claiming that key.
+    """
     text = raw.strip()
     try:
         value = json.loads(text)
     except ValueError:
-        return text
-    if isinstance(value, (str, int, float, bool)):
-        return value
-    raise forms.ValidationError(_("A value is a single number, boolean or text."))
+        value = text
+    if not isinstance(value, (str, int, float, bool)):
+        raise forms.ValidationError(_("A value is a single number, boolean or text."))
+    if problem := scalar_problem(value):
+        raise forms.ValidationError(problem)
+    return value
 
 
 class FactEditForm(forms.Form):
@@ -61,8 +69,19 @@ class CorrectionNoteForm(forms.Form):
 
 class EndValidityForm(forms.Form):
     fact_id = forms.IntegerField(widget=forms.HiddenInput)
-    last_day = forms.DateField(label=_("Last valid day"))
-    note = forms.CharField(max_length=5000, required=False, label=_("Note"))
+    last_day = forms.DateField(label=_("Last valid day"), widget=DATE)
+    note = forms.CharField(
+        max_length=5000,
+        required=False,
+        label=_("Note"),
+        widget=forms.TextInput(attrs={"placeholder": _("Note (optional)")}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The page has one of these forms per fact: the fact's id keeps element ids unique.
+        fact_id = str(self["fact_id"].value())
+        self.auto_id = f"id_end_{fact_id}_%s" if fact_id.isdigit() else "id_end_%s"
 
 
 class DismissForm(forms.Form):

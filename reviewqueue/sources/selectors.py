@@ -89,6 +89,20 @@ def current_documents(keys: Iterable[str]) -> dict[str, CurrentDocument]:
             for key, row in rows.items()}
 
 
+_STATES_SQL = """
+SELECT d.key, d.current_revision_id, d.withdrawn_at IS NOT NULL FROM {document} d
+WHERE d.key = ANY(%s)
+"""
+
+
+def document_states(keys: Iterable[str]) -> dict[str, tuple[int | None, bool]]:
+    """Each existing document's current revision id and whether it is withdrawn (1 query):
+    what tells whether a document changed since it was read."""
+    with prepared_cursor() as cursor:
+        cursor.execute(_STATES_SQL.format(**_tables()), [sorted(set(keys))])
+        return {key: (revision_id, withdrawn) for key, revision_id, withdrawn in cursor}
+
+
 _CURRENT_FACTS_SQL = """
 SELECT d.key, r.revision, d.allowed_principals,
        f.subject, f.key, f.value, f.valid_from, f.valid_until, f.span
@@ -185,32 +199,53 @@ def conflicts_for_owner(user: Any, *, include_closed: bool = False) -> QuerySet[
 
 @dataclass(frozen=True)
 class ConflictSide:
-    """One fact of a conflict, with what an owner needs to judge it."""
+    """One fact of a conflict, with what an owner needs to judge it. A side from a document
+    the viewer may neither read nor manage is `restricted`: the page says that such a document
+    disagrees, never what it says or which it is, and carries none of it."""
 
-    document: Document
-    revision: Revision
-    fact: Fact
+    document: Document | None
+    revision: Revision | None
+    fact: Fact | None
     passage: str
 
+    @property
+    def restricted(self) -> bool:
+        return self.document is None
 
-def conflict_sides(conflict: Conflict) -> list[ConflictSide]:
-    fact_ids = [p["fact"] for p in conflict.participants]
-    facts = Fact.objects.filter(id__in=fact_ids).select_related(
-        "revision", "revision__document", "revision__document__owner"
-    )
+
+def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[ConflictSide]]:
+    """The sides of each conflict, by conflict id, as `user` may see them. Two queries
+    whatever the number of conflicts."""
+    from reviewqueue.accounts.principals import may_read, user_principals
+
+    fact_ids = {p["fact"] for c in conflicts for p in c.participants}
+    if not fact_ids:
+        return {c.pk: [] for c in conflicts}
+    facts = {f.pk: f for f in Fact.objects.filter(id__in=fact_ids).select_related(
+        "revision", "revision__document", "revision__document__owner")}
+    principals = user_principals(user)
+
+    def visible(document: Document) -> bool:
+        return may_manage_document(user, document) or may_read(document.allowed_principals,
+                                                                principals)
+
+    shown = {pk for pk, f in facts.items() if visible(f.revision.document)}
     passages = {
         (p.revision_id, p.span): p.text
-        for p in Passage.objects.filter(revision_id__in={f.revision_id for f in facts})
+        for p in Passage.objects.filter(
+            revision_id__in={facts[pk].revision_id for pk in shown})
     }
-    return [
-        ConflictSide(
-            document=f.revision.document,
-            revision=f.revision,
-            fact=f,
-            passage=passages.get((f.revision_id, f.span), ""),
-        )
-        for f in sorted(facts, key=lambda f: (f.revision.document.key, f.position))
-    ]
+    out: dict[int, list[ConflictSide]] = {}
+    for conflict in conflicts:
+        mine = sorted((facts[p["fact"]] for p in conflict.participants if p["fact"] in facts),
+                      key=lambda f: (f.pk not in shown, f.revision.document.key, f.position))
+        out[conflict.pk] = [
+            ConflictSide(document=f.revision.document, revision=f.revision, fact=f,
+                         passage=passages.get((f.revision_id, f.span), ""))
+            if f.pk in shown else ConflictSide(document=None, revision=None, fact=None, passage="")
+            for f in mine
+        ]
+    return out
 
 
 def held_answer_counts(conflicts: list[Conflict]) -> dict[int, int]:
@@ -247,6 +282,7 @@ class ExpiringFact:
     days_left: int
     answers: list[dict[str, Any]]
     answer_count: int
+    unreadable: int
     more: bool
 
 
@@ -261,8 +297,9 @@ def expiring_facts(
     """Facts of the user's current revisions whose validity ends within `within_days`, with
     the answers that rest on them (cite the document and claim the fact's key).
 
-    Two queries whatever the number of facts; the answers are scanned newest first up to
-    `scan_limit`, beyond which counts are shown as a lower bound.
+    Only answers `user` may read in full are listed; the others are counted in `unreadable`,
+    with nothing about them shown. Four queries whatever the number of facts; the answers are
+    scanned newest first up to `scan_limit`, beyond which counts are shown as a lower bound.
     """
     from reviewqueue.reviews.models import Answer, RetrievedItem
 
@@ -284,6 +321,7 @@ def expiring_facts(
         .order_by("-answer_id")
         .values_list(
             "document_key",
+            "answer_id",
             "answer__trace_id",
             "answer__question",
             "answer__status",
@@ -292,13 +330,18 @@ def expiring_facts(
     )
     rows = list(rows)
     truncated = len(rows) == scan_limit
+    resting_on = {
+        fact.pk: [row for row in rows if row[0] == fact.revision.document.key
+                  and any(c.get("key") == fact.key for c in row[5] or [])]
+        for fact in facts
+    }
+    readable = readable_answers({row[1] for rs in resting_on.values() for row in rs}, user)
     out = []
     for fact in facts:
-        key = fact.revision.document.key
         resting = [
             {"trace_id": trace_id, "question": question, "status": status}
-            for document_key, trace_id, question, status, claims in rows
-            if document_key == key and any(c.get("key") == fact.key for c in claims or [])
+            for _, answer_id, trace_id, question, status, _ in resting_on[fact.pk]
+            if answer_id in readable
         ]
         out.append(
             ExpiringFact(
@@ -307,6 +350,7 @@ def expiring_facts(
                 days_left=(fact.valid_until - today).days,  # type: ignore[operator]
                 answers=resting[:answers_per_fact],
                 answer_count=len(resting),
+                unreadable=len(resting_on[fact.pk]) - len(resting),
                 more=truncated,
             )
         )
@@ -316,8 +360,7 @@ def expiring_facts(
 def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
     """Held answers a reviewer sent to `user` as an owner of one of their sources, that `user`
     may read in full. Three queries whatever the number of answers."""
-    from reviewqueue.accounts.principals import may_read, user_principals
-    from reviewqueue.reviews.models import RetrievedItem, ReviewItem
+    from reviewqueue.reviews.models import ReviewItem
 
     owned = list(Document.objects.filter(owner=user).values_list("key", flat=True))
     items = list(
@@ -326,18 +369,26 @@ def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
         .distinct()
         .order_by("sent_to_owner_at", "id")[:limit]
     )
-    cited: dict[int, set[str]] = {}
-    for answer_id, key in RetrievedItem.objects.filter(
-        answer_id__in=[i.answer_id for i in items]
-    ).values_list("answer_id", "document_key"):
-        cited.setdefault(answer_id, set()).add(key)
+    readable = readable_answers({i.answer_id for i in items}, user)
+    return [item for item in items if item.answer_id in readable]
+
+
+def readable_answers(answer_ids: set[int], user: Any) -> set[int]:
+    """The answers among `answer_ids` that `user` may read in full: every document they cite
+    allows one of the user's principals. Two queries whatever the number of answers."""
+    from reviewqueue.accounts.principals import may_read, user_principals
+    from reviewqueue.reviews.models import RetrievedItem
+
+    if not answer_ids:
+        return set()
+    cited: dict[int, set[str]] = {answer_id: set() for answer_id in answer_ids}
+    for answer_id, key in RetrievedItem.objects.filter(answer_id__in=answer_ids).values_list(
+            "answer_id", "document_key"):
+        cited[answer_id].add(key)
     keys = {k for ks in cited.values() for k in ks}
     allowed = dict(Document.objects.filter(key__in=keys).values_list("key", "allowed_principals"))
     principals = user_principals(user)
-    return [
-        item
-        for item in items
-        if all(
-            k in allowed and may_read(allowed[k], principals) for k in cited.get(item.answer_id, ())
-        )
-    ]
+    return {
+        answer_id for answer_id, ks in cited.items()
+        if all(k in allowed and may_read(allowed[k], principals) for k in ks)
+    }

@@ -272,17 +272,61 @@ def _current_revision(document: Document) -> Revision:
     return document.current_revision
 
 
+class RevisionChanged(Conflict):
+    """Edits made on a revision that is no longer current."""
+
+    def __init__(self, current: str) -> None:
+        super().__init__(
+            f"revision {current!r} was published since the edits were made",
+            extra={"revision": current},
+        )
+        self.current = current
+
+
+def revision_check_current(
+    *, document: Document, based_on: str | None, fact_ids: set[int]
+) -> Revision:
+    """The current revision, if edits made on `based_on` (None: on the current one, as far as
+    the caller knows) to the facts `fact_ids` still apply to it; else RevisionChanged.
+
+    Every revision has facts of its own, so a fact id of an older revision means the edit was
+    made on that revision: applying it would drop the edit or revert what the newer one changed.
+    """
+    current = _current_revision(document)
+    known = set(current.facts.values_list("pk", flat=True))
+    if (based_on is not None and based_on != current.revision) or not fact_ids <= known:
+        raise RevisionChanged(current.revision)
+    return current
+
+
 def _next_revision_id(document: Document) -> str:
     seq = (document.revisions.aggregate(m=Max("seq"))["m"] or 0) + 1
     return f"{timezone.localdate():%Y-%m-%d}.{seq}"
 
 
+@transaction.atomic
 def revision_publish_corrected(
-    *, document: Document, edits: list[FactEdit], note: str, actor: Actor, user: Any
+    *,
+    document: Document,
+    edits: list[FactEdit],
+    note: str,
+    actor: Actor,
+    user: Any,
+    based_on: str | None = None,
 ) -> PublishResult:
-    """Publish a new revision that copies the current one with some facts changed."""
-    current = _current_revision(document)
+    """Publish a new revision that copies the current one with some facts changed.
+
+    `based_on` is the revision the edits were made on; if another revision was published
+    since, nothing is published and RevisionChanged says which.
+    """
+    # Lock the document: a revision published by the API meanwhile is seen, not overwritten.
+    document = (
+        Document.objects.select_for_update(of=("self",))
+        .select_related("current_revision")
+        .get(pk=document.pk)
+    )
     by_id = {e.fact_id: e for e in edits}
+    current = revision_check_current(document=document, based_on=based_on, fact_ids=set(by_id))
     facts = []
     for fact in current.facts.order_by("position"):
         edit = by_id.get(fact.pk)

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -20,7 +20,7 @@ from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import DomainError, FieldError
-from reviewqueue.params import refuse_unknown_params
+from reviewqueue.params import SearchDateField, refuse_unknown_params
 from reviewqueue.sources import selectors, services
 from reviewqueue.sources.conflicts import conflict_dismiss, conflict_reopen
 from reviewqueue.sources.forms import (
@@ -29,7 +29,7 @@ from reviewqueue.sources.forms import (
     EndValidityForm,
     FactEditFormSet,
 )
-from reviewqueue.sources.models import Conflict, Document
+from reviewqueue.sources.models import Conflict, Document, Fact, Revision
 
 
 def _require_owner(request: HttpRequest) -> None:
@@ -65,10 +65,8 @@ def inbox(request: HttpRequest) -> HttpResponse:
         return refused
     conflicts = list(selectors.conflicts_for_owner(request.user)[:100])
     held = selectors.held_answer_counts(conflicts)
-    rows = [
-        {"conflict": c, "sides": selectors.conflict_sides(c), "held": held.get(c.pk, 0)}
-        for c in conflicts
-    ]
+    sides = selectors.conflict_sides(conflicts, request.user)
+    rows = [{"conflict": c, "sides": sides[c.pk], "held": held.get(c.pk, 0)} for c in conflicts]
     today = timezone.localdate()
     return render(
         request,
@@ -76,7 +74,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         {
             "rows": rows,
             "expiring": selectors.expiring_facts(request.user, today=today),
-        "sent_to_me": selectors.answers_sent_to(request.user),
+            "sent_to_me": selectors.answers_sent_to(request.user),
             "documents": selectors.documents_owned_by(request.user).order_by("key")[:200],
             "today": today,
         },
@@ -95,7 +93,7 @@ def _conflict_page(
 ) -> HttpResponse:
     context = {
         "conflict": conflict,
-        "sides": selectors.conflict_sides(conflict),
+        "sides": selectors.conflict_sides([conflict], request.user)[conflict.pk],
         "held": selectors.held_answer_counts([conflict]).get(conflict.pk, 0),
         "dismiss_form": form,
     }
@@ -140,18 +138,51 @@ def conflict_reopen_view(request: HttpRequest, conflict_id: int) -> HttpResponse
     return _progress_redirect(request, conflict.documents, since)
 
 
-def _fact_formset(document: Document, data: Any = None) -> Any:
-    revision = document.current_revision
+def _fact_formset(
+    revision: Revision | None, data: Any = None, typed: dict[int, dict[str, Any]] | None = None
+) -> Any:
+    """The fact forms of `revision`; `typed` shows what the owner typed over some facts."""
     initial = [
         {
             "fact_id": f.pk,
             "value": _as_input(f.value),
             "valid_from": f.valid_from,
             "valid_until": f.valid_until,
+            **(typed or {}).get(f.pk, {}),
         }
         for f in (revision.facts.order_by("position") if revision else [])
     ]
     return FactEditFormSet(data=data, initial=initial, prefix="facts")
+
+
+def _edited_forms(formset: Any) -> dict[int, Any]:
+    """The fact forms the owner changed, by the fact id they carry."""
+    return {
+        form.cleaned_data["fact_id"]: form
+        for form in formset.forms
+        if form.has_changed() and "fact_id" in form.cleaned_data
+    }
+
+
+def _carry_over(
+    document: Document, formset: Any
+) -> tuple[dict[int, dict[str, Any]], list[tuple[Fact, dict[str, Any]]]]:
+    """What the owner typed on an older revision, moved to the current revision's fact with
+    the same subject and key; edits of facts it no longer has are returned apart."""
+    edited = _edited_forms(formset) if formset is not None else {}
+    current = document.current_revision
+    same: dict[tuple[str, str], list[Fact]] = {}
+    for fact in current.facts.order_by("position") if current else []:
+        same.setdefault((fact.subject, fact.key), []).append(fact)
+    typed, unplaced = {}, []
+    for old in Fact.objects.filter(revision__document=document, pk__in=edited).order_by("pk"):
+        form = edited[old.pk]
+        raw = {name: form[name].value() for name in ("value", "valid_from", "valid_until")}
+        if same.get((old.subject, old.key)):
+            typed[same[(old.subject, old.key)].pop(0).pk] = raw
+        else:
+            unplaced.append((old, raw))
+    return typed, unplaced
 
 
 def _as_input(value: Any) -> str:
@@ -170,11 +201,26 @@ def _looks_typed(text: str) -> bool:
         return False
 
 
-def _document_page(request: HttpRequest, document: Document, **extra: Any) -> HttpResponse:
+def _end_forms(facts: list[Fact], submitted: EndValidityForm | None) -> list[Any]:
+    """One end-validity form per fact; the one just submitted keeps what was typed."""
+    rows = []
+    for fact in facts:
+        form = submitted
+        if form is None or form["fact_id"].value() != str(fact.pk):
+            form = EndValidityForm(initial={"fact_id": fact.pk, "last_day": timezone.localdate()})
+        rows.append((fact, form))
+    return rows
+
+
+def _document_page(
+    request: HttpRequest, document: Document, status: int | None = None, **extra: Any
+) -> HttpResponse:
     revision = document.current_revision
     facts = list(revision.facts.order_by("position")) if revision else []
     passages = {p.span: p.text for p in revision.passages.all()} if revision else {}
-    formset = extra.pop("formset", None) or _fact_formset(document)
+    formset = extra.pop("formset", None)
+    if formset is None:
+        formset = _fact_formset(revision)
     context = {
         "document": document,
         "revision": revision,
@@ -185,6 +231,7 @@ def _document_page(request: HttpRequest, document: Document, **extra: Any) -> Ht
         ],
         "formset": formset,
         "note_form": extra.pop("note_form", None) or CorrectionNoteForm(),
+        "end_rows": _end_forms(facts, extra.pop("end_form", None)),
         "history": selectors.document_history(document)[:20],
         "conflicts": Conflict.objects.filter(documents__contains=[document.key]).exclude(
             status=Conflict.Status.CLOSED
@@ -194,7 +241,31 @@ def _document_page(request: HttpRequest, document: Document, **extra: Any) -> Ht
         **extra,
     }
     return render(
-        request, "sources/document.html", context, status=400 if extra.get("error") else 200
+        request,
+        "sources/document.html",
+        context,
+        status=status or (400 if extra.get("error") else 200),
+    )
+
+
+def _document_changed(
+    request: HttpRequest, document: Document, changed: services.RevisionChanged, **page: Any
+) -> HttpResponse:
+    """The page on the revision published meanwhile, with every value the owner typed."""
+    document = _document_or_404(request, document.key)  # its current revision moved on
+    typed, unplaced = _carry_over(document, page.pop("formset", None))
+    return _document_page(
+        request,
+        document,
+        status=409,
+        formset=_fact_formset(document.current_revision, typed=typed),
+        unplaced=unplaced,
+        error=_(
+            "This document changed since you opened it: revision %(revision)s was published. "
+            "Your values are kept below; check them against the new revision and submit again."
+        )
+        % {"revision": changed.current},
+        **page,
     )
 
 
@@ -211,9 +282,24 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
     """Publish a corrected revision: the current one with the edited facts and a note."""
     _require_owner(request)
     document = _document_or_404(request, key)
-    formset = _fact_formset(document, request.POST)
+    # The revision the form was rendered from; forms posted without one are checked by the
+    # fact ids they carry, which belong to a single revision.
+    based_on = request.POST.get("revision") or None
+    formset = _fact_formset(
+        document.revisions.filter(revision=based_on).first() or document.current_revision,
+        request.POST,
+    )
     note_form = CorrectionNoteForm(request.POST)
-    if not (formset.is_valid() and note_form.is_valid()):
+    valid = all([formset.is_valid(), note_form.is_valid()])
+    if document.current_revision is not None:
+        # Before the field errors: those of a revision no longer current would mislead.
+        try:
+            services.revision_check_current(
+                document=document, based_on=based_on, fact_ids=set(_edited_forms(formset))
+            )
+        except services.RevisionChanged as exc:
+            return _document_changed(request, document, exc, formset=formset, note_form=note_form)
+    if not valid:
         return _document_page(
             request,
             document,
@@ -243,6 +329,7 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
             note=note_form.cleaned_data["note"],
             actor=Actor.of_user(request.user),
             user=request.user,
+            based_on=based_on,
         ),
         formset=formset,
         note_form=note_form,
@@ -271,6 +358,7 @@ def document_end_validity(request: HttpRequest, key: str) -> HttpResponse:
             actor=Actor.of_user(request.user),
             user=request.user,
         ),
+        end_form=form,
     )
 
 
@@ -280,7 +368,13 @@ def _publish_then_progress(
     since = timezone.now()
     try:
         result = publish()
+    except services.RevisionChanged as exc:
+        # Another revision was published between the page's checks and this one.
+        return _document_changed(request, document, exc, **page)
     except FieldError as exc:
+        end_form = page.get("end_form")
+        if end_form is not None and exc.field in end_form.fields:
+            end_form.add_error(exc.field, exc.field_message)
         return _document_page(request, document, error=exc.message, **page)
     except DomainError as exc:
         messages.error(request, exc.message)
@@ -324,13 +418,35 @@ def progress(request: HttpRequest) -> HttpResponse:
     from reviewqueue.jobs.models import Job
 
     keys = [k for k in request.GET.get("documents", "").split(",") if k][:50]
-    try:
-        since = datetime.fromisoformat(request.GET.get("since", ""))
-    except ValueError:
-        since = timezone.now() - timedelta(minutes=10)
+    since = _since(request.GET.get("since"))
+    if since is None:
+        return HttpResponseBadRequest(
+            _("since: give a date and time between %(first)s and %(last)s, such as %(example)s.")
+            % {
+                "first": SearchDateField.FIRST,
+                "last": SearchDateField.LAST,
+                "example": timezone.now().replace(microsecond=0).isoformat(),
+            },
+            content_type="text/plain; charset=utf-8",
+        )
     jobs = Job.objects.filter(
         requested_by=request.user,
         document_key__in=keys,
         created_at__gte=since - timedelta(seconds=5),
     ).order_by("created_at")[:50]
     return render(request, "sources/progress.html", {"jobs": jobs, "documents": keys})
+
+
+def _since(raw: str | None) -> datetime | None:
+    """The `since` of a progress link, the last ten minutes without one, None if unusable:
+    not a date and time, or too far from now to count back from (0001-01-01 minus seconds
+    is no date at all)."""
+    if raw is None:
+        return timezone.now() - timedelta(minutes=10)
+    try:
+        since = datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    if not SearchDateField.FIRST <= since.date() <= SearchDateField.LAST:
+        return None
+    return timezone.make_aware(since) if timezone.is_naive(since) else since

@@ -207,3 +207,74 @@ def test_facts_ending_soon_are_listed_with_the_answers_resting_on_them(
     assert "Facts ending within 30 days" in page
     assert "in 10 days" in page
     assert "How long is the free trial?" in page
+
+
+def test_a_conflict_side_from_a_document_the_owner_may_not_read_shows_nothing_of_it(
+    client: Any, publish: Any, owner: Any, other_owner: Any, make_user: Any, admin_user: Any
+) -> None:
+    publish("pricing", facts=trial(14))
+    publish("hr-trial", owner="oscar", facts=trial(30), principals=["group:hr"],
+            title="Staff handbook", passages=[{"span": "p1", "text": "Staff get 30 days."}])
+    conflict = Conflict.objects.get()
+    client.force_login(owner)
+    for url in ("/owner/", f"/owner/conflicts/{conflict.pk}/"):
+        page = client.get(url).content.decode()
+        assert "A document you may not read gives a different value." in page
+        assert "pricing@r1" in page and "The free trial lasts 14 days." in page
+        for secret in ("Staff get 30 days.", "Staff handbook", "hr-trial", "oscar", ">30<"):
+            assert secret not in page, (url, secret)
+    # The restricted document's own owner, and an admin, see both sides in full.
+    for viewer in (other_owner, admin_user):
+        client.force_login(viewer)
+        page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+        assert "Staff get 30 days." in page and "The free trial lasts 14 days." in page
+        assert "may not read" not in page
+
+
+def test_the_inbox_reads_its_conflicts_in_queries_that_do_not_grow_with_them(
+    client: Any, publish: Any, owner: Any, other_owner: Any
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def inbox_queries() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get("/owner/").status_code == 200
+        return len(queries)
+
+    client.force_login(owner)
+    publish("pricing", facts=trial(14))
+    publish("trial-promo", owner="oscar", facts=trial(30))
+    one = inbox_queries()
+    def more(value: int) -> list[dict[str, Any]]:
+        return [{"key": key, "value": value, "valid_from": "2026-01-01", "valid_until": None,
+                 "span": "p1"} for key in ("seats", "regions", "retention")]
+
+    publish("pricing", revision="r2", facts=[*trial(14), *more(2)])
+    publish("trial-promo", revision="r2", owner="oscar", facts=[*trial(30), *more(1)])
+    assert Conflict.objects.exclude(status="closed").count() == 4
+    assert inbox_queries() == one
+
+
+def test_facts_ending_soon_list_only_answers_the_owner_may_read(
+    client: Any, publish: Any, submit: Any, owner: Any, other_owner: Any, today: Any
+) -> None:
+    from datetime import timedelta
+
+    end = (today + timedelta(days=10)).isoformat()
+    publish("pricing", facts=trial(14, end))
+    publish("hr-doc", owner="oscar", principals=["group:hr"],
+            facts=[{"key": "probation", "value": 90, "valid_from": "2026-01-01",
+                    "valid_until": None, "span": "p1"}])
+    submit("t-open", as_of=None)
+    hr = submit("t-hr", as_of=None, asked_by=["group:hr"], retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "hr-doc", "revision": "r1", "span": "p1"},
+    ])
+    assert hr.status_code == 201, hr.content
+    Answer.objects.filter(trace_id="t-hr").update(question="Why was Bob dismissed?")
+    client.force_login(owner)
+    page = client.get("/owner/").content.decode()
+    assert "How long is the free trial?" in page and "/answers/t-open/" in page
+    assert "Bob" not in page and "t-hr" not in page
+    assert "and 1 you may not read" in page
