@@ -12,13 +12,14 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from reviewqueue.audit.services import Actor
+from reviewqueue.audit.services import SYSTEM, Actor
 from reviewqueue.copying import copy_instances
 from reviewqueue.errors import Conflict
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
 from reviewqueue.reviews.services.evaluation import load_sources, run_gate, today, verdict_fields
 from reviewqueue.reviews.services.transitions import answers_enter, first_status
+from reviewqueue.sources.selectors import CurrentDocument, document_states
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,9 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
         ((r.document_id, r.revision) for data in items for r in data.retrieved),
         (claim["key"] for data in items for claim in data.claims),
     )
+    seen = {r.document_id: _state(sources.documents.get(r.document_id))
+            for data in items for r in data.retrieved}
+    citing: dict[str, list[int]] = {}
     answers: list[Answer] = []
     versions: list[AnswerVersion] = []
     retrieved_rows: list[RetrievedItem] = []
@@ -206,8 +210,31 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
         answers.append(answer)
         versions.append(version)
         retrieved_rows += retrieved
+        for r in data.retrieved:
+            citing.setdefault(r.document_id, []).append(answer_id)
         verdicts.append(verdict)
         entered.append((answer, verdict, audit_sample))
     copy_instances(answers, versions, retrieved_rows, verdicts)
     answers_enter(entered=entered, actor=actor)
+    transaction.on_commit(lambda: _catch_up(seen, citing))
     return answers
+
+
+def _state(document: CurrentDocument | None) -> tuple[int | None, bool]:
+    return (None, False) if document is None else (document.revision_id,
+                                                   document.withdrawn_at is not None)
+
+
+def _catch_up(seen: dict[str, tuple[int | None, bool]], citing: dict[str, list[int]]) -> None:
+    """Once the answers are committed, re-evaluate those whose cited documents changed since
+    the gate read them. A revision published (or a withdrawal) in between started its job at
+    its own commit, when these answers could not be seen yet: without this they would keep a
+    verdict on the old revision. One query when nothing changed."""
+    now = document_states(seen)
+    ids = {answer_id for key, state in seen.items() if now.get(key, (None, False)) != state
+           for answer_id in citing.get(key, ())}
+    if ids:
+        from reviewqueue.jobs.services import job_start_for_answers
+
+        with transaction.atomic():
+            job_start_for_answers(ids, Verdict.Trigger.REVISION, None, actor=SYSTEM)
