@@ -343,11 +343,8 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         result = answer_decide(trace_id=trace_id, user=request.user, actor=_actor(request),
                                data=data)
     except StaleVerdict as exc:
-        fresh = item_page(trace_id=trace_id, user=request.user)
-        if fresh is None:
-            raise Http404("No such answer") from exc
-        return _render_item(
-            request, fresh, status=409, forms=_forms(fresh, request.POST), open_form=action,
+        return _render_refused(
+            request, trace_id, action,
             stale={"decision": decision_label(exc.verdict.decision),
                    "reason": reason_label(exc.verdict.reason)},
         )
@@ -362,10 +359,10 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         )
     except LeasedByOther as exc:
         messages.warning(request, _held_by_message(exc))
-        return HttpResponseRedirect(_item_url(trace_id))
+        return _render_refused(request, trace_id, action)
     except NotHeld:
         messages.info(request, _("This answer is no longer waiting for review."))
-        return HttpResponseRedirect(_item_url(trace_id))
+        return _render_refused(request, trace_id, action)
     except FieldError as exc:
         form.add_error(None, exc.message)
         return _render_item(request, page, status=400, forms=forms, open_form=action)
@@ -386,6 +383,24 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     }[action]
     messages.success(request, done % {"question": question})
     return HttpResponseRedirect(reverse("reviews:queue"))
+
+
+def _render_refused(request: HttpRequest, trace_id: str, action: str,
+                    **context: Any) -> HttpResponse:
+    """The answer as it is now, with a 409 and the refused form open, keeping what the
+    reviewer typed: nobody loses an edit to a stale verdict or to someone else's claim."""
+    fresh = item_page(trace_id=trace_id, user=request.user)
+    if fresh is None:
+        raise Http404("No such answer")
+    # With no form left to hold it (someone else holds the item, or it was decided), the
+    # reviewer's text is shown read-only, to copy.
+    unsaved = [] if fresh.may_decide else [
+        (label, request.POST[f"{action}-{name}"])
+        for name, label in (("answer", _("Answer text")), ("comment", _("Comment")))
+        if request.POST.get(f"{action}-{name}", "").strip()
+    ]
+    return _render_item(request, fresh, status=409, forms=_forms(fresh, request.POST),
+                        open_form=action, unsaved=unsaved, **context)
 
 
 # --- Hand-off to the owners and re-evaluation on request ------------------------------------

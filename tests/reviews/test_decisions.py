@@ -116,6 +116,23 @@ def test_read_passages_is_set_when_the_reviewer_opened_a_passage(
     assert Decision.objects.get(answer__trace_id="t-2").read_passages is False
 
 
+def test_passages_opened_on_an_earlier_verdict_do_not_count_as_read(
+    hold: Any, reviewer: Any, api: Any, login: Any, publish: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    trace = hold()
+    login(reviewer).post(f"/answers/{trace}/expanded",
+                         json.dumps({"cite": "d1", "verdict": current_verdict_id(trace)}),
+                         content_type="application/json")
+    before = current_verdict_id(trace)
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing", revision="r2", facts=[fact("trial_days", 14)],
+                passages=[{"span": "p1", "text": "The free trial now lasts 14 days."}])
+    assert current_verdict_id(trace) != before
+    decide(api, trace, action="approve")
+    assert Decision.objects.get(answer__trace_id=trace).read_passages is False
+
+
 def test_recording_an_expansion_of_a_cite_the_answer_does_not_have_is_400(
     hold: Any, reviewer: Any, login: Any
 ) -> None:
@@ -310,6 +327,12 @@ def page_post(client: Any, trace_id: str, action: str, **fields: Any) -> Any:
     return client.post(f"/answers/{trace_id}/decide", data)
 
 
+def page_edit(client: Any, trace_id: str, text: str, value: str) -> Any:
+    """Post an edit of the answer text with one support_hours claim, as the page does."""
+    return page_post(client, trace_id, "edit", answer=text, **claims_form(
+        {"key": "support_hours", "value": value, "value_type": "text", "cite": "d1"}))
+
+
 def claims_form(*rows: dict[str, str]) -> dict[str, str]:
     data = {"claims-TOTAL_FORMS": str(len(rows)), "claims-INITIAL_FORMS": str(len(rows)),
             "claims-MIN_NUM_FORMS": "0", "claims-MAX_NUM_FORMS": "200"}
@@ -355,9 +378,7 @@ def test_an_unsupported_edit_on_the_page_is_refused_and_keeps_the_text(
 ) -> None:
     trace = hold()
     client = login(reviewer)
-    text = "Support is open 9 to 5, trust me [d1]."
-    response = page_post(client, trace, "edit", answer=text, **claims_form(
-        {"key": "support_hours", "value": "9-5", "value_type": "text", "cite": "d1"}))
+    response = page_edit(client, trace, "Support is open 9 to 5, trust me [d1].", "9-5")
     assert response.status_code == 400
     html = response.content.decode()
     assert "The gate refuses your edit" in html
@@ -370,9 +391,7 @@ def test_a_supported_edit_on_the_page_is_approved(hold: Any, reviewer: Any,
                                                   login: Any) -> None:
     trace = hold()
     client = login(reviewer)
-    response = page_post(client, trace, "edit", answer="Support is available 24/7 [d1].",
-                         **claims_form({"key": "support_hours", "value": "24/7",
-                                        "value_type": "text", "cite": "d1"}))
+    response = page_edit(client, trace, "Support is available 24/7 [d1].", "24/7")
     assert response.status_code == 302, response.content.decode()[:2000]
     answer = Answer.objects.get(trace_id=trace)
     assert answer.status == "approved"
@@ -454,9 +473,8 @@ def test_deciding_from_the_page_on_a_colleagues_item_says_who_holds_it(
     trace = hold()
     login(bob).post(f"/answers/{trace}/claim")
     response = page_post(login(reviewer), trace, "approve")
-    assert response.status_code == 302
-    follow = login(reviewer).get(response["Location"])
-    assert "bob is working on this" in follow.content.decode()
+    assert response.status_code == 409
+    assert "bob is working on this" in response.content.decode()
     assert Answer.objects.get(trace_id=trace).status == "held"
 
 
@@ -469,3 +487,37 @@ def test_an_approved_answer_shows_its_history_and_nothing_to_decide(
     assert "This answer is not waiting for review (status: Approved)." in html
     assert "There is nothing to decide." in html
     assert "<q>fine</q>" in html
+
+
+def test_an_edit_posted_after_a_colleague_took_the_item_keeps_the_text(
+    hold: Any, reviewer: Any, bob: Any, login: Any, token_client: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    token_client(bob).post(f"/api/v1/answers/{trace}/claim")
+    response = page_edit(client, trace, "Support is open around the clock, all week [d1].",
+                         "24/7")
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "bob is working on this" in html
+    assert "Not saved: what you wrote" in html
+    assert "open around the clock, all week" in html
+    assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1
+
+
+def test_an_edit_posted_after_the_answer_was_decided_keeps_the_text(
+    hold: Any, reviewer: Any, bob: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    verdict = current_verdict_id(trace)
+    assert page_post(login(bob), trace, "approve", comment="fine").status_code == 302
+    text = "Support is open around the clock, all week [d1]."
+    response = client.post(f"/answers/{trace}/decide", {
+        "action": "edit", "edit-verdict": verdict, "edit-answer": text, **claims_form(
+            {"key": "support_hours", "value": "24/7", "value_type": "text", "cite": "d1"})})
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "This answer is no longer waiting for review." in html
+    assert "open around the clock, all week" in html
+    assert Answer.objects.get(trace_id=trace).status == "approved"

@@ -186,7 +186,8 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
     if current.pk != data.verdict_id or not verdict_is_fresh(answer, current):
         return _Refresh(stale=_refresh(answer, actor))
 
-    read = PassageExpansion.objects.filter(answer=answer, reviewer=user).exists()
+    # Passages opened on this verdict: those opened on an earlier one may have said otherwise.
+    read = PassageExpansion.objects.filter(answer=answer, reviewer=user, verdict=current).exists()
     decision = Decision(
         answer=answer,
         verdict=current,
