@@ -43,7 +43,9 @@ class BoundedCountAdmin(admin.ModelAdmin):
     def get_paginator(self, request: HttpRequest, queryset: Any, per_page: int,
                       orphans: int = 0, allow_empty_first_page: bool = True) -> Paginator:
         try:
-            page = max(1, int(request.GET.get("p", 1)))
+            # Clamped: past the last page the admin says so itself; a huge number would
+            # overflow PostgreSQL's LIMIT.
+            page = min(max(1, int(request.GET.get("p", 1))), 10**9)
         except ValueError:
             page = 1
         ceiling = max(COUNT_CAP, (page + self.pages_ahead) * per_page)

@@ -6,8 +6,12 @@ rely on one that happens to be passed through to a query (`owner__password__star
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
+from typing import Any
 
+from django import forms
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 
 
@@ -34,3 +38,20 @@ def refuse_unknown_params(request: HttpRequest, allowed: Iterable[str] = ()
         return None
     return HttpResponseBadRequest("\n".join(problems) + "\n",
                                   content_type="text/plain; charset=utf-8")
+
+
+class SearchDateField(forms.DateField):
+    """A day of a search window (YYYY-MM-DD), within years a window can be moved around in:
+    9999-12-31 plus a day, or 0001-01-01 minus a month, is past what a date can hold."""
+
+    FIRST = dt.date(1970, 1, 1)
+    LAST = dt.date(2999, 12, 31)
+
+    def __init__(self, **kwargs: Any) -> None:
+        bounds = f"Give a day between {self.FIRST} and {self.LAST}."
+        super().__init__(
+            required=False, input_formats=["%Y-%m-%d"],
+            widget=forms.DateInput(attrs={"type": "date"}),
+            validators=[MinValueValidator(self.FIRST, bounds),
+                        MaxValueValidator(self.LAST, bounds)],
+            **kwargs)

@@ -9,6 +9,7 @@ from django.core.validators import RegexValidator
 from django.http import QueryDict
 
 from reviewqueue.audit.selectors import EventFilter
+from reviewqueue.params import SearchDateField
 
 FILTER_PARAMS = frozenset({"trace_id", "actor", "action", "document", "since", "until"})
 PAGE_PARAMS = frozenset({"before", "after"})
@@ -28,10 +29,8 @@ class AuditSearchForm(forms.Form):
         help_text="Exact, or a prefix ending in * (revision.*)",
     )
     document = forms.CharField(required=False, max_length=200, strip=True, label="Document")
-    since = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="From",
-                            widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="To",
-                            widget=forms.DateInput(attrs={"type": "date"}))
+    since = SearchDateField(label="From")
+    until = SearchDateField(label="To")
     before = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
     after = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 

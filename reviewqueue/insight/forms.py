@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from reviewqueue.insight.selectors import Window, default_window
+from reviewqueue.params import SearchDateField
 
 WINDOW_PARAMS = frozenset({"since", "until", "release", "bucket"})
 MAX_DAYS = 3 * 366
@@ -16,10 +17,8 @@ DAILY_UP_TO_DAYS = 92
 
 
 class WindowForm(forms.Form):
-    since = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="From",
-                            widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="To",
-                            widget=forms.DateInput(attrs={"type": "date"}))
+    since = SearchDateField(label="From")
+    until = SearchDateField(label="To")
     release = forms.CharField(required=False, max_length=200, strip=True,
                               label="Index release")
     bucket = forms.ChoiceField(required=False, label="Per",

@@ -11,7 +11,7 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_base import BodyLimitedAPIView, RoleAndScope, StrictSerializer
@@ -58,6 +58,7 @@ class JobIn(StrictSerializer):
 class JobStartView(BodyLimitedAPIView):
     permission_classes = [RoleAndScope]
     allowed_roles = (Role.REVIEWER, Role.ADMIN)
+    required_scope = ApiToken.Scope.REVIEW  # it writes verdicts: a read-only token may not
 
     @extend_schema(request=JobIn, responses={202: JobOut,
                                              400: OpenApiResponse(description="Bad field"),

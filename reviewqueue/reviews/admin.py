@@ -1,15 +1,16 @@
 from django.contrib import admin
 
-from reviewqueue.admin_base import BoundedCountAdmin, ReadOnlyAdmin
+from reviewqueue.admin_base import ReadOnlyAdmin
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
 
 
+# Answers, queue entries and documents change only through the product's own pages and API,
+# which audit every change, re-evaluate and keep the queue in step: here they are shown only.
 @admin.register(Answer)
-class AnswerAdmin(BoundedCountAdmin):
+class AnswerAdmin(ReadOnlyAdmin):
     list_display = ("trace_id", "status", "index_release", "status_changed_at")
     list_filter = ("status",)
     search_fields = ("trace_id",)
-    readonly_fields = ("current_version", "current_verdict", "submitted_by")
 
 
 @admin.register(Verdict)
@@ -20,7 +21,7 @@ class VerdictAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ReviewItem)
-class ReviewItemAdmin(BoundedCountAdmin):
+class ReviewItemAdmin(ReadOnlyAdmin):
     list_display = ("answer", "primary_reason", "entered_at", "leased_by", "lease_until")
     list_select_related = ("answer", "leased_by")
 
@@ -29,6 +30,3 @@ class ReviewItemAdmin(BoundedCountAdmin):
 class DecisionAdmin(ReadOnlyAdmin):
     list_display = ("answer", "action", "reviewer", "verdict", "created_at")
     list_select_related = ("answer", "reviewer")
-
-    def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
-        return False

@@ -250,6 +250,16 @@ def test_a_reviewer_re_evaluates_an_answer_through_the_api(
     assert follow.status_code == 200
 
 
+def test_a_read_only_token_may_not_start_a_re_evaluation(
+    five_answers: list[Answer], token_client: Any, reviewer: Any
+) -> None:
+    jobs = Job.objects.count()
+    response = token_client(reviewer, scopes=["read"]).post(
+        "/api/v1/jobs", {"trace_ids": ["t-1"]}, format="json")
+    assert response.status_code == 403
+    assert Job.objects.count() == jobs
+
+
 def test_only_admins_re_evaluate_a_whole_document_through_the_api(
     five_answers: list[Answer], token_client: Any, reviewer: Any, admin_user: Any
 ) -> None:

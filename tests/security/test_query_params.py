@@ -68,3 +68,44 @@ def test_a_known_parameter_is_accepted(world: World, db: Any, who: str, url: str
                                        known: str) -> None:
     response = _signed_in(world, who).get(f"{url}?{known}" if known else url)
     assert response.status_code == 200
+
+
+# A NUL character cannot be stored or compared by PostgreSQL: each is refused up front.
+NUL_CASES = [
+    ("alice", "GET", "/answers/a%00b/", None),
+    ("alice", "GET", "/?document=a%00b", None),
+    ("alice", "GET", "/?release=a%00b", None),
+    ("alice", "POST", "/answers/t-1/send-to-owner", {"note": "a\x00b"}),
+    ("alice", "GET", "/api/v1/answers/a%00b", None),
+    ("olivia", "GET", "/owner/documents/a%00b/", None),
+    ("olivia", "GET", "/owner/progress?documents=a%00b", None),
+    ("ada", "GET", "/audit/answers/a%00b/", None),
+    ("ada", "GET", "/admin/reviews/answer/?status=a%00b", None),
+    ("ada", "POST", "/jobs/start", {"document_id": "a\x00b"}),
+]
+
+
+@pytest.mark.parametrize(("who", "method", "url", "form"),
+                         [pytest.param(*c, id=f"{c[1]} {c[2]}") for c in NUL_CASES])
+def test_a_nul_character_is_a_clear_400(world: World, db: Any, who: str, method: str, url: str,
+                                        form: dict[str, str] | None) -> None:
+    client = _signed_in(world, who)
+    response = client.post(url, form) if method == "POST" else client.get(url)
+    assert response.status_code == 400
+    assert b"contains a NUL character" in response.content
+    if url.startswith("/api/"):
+        assert response.json()["errors"][0]["message"] == "contains a NUL character"
+
+
+def test_a_huge_admin_page_number_is_not_an_error(world: World, db: Any) -> None:
+    response = _signed_in(world, "ada").get("/admin/reviews/answer/?p=99999999999999999999")
+    assert response.status_code in (200, 302)
+
+
+@pytest.mark.parametrize("url", ["/audit/?until=9999-12-31", "/audit/export.csv?until=9999-12-31",
+                                 "/insight/?since=9999-12-31", "/api/v1/metrics?until=0001-01-01"])
+def test_a_day_past_what_a_window_can_hold_is_a_field_error(world: World, db: Any,
+                                                            url: str) -> None:
+    response = _signed_in(world, "ada").get(url)
+    assert response.status_code == 400
+    assert b"Give a day between 1970-01-01 and 2999-12-31." in response.content

@@ -53,3 +53,28 @@ def test_the_answer_api_does_not_quote_a_document_the_reader_may_not_read(
     assert secret not in response.content.decode()
     # The service sent every document itself and still gets the full finding.
     assert secret in service.get("/api/v1/answers/t-kb").content.decode()
+
+
+def test_the_django_admin_shows_answers_queue_entries_and_documents_but_never_changes_them(
+    world: World, db: Any
+) -> None:
+    """A review found it: the admin's change form set an answer approved with no decision,
+    no audit event and the answer still in the queue."""
+    from reviewqueue.audit.models import AuditEvent
+    from reviewqueue.reviews.models import Answer, ReviewItem
+    from reviewqueue.sources.models import Document
+
+    client = api_client()
+    client.force_login(world.users["ada"])
+    events = AuditEvent.objects.count()
+    for model, obj in ((Answer, Answer.objects.first()), (ReviewItem, ReviewItem.objects.first()),
+                       (Document, Document.objects.first())):
+        assert obj is not None
+        base = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
+        assert client.get(base).status_code == 200
+        page = client.get(f"{base}{obj.pk}/change/")
+        assert page.status_code == 200 and 'name="_save"' not in page.content.decode()
+        assert client.post(f"{base}{obj.pk}/change/", {"status": "approved"}).status_code == 403
+        assert client.post(f"{base}{obj.pk}/delete/", {"post": "yes"}).status_code == 403
+        assert client.get(f"{base}add/").status_code == 403
+    assert AuditEvent.objects.count() == events
