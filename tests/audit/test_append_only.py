@@ -68,18 +68,26 @@ def test_a_raw_delete_is_refused(chain: Callable[..., Any]) -> None:
     assert AuditEvent.objects.count() == 2
 
 
-def test_truncate_is_refused_without_the_test_database_switch(chain: Callable[..., Any]) -> None:
+@pytest.mark.parametrize("table", ["audit_auditevent", "audit_verificationrun, audit_auditalert"])
+def test_truncate_is_refused_to_a_session_that_sets_the_switch_itself(
+    chain: Callable[..., Any], table: str
+) -> None:
     chain(2)
+    verify()
 
     def truncate() -> None:
         with connection.cursor() as cursor:
-            # The test database allows TRUNCATE so the runner can empty tables; an application
-            # session does not have the switch.
-            cursor.execute("SET LOCAL reviewqueue.allow_audit_truncate = 'off'")
-            cursor.execute("TRUNCATE audit_auditevent")
+            # The test database has the switch set on the database, so the runner can empty
+            # tables; without it (undone when the test's transaction rolls back), setting it
+            # in the session is not enough.
+            name = connection.settings_dict["NAME"]
+            cursor.execute(f'ALTER DATABASE "{name}" RESET reviewqueue.allow_audit_truncate')
+            cursor.execute("SET LOCAL reviewqueue.allow_audit_truncate = 'on'")
+            cursor.execute(f"TRUNCATE {table}")
 
     assert "TRUNCATE refused" in _refused(truncate)
     assert AuditEvent.objects.count() == 2
+    assert VerificationRun.objects.count() == 1
 
 
 @pytest.mark.django_db(transaction=True)

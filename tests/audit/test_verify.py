@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
-from reviewqueue.audit.hashing import event_hash, hashed_fields_of
+from reviewqueue.audit.hashing import GENESIS_HASH, event_hash, hashed_fields_of
 from reviewqueue.audit.models import AuditEvent, VerificationRun
 from tests.audit.conftest import verify
 
@@ -240,3 +241,37 @@ def test_values_that_jsonb_rewrites_still_check_out(db: Any, value: Any) -> None
         audit_record(actor=WORKER, action="x.y", object_type="answer", object_id="t",
                      after={"value": value, "nested": [{"value": value}]})
     assert verify().ok
+
+
+def test_a_history_rewritten_with_a_forged_verification_fails_against_an_anchor_kept_outside(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    """Whoever can write to the database can rewrite the whole log and store a verification
+    run vouching for the forgery; the anchor printed by an earlier run, kept elsewhere, still
+    catches it."""
+    chain(4)
+    out = StringIO()
+    call_command("verify_audit", stdout=out)
+    anchor = out.getvalue().split("(verify_audit --anchor): ")[1].strip()
+    assert anchor == f"4:{AuditEvent.objects.get(seq=4).hash}"
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET object_id = 'forged' WHERE seq >= 1")
+        prev = GENESIS_HASH
+        for seq in range(1, 5):
+            cursor.execute("UPDATE audit_auditevent SET prev_hash = %s WHERE seq = %s",
+                           [prev, seq])
+            _rehash(cursor, seq)
+            prev = AuditEvent.objects.get(seq=seq).hash
+    VerificationRun.objects.create(started_at=timezone.now(), finished_at=timezone.now(),
+                                   trigger="nightly", ok=True, events_checked=4, last_seq=4,
+                                   last_hash=prev)
+    call_command("verify_audit", "--no-record", stdout=StringIO())  # the forged run vouches
+    with pytest.raises(CommandError) as failure:
+        call_command("verify_audit", "--anchor", anchor, "--no-record")
+    assert "Event #4 is the first bad event" in str(failure.value)
+    assert "the chain up to here was rewritten" in str(failure.value)
+
+
+def test_an_anchor_that_is_not_seq_and_hash_is_refused(db: Any) -> None:
+    with pytest.raises(CommandError, match="--anchor: '12:abc' is not SEQ:HASH"):
+        call_command("verify_audit", "--anchor", "12:abc")
