@@ -15,7 +15,7 @@ import hashlib
 import json
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeAlias
 
 from gating.markers import extract_markers
@@ -422,7 +422,9 @@ def run(
 
     cited_by_claims = set(map(_third, claims))
     if markers:
-        _marker_citations(items, by_id, markers, cited_by_claims, unresolved_why, add)
+        _marker_citations(
+            items, item_statuses, by_id, markers, cited_by_claims, unresolved_why, add
+        )
 
     warnings: list[WarningT] = []
     for claim_index, (key, value, cite, subject) in enumerate(claims):
@@ -449,7 +451,7 @@ def run(
             superseded = False
             for index in indexes:
                 item = items[index]
-                superseded = superseded or item[7]
+                superseded = superseded or _is_superseded(item)
                 for fact, status in zip(item[1], item_statuses[index], strict=True):
                     if fact[0] == key and (subject is None or fact[4] == subject):
                         same = fact[1] == value and type(fact[1]) is value_type
@@ -465,7 +467,7 @@ def run(
             # Step 5b (one finding per superseded item: repeated ids may differ in revision).
             if superseded:
                 for index in indexes:
-                    if items[index][7]:
+                    if _is_superseded(items[index]):
                         add(
                             (
                                 "superseded_revision",
@@ -692,13 +694,19 @@ def _unresolved(
 
 def _marker_citations(
     items: Sequence[ItemT],
+    item_statuses: list[list[str]],
     by_id: dict[str, list[int]],
     markers: list[str],
     cited_by_claims: set[str],
     unresolved_why: dict[str, str],
     add: _Add,
 ) -> None:
-    """Step 4 and step 5b for ids cited in the answer text (claims are handled in ``run``)."""
+    """Steps 4, 5 and 5b for ids cited in the answer text (claims are handled in ``run``).
+
+    An id that some claim cites is checked there, against the claim's key, and not again here.
+    A marker names no key, so its item counts as not valid on as_of (step 5) when none of its
+    facts is in force and at least one has usable dates (bad dates are step 3's business).
+    """
     for marker in markers:
         indexes = by_id.get(marker)
         if indexes is None:
@@ -715,8 +723,32 @@ def _marker_citations(
                     )
                 )
         elif marker not in cited_by_claims:
+            dated = in_force = False
             for index in indexes:
-                if items[index][7]:
+                for status in item_statuses[index]:
+                    if status is CURRENT:
+                        in_force = True
+                    elif status is not INVALID:
+                        dated = True
+            if dated and not in_force:
+                periods = _periods(
+                    (fact, status)
+                    for index in indexes
+                    for fact, status in zip(items[index][1], item_statuses[index], strict=True)
+                )
+                add(
+                    (
+                        "noncurrent_citation",
+                        "5",
+                        None,
+                        (marker,),
+                        f"the answer text cites [{marker}], which is not in force on the as_of "
+                        f"date ({periods})",
+                        (),
+                    )
+                )
+            for index in indexes:
+                if _is_superseded(items[index]):
                     add(
                         (
                             "superseded_revision",
@@ -744,6 +776,18 @@ def _matched_facts(
     ]
 
 
+def _periods(facts: Iterable[tuple[FactT, str]]) -> str:
+    """The validity periods of the dated facts that are not in force, for a step 5 message."""
+    return "; ".join(
+        sorted(
+            f"valid {fact[2]} to {fact[3]}, "
+            + ("expired" if status is AFTER else "not yet in force")
+            for fact, status in facts
+            if status is AFTER or status is BEFORE
+        )
+    )
+
+
 def _noncurrent(
     claim_index: int,
     claim: ClaimT,
@@ -752,14 +796,7 @@ def _noncurrent(
     item_statuses: list[list[str]],
 ) -> FindingT:
     key, _, cite, subject = claim
-    periods = "; ".join(
-        sorted(
-            f"valid {fact[2]} to {fact[3]}, "
-            + ("expired" if status is AFTER else "not yet in force")
-            for fact, status in _matched_facts(key, subject, items, indexes, item_statuses)
-            if status is AFTER or status is BEFORE
-        )
-    )
+    periods = _periods(_matched_facts(key, subject, items, indexes, item_statuses))
     # No as_of in the text: the message must stay the same for as long as the fingerprint does.
     return (
         "noncurrent_citation",
@@ -841,6 +878,15 @@ def _single_source(
         f"claim {claim_index} ({_what(key, subject)} = {show(value)}) rests on a single "
         f"source: {', '.join(names)}",
     )
+
+
+def _is_superseded(item: ItemT) -> bool:
+    """Step 5b: the item is flagged ``superseded``, or it names both the revision the answer was
+    generated from and the current revision, and they differ."""
+    if item[7]:
+        return True
+    generated_from, current_revision = item[3], item[8]
+    return bool(generated_from and current_revision and generated_from != current_revision)
 
 
 def _superseded_detail(item: ItemT) -> str:

@@ -2,7 +2,10 @@
 
 A marker is a bracketed list of ids: ``[d1]``, ``[d1, d2]`` or ``[d1][d2]``. Ids use the
 characters ``A-Z a-z 0-9 _ . : -``. A bracket followed directly by ``(`` is a Markdown link
-(``[docs](https://...)``), not a citation, and is ignored.
+(``[docs](https://...)``), not a citation, and is ignored. Brackets inside Markdown code are
+not markers either, nor are those inside a link's destination or title: fenced code blocks
+(`````` ``` `````` or ``~~~``), code spans (```plans[0]```), ``(...)`` after a link text and
+autolinks (``<https://...>``) are blanked out before markers are looked for.
 """
 
 from __future__ import annotations
@@ -36,11 +39,149 @@ def _ids_in(text: str) -> list[str]:
     return list(seen)
 
 
+# -- what is not prose: code and link destinations ---------------------------------------------
+
+# A fence opens with three or more backticks or tildes, indented by at most three spaces; a
+# backtick fence's info string may not contain a backtick. It closes with a line of at least as
+# many of the same character, or at the end of the text.
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})([^\n]*)")
+_FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\r?")
+# A code span: a run of backticks, up to the next run of exactly as many, inside one paragraph.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])*?(?<!`)\1(?!`)")
+_AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9.+\-]{1,31}:[^\s<>]*>")
+_LINK_OPEN = re.compile(r"\]\(")
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_BLANK_LINE = re.compile(r"[ \t\r]*(?:\n|$)")
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span's characters (newlines apart) turned into spaces."""
+    if not spans:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for start, end in spans:
+        pieces.append(text[last:start])
+        pieces.append(_NOT_NEWLINE.sub(" ", text[start:end]))
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _fences(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    fence = ""
+    opened = pos = 0
+    for line in text.split("\n"):
+        if not fence:
+            match = _FENCE_OPEN.fullmatch(line)
+            if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
+                fence, opened = match.group(1), pos
+        else:
+            match = _FENCE_CLOSE.fullmatch(line)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                spans.append((opened, pos + len(line)))
+                fence = ""
+        pos += len(line) + 1
+    if fence:
+        spans.append((opened, len(text)))
+    return spans
+
+
+def _skip_space(text: str, pos: int) -> int:
+    """Past spaces and tabs, and at most one line break."""
+    newline = False
+    while pos < len(text):
+        char = text[pos]
+        if char == "\n":
+            if newline:
+                break
+            newline = True
+        elif char not in " \t\r":
+            break
+        pos += 1
+    return pos
+
+
+def _link_tail_end(text: str, pos: int) -> int | None:
+    """Where the ``)`` closing a link's ``(destination "title")`` is, ``pos`` being just after
+    the ``(``; ``None`` when what follows is not a destination (CommonMark's rules, simplified:
+    no spaces in a bare destination, parentheses balanced, backslash escapes)."""
+    length = len(text)
+    pos = _skip_space(text, pos)
+    if pos < length and text[pos] == "<":
+        pos += 1
+        while pos < length and text[pos] not in "<>\n":
+            pos += 2 if text[pos] == "\\" else 1
+        if pos >= length or text[pos] != ">":
+            return None
+        pos += 1
+    else:
+        depth = 0
+        while pos < length:
+            char = text[pos]
+            if char == "\\":
+                pos += 2
+                continue
+            if char <= " ":
+                break
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            pos += 1
+        if depth or pos >= length:
+            return None
+    after = _skip_space(text, pos)
+    if after < length and after > pos and text[after] in "\"'(":
+        close = ")" if text[after] == "(" else text[after]
+        pos = after + 1
+        while pos < length and text[pos] != close:
+            if text[pos] == "\n" and _BLANK_LINE.match(text, pos + 1):
+                return None  # a blank line ends the paragraph, and the title with it
+            pos += 2 if text[pos] == "\\" else 1
+        if pos >= length:
+            return None
+        after = _skip_space(text, pos + 1)
+    if after < length and text[after] == ")":
+        return after
+    return None
+
+
+def _prose(text: str) -> str:
+    """``text`` with code and link destinations blanked out, offsets unchanged.
+
+    Fenced code blocks, code spans, the ``(destination "title")`` of a Markdown link or image and
+    autolinks become spaces (line breaks are kept), so that the brackets in them are not taken
+    for citation markers.
+    """
+    if "```" in text or "~~~" in text:
+        text = _blank(text, _fences(text))
+    if "`" in text:
+        text = _blank(text, [match.span() for match in _CODE_SPAN.finditer(text)])
+    if "](" in text:
+        spans: list[tuple[int, int]] = []
+        done = 0
+        for match in _LINK_OPEN.finditer(text):
+            if match.end() <= done:
+                continue
+            end = _link_tail_end(text, match.end())
+            if end is not None:
+                spans.append((match.end(), end))
+                done = end
+        text = _blank(text, spans)
+    if "<" in text:
+        text = _blank(text, [match.span() for match in _AUTOLINK.finditer(text)])
+    return text
+
+
 def extract_markers(text: str) -> list[str]:
     """Return the ids cited by markers in ``text``, each once, in order of first appearance."""
     if "[" not in text:
         return []
-    return _ids_in(text)
+    return _ids_in(_prose(text))
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
@@ -63,17 +204,19 @@ def split_sentences(text: str) -> list[Sentence]:
     sentences: list[Sentence] = []
     start = 0
     length = len(text)
+    # Markers are read from the text with code and link destinations blanked out (same offsets).
+    scan = _prose(text) if "[" in text else text
     for match in _END_RE.finditer(text):
         if match.group("tail") is not None and _is_abbreviation(text, match.start()):
             continue
         end = match.end() if match.group("tail") is not None else match.start()
-        _append(sentences, text, start, end)
+        _append(sentences, text, scan, start, end)
         start = match.end()
-    _append(sentences, text, start, length)
+    _append(sentences, text, scan, start, length)
     return sentences
 
 
-def _append(sentences: list[Sentence], text: str, start: int, end: int) -> None:
+def _append(sentences: list[Sentence], text: str, scan: str, start: int, end: int) -> None:
     # Trim surrounding whitespace so that the offsets frame the sentence itself.
     while start < end and text[start].isspace():
         start += 1
@@ -82,5 +225,5 @@ def _append(sentences: list[Sentence], text: str, start: int, end: int) -> None:
     if start == end:
         return
     chunk = text[start:end]
-    markers = tuple(_ids_in(chunk)) if "[" in chunk else ()
+    markers = tuple(_ids_in(scan[start:end])) if "[" in chunk else ()
     sentences.append(Sentence(text=chunk, markers=markers, start=start, end=end))

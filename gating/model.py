@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-GATE_VERSION = "2026.11.1"
+GATE_VERSION = "2026.11.2"
 """Version of the rules. It is hashed into every fingerprint, so bumping it makes every stored
 verdict stale and lets the Django side re-run the gate everywhere."""
 
@@ -83,8 +83,9 @@ class Evidence:
 
     The flat JSON shape ``{id, key, value, valid_from, valid_until}`` is an item with one fact.
     ``allowed_principals`` of ``None`` means unrestricted; a ``"*"`` entry means everyone.
-    ``superseded`` marks facts taken from a revision that is no longer the one the answer was
-    generated from (``revision``); ``current_revision`` names the revision they come from.
+    ``revision`` is the revision the answer was generated from and ``current_revision`` the
+    document's current one. Step 5b treats the item as superseded when ``superseded`` is true,
+    or when both revisions are given (non-empty) and differ.
     """
 
     id: str

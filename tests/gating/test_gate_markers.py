@@ -72,3 +72,66 @@ def test_a_blank_line_ends_a_sentence_without_punctuation():
 def test_text_without_sentence_ends_is_one_sentence_and_blank_text_is_none():
     assert split_sentences("  just words [d1]  ") == [Sentence("just words [d1]", ("d1",), 2, 17)]
     assert split_sentences(" \n ") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "See [FAQ](https://ex.com/faq[2]).",
+        'See [FAQ](https://ex.com/faq[2] "the [3] FAQ").',
+        "See [FAQ](<https://ex.com/faq [2]>).",
+        "See [the wiki](https://en.wikipedia.org/wiki/Trial_(period)[7]).",
+        "An image ![chart](https://ex.com/c.png?x=[1]) is not a citation.",
+        "An autolink <https://ex.com/faq[2]> is not a citation.",
+        "Call `plans[0]` to get the first plan.",
+        "Double ``a ` b [x1]`` backticks make one code span.",
+        "A fence:\n\n```python\nplans[0]\nitems[d1, d2]\n```\n",
+        "A tilde fence:\n~~~\nplans[0]\n~~~~\nno marker here.",
+        "An unclosed fence runs to the end:\n```\nplans[0]\n",
+    ],
+    ids=[
+        "link-url",
+        "link-title",
+        "link-angle-url",
+        "link-url-parens",
+        "image-url",
+        "autolink",
+        "code-span",
+        "double-backtick-span",
+        "backtick-fence",
+        "tilde-fence",
+        "unclosed-fence",
+    ],
+)
+def test_brackets_in_link_destinations_and_code_are_not_citations(text):
+    assert extract_markers(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("See [FAQ](https://ex.com/faq[2]) for details [d1].", ["d1"]),
+        ("Call `plans[0]` as the docs say [d10].", ["d10"]),
+        ("Per [d1] and [d10], use `x[d2]`.", ["d1", "d10"]),
+        ("Lone backtick ` then a marker [d3].", ["d3"]),
+        ("Unbalanced ``a` then a marker [d4].", ["d4"]),
+        ("A bracket then prose (see [d5]) is still a marker.", ["d5"]),
+        ("Not a link: [x](a [d6] b) has spaces in it.", ["d6"]),
+        ("```\nplans[0]\n```\nAfter the fence [d7].", ["d7"]),
+        ("Inline ```code [d8]``` is a span, not a fence, and [d9] counts.", ["d9"]),
+        ("```code [d8]``` opens no fence (a backtick in its info string) [d9].", ["d9"]),
+        ('A [title](x "t"\n\n[d2] after a blank line is prose.', ["d2"]),
+    ],
+)
+def test_markers_outside_links_and_code_are_still_found(text, ids):
+    assert extract_markers(text) == ids
+
+
+def test_sentence_markers_skip_code_and_link_destinations_but_offsets_keep_the_text():
+    answer = "Use `plans[0]` for the first plan [d1]. See [FAQ](https://ex.com/faq[2])."
+
+    sentences = split_sentences(answer)
+
+    assert [s.markers for s in sentences] == [("d1",), ()]
+    assert all(answer[s.start : s.end] == s.text for s in sentences)
+    assert sentences[0].text == "Use `plans[0]` for the first plan [d1]."

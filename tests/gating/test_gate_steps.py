@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -422,6 +423,64 @@ def test_step_5_ignores_cited_facts_about_other_keys(cases):
     assert _codes(gating.evaluate_record(record)) == ["unsupported_claim"]
 
 
+def test_an_expired_item_cited_only_from_the_answer_text_is_noncurrent(cases):
+    record = cases.record(
+        evidence=[cases.item(), cases.item("d2", "seats", 5, "2026-01-01", "2026-02-01")],
+        answer="The trial lasts 14 days [d1], and there are 5 seats [d2].",
+    )
+
+    result = gating.evaluate_record(record)
+
+    assert (result["decision"], result["reason"]) == ("review", "noncurrent_citation")
+    finding = result["findings"][0]
+    assert (finding["step"], finding["claim"], finding["evidence"]) == ("5", None, ["d2"])
+    assert "[d2]" in finding["message"]
+    assert "valid 2026-01-01 to 2026-02-01, expired" in finding["message"]
+
+
+def test_a_future_item_cited_only_from_the_answer_text_is_noncurrent(cases):
+    record = cases.record(
+        evidence=[cases.item(), cases.item("d2", "seats", 5, "2026-11-01", "2026-11-30")],
+        answer="The trial lasts 14 days [d1], and there will be 5 seats [d2].",
+    )
+
+    result = gating.evaluate_record(record)
+
+    assert _codes(result) == ["noncurrent_citation"]
+    assert "not yet in force" in result["findings"][0]["message"]
+
+
+def test_an_item_cited_from_the_answer_text_with_one_fact_in_force_is_current(cases):
+    mixed = {
+        "id": "d2",
+        "facts": [
+            {"key": "seats", "value": 3, "valid_from": "2026-01-01", "valid_until": "2026-02-01"},
+            {"key": "seats", "value": 5, "valid_from": "2026-10-01", "valid_until": "2026-12-31"},
+        ],
+    }
+    record = cases.record(
+        evidence=[cases.item(), mixed],
+        answer="The trial lasts 14 days [d1], and there are 5 seats [d2].",
+    )
+
+    assert gating.evaluate_record(record)["reason"] == "supported"
+
+
+def test_an_expired_item_cited_by_a_claim_and_a_marker_is_reported_once(cases):
+    record = cases.record(as_of="2026-11-15", answer="The trial lasts 14 days [d1].")
+
+    assert _codes(gating.evaluate_record(record)) == ["noncurrent_citation"]
+
+
+def test_an_uncited_expired_item_that_no_marker_names_is_not_noncurrent(cases):
+    record = cases.record(
+        evidence=[cases.item(), cases.item("d2", "seats", 5, "2026-01-01", "2026-02-01")],
+        answer="The trial lasts 14 days [d1].",
+    )
+
+    assert gating.evaluate_record(record)["reason"] == "supported"
+
+
 # -- step 5b ----------------------------------------------------------------------------------
 
 
@@ -456,6 +515,57 @@ def test_a_superseded_item_cited_only_from_the_answer_text_is_reported(cases):
 
     assert result["reason"] == "superseded_revision"
     assert result["findings"][0]["claim"] is None
+
+
+def test_an_item_whose_revision_is_not_the_current_one_is_superseded_without_the_flag(cases):
+    record = cases.record(evidence=[cases.item(revision="r2", current_revision="r3")])
+
+    result = gating.evaluate_record(record)
+
+    assert (result["decision"], result["reason"]) == ("review", "superseded_revision")
+    assert "r2" in result["findings"][0]["message"]
+    assert "r3" in result["findings"][0]["message"]
+
+
+def test_the_typed_entry_point_also_derives_superseded_from_the_revisions(cases):
+    fact = gating.Fact("trial_days", 14, "2026-10-01", "2026-10-31")
+    evidence = gating.Evidence("d1", (fact,), revision="r2", current_revision="r3")
+
+    verdict = gating.evaluate(
+        [gating.Claim("trial_days", 14, "d1")],
+        [evidence],
+        gating.Options(datetime.date(2026, 10, 20)),
+    )
+
+    assert verdict.reason == "superseded_revision"
+
+
+def test_a_marker_cited_item_whose_revision_is_not_current_is_superseded(cases):
+    record = cases.record(
+        evidence=[cases.item(), cases.item("d2", "seats", 5, revision="r2", current_revision="r3")],
+        answer="The trial lasts 14 days [d1] and includes 5 seats [d2].",
+    )
+
+    result = gating.evaluate_record(record)
+
+    assert result["reason"] == "superseded_revision"
+    assert result["findings"][0]["evidence"] == ["d2"]
+
+
+@pytest.mark.parametrize(
+    "revisions",
+    [
+        {"revision": "r3", "current_revision": "r3"},
+        {"revision": "r3"},
+        {"current_revision": "r3"},
+        {"revision": "r3", "current_revision": None, "superseded": False},
+    ],
+    ids=["same", "no-current", "no-revision", "null-current"],
+)
+def test_an_item_is_not_superseded_when_its_revisions_agree_or_one_is_missing(cases, revisions):
+    record = cases.record(evidence=[cases.item(**revisions)])
+
+    assert gating.evaluate_record(record)["reason"] == "supported"
 
 
 # -- step 6 -----------------------------------------------------------------------------------
@@ -679,3 +789,25 @@ def test_an_answer_whose_only_document_was_withdrawn_is_an_unknown_citation(case
     result = gating.evaluate_record(cases.record(evidence=[], unresolved={"d1": "withdrawn"}))
     assert (result["decision"], result["reason"]) == ("abstain", "unknown_citation")
     assert "withdrawn" in result["findings"][0]["message"]
+
+
+# -- markers in links and code ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The trial lasts 14 days [d1]. See [FAQ](https://ex.com/faq[2]).",
+        "The trial lasts 14 days [d1]; the API returns it as `plans[0].trial`.",
+        "The trial lasts 14 days [d1].\n\n```\ntrial = plans[0]['trial_days']\n```\n",
+    ],
+    ids=["link-url", "code-span", "code-fence"],
+)
+def test_brackets_in_links_and_code_are_no_unknown_citation(cases, answer):
+    assert gating.evaluate_record(cases.record(answer=answer))["reason"] == "supported"
+
+
+def test_a_long_answer_whose_only_brackets_are_in_code_is_uncited(cases):
+    answer = LONG_UNCITED + "Call `plans[0]` for details."
+
+    assert gating.evaluate_record(cases.record(answer=answer))["reason"] == "uncited_answer"
