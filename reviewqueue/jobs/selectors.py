@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import WORKER, Actor
-from reviewqueue.jobs.models import DeadLetter, Job
+from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.reviews.models import Answer, RetrievedItem
 
 
@@ -89,3 +89,9 @@ def jobs_recent(limit: int = 100) -> QuerySet[Job]:
 
 def dead_letters_recent(limit: int = 20) -> QuerySet[DeadLetter]:
     return DeadLetter.objects.order_by("-failed_at")[:limit]
+
+
+def chunk_is_finished(*, chunk_id: int) -> bool:
+    """Whether another delivery of the chunk's message already did its work: a cheap check a
+    duplicate makes before re-evaluating anything."""
+    return JobChunk.objects.filter(pk=chunk_id, state=JobChunk.State.FINISHED).exists()

@@ -10,15 +10,27 @@ checked, so a DNS answer that changes in between (rebinding) cannot redirect it.
 from __future__ import annotations
 
 import http.client
+import io
 import ipaddress
 import socket
 import ssl
+import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from django.conf import settings
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# IPv6 forms that carry an IPv4 address in their last 32 bits: NAT64 (RFC 6052) and the
+# deprecated IPv4-compatible form. The address they lead to is the IPv4 one.
+_IPV4_IN_LOW_BITS = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("::/96"))
+# Local-use NAT64 (RFC 8215): the IPv4 part may sit anywhere after the prefix, and a network
+# that routes it is a private one anyway.
+_NAT64_LOCAL_USE = ipaddress.IPv6Network("64:ff9b:1::/48")
+# Characters left as they are in a path or query; anything else (non-ASCII, spaces) is
+# percent-encoded, as http.client sends ASCII only.
+_URL_SAFE = "/%:@!$&'()*+,;=~?"
 
 
 class UnsafeUrl(ValueError):
@@ -47,9 +59,19 @@ def _allowed(host: str, address: IPAddress) -> bool:
     return False
 
 
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one leads to (mapped, 6to4, NAT64, IPv4-compatible)."""
+    embedded = address.ipv4_mapped or address.sixtofour
+    if embedded is None and any(address in network for network in _IPV4_IN_LOW_BITS):
+        embedded = ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+    return embedded
+
+
 def _is_internal(address: IPAddress) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.is_site_local or address in _NAT64_LOCAL_USE:
+            return True
+        address = _embedded_ipv4(address) or address
     return not address.is_global or address.is_multicast
 
 
@@ -81,34 +103,74 @@ def resolve_target(url: str) -> Target:
         if _is_internal(address) and not _allowed(host, address):
             raise UnsafeUrl(f"the host {host!r} resolves to {address}, a private, loopback or "
                             "link-local address")
-    path = parts.path or "/"
+    path = quote(parts.path or "/", safe=_URL_SAFE)
     if parts.query:
-        path = f"{path}?{parts.query}"
+        path = f"{path}?{quote(parts.query, safe=_URL_SAFE)}"
     return Target(scheme=parts.scheme, host=host, port=port, path=path, address=addresses[0])
+
+
+def _remaining(deadline: float) -> float:
+    """Seconds left before `deadline` (time.monotonic()); TimeoutError when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return left
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
     """Sends `Host: <host>` but connects to the address that was checked."""
 
-    def __init__(self, target: Target, timeout: float) -> None:
-        super().__init__(target.host, target.port, timeout=timeout)
+    def __init__(self, target: Target, deadline: float) -> None:
+        super().__init__(target.host, target.port, timeout=_remaining(deadline))
         self._address = target.address
+        self._deadline = deadline
 
     def connect(self) -> None:
-        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = socket.create_connection((self._address, self.port),
+                                             _remaining(self._deadline))
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     """TLS to the checked address, with the certificate verified for the URL's host name."""
 
-    def __init__(self, target: Target, timeout: float) -> None:
-        super().__init__(target.host, target.port, timeout=timeout,
+    def __init__(self, target: Target, deadline: float) -> None:
+        super().__init__(target.host, target.port, timeout=_remaining(deadline),
                          context=ssl.create_default_context())
         self._address = target.address
+        self._deadline = deadline
 
     def connect(self) -> None:
-        sock = socket.create_connection((self._address, self.port), self.timeout)
+        sock = socket.create_connection((self._address, self.port), _remaining(self._deadline))
+        sock.settimeout(_remaining(self._deadline))  # the handshake gets what is left
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+class _DeadlineReader(io.RawIOBase):
+    """Reads from a socket with the timeout shrunk to what is left before the deadline on
+    every read: a receiver sending one byte at a time cannot stretch the attempt."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._sock = sock
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        self._sock.settimeout(_remaining(self._deadline))
+        return self._sock.recv_into(buffer)
+
+
+class _DeadlineSocket:
+    """What http.client.HTTPResponse asks of a socket: a file to read from."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self._sock = sock
+        self._deadline = deadline
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self._sock, self._deadline))
 
 
 @dataclass(frozen=True)
@@ -117,17 +179,24 @@ class PostResult:
 
 
 def post(target: Target, body: bytes, headers: dict[str, str], timeout: float) -> PostResult:
-    """POST `body` to the target. Redirects are not followed; at most 64 KiB of the response
-    is read. Network errors raise OSError (including timeouts) or http.client.HTTPException."""
+    """POST `body` to the target and return the response status, all within `timeout`
+    seconds: connecting, sending and reading the status line and headers. Redirects are not
+    followed and the response body is not read. Network errors raise OSError (TimeoutError
+    once the time is up) or http.client.HTTPException."""
+    deadline = time.monotonic() + timeout
     connection: http.client.HTTPConnection
     if target.scheme == "https":
-        connection = _PinnedHTTPSConnection(target, timeout)
+        connection = _PinnedHTTPSConnection(target, deadline)
     else:
-        connection = _PinnedHTTPConnection(target, timeout)
+        connection = _PinnedHTTPConnection(target, deadline)
     try:
+        connection.connect()
+        connection.sock.settimeout(_remaining(deadline))  # sendall's timeout is for the whole
         connection.request("POST", target.path, body=body, headers=headers)
-        response = connection.getresponse()
-        response.read(64 * 1024)
+        response = http.client.HTTPResponse(
+            _DeadlineSocket(connection.sock, deadline),  # type: ignore[arg-type]
+            method="POST")
+        response.begin()
         return PostResult(status=response.status)
     finally:
         connection.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import http.client
 import logging
 import random
 import secrets
@@ -147,6 +146,10 @@ def retry_delay(attempts: int) -> float:
     return delay * random.uniform(0.8, 1.2)
 
 
+_OUTCOME_FIELDS = ("state", "delivered_at", "next_attempt_at", "lease_until",
+                   "last_status_code", "last_error")
+
+
 @dataclass(frozen=True)
 class AttemptResult:
     delivery: WebhookDelivery
@@ -165,23 +168,26 @@ def _claim(delivery_id: int, now: datetime) -> bool:
 
 def _send(delivery: WebhookDelivery) -> tuple[int | None, str]:
     endpoint = delivery.endpoint
-    body = signing.canonical_body(delivery.payload)
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": USER_AGENT,
-        signing.EVENT_HEADER: delivery.event_type,
-        signing.EVENT_ID_HEADER: str(delivery.event_id),
-        signing.DELIVERY_HEADER: str(delivery.pk),
-        **signing.signed_headers(endpoint.secret, body),
-    }
     try:
+        body = signing.canonical_body(delivery.payload)
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            signing.EVENT_HEADER: delivery.event_type,
+            signing.EVENT_ID_HEADER: str(delivery.event_id),
+            signing.DELIVERY_HEADER: str(delivery.pk),
+            **signing.signed_headers(endpoint.secret, body),
+        }
         target = netguard.resolve_target(endpoint.url)
         result = netguard.post(target, body, headers, settings.WEBHOOK_TIMEOUT_SECONDS)
     except netguard.UnsafeUrl as exc:
         return None, f"refused: {exc}"[:_ERROR_CHARS]
     except TimeoutError:
         return None, "timed out"
-    except (OSError, http.client.HTTPException) as exc:
+    except Exception as exc:
+        # Network errors, and anything else (a soft time limit, a bug): an attempt that
+        # escaped here would leave the delivery `sending`, freed by the sweep forever without
+        # ever counting against WEBHOOK_MAX_ATTEMPTS. Only the type: messages may hold the URL.
         return None, type(exc).__name__
     if 200 <= result.status < 300:
         return result.status, ""
@@ -233,12 +239,20 @@ def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
                 delivery.state = WebhookDelivery.State.PENDING
                 delivery.next_attempt_at = next_at
                 retry_in = delay
-        delivery.save(update_fields=["state", "delivered_at", "next_attempt_at", "lease_until",
-                                     "last_status_code", "last_error"])
+        # The attempt count is the claim's fencing token: if this attempt outlived its lease
+        # and another worker claimed the delivery since, that worker's outcome is the one to
+        # keep, and it schedules what follows.
+        superseded = not WebhookDelivery.objects.filter(
+            pk=delivery.pk, attempts=delivery.attempts
+        ).update(**{name: getattr(delivery, name) for name in _OUTCOME_FIELDS})
     log.info("webhook attempt", extra={
         "delivery": delivery.pk, "endpoint": delivery.endpoint_id, "attempt": delivery.attempts,
         "status_code": status_code, "error": error, "ms": elapsed_ms, "state": delivery.state,
+        "superseded": superseded,
     })
+    if superseded:
+        delivery.refresh_from_db()
+        retry_in = None
     return AttemptResult(delivery=delivery, retry_in=retry_in)
 
 

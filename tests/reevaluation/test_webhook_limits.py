@@ -1,0 +1,180 @@
+"""Webhook attempts stay within their limits: a time limit per request, every failure counted,
+a superseded attempt that cannot overwrite a newer one, and no way inside the network."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+from unittest import mock
+
+import pytest
+from celery.exceptions import SoftTimeLimitExceeded
+from django.utils import timezone
+
+from reviewqueue.audit.services import SYSTEM
+from reviewqueue.webhooks import netguard
+from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery
+from reviewqueue.webhooks.services import (
+    webhook_deliveries_due,
+    webhook_delivery_attempt,
+    webhook_endpoint_register,
+)
+from tests.reevaluation.conftest import Receiver
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "a-test-secret-that-is-long-enough"
+RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"
+
+
+def pending_delivery(url: str) -> WebhookDelivery:
+    endpoint = webhook_endpoint_register(url=url, secret=SECRET, user=None,
+                                         actor=SYSTEM).endpoint
+    return WebhookDelivery.objects.create(endpoint=endpoint, event_type="answer.status_changed",
+                                          payload={"x": 1}, next_attempt_at=timezone.now())
+
+
+@pytest.fixture
+def dripping_receiver() -> Iterator[Any]:
+    """`start(head)` starts a receiver that sends `head` at once, then one byte every 0.1 s of
+    what follows it (the rest of RESPONSE, then an endless body) for up to 10 s."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def serve(head: bytes) -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)
+        stream = RESPONSE[len(head):] + b"x" * 100
+        try:
+            conn.sendall(head)
+            for byte in stream:
+                time.sleep(0.1)
+                conn.sendall(bytes([byte]))
+        except OSError:
+            pass  # the client hung up: what the fix is for
+        conn.close()
+
+    def start(head: bytes) -> str:
+        threading.Thread(target=serve, args=(head,), daemon=True).start()
+        return f"http://127.0.0.1:{server.getsockname()[1]}/hook"
+
+    yield start
+    server.close()
+
+
+# --- One time limit per request -----------------------------------------------------------------
+
+def test_a_receiver_dripping_its_status_line_times_out(settings: Any,
+                                                       dripping_receiver: Any) -> None:
+    settings.WEBHOOK_TIMEOUT_SECONDS = 0.5
+    delivery = pending_delivery(dripping_receiver(b""))
+
+    result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert result is not None
+    assert (result.delivery.state, result.delivery.last_error) == ("pending", "timed out")
+    assert result.delivery.attempt_log.get().duration_ms < 3000  # the drip lasts ~4 s
+
+
+def test_a_receiver_dripping_its_body_is_not_waited_for(settings: Any,
+                                                         dripping_receiver: Any) -> None:
+    settings.WEBHOOK_TIMEOUT_SECONDS = 0.5
+    delivery = pending_delivery(dripping_receiver(RESPONSE))
+
+    result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert result is not None
+    assert (result.delivery.state, result.delivery.last_status_code) == ("delivered", 200)
+    assert result.delivery.attempt_log.get().duration_ms < 3000  # the drip lasts 10 s
+
+
+def test_an_attempt_that_outlived_its_lease_does_not_overwrite_the_next_one() -> None:
+    delivery = pending_delivery("http://127.0.0.1:9/hook")
+    statuses = iter([500, 200])
+
+    def post(*args: Any) -> netguard.PostResult:
+        status = next(statuses)
+        if status == 500:
+            # While the first request hangs, its lease runs out, the sweep frees the delivery
+            # and another worker delivers it.
+            WebhookDelivery.objects.filter(pk=delivery.pk).update(
+                lease_until=timezone.now() - timedelta(seconds=1))
+            webhook_deliveries_due()
+            webhook_delivery_attempt(delivery_id=delivery.pk)
+        return netguard.PostResult(status=status)
+
+    with mock.patch.object(netguard, "post", side_effect=post):
+        first = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.attempts, delivery.last_status_code) == ("delivered", 2, 200)
+    assert first is not None and first.retry_in is None
+    assert list(delivery.attempt_log.order_by("number").values_list("number", "status_code")) \
+        == [(1, 500), (2, 200)]
+
+
+# --- Every failure is an attempt ----------------------------------------------------------------
+
+def test_a_soft_time_limit_during_the_request_counts_as_a_failed_attempt() -> None:
+    delivery = pending_delivery("http://127.0.0.1:9/hook")
+
+    with mock.patch.object(netguard, "post", side_effect=SoftTimeLimitExceeded()):
+        result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert result is not None
+    assert (result.delivery.state, result.delivery.attempts) == ("pending", 1)
+    assert result.delivery.attempt_log.get().error == "SoftTimeLimitExceeded"
+
+
+def test_an_unexpected_error_on_every_attempt_gives_up_at_the_attempt_cap(settings: Any) -> None:
+    settings.WEBHOOK_MAX_ATTEMPTS = 3
+    delivery = pending_delivery("http://127.0.0.1:9/hook")
+
+    with mock.patch.object(netguard, "post", side_effect=RuntimeError("boom")):
+        for _ in range(5):
+            WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now())
+            webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.attempts) == ("failed", 3)
+    assert WebhookAttempt.objects.filter(delivery=delivery).count() == 3
+    assert delivery.pk not in webhook_deliveries_due()
+
+
+def test_a_url_with_a_non_ascii_path_is_delivered_percent_encoded(receiver: Receiver) -> None:
+    delivery = pending_delivery(receiver.url + "/caf\u00e9")
+
+    result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert result is not None and result.delivery.state == "delivered"
+    assert netguard.resolve_target(receiver.url + "/caf\u00e9?q=\u00e9").path \
+        == "/hooks/reviewqueue/caf%C3%A9?q=%C3%A9"
+
+
+# --- IPv6 forms of inside addresses -----------------------------------------------------------
+
+@pytest.mark.parametrize("url", [
+    "http://[64:ff9b::a9fe:a9fe]/latest/meta-data",  # NAT64 of 169.254.169.254
+    "http://[64:ff9b::a00:5]/",                      # NAT64 of 10.0.0.5
+    "http://[64:ff9b:1::a00:5]/",                    # local-use NAT64
+    "http://[2002:a9fe:a9fe::1]/",                   # 6to4 of 169.254.169.254
+    "http://[2002:7f00:1::1]/",                      # 6to4 of 127.0.0.1
+    "http://[::7f00:1]/",                            # IPv4-compatible 127.0.0.1
+    "http://[::a00:5]/",                             # IPv4-compatible 10.0.0.5
+    "http://[fec0::1]/",                             # site-local
+])
+def test_an_ipv6_form_of_an_inside_address_is_refused(url: str, settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = []
+    with pytest.raises(netguard.UnsafeUrl, match="private, loopback or link-local"):
+        netguard.resolve_target(url)
+
+
+def test_a_nat64_form_of_a_public_address_is_allowed(settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = []
+    target = netguard.resolve_target("http://[64:ff9b::5db8:d70e]/rq")  # 93.184.215.14
+    assert target.address == "64:ff9b::5db8:d70e"
