@@ -36,7 +36,14 @@ from reviewqueue.audit.services import Actor
 from reviewqueue.errors import DomainError, FieldError, NotFound
 from reviewqueue.params import refuse_unknown_params
 from reviewqueue.reviews.forms import ApproveForm, EditForm, RejectForm, claim_formset, claim_rows
-from reviewqueue.reviews.labels import REASONS, decision_label, explain_finding, reason_label
+from reviewqueue.reviews.labels import (
+    REASONS,
+    decision_label,
+    explain_finding,
+    reason_label,
+    reject_reason_label,
+    show_value,
+)
 from reviewqueue.reviews.models import Answer
 from reviewqueue.reviews.selectors.answers import (
     conflicts_of_answer,
@@ -392,15 +399,32 @@ def _render_refused(request: HttpRequest, trace_id: str, action: str,
     fresh = item_page(trace_id=trace_id, user=request.user)
     if fresh is None:
         raise Http404("No such answer")
-    # With no form left to hold it (someone else holds the item, or it was decided), the
-    # reviewer's text is shown read-only, to copy.
-    unsaved = [] if fresh.may_decide else [
-        (label, request.POST[f"{action}-{name}"])
-        for name, label in (("answer", _("Answer text")), ("comment", _("Comment")))
-        if request.POST.get(f"{action}-{name}", "").strip()
+    forms = _forms(fresh, request.POST)
+    # With no form left to hold it (someone else holds the item, or it was decided), what the
+    # reviewer wrote is shown read-only, to copy.
+    unsaved = [] if fresh.may_decide else _written(request.POST, action, forms)
+    return _render_item(request, fresh, status=409, forms=forms, open_form=action,
+                        unsaved=unsaved, **context)
+
+
+def _written(data: QueryDict, action: str, forms: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, text) of everything the reviewer wrote in the refused form: the answer text, the
+    claims as `key = value [cite]` lines, the reject reason and the comment."""
+    claims = forms["claims_formset"]
+    reason = data.get("reject-reason", "") if action == "reject" else ""
+    written = [
+        (_("Answer text"), data.get(f"{action}-answer", "")),
+        (_("Claims"), "\n".join(_claim_line(c) for c in claims.claims())
+         if action == "edit" and claims.is_valid() else ""),
+        (_("Reason"), reject_reason_label(reason) if reason else ""),
+        (_("Comment"), data.get(f"{action}-comment", "")),
     ]
-    return _render_item(request, fresh, status=409, forms=_forms(fresh, request.POST),
-                        open_form=action, unsaved=unsaved, **context)
+    return [(label, text) for label, text in written if text.strip()]
+
+
+def _claim_line(claim: dict[str, Any]) -> str:
+    what = f"{claim['subject']}.{claim['key']}" if claim.get("subject") else claim["key"]
+    return f"{what} = {show_value(claim['value'])} [{claim['cite']}]"
 
 
 # --- Hand-off to the owners and re-evaluation on request ------------------------------------
@@ -413,15 +437,25 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
     from reviewqueue.reviews.services.handoff import review_item_send_to_owner
 
     _readable_answer(request, trace_id)
+    note = str(request.POST.get("note", ""))
     try:
-        review_item_send_to_owner(trace_id=trace_id, user=request.user,
-                                  note=str(request.POST.get("note", "")),
+        review_item_send_to_owner(trace_id=trace_id, user=request.user, note=note,
                                   actor=_actor(request))
+    except NotFound as exc:
+        raise Http404("No such answer") from exc
     except DomainError as exc:
+        # Someone else claimed or decided the item meanwhile: the page as it is now, keeping the
+        # note in its form, or read-only to copy when there is no form left to hold it.
+        page = item_page(trace_id=trace_id, user=request.user)
+        if page is None:
+            raise Http404("No such answer") from exc
         messages.error(request, exc.message)
-    else:
-        messages.success(request, _("Sent to the owners. The answer stays held and is marked "
-                                    "as waiting for them."))
+        unsaved = [] if page.may_decide or not note.strip() else [
+            (_("What should the owner look at?"), note)]
+        return _render_item(request, page, status=exc.status_code, open_form="send-to-owner",
+                            owner_note=note, unsaved=unsaved)
+    messages.success(request, _("Sent to the owners. The answer stays held and is marked "
+                                "as waiting for them."))
     return HttpResponseRedirect(_item_url(trace_id))
 
 

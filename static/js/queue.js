@@ -17,6 +17,14 @@
     if (open) open.focus({ preventScroll: true });
   }
 
+  // Enter claims the selected row only when nothing else has the focus: on "More", "Filter",
+  // a reason chip (or the row's own button) it must do what that link or button does.
+  function enterIsOurs(row) {
+    var focus = document.activeElement;
+    if (!focus || focus === document.body) return true;
+    return row.contains(focus) && !focus.closest("a, button, summary");
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     rows = Array.prototype.slice.call(document.querySelectorAll("[data-row]"));
   });
@@ -26,9 +34,9 @@
     if (!rq || rq.isTyping(event) || rq.hasModifier(event)) return;
     if (event.key === "j") { event.preventDefault(); select(selected + 1); }
     else if (event.key === "k") { event.preventDefault(); select(selected - 1); }
-    else if (event.key === "Enter" && selected >= 0) {
+    else if (event.key === "Enter" && selected >= 0 && enterIsOurs(rows[selected])) {
       var open = rows[selected].querySelector("[data-open]");
-      if (open && document.activeElement !== open) { event.preventDefault(); open.click(); }
+      if (open) { event.preventDefault(); open.click(); }
     } else if (event.key === "n") {
       var next = document.querySelector("[data-next]");
       if (next) { event.preventDefault(); next.click(); }

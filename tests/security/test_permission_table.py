@@ -101,9 +101,10 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     ("reviews:expanded", "POST", "/answers/t-hr/expanded", reviewer_page(400, hr=True)),
     ("reviews:decide", "POST", "/answers/t-public/decide", reviewer_page(400)),
     ("reviews:decide", "POST", "/answers/t-hr/decide", reviewer_page(400, hr=True)),
-    ("reviews:send-to-owner", "POST", "/answers/t-public/send-to-owner", reviewer_page(302)),
+    # An empty note: the page comes back with the error (and the note kept).
+    ("reviews:send-to-owner", "POST", "/answers/t-public/send-to-owner", reviewer_page(400)),
     ("reviews:send-to-owner", "POST", "/answers/t-hr/send-to-owner",
-     reviewer_page(302, hr=True)),
+     reviewer_page(400, hr=True)),
     ("reviews:reevaluate", "POST", "/answers/t-public/reevaluate", reviewer_page(302)),
     ("reviews:reevaluate", "POST", "/answers/t-hr/reevaluate", reviewer_page(302, hr=True)),
     # --- owner pages -------------------------------------------------------------------------

@@ -87,8 +87,16 @@ class CitationView:
     current_updated_at: datetime | None = None
     superseded: bool = False
     passage: PassageView | None = None
+    # The passage is the current revision's, standing in for one the cited revision lacks (or
+    # that was never received): it must not read as what the answer quoted.
+    passage_now: bool = False
     passage_restricted: bool = False
-    facts: list[FactView] = field(default_factory=list)
+    facts: list[FactView] = field(default_factory=list)  # always the current revision's
+
+    @property
+    def facts_now(self) -> bool:
+        """The facts shown are those of a revision other than the cited one."""
+        return self.current_revision is not None and self.current_revision != self.revision
 
 
 @dataclass
@@ -211,7 +219,8 @@ class ItemPage:
     decisions: list[DecisionView]
     earlier_approval: Decision | None
     cites: list[str]
-    reference_date: date
+    reference_date: date  # the verdict's as_of: every validity state on the page is for it
+    today: date
 
     @property
     def held(self) -> bool:
@@ -338,7 +347,10 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
                for k in keys):
         return None
 
-    on = today()
+    # Validity on the date the verdict was computed for, not today: the page must agree with
+    # the verdict it shows (an answer may be asked about a past date, and a verdict stays fresh
+    # for days).
+    on = verdict.as_of
     # Revisions the answer was generated from, where they are not the current one.
     wanted = {(r.document_key, r.revision) for r in retrieved}
     older: dict[tuple[str, str], Revision] = {}
@@ -403,7 +415,7 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         )
         findings.append(FindingView(f.get("code", ""), reason_label(f.get("code", "")),
                                     explain_finding(f, claims),
-                                    None if restricted else f.get("message")))
+                                    None if restricted else _gate_message(f)))
     single = [explain_warning(w, claims) for w in verdict.warnings
               if w.get("code") == "single_source"]
     unused = [citations[r.cite] for r in retrieved if r.cite not in cited_by_claims]
@@ -442,7 +454,17 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         earlier_approval=item.earlier_approval if item is not None else None,
         cites=[r.cite for r in retrieved],
         reference_date=on,
+        today=today(),
     )
+
+
+def _gate_message(finding: Mapping[str, Any]) -> str | None:
+    """The gate's own message, with its claim numbered from 1 as the claims table does (the gate
+    counts from 0)."""
+    message, index = finding.get("message"), finding.get("claim")
+    if not message or not isinstance(index, int):
+        return message
+    return re.sub(rf"\bclaim {index}\b", f"claim {index + 1}", message, count=1)
 
 
 def _review_item(answer: Answer) -> ReviewItem | None:
@@ -486,9 +508,9 @@ def _citation(r: Any, document: Document | None, quoted: Revision | None,
         view.status = "withdrawn"
     elif quoted is None:
         view.status = "not_received"
-    shown = quoted or current
-    if shown is not None:
-        view.title, view.url, view.updated_at = shown.title, shown.url, shown.updated_at
+    if quoted is not None:
+        # Only the cited revision's own date: the current one's would date a revision never seen.
+        view.title, view.url, view.updated_at = quoted.title, quoted.url, quoted.updated_at
     if current is not None:
         view.current_revision = current.revision
         view.current_updated_at = current.updated_at
@@ -504,7 +526,10 @@ def _citation(r: Any, document: Document | None, quoted: Revision | None,
         elif quoted is not None and (quoted.pk, r.span) in passages:
             view.passage = passages[(quoted.pk, r.span)]
         elif current is not None:
+            # The cited revision was never received or lacks the span (when it is the current
+            # one, this finds nothing either).
             view.passage = passages.get((current.pk, r.span))
+            view.passage_now = view.passage is not None
     return view
 
 
@@ -520,6 +545,11 @@ def _claim_row(index: int, claim: Mapping[str, Any], citation: CitationView | No
         return row
     if citation.status == "no_document":
         row.note = _("The cited document has not been received.")
+        return row
+    if citation.status == "not_received":
+        # The current revision's facts say nothing about what the cited revision stated.
+        row.note = _("The store has not received the cited revision %(revision)s.") % {
+            "revision": citation.revision}
         return row
     matched = _claim_facts(citation.facts, row.key, subject or None)
     if not matched:

@@ -1,0 +1,201 @@
+"""The item page tells the reviewer the truth: which revision a passage comes from, on which date
+a fact is in force, which claim a finding is about; and what a refused reviewer wrote is kept."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from reviewqueue.reviews.models import Answer, ReviewItem
+from tests.browser.conftest import browser, sign_in  # noqa: F401
+from tests.reviews.conftest import current_verdict_id, days, fact
+
+pytestmark = pytest.mark.django_db
+
+
+def text_of(response: Any) -> str:
+    # Relative times keep their number and unit together with a no-break space.
+    return response.content.decode().replace("\xa0", " ")
+
+
+def card(html: str, cite: str) -> str:
+    start = html.index(f'<details class="cite" data-cite="{cite}">')
+    return html[start:html.index("</details>", start)]
+
+
+def claims_table(html: str) -> str:
+    start = html.index('<table class="claims">')
+    return html[start:html.index("</table>", start)]
+
+
+def unsaved(html: str) -> str:
+    start = html.index("data-unsaved")
+    return html[start:html.index("</div>", start)]
+
+
+# --- A cited revision the store never received ---------------------------------------------------
+
+@pytest.fixture
+def not_received_html(publish: Any, submit: Any, reviewer: Any, login: Any) -> str:
+    """The answer cites pricing@r9; only r1 was ever published."""
+    publish("pricing", "r1", facts=[fact("trial_days", 14)],
+            passages=[{"span": "p1", "text": "The free trial lasts 14 days."}])
+    response = submit("nr", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r9", "span": "p1"}])
+    assert response.json()["status"] == "held"
+    return text_of(login(reviewer).get("/answers/nr/"))
+
+
+def test_a_revision_never_received_is_not_dated_with_the_current_ones_date(
+    not_received_html: str,
+) -> None:
+    shown = card(not_received_html, "d1")
+    assert "Revision r9" in shown
+    assert "updated" not in shown
+    assert "The store never received the revision the answer was taken from." in shown
+
+
+def test_the_current_passage_and_facts_are_labelled_as_what_the_current_revision_states(
+    not_received_html: str,
+) -> None:
+    shown = card(not_received_html, "d1")
+    label = shown.index("What revision r1 states now:")
+    assert label < shown.index("<mark>The free trial lasts 14 days.</mark>")
+    assert label < shown.index("trial_days = 14")
+    assert shown.count("states now:") == 1
+
+
+def test_a_claim_citing_a_revision_never_received_does_not_hold(
+    not_received_html: str,
+) -> None:
+    table = claims_table(not_received_html)
+    assert "✓" not in table
+    assert "✗ The store has not received the cited revision r9." in table
+
+
+# --- Validity on the verdict's date --------------------------------------------------------------
+
+def test_validity_is_shown_on_the_verdicts_as_of_not_today(
+    publish: Any, submit: Any, reviewer: Any, login: Any
+) -> None:
+    # Asked about a day 40 days ago, 10 days before the fact came into force.
+    publish("pricing", "r1", facts=[fact("trial_days", 14, start=-30, end=60)])
+    response = submit("old", as_of=days(-40))
+    assert response.json()["verdict"]["reason"] == "noncurrent_citation"
+    html = text_of(login(reviewer).get("/answers/old/"))
+    assert "Source not in force" in html
+    table = claims_table(html)
+    assert "✓" not in table
+    assert "The value matches, but the fact is not in force (starts in 10 days)." in table
+    assert "starts in 10 days" in card(html, "d1")
+    assert "days left" not in html
+    assert re.search(rf"Validity is shown as on {days(-40)}, the date this verdict was checked "
+                     rf"for, not as on today \({days(0)}\)", " ".join(html.split()))
+
+
+def test_a_verdict_for_today_needs_no_date_banner(hold: Any, reviewer: Any, login: Any) -> None:
+    html = text_of(login(reviewer).get(f"/answers/{hold()}/"))
+    assert "data-as-of" not in html
+    assert "current, 60 days left" in html
+
+
+# --- Claims numbered one way ---------------------------------------------------------------------
+
+def test_the_gates_own_message_numbers_claims_as_the_claims_table(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    page = login(reviewer).get(f"/answers/{hold()}/").context["page"]
+    (finding,) = page.findings
+    assert finding.sentence.startswith("For claim 1 (trial_days = 14)")
+    assert finding.detail.startswith("claim 1 (trial_days): sources in force disagree")
+    assert [row.number for row in page.claims] == [1]
+
+
+# --- What a refused reviewer wrote ----------------------------------------------------------------
+
+def test_an_edit_refused_because_a_colleague_claimed_the_item_keeps_the_claims(
+    hold: Any, reviewer: Any, bob: Any, login: Any
+) -> None:
+    trace = hold()
+    login(bob).post(f"/answers/{trace}/claim")
+    response = login(reviewer).post(f"/answers/{trace}/decide", {
+        "action": "edit", "edit-verdict": current_verdict_id(trace),
+        "edit-answer": "New text [d1].", "edit-comment": "my comment",
+        "claims-TOTAL_FORMS": "2", "claims-INITIAL_FORMS": "0", "claims-MIN_NUM_FORMS": "0",
+        "claims-MAX_NUM_FORMS": "200",
+        "claims-0-key": "trial_days", "claims-0-value": "77", "claims-0-value_type": "number",
+        "claims-0-cite": "d1",
+        "claims-1-subject": "eu", "claims-1-key": "plan", "claims-1-value": "pro",
+        "claims-1-value_type": "text", "claims-1-cite": "d2",
+    })
+    assert response.status_code == 409
+    kept = unsaved(text_of(response))
+    assert "New text [d1]." in kept and "my comment" in kept
+    assert 'trial_days = 77 [d1]\neu.plan = &quot;pro&quot; [d2]' in kept
+
+
+def test_a_rejection_refused_because_a_colleague_claimed_the_item_keeps_the_reason(
+    hold: Any, reviewer: Any, bob: Any, login: Any
+) -> None:
+    trace = hold()
+    login(bob).post(f"/answers/{trace}/claim")
+    response = login(reviewer).post(f"/answers/{trace}/decide", {
+        "action": "reject", "reject-verdict": current_verdict_id(trace),
+        "reject-reason": "outdated", "reject-comment": "",
+    })
+    assert response.status_code == 409
+    kept = unsaved(text_of(response))
+    assert "It relies on outdated sources" in kept
+    assert "Comment" not in kept
+
+
+def test_a_note_to_the_owner_refused_because_a_colleague_claimed_the_item_is_kept(
+    hold: Any, reviewer: Any, bob: Any, login: Any
+) -> None:
+    trace = hold()
+    login(bob).post(f"/answers/{trace}/claim")
+    response = login(reviewer).post(f"/answers/{trace}/send-to-owner",
+                                    {"note": "Which trial length is right for the EU?"})
+    assert response.status_code == 409
+    html = text_of(response)
+    assert "another reviewer is working on this answer" in html
+    assert "Which trial length is right for the EU?" in unsaved(html)
+    assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
+
+
+# --- In a browser: the queue's Enter key and long words ----------------------------------------
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_enter_on_the_more_link_follows_it_instead_of_claiming_the_selected_row(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any  # noqa: F811
+) -> None:
+    for trace in ("t-a", "t-b", "t-c"):
+        hold(trace)
+    page = sign_in("alice")
+    page.goto(f"{live_server.url}/?limit=2")
+    page.keyboard.press("j")  # selects the first row
+    page.locator("a[rel=next]").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/?*cursor=*")
+    assert not ReviewItem.objects.filter(leased_by__isnull=False).exists()
+    assert page.console_errors == []
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_long_url_in_the_answer_wraps_inside_its_card(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any  # noqa: F811
+) -> None:
+    url = "https://example.test/" + "a" * 400
+    hold("t-long", answer=f"See {url} for the trial of 14 days [d1].")
+    assert Answer.objects.filter(trace_id="t-long").exists()
+    page = sign_in("alice")
+    page.goto(f"{live_server.url}/answers/t-long/")
+    overflow = page.locator("li.sentence").first.evaluate(
+        "el => { const card = el.closest('.card').getBoundingClientRect();"
+        " return el.getBoundingClientRect().right - card.right"
+        " + (el.scrollWidth - el.clientWidth); }")
+    assert overflow <= 0
