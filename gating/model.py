@@ -28,6 +28,9 @@ MAX_FACTS = 10_000
 MAX_PRINCIPALS = 1_000
 MAX_TEXT_BYTES = 200 * 1024
 """UTF-8 bytes of the answer text plus every passage text of one record."""
+MIN_INT = -(2**63)
+MAX_INT = 2**63 - 1
+"""Whole-number values outside this range (a 64-bit signed integer) are an input error."""
 UNCITED_MIN_CHARS = 200
 """Step 7b: an answer longer than this (ignoring surrounding whitespace) needs a marker."""
 

@@ -23,8 +23,10 @@ from gating.model import (
     MAX_CLAIMS,
     MAX_EVIDENCE,
     MAX_FACTS,
+    MAX_INT,
     MAX_PRINCIPALS,
     MAX_TEXT_BYTES,
+    MIN_INT,
     UNRESOLVED_REASONS,
     Claim,
     Evidence,
@@ -89,8 +91,6 @@ KB_FIELDS = frozenset(
 )
 
 _MISSING = object()
-_INT_MIN = -(2**63)
-_INT_MAX = 2**63 - 1
 _SCALAR_MESSAGE = "must be a string, number, boolean or null"
 
 
@@ -119,7 +119,7 @@ def check_scalar(value: object, path: str) -> JSONScalar:
     if kind is str or kind is bool or value is None:
         return value  # type: ignore[return-value]
     if kind is int:
-        if _INT_MIN <= value <= _INT_MAX:  # type: ignore[operator]
+        if MIN_INT <= value <= MAX_INT:  # type: ignore[operator]
             return value  # type: ignore[return-value]
         raise InputError(path, "integer outside the 64-bit range")
     if kind is float:
@@ -289,7 +289,7 @@ def _plain_item(raw: object) -> ItemT | None:
                 kind is str
                 or kind is bool
                 or value is None
-                or (kind is int and _INT_MIN <= value <= _INT_MAX)
+                or (kind is int and MIN_INT <= value <= MAX_INT)
                 or (kind is float and -math.inf < value < math.inf)
             )
         ):
@@ -402,7 +402,7 @@ def parse_raw(record: object, default_as_of: datetime.date | None = None) -> Raw
 
     case_id = record.get("id")
     if case_id is not None and not (
-        type(case_id) is str or (type(case_id) is int and _INT_MIN <= case_id <= _INT_MAX)
+        type(case_id) is str or (type(case_id) is int and MIN_INT <= case_id <= MAX_INT)
     ):
         raise InputError("id", "must be a string or an integer")
 
@@ -438,7 +438,7 @@ def parse_raw(record: object, default_as_of: datetime.date | None = None) -> Raw
                     kind is str
                     or kind is bool
                     or value is None
-                    or (kind is int and _INT_MIN <= value <= _INT_MAX)
+                    or (kind is int and MIN_INT <= value <= MAX_INT)
                     or (kind is float and -math.inf < value < math.inf)
                 )
             ):
@@ -525,7 +525,7 @@ def _plain_fact(fact: Fact | KbFact) -> tuple[object, ...] | None:
     ):
         return None
     kind = type(value)
-    if not (kind in _PLAIN or (kind is int and _INT_MIN <= value <= _INT_MAX)  # type: ignore[operator]
+    if not (kind in _PLAIN or (kind is int and MIN_INT <= value <= MAX_INT)  # type: ignore[operator]
             or (kind is float and math.isfinite(value))):  # type: ignore[arg-type]
         return None
     return (key, value, fact.valid_from, fact.valid_until, subject, span)

@@ -10,11 +10,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import permissions, serializers
 from rest_framework.views import APIView
 
-from gating.records import _INT_MAX, _INT_MIN
+from gating import MAX_INT, MIN_INT
 from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_errors import PayloadTooLarge
-from reviewqueue.audit.services import NOT_STORABLE
+from reviewqueue.storable import NOT_STORABLE
 
 NOT_A_STRING = serializers.CharField.default_error_messages["invalid"]
 
@@ -52,7 +52,7 @@ def scalar_problem(value: Any) -> str | None:
         return None
     if isinstance(value, int):
         # The gate's own limit: a wider integer would pass here and fail every gate run.
-        return None if _INT_MIN <= value <= _INT_MAX else "Integer outside the 64-bit range."
+        return None if MIN_INT <= value <= MAX_INT else "Integer outside the 64-bit range."
     if isinstance(value, float):
         return None if math.isfinite(value) else "Must be a finite number."
     return "Must be a string, number or boolean."

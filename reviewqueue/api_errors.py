@@ -15,8 +15,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from reviewqueue.audit.services import storable
 from reviewqueue.errors import DomainError, FieldError
+from reviewqueue.storable import storable
 
 log = logging.getLogger("reviewqueue.api")
 

@@ -24,6 +24,7 @@ from reviewqueue.audit.models import AuditAlert, AuditEvent, QuarantinedPayload,
 from reviewqueue.copying import FEW, copy_instances, copy_rows
 from reviewqueue.middleware import request_id_var, trace_id_var
 from reviewqueue.prepared import prepared_cursor
+from reviewqueue.storable import storable
 
 log = logging.getLogger("reviewqueue.audit")
 
@@ -179,22 +180,6 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
     events = [AuditEvent(**row) for row in rows]
     copy_instances(events)
     return events
-
-
-# PostgreSQL stores no NUL character in text or jsonb, and UTF-8 has no lone surrogate, though
-# JSON can write both.
-NOT_STORABLE = re.compile("[\x00\ud800-\udfff]")
-
-
-def storable(value: Any) -> Any:
-    """`value` with every NUL and lone surrogate in its strings (keys too) made U+FFFD."""
-    if isinstance(value, str):
-        return NOT_STORABLE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {storable(k): storable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [storable(v) for v in value]
-    return value
 
 
 def quarantine_payload(

@@ -25,7 +25,6 @@ from reviewqueue.api_base import (
     scalar_problem,
 )
 from reviewqueue.api_errors import error_body, flatten_errors, quarantine_from_request
-from reviewqueue.audit.services import NOT_STORABLE, storable
 from reviewqueue.errors import DomainError, NotFound
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import (
@@ -40,6 +39,7 @@ from reviewqueue.reviews.services.ingest import (
     answers_ingest,
 )
 from reviewqueue.sources.api import actor_of
+from reviewqueue.storable import NOT_STORABLE, storable
 
 TRACE_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,200}$")
 MAX_ANSWER_CHARS = 200_000
