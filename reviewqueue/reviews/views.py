@@ -392,24 +392,26 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     return HttpResponseRedirect(reverse("reviews:queue"))
 
 
-def _render_refused(request: HttpRequest, trace_id: str, action: str,
-                    **context: Any) -> HttpResponse:
-    """The answer as it is now, with a 409 and the refused form open, keeping what the
-    reviewer typed: nobody loses an edit to a stale verdict or to someone else's claim."""
+def _render_refused(request: HttpRequest, trace_id: str, action: str, *, status: int = 409,
+                    bind: bool = True, **context: Any) -> HttpResponse:
+    """The answer as it is now, with the refused form open, keeping what the reviewer typed:
+    nobody loses an edit or a note to a stale verdict or to someone else's claim. `bind`
+    binds the decision forms to what was posted (a decision was)."""
     fresh = item_page(trace_id=trace_id, user=request.user)
     if fresh is None:
         raise Http404("No such answer")
-    forms = _forms(fresh, request.POST)
+    forms = _forms(fresh, request.POST) if bind else _forms(fresh)
     # With no form left to hold it (someone else holds the item, or it was decided), what the
     # reviewer wrote is shown read-only, to copy.
     unsaved = [] if fresh.may_decide else _written(request.POST, action, forms)
-    return _render_item(request, fresh, status=409, forms=forms, open_form=action,
+    return _render_item(request, fresh, status=status, forms=forms, open_form=action,
                         unsaved=unsaved, **context)
 
 
 def _written(data: QueryDict, action: str, forms: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, text) of everything the reviewer wrote in the refused form: the answer text, the
-    claims as `key = value [cite]` lines, the reject reason and the comment."""
+    claims as `key = value [cite]` lines, the reject reason, the comment or the note to the
+    owner."""
     claims = forms["claims_formset"]
     reason = data.get("reject-reason", "") if action == "reject" else ""
     written = [
@@ -418,6 +420,8 @@ def _written(data: QueryDict, action: str, forms: dict[str, Any]) -> list[tuple[
          if action == "edit" and claims.is_valid() else ""),
         (_("Reason"), reject_reason_label(reason) if reason else ""),
         (_("Comment"), data.get(f"{action}-comment", "")),
+        (_("What should the owner look at?"),
+         data.get("note", "") if action == "send-to-owner" else ""),
     ]
     return [(label, text) for label, text in written if text.strip()]
 
@@ -444,16 +448,10 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
     except NotFound as exc:
         raise Http404("No such answer") from exc
     except DomainError as exc:
-        # Someone else claimed or decided the item meanwhile: the page as it is now, keeping the
-        # note in its form, or read-only to copy when there is no form left to hold it.
-        page = item_page(trace_id=trace_id, user=request.user)
-        if page is None:
-            raise Http404("No such answer") from exc
+        # Someone else claimed or decided the item meanwhile, or the note is blank.
         messages.error(request, exc.message)
-        unsaved = [] if page.may_decide or not note.strip() else [
-            (_("What should the owner look at?"), note)]
-        return _render_item(request, page, status=exc.status_code, open_form="send-to-owner",
-                            owner_note=note, unsaved=unsaved)
+        return _render_refused(request, trace_id, "send-to-owner", status=exc.status_code,
+                               bind=False, owner_note=note)
     messages.success(request, _("Sent to the owners. The answer stays held and is marked "
                                 "as waiting for them."))
     return HttpResponseRedirect(_item_url(trace_id))
