@@ -160,6 +160,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Look for abandoned messages a few times per visibility timeout, not every 100 s.
     "unacked_restore_interval": max(1, min(30, CELERY_VISIBILITY_TIMEOUT // 10)),
     "unacked_restore_throttle": 1,
+    # The lock around that look; a worker killed while holding it would otherwise stop every
+    # other worker from bringing messages back for five minutes.
+    "unacked_mutex_expire": min(300, CELERY_VISIBILITY_TIMEOUT),
 }
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_ENABLE_UTC = True
@@ -183,7 +186,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "resume-stalled-jobs": {
         "task": "jobs.resume_stalled",
-        "schedule": crontab(minute="*/15"),
+        "schedule": float(env_int("JOBS_RESUME_EVERY_SECONDS", 5 * 60, minimum=1)),
     },
     "dispatch-due-webhooks": {
         "task": "webhooks.dispatch_due",
@@ -300,6 +303,12 @@ LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, 
 # --- Re-evaluation and webhooks ------------------------------------------------------------------
 # Answer ids per re-evaluation message: a few hundred, never one message per answer.
 REEVALUATION_CHUNK_SIZE = env_int("REEVALUATION_CHUNK_SIZE", 250, minimum=1)
+# A chunk no worker has finished this long after it was sent is taken for lost (a worker killed
+# between taking its message from Redis and recording it) and sent again. Never less than the
+# visibility timeout plus the task time limit, the longest an unlucky message takes to come
+# back by itself. Long, so that chunks waiting behind a big job are mostly left alone; a
+# duplicate that arrives anyway finds its chunk finished and does nothing.
+REEVALUATION_CHUNK_LOST_SECONDS = env_int("REEVALUATION_CHUNK_LOST_SECONDS", 30 * 60, minimum=1)
 # Run the validity sweep (and resume stalled jobs) when a worker starts, to catch up on a
 # midnight that passed while no worker was running.
 REEVALUATION_CATCH_UP_ON_START = env_bool("REEVALUATION_CATCH_UP_ON_START", True)

@@ -34,11 +34,6 @@ _REQUESTED_TRIGGERS = {Verdict.Trigger.MANUAL, Verdict.Trigger.GATE_VERSION}
 # Any constant works; it only has to be the same for every process that starts a sweep.
 _VALIDITY_SWEEP_LOCK = 0x52510A0D18
 _CHUNK_INSERT_BATCH = 200
-# A chunk no worker has finished this long after it was sent is taken as lost and sent again.
-# Longer than a task can run, so that a message waiting behind a big job is mostly left alone;
-# when it is sent again anyway, the duplicate finds the chunk finished and does nothing. (A
-# chunk a worker took and then lost is handed out again by Redis after the visibility timeout.)
-_CHUNK_LOST_AFTER = timedelta(minutes=30)
 _MESSAGE_LINE = 300
 
 
@@ -283,9 +278,9 @@ def chunk_mark_dead(*, chunk_id: int) -> None:
 
 def jobs_resume_stalled(*, now: Any = None) -> int:
     """Send again what should have run long ago: fan-outs of jobs still pending and chunks
-    still pending long after they were sent (_CHUNK_LOST_AFTER). Normally Redis redelivers an
-    unacknowledged message after the visibility timeout; this covers messages that were never
-    sent or that the broker lost."""
+    still pending long after they were sent (REEVALUATION_CHUNK_LOST_SECONDS). Redis hands
+    back an unacknowledged message after the visibility timeout; this covers messages that
+    were never sent or that no worker recorded before it died."""
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.CELERY_VISIBILITY_TIMEOUT
                              + settings.CELERY_TASK_TIME_LIMIT)
@@ -294,7 +289,7 @@ def jobs_resume_stalled(*, now: Any = None) -> int:
             .values_list("pk", flat=True):
         job_fan_out(job_id=str(job_id))
         resumed += 1
-    lost_before = min(cutoff, now - _CHUNK_LOST_AFTER)
+    lost_before = min(cutoff, now - timedelta(seconds=settings.REEVALUATION_CHUNK_LOST_SECONDS))
     stalled = (JobChunk.objects.filter(state=JobChunk.State.PENDING, enqueued_at__lt=lost_before,
                                        job__state=Job.State.RUNNING)
                .values_list("job_id", flat=True).distinct())

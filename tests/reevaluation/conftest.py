@@ -195,11 +195,14 @@ def worker_database_url() -> str:
 
 
 class Worker:
-    """One `celery -A reviewqueue worker` process group with its own log file."""
+    """One `celery -A reviewqueue worker` process group with its own log file; with `beat`,
+    it also runs the periodic tasks of CELERY_BEAT_SCHEDULE."""
 
-    def __init__(self, log_dir: Path, env: dict[str, str]) -> None:
-        self.log_path = log_dir / f"worker-{uuid.uuid4().hex[:8]}.log"
+    def __init__(self, log_dir: Path, env: dict[str, str], *, beat: bool = False) -> None:
+        name = uuid.uuid4().hex[:8]
+        self.log_path = log_dir / f"worker-{name}.log"
         self.env = env
+        self.beat_args = ["--beat", "--schedule", str(log_dir / f"beat-{name}")] if beat else []
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, *, timeout: float = 30.0) -> Worker:
@@ -207,7 +210,7 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "reviewqueue", "worker", "--loglevel=INFO",
              "--pool=prefork", "--concurrency=2", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "-n", f"test-{uuid.uuid4().hex[:8]}@%h"],
+             "--without-heartbeat", "-n", f"test-{uuid.uuid4().hex[:8]}@%h", *self.beat_args],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -269,8 +272,8 @@ def start_worker(tmp_path: Path, transactional_db: Any) -> Iterator[Callable[...
     }
     base_env.pop("REEVALUATION_TODAY", None)
 
-    def start(**extra_env: str) -> Worker:
-        worker = Worker(tmp_path, {**base_env, **extra_env})
+    def start(*, beat: bool = False, **extra_env: str) -> Worker:
+        worker = Worker(tmp_path, {**base_env, **extra_env}, beat=beat)
         workers.append(worker)
         return worker.start()
 

@@ -7,14 +7,16 @@ fail, not skip, without it.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import json
 from typing import Any
 
 import pytest
 
 from reviewqueue.audit.services import Actor
-from reviewqueue.jobs.models import Job
-from reviewqueue.jobs.services import job_start_for_document
+from reviewqueue.jobs.models import Job, JobChunk
+from reviewqueue.jobs.services import job_fan_out, job_start_for_document
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
 from reviewqueue.reviews.services import evaluation
 from reviewqueue.webhooks import signing
@@ -25,11 +27,17 @@ from tests.reevaluation.builders import ingest as ingest_answer
 from tests.reevaluation.conftest import (
     Receiver,
     fact,
+    redis_client,
     today,
     wait_until,
 )
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+# A worker that also runs beat, with stalled jobs looked at every two seconds and a chunk taken
+# for lost as soon as the visibility timeout and the time limit have passed (14 s here).
+RESUMING: dict[str, Any] = {"beat": True, "JOBS_RESUME_EVERY_SECONDS": "2",
+                            "REEVALUATION_CHUNK_LOST_SECONDS": "1"}
 
 
 def jobs_done(**filters: Any) -> list[Job] | None:
@@ -123,7 +131,9 @@ def test_a_worker_killed_in_the_middle_of_a_fan_out_leaves_every_answer_fresh_on
     job.refresh_from_db()
     assert job.state == Job.State.RUNNING and job.done < 600, "killed too late to prove much"
 
-    start_worker()
+    # Redis hands back the messages the killed worker had taken; beat sends again the one it
+    # may have taken from Redis without recording it (see the test below).
+    start_worker(**RESUMING)
     [job] = wait_until(lambda: jobs_done(pk=job.pk), timeout=90,
                        message="the job did not finish after the restart")
 
@@ -134,6 +144,51 @@ def test_a_worker_killed_in_the_middle_of_a_fan_out_leaves_every_answer_fresh_on
         assert answer.current_verdict.trigger == "revision"
         assert answer.current_verdict.revisions_used[0]["current"] == "r2"
     assert all(is_fresh(a) for a in answers_with_prefix("pricing-")[:50])
+
+
+def queued_tasks() -> list[tuple[bytes, str, dict[str, Any]]]:
+    """The messages waiting in Redis: (raw message, task name, keyword arguments)."""
+    found = []
+    for raw in redis_client().lrange("celery", 0, -1):
+        message = json.loads(raw)
+        _args, kwargs, _embed = json.loads(base64.b64decode(message["body"]))
+        found.append((raw, message["headers"]["task"], kwargs))
+    return found
+
+
+def test_a_chunk_whose_message_the_broker_lost_is_sent_again_and_its_job_finishes(
+    start_worker: Any, publish: Any, settings: Any
+) -> None:
+    settings.REEVALUATION_CHUNK_SIZE = 20  # as in the worker
+    def publish_and_fan_out(revision: str) -> Job:
+        publish("pricing", revision, facts=[fact()])
+        job = Job.objects.filter(document_key="pricing").latest("created_at")
+        job_fan_out(job_id=str(job.pk))  # here, so that the worker never fans out itself
+        return job
+
+    publish_and_fan_out("r1")
+    many_answers("pricing-", 100)
+    job = publish_and_fan_out("r2")
+    # Lose the fan-out messages and one chunk's, as Redis does when a worker dies between
+    # taking a message and recording it.
+    lost = JobChunk.objects.get(job=job, number=2)
+    for raw, task, kwargs in queued_tasks():
+        if task == "jobs.fan_out_job" or kwargs.get("chunk_id") == lost.pk:
+            redis_client().lrem("celery", 1, raw)
+    assert sorted(kw.get("chunk_id") for _, task, kw in queued_tasks()
+                  if task == "reviews.reevaluate_answers") == sorted(
+        JobChunk.objects.filter(job=job).exclude(pk=lost.pk).values_list("pk", flat=True))
+
+    start_worker(**RESUMING)
+    [job] = wait_until(lambda: jobs_done(pk=job.pk), timeout=90,
+                       message="the lost chunk was never sent again")
+
+    assert (job.total, job.done, job.failed, job.changed) == (100, 100, 0, 100)
+    resent = JobChunk.objects.get(pk=lost.pk)
+    assert resent.state == JobChunk.State.FINISHED and resent.enqueued_at > lost.enqueued_at
+    for answer in Answer.objects.filter(pk__in=lost.answer_ids).select_related(
+            "current_verdict"):
+        assert answer.current_verdict.revisions_used[0]["current"] == "r2"
 
 
 def test_a_date_boundary_moves_answers_in_and_out_of_the_queue(
