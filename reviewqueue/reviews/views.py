@@ -33,7 +33,7 @@ from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
-from reviewqueue.errors import DomainError, FieldError, NotFound
+from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.params import refuse_unknown_params
 from reviewqueue.reviews.forms import ApproveForm, EditForm, RejectForm, claim_formset, claim_rows
 from reviewqueue.reviews.labels import (
@@ -447,11 +447,18 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
                                   actor=_actor(request))
     except NotFound as exc:
         raise Http404("No such answer") from exc
-    except DomainError as exc:
-        # Someone else claimed or decided the item meanwhile, or the note is blank.
-        messages.error(request, exc.message)
-        return _render_refused(request, trace_id, "send-to-owner", status=exc.status_code,
-                               bind=False, owner_note=note)
+    except FieldError:
+        messages.error(request, _("Say what the owner should look at."))
+        return _render_refused(request, trace_id, "send-to-owner", status=400, bind=False,
+                               owner_note=note)
+    except LeasedByOther as exc:
+        messages.warning(request, _held_by_message(exc))
+        return _render_refused(request, trace_id, "send-to-owner", bind=False,
+                               owner_note=note)
+    except NotHeld:
+        messages.info(request, _("This answer is no longer waiting for review."))
+        return _render_refused(request, trace_id, "send-to-owner", bind=False,
+                               owner_note=note)
     messages.success(request, _("Sent to the owners. The answer stays held and is marked "
                                 "as waiting for them."))
     return HttpResponseRedirect(_item_url(trace_id))

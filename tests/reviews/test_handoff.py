@@ -61,19 +61,45 @@ def test_the_owner_sees_the_answer_and_the_note_in_the_inbox(
     assert f"/answers/{trace}/" in page
 
 
-def test_a_hand_off_without_a_note_is_refused(hold: Any, login: Any, reviewer: Any) -> None:
+@pytest.mark.parametrize(("language", "says"), [
+    ("en", "Say what the owner should look at."),
+    ("ja", "所有者に確認してほしい点を書いてください。"),
+])
+def test_a_hand_off_without_a_note_is_refused_in_the_reviewers_language(
+    hold: Any, login: Any, reviewer: Any, language: str, says: str
+) -> None:
     trace = hold()
-    login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "  "})
+    client = login(reviewer, HTTP_ACCEPT_LANGUAGE=language)
+    response = client.post(f"/answers/{trace}/send-to-owner", {"note": "  "})
+    assert response.status_code == 400
+    assert says in response.content.decode()
     assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
 
 
+@pytest.mark.parametrize(("language", "says"), [
+    ("en", "bob is working on this answer until"),
+    ("ja", "bob さんが"),
+])
 def test_a_reviewer_cannot_hand_off_an_item_another_reviewer_holds(
-    hold: Any, login: Any, reviewer: Any, bob: Any
+    hold: Any, login: Any, reviewer: Any, bob: Any, language: str, says: str
 ) -> None:
     trace = hold()
     login(bob).post(f"/answers/{trace}/claim")
-    login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "mine now?"})
+    response = login(reviewer, HTTP_ACCEPT_LANGUAGE=language).post(
+        f"/answers/{trace}/send-to-owner", {"note": "mine now?"})
+    assert response.status_code == 409
+    assert says in response.content.decode()
     assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
+
+
+def test_a_hand_off_of_an_answer_no_longer_held_says_so(
+    hold: Any, login: Any, reviewer: Any
+) -> None:
+    trace = hold()
+    ReviewItem.objects.filter(answer__trace_id=trace).delete()
+    response = login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "still?"})
+    assert response.status_code == 409
+    assert "This answer is no longer waiting for review." in response.content.decode()
 
 
 def test_re_evaluate_now_starts_a_job_and_shows_its_progress(

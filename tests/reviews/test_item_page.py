@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils.timesince import timesince
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -46,7 +48,10 @@ def test_a_marker_expands_to_the_passage_with_its_source(item_html: str) -> None
     assert "<mark>The free trial lasts 14 days.</mark>" in item_html
     assert 'href="https://docs.example.test/pricing"' in item_html
     assert "Revision r1" in item_html
-    assert "updated 1 month ago" in item_html
+    # The fixtures' sources were updated on a fixed day; how long ago that is depends on today.
+    since = timesince(dt.datetime(2026, 10, 1, 9, tzinfo=dt.UTC), depth=1).replace("\xa0", " ")
+    assert ('<time datetime="2026-10-01T09:00:00+00:00" title="2026-10-01 09:00">'
+            f"updated {since} ago</time>") in item_html
     assert "current, 60 days left" in item_html
 
 
@@ -150,8 +155,6 @@ def _answer_with_citations(owner: Any, trace_id: str, n: int) -> None:
 
 
 def _date(offset: int) -> Any:
-    import datetime as dt
-
     return dt.date.fromisoformat(days(offset))
 
 

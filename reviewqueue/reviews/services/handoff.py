@@ -16,21 +16,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from reviewqueue.audit.services import Actor, audit_record
-from reviewqueue.errors import DomainError, FieldError, NotFound
+from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.reviews.models import Answer, ReviewItem
 from reviewqueue.reviews.selectors.answers import owners_to_ask
+from reviewqueue.reviews.services.leases import LeasedByOther, NotHeld
 
 log = logging.getLogger(__name__)
-
-
-class NotHeldForHandoff(DomainError):
-    status_code = 409
-    code = "not_held"
-
-
-class LeasedElsewhere(DomainError):
-    status_code = 409
-    code = "leased_by_other"
 
 
 @transaction.atomic
@@ -41,12 +32,13 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
     answer = Answer.objects.filter(trace_id=trace_id).first()
     if answer is None:
         raise NotFound(f"no answer {trace_id!r}")
-    item = ReviewItem.objects.select_for_update().filter(answer=answer).first()
+    item = (ReviewItem.objects.select_for_update(of=("self",)).select_related("leased_by")
+            .filter(answer=answer).first())
     if item is None:
-        raise NotHeldForHandoff("the answer is not in the queue")
+        raise NotHeld(answer)
     now = timezone.now()
     if item.leased_by_id not in (None, user.pk) and item.lease_until and item.lease_until > now:
-        raise LeasedElsewhere("another reviewer is working on this answer")
+        raise LeasedByOther(item.leased_by.get_username(), item.lease_until)
     owners = owners_to_ask(answer)
     item.waiting_for_owner = True
     item.owner_note = note[:5000]
