@@ -66,7 +66,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
     conflicts = list(selectors.conflicts_for_owner(request.user)[:100])
     held = selectors.held_answer_counts(conflicts)
     sides = selectors.conflict_sides(conflicts, request.user)
-    rows = [{"conflict": c, "sides": sides[c.pk], "held": held.get(c.pk, 0)} for c in conflicts]
+    rows = [{"conflict": c, "sides": sides[c.pk], "held": held[c.pk]} for c in conflicts]
     today = timezone.localdate()
     return render(
         request,
@@ -94,7 +94,7 @@ def _conflict_page(
     context = {
         "conflict": conflict,
         "sides": selectors.conflict_sides([conflict], request.user)[conflict.pk],
-        "held": selectors.held_answer_counts([conflict]).get(conflict.pk, 0),
+        "held": selectors.held_answer_counts([conflict])[conflict.pk],
         "dismiss_form": form,
     }
     return render(request, "sources/conflict.html", context, status=status)

@@ -1,0 +1,169 @@
+"""What an owner sees of the answers a conflict holds: exact up to 1000, "1000+" beyond, and
+only answers held for conflicting sources that cite the conflict's documents and claim its key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from reviewqueue.reviews.models import Answer, ReviewItem
+from reviewqueue.sources.models import Conflict
+from tests.reevaluation.builders import copy_answers
+
+pytestmark = pytest.mark.django_db
+
+
+def fact(key: str, value: Any) -> dict[str, Any]:
+    return {"key": key, "value": value, "valid_from": "2026-01-01", "valid_until": None,
+            "span": "p1"}
+
+
+def cites(*documents: str) -> list[dict[str, str]]:
+    return [{"cite": f"d{n}", "document_id": d, "revision": "r1", "span": "p1"}
+            for n, d in enumerate(documents, 1)]
+
+
+def claims(*keys: str) -> list[dict[str, Any]]:
+    return [{"key": key, "value": 14, "cite": "d1"} for key in keys]
+
+
+@pytest.fixture
+def other_owner(make_user: Any) -> Any:
+    return make_user("oscar", "owner")
+
+
+@pytest.fixture
+def two_conflicts(publish: Any, owner: Any, other_owner: Any) -> dict[str, Conflict]:
+    """pricing (olivia's) and trial-promo (oscar's) disagree on trial_days and on seats."""
+    publish("pricing", facts=[fact("trial_days", 14), fact("seats", 5)])
+    publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30), fact("seats", 6)])
+    return {c.key: c for c in Conflict.objects.all()}
+
+
+def held(submit: Any, trace_id: str, **kwargs: Any) -> Answer:
+    body = submit(trace_id, as_of=None, **kwargs).json()
+    assert body["status"] == "held", body
+    answer = Answer.objects.get(trace_id=trace_id)
+    assert "conflicting_sources" in answer.review_item.reasons
+    return answer
+
+
+def queue_copies(template: Answer, count: int, prefix: str) -> None:
+    """`count` copies of the held `template`, each queued as the template is."""
+    copy_answers(template, count, prefix)
+    item = template.review_item
+    ReviewItem.objects.bulk_create(
+        ReviewItem(answer_id=answer_id, entered_at=item.entered_at,
+                   primary_reason=item.primary_reason, reasons=item.reasons,
+                   index_release=item.index_release)
+        for answer_id in Answer.objects.filter(trace_id__startswith=prefix)
+        .values_list("id", flat=True)
+    )
+
+
+def inbox_counts(client: Any, **headers: str) -> dict[int, str]:
+    """What the inbox says each conflict holds, by conflict id."""
+    response = client.get("/owner/", **headers)
+    assert response.status_code == 200
+    return {int(pk): text for pk, text in re.findall(
+        r'data-conflict="(\d+)">.*?<span class="held-count">(.*?)</span>',
+        response.content.decode(), re.S)}
+
+
+def detail_count(client: Any, conflict: Conflict) -> str:
+    """What the conflict's page says it holds ("3 answers", "1000+ answers")."""
+    response = client.get(f"/owner/conflicts/{conflict.pk}/")
+    assert response.status_code == 200
+    found = re.search(r"This conflict is holding (.*?) in the review queue\.",
+                      response.content.decode())
+    assert found
+    return found.group(1)
+
+
+def test_the_owner_sees_exactly_the_answers_each_conflict_holds(
+    client: Any, publish: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict]
+) -> None:
+    held(submit, "t-trial-1", retrieved=cites("pricing"), claims=claims("trial_days"))
+    held(submit, "t-trial-2", retrieved=cites("trial-promo"), claims=claims("trial_days"))
+    # Cites both documents: one answer all the same.
+    held(submit, "t-both", retrieved=cites("pricing", "trial-promo"),
+         claims=claims("trial_days"))
+    held(submit, "t-seats", retrieved=cites("pricing"), claims=claims("seats"))
+    client.force_login(owner)
+
+    trial, seats = two_conflicts["trial_days"], two_conflicts["seats"]
+    assert inbox_counts(client) == {trial.pk: "holding 3 answers", seats.pk: "holding 1 answer"}
+    assert detail_count(client, trial) == "3 answers"
+    assert detail_count(client, seats) == "1 answer"
+
+
+def test_answers_held_for_other_keys_documents_or_reasons_are_not_counted(
+    client: Any, publish: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict]
+) -> None:
+    # Held for another conflict, on documents of its own, while claiming trial_days too.
+    publish("hr-a", facts=[fact("probation", 90)])
+    publish("hr-b", facts=[fact("probation", 60)])
+    held(submit, "t-hr", retrieved=cites("hr-a", "hr-b"), claims=claims("probation", "trial_days"))
+    # Held for the seats conflict only: cites pricing but claims no trial_days.
+    held(submit, "t-seats", retrieved=cites("pricing"), claims=claims("seats"))
+    # Cites pricing and claims trial_days, but is queued for another reason only.
+    other = held(submit, "t-other-reason", retrieved=cites("pricing"), claims=claims("trial_days"))
+    ReviewItem.objects.filter(answer=other).update(primary_reason="invalid_metadata",
+                                                   reasons=["invalid_metadata"])
+    client.force_login(owner)
+
+    trial, seats = two_conflicts["trial_days"], two_conflicts["seats"]
+    probation = Conflict.objects.get(key="probation")
+    # olivia owns hr-a and hr-b too: her inbox reads all three conflicts at once.
+    assert inbox_counts(client) == {trial.pk: "holding 0 answers", seats.pk: "holding 1 answer",
+                                    probation.pk: "holding 1 answer"}
+    assert detail_count(client, trial) == "0 answers"
+
+
+def test_beyond_a_thousand_held_answers_the_owner_sees_1000_plus(
+    client: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict]
+) -> None:
+    template = held(submit, "t-many", retrieved=cites("pricing"), claims=claims("trial_days"))
+    queue_copies(template, 999, "copy-a-")
+    trial, seats = two_conflicts["trial_days"], two_conflicts["seats"]
+    client.force_login(owner)
+    assert inbox_counts(client)[trial.pk] == "holding 1000 answers"
+    assert detail_count(client, trial) == "1000 answers"
+
+    queue_copies(template, 500, "copy-b-")
+    # seats: none of them claims it.
+    assert inbox_counts(client) == {trial.pk: "holding 1000+ answers",
+                                    seats.pk: "holding 0 answers"}
+    assert detail_count(client, trial) == "1000+ answers"
+    assert inbox_counts(client, HTTP_ACCEPT_LANGUAGE="ja")[trial.pk] == "1000+ 件の回答を保留中"
+
+
+def test_the_inbox_counts_held_answers_in_queries_that_do_not_grow_with_conflicts(
+    client: Any, publish: Any, submit: Any, owner: Any, other_owner: Any
+) -> None:
+    def inbox_queries() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get("/owner/").status_code == 200
+        return len(queries)
+
+    keys = ("trial_days", "seats", "regions", "retention")
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30)])
+    held(submit, "t-trial_days", retrieved=cites("pricing"), claims=claims("trial_days"))
+    client.force_login(owner)
+    one = inbox_queries()
+
+    publish("pricing", revision="r2", facts=[fact(k, 14) for k in keys])
+    publish("trial-promo", revision="r2", owner="oscar", facts=[fact(k, 30) for k in keys])
+    assert Conflict.objects.exclude(status="closed").count() == len(keys)
+    for key in keys[1:]:
+        held(submit, f"t-{key}", retrieved=[{"cite": "d1", "document_id": "pricing",
+                                             "revision": "r2", "span": "p1"}],
+             claims=claims(key))
+    assert inbox_queries() == one
+    assert list(inbox_counts(client).values()) == ["holding 1 answer"] * len(keys)
