@@ -186,10 +186,12 @@ class ReviewItem(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["entered_at", "id"], name="review_item_age"),
-            # Counts per reason walk this index up to the cap; with answer_id in it they read
-            # no table row to check visibility.
+            # The queue filtered by a reason, oldest first.
             models.Index(fields=["primary_reason", "entered_at", "id"],
                          name="review_item_reason_age", include=["answer"]),
+            # Counts per reason walk this index up to the cap, in answer order, so that each
+            # visibility probe lands next to the previous one in the citations' answer index.
+            models.Index(fields=["primary_reason", "answer"], name="review_item_reason_answer"),
             models.Index(fields=["index_release", "entered_at", "id"],
                          name="review_item_release_age"),
         ]

@@ -268,15 +268,18 @@ def reason_counts(*, principals: Iterable[str], filters: QueueFilters, user: Any
     """How many visible items wait per primary reason, under the other filters.
 
     One statement: per reason, a count over at most COUNT_CAP + 1 rows read through the
-    (primary_reason, entered_at, id) index, so a backlog of millions costs what 1001 costs.
+    (primary_reason, answer_id) index, so a backlog of millions costs what 1001 costs.
     """
     now = now or timezone.now()
     base = _filtered(visible_items(list(principals)), filters, user, now, with_reason=False)
     parts: list[str] = []
     params: list[Any] = []
     for reason in REASONS:
-        # In queue order, so that the count walks the reason index and stops at the cap.
-        limited = (base.filter(primary_reason=reason).order_by("entered_at", "id")
+        # Any order gives the same capped count; answer order walks the reason index and
+        # stops at the cap, and makes each visibility probe land next to the previous one in
+        # the retrieved items' answer index. In queue order the probes jump across that whole
+        # index (a working set that grows with the backlog) and cost a third more at 100,000.
+        limited = (base.filter(primary_reason=reason).order_by("answer_id")
                    .values("id")[: COUNT_CAP + 1])
         sql, sub_params = limited.query.sql_with_params()
         parts.append(f"SELECT %s::text, (SELECT count(*) FROM ({sql}) AS limited)")
