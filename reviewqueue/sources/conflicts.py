@@ -180,26 +180,33 @@ def _verb(change: ConflictChange) -> str:
 
 
 def _notify_owners(conflict_id: int) -> None:
+    """Mail each owner of the conflict's documents, one mail each: a side from a document the
+    owner may neither read nor manage is only said to exist, as on the owner's pages."""
+    from reviewqueue.sources.selectors import conflict_sides
+
     conflict = Conflict.objects.filter(pk=conflict_id).first()
     if conflict is None:
         return
-    owners = Document.objects.filter(key__in=conflict.documents).select_related("owner")
-    emails = sorted({d.owner.email for d in owners if d.owner.email})
-    if not emails:
-        return
+    owners = {d.owner for d in Document.objects.filter(key__in=conflict.documents)
+              .select_related("owner") if d.owner.email and d.owner.is_active}
     name = f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}"
-    lines = [f"- {p['document']} ({p['revision']}): {p['value']!r}" for p in conflict.participants]
-    try:
-        send_mail(
-            subject=f"[ReviewQueue] Conflict opened on {name}",
-            message="Documents you own disagree:\n"
-            + "\n".join(lines)
-            + "\n\nResolve it in ReviewQueue under 'My conflicts'.",
-            from_email=getattr(settings, "DEFAULT_FROM_EMAIL", "reviewqueue@localhost"),
-            recipient_list=emails,
-        )
-    except Exception:  # mail is best effort; the conflict itself is recorded
-        log.exception("conflict notification failed", extra={"conflict": conflict_id})
+    for owner in sorted(owners, key=lambda o: o.pk):
+        lines = [
+            "- a document you may not read" if side.restricted else
+            f"- {side.document.key} ({side.revision.revision}): {side.fact.value!r}"
+            for side in conflict_sides([conflict], owner)[conflict.pk]
+        ]
+        try:
+            send_mail(
+                subject=f"[ReviewQueue] Conflict opened on {name}",
+                message="Documents disagree, at least one of them yours:\n"
+                + "\n".join(lines)
+                + "\n\nResolve it in ReviewQueue on your owner page (/owner/, 'My conflicts').",
+                from_email=getattr(settings, "DEFAULT_FROM_EMAIL", "reviewqueue@localhost"),
+                recipient_list=[owner.email],
+            )
+        except Exception:  # mail is best effort; the conflict itself is recorded
+            log.exception("conflict notification failed", extra={"conflict": conflict_id})
 
 
 @transaction.atomic

@@ -183,3 +183,19 @@ class TestGateUsesKnowledgeBaseFacts:
             )
         body = service_api.get("/api/v1/answers/t-1").json()
         assert body["status"] == "candidate"
+
+
+def test_the_conflict_mail_shows_an_owner_only_the_sides_they_may_read(
+    publish: Any, owner: Any, second_owner: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    owner.email = "olivia@example.test"
+    owner.save()
+    publish("trial-policy", owner="oscar", facts=trial(14))
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("hr-trial-secret", principals=["group:hr"], facts=trial(90))
+    [to_oscar] = [m for m in mail.outbox if m.to == ["oscar@example.test"]]
+    assert "trial-policy (r1): 14" in to_oscar.body
+    assert "a document you may not read" in to_oscar.body
+    assert "hr-trial-secret" not in to_oscar.body and "90" not in to_oscar.body
+    [to_olivia] = [m for m in mail.outbox if m.to == ["olivia@example.test"]]
+    assert "hr-trial-secret (r1): 90" in to_olivia.body
