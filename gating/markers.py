@@ -24,6 +24,15 @@ _SPLIT_IDS = re.compile(r"\s*,\s*")
 _END_RE = re.compile(
     r"""[.!?]+["'\u2019\u201d)]*(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?=\s|$)|\n\s*\n""",
 )
+# With ``cjk``, a sentence also ends at a Japanese full stop, exclamation or question mark
+# (U+3002, U+FF01, U+FF1F) and the markers right after it, whatever follows: Japanese puts no
+# space there. Followed by a closing bracket or quote, the mark ends a quotation inside the
+# sentence, not the sentence.
+_CJK_END_RE = re.compile(
+    r"""(?:[.!?]+["'\u2019\u201d)]*"""
+    r"""|(?P<cjk>[\u3002\uff01\uff1f]+(?![\u3002\uff01\uff1f\u300d\u300f\uff09"'\u2019\u201d)])))"""
+    r"""(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?(cjk)|(?=\s|$))|\n\s*\n""",
+)
 # Words after which a full stop usually does not end a sentence.
 _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "etc", "vs", "cf", "mr", "mrs", "ms", "dr", "st", "no", "approx", "incl"}
@@ -196,17 +205,19 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return "." in token or token in _ABBREVIATIONS
 
 
-def split_sentences(text: str) -> list[Sentence]:
+def split_sentences(text: str, *, cjk: bool = False) -> list[Sentence]:
     """Split ``text`` into sentences, each with the ids of the markers inside or right after it.
 
-    Offsets refer to ``text``; whitespace between sentences belongs to none of them.
+    Offsets refer to ``text``; whitespace between sentences belongs to none of them. With
+    ``cjk``, Japanese sentence marks end a sentence too, even with no whitespace after them
+    (for display; the gate itself never splits that way).
     """
     sentences: list[Sentence] = []
     start = 0
     length = len(text)
     # Markers are read from the text with code and link destinations blanked out (same offsets).
     scan = _prose(text) if "[" in text else text
-    for match in _END_RE.finditer(text):
+    for match in (_CJK_END_RE if cjk else _END_RE).finditer(text):
         if match.group("tail") is not None and _is_abbreviation(text, match.start()):
             continue
         end = match.end() if match.group("tail") is not None else match.start()

@@ -80,10 +80,18 @@ class ClaimForm(forms.Form):
         return {"subject": claim.get("subject") or "", "key": claim.get("key", ""),
                 "value": shown, "value_type": kind, "cite": claim.get("cite", "")}
 
+    @staticmethod
+    def is_blank(data: dict[str, Any]) -> bool:
+        """Nothing typed in the row (its type menu always has a value): the row is ignored."""
+        return not any((data.get(name) or "").strip()
+                       for name in ("subject", "key", "value", "cite"))
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if not (data.get("key") or "").strip():
+        if self.is_blank(data):
             return data  # an empty row is ignored (or is a deleted one)
+        if not (data.get("key") or "").strip():
+            self.add_error("key", _("Enter a key."))
         if not data.get("cite"):
             self.add_error("cite", _("Choose the source this claim cites."))
         raw = data.get("value") or ""
@@ -121,7 +129,7 @@ class _ClaimFormSet(forms.BaseFormSet):
         out = []
         for form in self.forms:
             data = form.cleaned_data
-            if not data or self._should_delete_form(form) or not (data.get("key") or "").strip():
+            if not data or self._should_delete_form(form) or ClaimForm.is_blank(data):
                 continue
             claim = {"key": data["key"].strip(), "value": data["parsed"], "cite": data["cite"]}
             if (data.get("subject") or "").strip():
@@ -138,7 +146,14 @@ class EditForm(_DecisionForm):
     action = "edit"
     prefix = "edit"
     answer = forms.CharField(label=_("Answer text"), strip=False, max_length=200_000,
-                             widget=forms.Textarea(attrs={"rows": 6}))
+                             widget=forms.Textarea(attrs={"rows": 6}),
+                             error_messages={"required": _("Enter the answer text.")})
+
+    def clean_answer(self) -> str:
+        text: str = self.cleaned_data["answer"]
+        if not text.strip():
+            raise forms.ValidationError(_("Enter the answer text."), code="required")
+        return text
 
     def to_input(self, **extra: Any) -> DecisionInput:
         return super().to_input(text=self.cleaned_data["answer"], **extra)

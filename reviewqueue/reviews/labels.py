@@ -13,8 +13,8 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-# Every code the gate can give as a primary reason, plus "supported" (an audit sample: a
-# candidate held back on purpose). Ordered as the gate's decision steps.
+# Every reason the gate can give a verdict, "supported" (a candidate's) included. Ordered as
+# the gate's decision steps.
 REASON_LABELS: dict[str, Any] = {
     "unauthorized_evidence": gettext_lazy("Asker may not read a source"),
     "no_claims": gettext_lazy("No claims"),
@@ -26,9 +26,11 @@ REASON_LABELS: dict[str, Any] = {
     "conflicting_sources": gettext_lazy("Conflicting sources"),
     "unsupported_claim": gettext_lazy("Unsupported claim"),
     "uncited_answer": gettext_lazy("Uncited answer"),
-    "supported": gettext_lazy("Audit sample"),
+    "supported": gettext_lazy("Supported"),
 }
 REASONS: tuple[str, ...] = tuple(REASON_LABELS)
+# A candidate held back at random so that reviewers can check the gate (ReviewItem.audit_sample).
+AUDIT_SAMPLE = gettext_lazy("Audit sample")
 
 # Why a reviewer rejects an answer. Stored as the key; shown with the label.
 REJECT_REASONS: dict[str, Any] = {
@@ -47,9 +49,16 @@ DECISION_LABELS: dict[str, Any] = {
 }
 
 
-def reason_label(code: str) -> str:
+def verdict_reason_label(code: str) -> str:
+    """The gate's reason for a verdict: "Supported" for a candidate."""
     label = REASON_LABELS.get(code)
     return str(label) if label is not None else code
+
+
+def reason_label(code: str) -> str:
+    """Why an item waits in the queue (its primary reason, a queue filter): a held item whose
+    reason is "supported" is there only because it was drawn as an audit sample."""
+    return str(AUDIT_SAMPLE) if code == "supported" else verdict_reason_label(code)
 
 
 def reject_reason_label(code: str) -> str:

@@ -43,6 +43,7 @@ from reviewqueue.reviews.labels import (
     reason_label,
     reject_reason_label,
     show_value,
+    verdict_reason_label,
 )
 from reviewqueue.reviews.models import Answer
 from reviewqueue.reviews.selectors.answers import (
@@ -62,6 +63,8 @@ from reviewqueue.reviews.selectors.queue import (
     queue_page,
 )
 from reviewqueue.reviews.services.decisions import (
+    NOTHING_CHANGED,
+    TEXT_REQUIRED,
     EditRefused,
     StaleVerdict,
     answer_decide,
@@ -70,10 +73,12 @@ from reviewqueue.reviews.services.decisions import (
 from reviewqueue.reviews.services.leases import (
     AdminOnly,
     LeasedByOther,
+    LeaseLost,
     NotHeld,
     lease_claim,
     lease_claim_next,
     lease_release,
+    lease_renew,
     lease_seconds,
 )
 
@@ -234,10 +239,11 @@ def release(request: HttpRequest, trace_id: str) -> HttpResponse:
 @require_POST
 @reviewer_required
 def renew(request: HttpRequest, trace_id: str) -> HttpResponse:
-    """Called every few minutes by item.js while the page stays open."""
+    """Called every few minutes by item.js while the page stays open: extends the user's own
+    lease, never claims the item again (a 409 makes the page say the lease is lost)."""
     answer = _readable_answer(request, trace_id)
     try:
-        lease = lease_claim(answer=answer, user=request.user, actor=_actor(request))
+        lease = lease_renew(answer=answer, user=request.user)
     except LeasedByOther as exc:
         return JsonResponse({"error": exc.code, "holder": exc.holder,
                              "until": exc.until.isoformat(),
@@ -246,6 +252,10 @@ def renew(request: HttpRequest, trace_id: str) -> HttpResponse:
         return JsonResponse({"error": "not_held",
                              "message": _("This answer is no longer waiting for review.")},
                             status=409)
+    except LeaseLost as exc:
+        return JsonResponse({"error": exc.code, "message": _(
+            "Your lease on this answer has ended: it expired or an admin broke it. Reload "
+            "the page and start reviewing again to decide.")}, status=409)
     return JsonResponse({"holder": lease.holder,
                          "until": lease.until.isoformat() if lease.until else None})
 
@@ -270,12 +280,17 @@ def expanded(request: HttpRequest, trace_id: str) -> HttpResponse:
 
 # --- Item page and decisions ------------------------------------------------------------------
 
-@reviewer_required
+@login_required
 def item(request: HttpRequest, trace_id: str) -> HttpResponse:
+    """Reviewers and admins work here; an owner (their inbox links here) only reads the page,
+    under the same readability check."""
+    reviewer = has_role(request.user, Role.REVIEWER, Role.ADMIN)
+    if not reviewer and not has_role(request.user, Role.OWNER):
+        raise PermissionDenied
     page = item_page(trace_id=trace_id, user=request.user)
     if page is None:
         raise Http404("No such answer")
-    return _render_item(request, page)
+    return _render_item(request, page, read_only=not reviewer)
 
 
 def _forms(page: ItemPage, data: QueryDict | None = None) -> dict[str, Any]:
@@ -305,11 +320,15 @@ def _posted(data: QueryDict | None, action: str) -> bool:
 
 
 def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
-                 forms: dict[str, Any] | None = None, **extra: Any) -> HttpResponse:
+                 forms: dict[str, Any] | None = None, read_only: bool = False,
+                 **extra: Any) -> HttpResponse:
+    """`read_only`: the page without any form or button that changes something (an owner's)."""
     conflict_records = conflicts_of_answer(page.answer)
     forms = forms or _forms(page)
     context = {
         "page": page,
+        "read_only": read_only,
+        "may_decide": page.may_decide and not read_only,
         "conflict_records": conflict_records,
         "owners": owners_to_ask(page.answer, conflict_records),
         "lease_seconds": lease_seconds(),
@@ -353,13 +372,13 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         return _render_refused(
             request, trace_id, action,
             stale={"decision": decision_label(exc.verdict.decision),
-                   "reason": reason_label(exc.verdict.reason)},
+                   "reason": verdict_reason_label(exc.verdict.reason)},
         )
     except EditRefused as exc:
         return _render_item(
             request, page, status=400, forms=forms, open_form="edit",
             refused={
-                "reason": reason_label(exc.verdict.reason),
+                "reason": verdict_reason_label(exc.verdict.reason),
                 "sentences": [explain_finding(f.to_dict(), data.claims or [])
                               for f in exc.verdict.findings],
             },
@@ -371,7 +390,7 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         messages.info(request, _("This answer is no longer waiting for review."))
         return _render_refused(request, trace_id, action)
     except FieldError as exc:
-        form.add_error(None, exc.message)
+        form.add_error(exc.field if exc.field in form.fields else None, _refusal(exc))
         return _render_item(request, page, status=400, forms=forms, open_form=action)
     except NotFound as exc:
         raise Http404("No such answer") from exc
@@ -381,7 +400,8 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         messages.success(request, _(
             "Saved the edit as version %(number)s. The gate still holds it (%(reason)s): "
             "review it and approve it explicitly.") % {
-            "number": result.verdict.version.number, "reason": reason_label(result.verdict.reason)})
+            "number": result.verdict.version.number,
+            "reason": verdict_reason_label(result.verdict.reason)})
         return HttpResponseRedirect(_item_url(trace_id))
     done = {
         "approve": _("Approved: “%(question)s”."),
@@ -390,6 +410,14 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     }[action]
     messages.success(request, done % {"question": question})
     return HttpResponseRedirect(reverse("reviews:queue"))
+
+
+def _refusal(exc: FieldError) -> str:
+    """A refusal of answer_decide in the reviewer's language (the service speaks the API's)."""
+    return {
+        TEXT_REQUIRED: _("Enter the answer text."),
+        NOTHING_CHANGED: _("The edit changes nothing; approve the answer instead."),
+    }.get(exc.field_message, exc.field_message)
 
 
 def _render_refused(request: HttpRequest, trace_id: str, action: str, *, status: int = 409,
@@ -438,7 +466,7 @@ def _claim_line(claim: dict[str, Any]) -> str:
 @reviewer_required
 def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
     """Ask the owners of the conflicting sources instead of deciding; the item stays held."""
-    from reviewqueue.reviews.services.handoff import review_item_send_to_owner
+    from reviewqueue.reviews.services.handoff import NoOwnerToAsk, review_item_send_to_owner
 
     _readable_answer(request, trace_id)
     note = str(request.POST.get("note", ""))
@@ -457,6 +485,12 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
                                owner_note=note)
     except NotHeld:
         messages.info(request, _("This answer is no longer waiting for review."))
+        return _render_refused(request, trace_id, "send-to-owner", bind=False,
+                               owner_note=note)
+    except NoOwnerToAsk:
+        messages.warning(request, _("None of the owners of these sources may read this answer "
+                                    "in full, so it was not sent. Decide it here, or ask an "
+                                    "admin."))
         return _render_refused(request, trace_id, "send-to-owner", bind=False,
                                owner_note=note)
     messages.success(request, _("Sent to the owners. The answer stays held and is marked "

@@ -19,7 +19,8 @@
 
   function recordExpansion(details) {
     var cite = details.getAttribute("data-cite");
-    if (!details.open || !cite || recorded[cite]) return;
+    // A read-only page (an owner's) has no expand URL: it records nothing.
+    if (!details.open || !cite || recorded[cite] || !workspace.dataset.expandUrl) return;
     recorded[cite] = true;
     post(workspace.dataset.expandUrl, { cite: cite, verdict: Number(workspace.dataset.verdict) })
       .catch(function () { recorded[cite] = false; });

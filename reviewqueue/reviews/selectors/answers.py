@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
+from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.principals import may_read
+from reviewqueue.accounts.roles import has_role
 from reviewqueue.reviews.models import Answer, Decision, RetrievedItem, Verdict
 from reviewqueue.sources.models import Document
+from reviewqueue.sources.selectors import readable_answers
 
 
 def answer_ids_citing(document_key: str) -> QuerySet[Answer]:
@@ -43,26 +47,54 @@ def user_may_read_answer(answer: Answer, principals: frozenset[str]) -> bool:
 
 
 RESTRICTED_MESSAGE = "sources in force disagree, and one of them is a document you may not read"
+RESTRICTED_WARNING = "claim {claim} rests on a single source: a document you may not read"
+# Warnings stored before the gate listed their kb_documents name them only in the message.
+_KB_NAMED = re.compile(r"knowledge-base document (.+?)(?=, |$)")
+
+
+def redact_verdicts(verdicts: list[dict[str, Any]], principals: frozenset[str]
+                    ) -> list[dict[str, Any]]:
+    """Verdict bodies whose findings and warnings draw on a knowledge-base document the caller
+    may not read, with those messages saying only that such a document exists: no value, no
+    document id. One query for any number of verdicts."""
+    keys = {d for v in verdicts for entry in (*v["findings"], *v["warnings"])
+            for d in _kb_documents(entry)}
+    if not keys:
+        return verdicts
+    allowed = dict(Document.objects.filter(key__in=keys)
+                   .values_list("key", "allowed_principals"))
+    hidden = {d for d in keys if d not in allowed or not may_read(allowed[d], principals)}
+    if not hidden:
+        return verdicts
+    return [
+        {**v,
+         "findings": [_redacted(f, hidden, RESTRICTED_MESSAGE) for f in v["findings"]],
+         "warnings": [_redacted(w, hidden, RESTRICTED_WARNING.format(claim=w.get("claim")))
+                      for w in v["warnings"]]}
+        for v in verdicts
+    ]
 
 
 def redact_findings(findings: list[dict[str, Any]], principals: frozenset[str]
                     ) -> list[dict[str, Any]]:
-    """Findings whose message draws on a knowledge-base document the caller may not read say
-    only that such a document exists: no value, no document id."""
-    keys = {d for f in findings for d in f.get("kb_documents") or ()}
-    if not keys:
-        return findings
-    allowed = dict(Document.objects.filter(key__in=keys)
-                   .values_list("key", "allowed_principals"))
-    out = []
-    for finding in findings:
-        hidden = [d for d in finding.get("kb_documents") or ()
-                  if d not in allowed or not may_read(allowed[d], principals)]
-        if hidden:
-            finding = {**finding, "message": RESTRICTED_MESSAGE,
-                       "kb_documents": [d for d in finding["kb_documents"] if d not in hidden]}
-        out.append(finding)
-    return out
+    """`redact_verdicts` for a list of findings alone."""
+    redacted: list[dict[str, Any]] = redact_verdicts([{"findings": findings, "warnings": []}],
+                                                     principals)[0]["findings"]
+    return redacted
+
+
+def _kb_documents(entry: dict[str, Any]) -> list[str]:
+    if "kb_documents" in entry:
+        return list(entry["kb_documents"] or ())
+    return _KB_NAMED.findall(entry.get("message") or "")
+
+
+def _redacted(entry: dict[str, Any], hidden: set[str], message: str) -> dict[str, Any]:
+    documents = _kb_documents(entry)
+    if hidden.isdisjoint(documents):
+        return entry
+    return {**entry, "message": message,
+            "kb_documents": [d for d in documents if d not in hidden]}
 
 
 def conflicts_of_answer(answer: Answer) -> list[Any]:
@@ -90,3 +122,10 @@ def owners_to_ask(answer: Answer, conflicts: list[Any] | None = None) -> list[An
     involved = {k for c in conflicts for k in c.documents} & keys
     documents = Document.objects.filter(key__in=involved or keys).select_related("owner")
     return list({d.owner_id: d.owner for d in documents}.values())
+
+
+def owners_who_may_read(answer: Answer, owners: list[Any]) -> list[Any]:
+    """The owners among `owners` who find the answer in their inbox (/owner/): active owners
+    or admins who may read every document it cites, the rule the inbox applies."""
+    return [o for o in owners if has_role(o, Role.OWNER, Role.ADMIN)
+            and answer.pk in readable_answers({answer.pk}, o)]

@@ -30,9 +30,9 @@ from reviewqueue.reviews.labels import (
     describe_claim,
     explain_finding,
     explain_warning,
-    reason_label,
     reject_reason_label,
     show_value,
+    verdict_reason_label,
 )
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
 from reviewqueue.reviews.services.evaluation import today
@@ -189,7 +189,7 @@ class VerdictView:
 
     @property
     def reason_label(self) -> str:
-        return reason_label(self.verdict.reason)
+        return verdict_reason_label(self.verdict.reason)
 
 
 @dataclass
@@ -232,7 +232,7 @@ class ItemPage:
 
     @property
     def reason_label(self) -> str:
-        return reason_label(self.verdict.reason)
+        return verdict_reason_label(self.verdict.reason)
 
     @property
     def decision_label(self) -> str:
@@ -402,7 +402,8 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
 
     sentences = [
         SentenceView(strip_markers(s.text), [(m, citations.get(m)) for m in s.markers])
-        for s in gating.split_sentences(version.text)
+        # Japanese sentences end with no space after the mark: split there too, for display.
+        for s in gating.split_sentences(version.text, cjk=True)
     ]
     claim_rows = [_claim_row(i, c, citations.get(c.get("cite", ""))) for i, c in
                   enumerate(claims)]
@@ -413,8 +414,8 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
             d not in documents or not may_read(documents[d].allowed_principals, principals)
             for d in f.get("kb_documents") or ()
         )
-        findings.append(FindingView(f.get("code", ""), reason_label(f.get("code", "")),
-                                    explain_finding(f, claims),
+        code = f.get("code", "")
+        findings.append(FindingView(code, verdict_reason_label(code), explain_finding(f, claims),
                                     None if restricted else _gate_message(f)))
     single = [explain_warning(w, claims) for w in verdict.warnings
               if w.get("code") == "single_source"]

@@ -40,6 +40,9 @@ from reviewqueue.reviews.services.transitions import answer_apply_decision, answ
 
 ACTIONS = ("approve", "reject", "edit")
 MAX_COMMENT_CHARS = 5000
+# Refusals of an edit that the item page says in the reviewer's language (see views.decide).
+TEXT_REQUIRED = "the edited answer text is required"
+NOTHING_CHANGED = "the edit changes nothing; approve the answer instead"
 
 
 class StaleVerdict(Conflict):
@@ -109,7 +112,7 @@ def validate_decision(data: DecisionInput) -> None:
             raise FieldError("comment", "say why the answer is rejected")
     if data.action == "edit":
         if data.text is None or not data.text.strip():
-            raise FieldError("answer", "the edited answer text is required")
+            raise FieldError("answer", TEXT_REQUIRED)
         if data.claims is None:
             raise FieldError("claims", "the edited claims are required")
         for index, claim in enumerate(data.claims):
@@ -236,7 +239,7 @@ def _edit(answer: Answer, user: Any, data: DecisionInput) -> Verdict | gating.Ve
     current = answer.current_version
     assert current is not None
     if data.text == current.text and claims == current.claims:
-        raise FieldError("answer", "the edit changes nothing; approve the answer instead")
+        raise FieldError("answer", NOTHING_CHANGED)
     number = (answer.versions.aggregate(n=Max("number"))["n"] or 0) + 1
     version = AnswerVersion(answer=answer, number=number, text=data.text, claims=claims,
                             created_by=user)

@@ -1,8 +1,9 @@
 """A reviewer hands a held answer to the owners of its conflicting sources instead of deciding.
 
-The item stays in the queue, marked as waiting for the owner, until a decision or a
-re-evaluation takes it out. The owners are mailed the question and the note; the audit log
-records only who sent which item.
+The item stays in the queue, marked as waiting for the owner, until a decision takes it out
+or a new verdict (after a re-evaluation) ends the wait. Only owners who may read the
+answer in full are asked: they are mailed the question and the note, and find it in their
+inbox. The audit log records who sent which item to whom, never the note.
 """
 
 from __future__ import annotations
@@ -16,12 +17,22 @@ from django.db import transaction
 from django.utils import timezone
 
 from reviewqueue.audit.services import Actor, audit_record
-from reviewqueue.errors import FieldError, NotFound
+from reviewqueue.errors import Conflict, FieldError, NotFound
 from reviewqueue.reviews.models import Answer, ReviewItem
-from reviewqueue.reviews.selectors.answers import owners_to_ask
+from reviewqueue.reviews.selectors.answers import owners_to_ask, owners_who_may_read
 from reviewqueue.reviews.services.leases import LeasedByOther, NotHeld
 
 log = logging.getLogger(__name__)
+
+
+class NoOwnerToAsk(Conflict):
+    """None of the owners of the answer's sources may read it in full, so nobody can be asked."""
+
+    code = "no_owner_to_ask"
+
+    def __init__(self) -> None:
+        super().__init__("no owner of these sources may read this answer in full; "
+                         "decide it here or ask an admin")
 
 
 @transaction.atomic
@@ -39,7 +50,10 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
     now = timezone.now()
     if item.leased_by_id not in (None, user.pk) and item.lease_until and item.lease_until > now:
         raise LeasedByOther(item.leased_by.get_username(), item.lease_until)
-    owners = owners_to_ask(answer)
+    owners = owners_who_may_read(answer, owners_to_ask(answer))
+    if not owners:
+        raise NoOwnerToAsk()
+    was_waiting = item.waiting_for_owner
     item.waiting_for_owner = True
     item.owner_note = note[:5000]
     item.sent_to_owner_by = user
@@ -47,7 +61,7 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
     item.save(update_fields=["waiting_for_owner", "owner_note", "sent_to_owner_by",
                              "sent_to_owner_at"])
     audit_record(actor=actor, action="review_item.sent_to_owner", object_type="answer",
-                 object_id=trace_id, trace_id=trace_id, before={"waiting_for_owner": False},
+                 object_id=trace_id, trace_id=trace_id, before={"waiting_for_owner": was_waiting},
                  after={"waiting_for_owner": True,
                         "owners": sorted(o.get_username() for o in owners)})
     emails = sorted({o.email for o in owners if o.email})
@@ -62,7 +76,8 @@ def _mail_owners(emails: list[str], trace_id: str, question: str, note: str, use
         send_mail(
             subject=f"[ReviewQueue] A reviewer asks you about {trace_id}",
             message=f"{user.get_username()} sent you a held answer.\n\nQuestion: {question}\n\n"
-            f"Note: {note}\n\nIt is listed under 'My conflicts' in ReviewQueue.",
+            f"Note: {note}\n\nYou find it in ReviewQueue on your owner page (/owner/, "
+            "'My conflicts'), under 'Answers reviewers sent to you'.",
             from_email=getattr(settings, "DEFAULT_FROM_EMAIL", "reviewqueue@localhost"),
             recipient_list=emails,
         )

@@ -48,6 +48,16 @@ class LeasedByOther(Conflict):
         self.until = until
 
 
+class LeaseLost(Conflict):
+    """The user's lease ended (it expired, was released or an admin broke it) and nobody
+    holds the item now."""
+
+    code = "lease_lost"
+
+    def __init__(self) -> None:
+        super().__init__("your lease on this answer has ended")
+
+
 class AdminOnly(DomainError):
     status_code = 403
     code = "permission_denied"
@@ -143,6 +153,28 @@ def lease_claim(*, answer: Answer, user: Any, actor: Actor) -> LeaseState:
         after={"holder": user.get_username(), "until": until.isoformat()},
     )
     return LeaseState(user.get_username(), until, True)
+
+
+def lease_renew(*, answer: Answer, user: Any) -> LeaseState:
+    """Extend the user's own active lease by `REVIEW_LEASE_SECONDS`; never claim a free item.
+
+    A page left open renews every few minutes, so a lease that ended (broken by an admin,
+    released from another tab, or expired) must stay ended: the reviewer claims again on
+    purpose. Raises NotHeld when the answer left the queue, LeasedByOther when a colleague holds
+    it now and LeaseLost when it is free. Not audited, as renewals by a claim are not.
+    """
+    now = timezone.now()
+    until = now + timedelta(seconds=lease_seconds())
+    items = ReviewItem.objects.filter(answer=answer)
+    if items.filter(leased_by=user, lease_until__gt=now).update(lease_until=until):
+        return LeaseState(user.get_username(), until, True)
+    seen = items.values_list("pk", flat=True).first()
+    holder = _holder(seen) if seen is not None else None
+    if holder is None:
+        raise NotHeld(answer)
+    if holder[1] is not None and holder[1] > now:
+        raise LeasedByOther(*holder)
+    raise LeaseLost
 
 
 @transaction.atomic

@@ -61,17 +61,24 @@ def first_status(decision: str) -> tuple[str, bool]:
 
 def _verdict_event(answer: Answer, verdict: Verdict, old_status: str | None, new_status: str,
                    old_verdict_id: int | None, cause: str, actor: Actor,
-                   audit_sample: bool = False) -> Entry:
+                   audit_sample: bool = False, owner_wait_ended: bool = False) -> Entry:
+    before: dict[str, object] = {"status": old_status, "verdict": old_verdict_id}
+    after: dict[str, object] = {
+        "status": new_status, "verdict": verdict.pk, "decision": verdict.decision,
+        "reason": verdict.reason, "cause": cause, "audit_sample": audit_sample,
+        "revisions": [[r["document"], r.get("current")] for r in verdict.revisions_used],
+    }
+    if owner_wait_ended:
+        before["waiting_for_owner"] = True
+        after["waiting_for_owner"] = False
     return Entry(
         actor=actor,
         action="verdict.created" if cause != "ingest" else "answer.ingested",
         object_type="answer",
         object_id=answer.trace_id,
         trace_id=answer.trace_id,
-        before={"status": old_status, "verdict": old_verdict_id},
-        after={"status": new_status, "verdict": verdict.pk, "decision": verdict.decision,
-               "reason": verdict.reason, "cause": cause, "audit_sample": audit_sample,
-               "revisions": [[r["document"], r.get("current")] for r in verdict.revisions_used]},
+        before=before,
+        after=after,
     )
 
 
@@ -117,6 +124,7 @@ def answer_apply_verdict(
     old_verdict_id = answer.current_verdict_id
     _set_current(answer, verdict, old_status, new_status, now)
 
+    owner_wait_ended = False
     if new_status == Answer.Status.HELD:
         earlier_approval = None
         if old_status == Answer.Status.APPROVED:
@@ -124,7 +132,8 @@ def answer_apply_verdict(
                 Decision.objects.filter(answer=answer, action__in=["approve", "edit"])
                 .order_by("-id").first()
             )
-        item, created = ReviewItem.objects.get_or_create(
+        # Locked: a hand-off to the owner committing meanwhile is seen, not overwritten.
+        item, created = ReviewItem.objects.select_for_update().get_or_create(
             answer=answer,
             defaults={
                 "entered_at": now,
@@ -134,18 +143,30 @@ def answer_apply_verdict(
                 "earlier_approval": earlier_approval,
             },
         )
+        fields: list[str] = []
         if not created and (item.primary_reason != verdict.reason
                             or item.reasons != verdict.reasons):
             item.primary_reason = verdict.reason
             item.reasons = verdict.reasons
-            item.save(update_fields=["primary_reason", "reasons"])
+            fields += ["primary_reason", "reasons"]
+        # The owner was asked about the answer as the earlier verdict saw it; a new verdict
+        # (a new fingerprint) ends the wait, and the reviewer takes the item up again.
+        if item.waiting_for_owner and verdict.pk != old_verdict_id:
+            item.waiting_for_owner = False
+            item.owner_note = ""
+            item.sent_to_owner_by = None
+            item.sent_to_owner_at = None
+            fields += ["waiting_for_owner", "owner_note", "sent_to_owner_by", "sent_to_owner_at"]
+            owner_wait_ended = True
+        if fields:
+            item.save(update_fields=fields)
     elif old_status == Answer.Status.HELD:
         ReviewItem.objects.filter(answer=answer).delete()
 
     if new_status != old_status:
         _announce(actor, [(answer, old_status, new_status, verdict, cause)])
     audit_record_many([_verdict_event(answer, verdict, old_status, new_status, old_verdict_id,
-                                      cause, actor)])
+                                      cause, actor, owner_wait_ended=owner_wait_ended)])
     return new_status
 
 

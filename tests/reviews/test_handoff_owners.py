@@ -1,0 +1,168 @@
+"""Who a hand-off reaches, and when the wait for the owner ends.
+
+Only owners who may read the answer in full are asked; a new verdict ends the wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.core import mail
+
+from reviewqueue.audit.models import AuditEvent
+from reviewqueue.audit.services import Actor
+from reviewqueue.reviews.models import ReviewItem
+from reviewqueue.reviews.services.handoff import NoOwnerToAsk, review_item_send_to_owner
+from tests.reviews.conftest import HR_MARKER, fact
+
+pytestmark = pytest.mark.django_db
+
+ASKS = "[ReviewQueue] A reviewer asks you about"
+HR_CITATIONS = [
+    {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+    {"cite": "d2", "document_id": "hr-handbook", "revision": "r1", "span": "p1"},
+]
+
+
+def with_email(user: Any, address: str) -> Any:
+    user.email = address
+    user.save()
+    return user
+
+
+def mails_to(address: str) -> list[Any]:
+    return [m for m in mail.outbox if address in m.to]
+
+
+def publish_corrections(publish: Callable[..., Any], on_commit: Any) -> None:
+    """The owner publishes r2 of both pricing documents, now agreeing: the conflict is gone,
+    and the answer, citing r1 of both, is held again for superseded revisions."""
+    with on_commit(execute=True):
+        publish("pricing", revision="r2", facts=[fact("trial_days", 14)],
+                passages=[{"span": "p1", "text": "The free trial lasts 14 days."}])
+        publish("pricing-eu", revision="r2", title="Pricing in the EU",
+                facts=[fact("trial_days", 14)],
+                passages=[{"span": "p1", "text": "In the EU the free trial lasts 14 days."}])
+
+
+@pytest.fixture
+def paul(make_user: Callable[..., Any]) -> Any:
+    """Owns the public pricing document; may not read the HR handbook."""
+    return with_email(make_user("paul", "owner"), "paul@example.test")
+
+
+@pytest.fixture
+def hr_held(publish: Callable[..., Any], hr_sources: None, paul: Any, submit: Callable[..., Any]
+            ) -> str:
+    """An answer for HR citing paul's pricing and olivia's HR handbook, which disagree."""
+    publish("pricing", owner="paul", facts=[fact("trial_days", 14)],
+            passages=[{"span": "p1", "text": "The free trial lasts 14 days."}])
+    response = submit("hr-1", as_of=None, asked_by=["group:hr"], retrieved=HR_CITATIONS)
+    assert response.json()["status"] == "held", response.json()
+    return "hr-1"
+
+
+def test_an_owner_who_may_not_read_the_answer_is_neither_mailed_nor_listed(
+    hr_held: str, paul: Any, make_user: Callable[..., Any], login: Any, hr_reviewer: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    olivia = with_email(make_user("olivia", "owner", groups=("hr",)), "olivia@example.test")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = login(hr_reviewer).post(f"/answers/{hr_held}/send-to-owner",
+                                           {"note": f"handbook says {HR_MARKER}"})
+    assert response.status_code == 302
+
+    for message in mails_to("paul@example.test"):
+        assert HR_MARKER not in message.body
+        assert "How long is the free trial?" not in message.body
+        assert not message.subject.startswith(ASKS)
+    [asked] = [m for m in mails_to("olivia@example.test") if m.subject.startswith(ASKS)]
+    assert asked.to == ["olivia@example.test"]
+    assert HR_MARKER in asked.body
+    assert "/owner/" in asked.body
+    assert "Answers reviewers sent to you" in asked.body
+
+    paul_page = login(paul).get("/owner/").content.decode()
+    assert HR_MARKER not in paul_page
+    assert "No reviewer is waiting for you." in paul_page
+    olivia_page = login(olivia).get("/owner/").content.decode()
+    assert HR_MARKER in olivia_page
+    assert f"/answers/{hr_held}/" in olivia_page
+
+    event = AuditEvent.objects.get(action="review_item.sent_to_owner")
+    assert event.after["owners"] == ["olivia"]
+    assert HR_MARKER not in str(event.before) + str(event.after)
+
+
+def test_when_no_owner_may_read_the_answer_nothing_is_sent(
+    hr_held: str, hr_reviewer: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    # olivia owns the HR handbook but is not in group:hr; paul may not read it either.
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(NoOwnerToAsk):
+        review_item_send_to_owner(trace_id=hr_held, user=hr_reviewer,
+                                  note=f"handbook says {HR_MARKER}",
+                                  actor=Actor.of_user(hr_reviewer))
+    assert not any(HR_MARKER in m.body for m in mail.outbox)
+    assert not any(m.subject.startswith(ASKS) for m in mail.outbox)
+    assert not ReviewItem.objects.get(answer__trace_id=hr_held).waiting_for_owner
+    assert not AuditEvent.objects.filter(action="review_item.sent_to_owner").exists()
+
+
+def test_the_reviewer_is_told_when_no_owner_may_read_the_answer(
+    hr_held: str, login: Any, hr_reviewer: Any,
+) -> None:
+    response = login(hr_reviewer).post(f"/answers/{hr_held}/send-to-owner",
+                                       {"note": "which trial length?"})
+    assert response.status_code == 409
+    assert "None of the owners of these sources may read this answer" in (
+        response.content.decode())
+    assert not ReviewItem.objects.get(answer__trace_id=hr_held).waiting_for_owner
+
+
+def test_a_new_verdict_ends_the_wait_for_the_owner(
+    hold: Any, publish: Callable[..., Any], login: Any, reviewer: Any, owner: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/send-to-owner", {"note": "Which trial length is right?"})
+    assert "Which trial length is right?" in login(owner).get("/owner/").content.decode()
+
+    publish_corrections(publish, django_capture_on_commit_callbacks)
+
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert item.reasons == ["superseded_revision"]
+    page = client.get(f"/answers/{trace}/").content.decode()
+    assert "Waiting for the owner" not in page
+    assert "Which trial length is right?" not in page
+    assert "Send to the owner instead of deciding" in page
+    assert "Waiting for the owner" not in client.get("/").content.decode()
+    inbox = login(owner).get("/owner/").content.decode()
+    assert "Which trial length is right?" not in inbox
+    assert "No reviewer is waiting for you." in inbox
+
+    ended = AuditEvent.objects.filter(action="verdict.created",
+                                      trace_id=trace).order_by("seq").last()
+    assert ended.before["waiting_for_owner"] is True
+    assert ended.after["waiting_for_owner"] is False
+    assert not any("Which trial length" in str(e.before) + str(e.after)
+                   for e in AuditEvent.objects.filter(trace_id=trace))
+
+
+def test_a_hand_off_after_the_wait_ended_reaches_the_owner_again(
+    hold: Any, publish: Callable[..., Any], login: Any, reviewer: Any, owner: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with_email(owner, "olivia@example.test")
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/send-to-owner", {"note": "first question"})
+    publish_corrections(publish, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/answers/{trace}/send-to-owner", {"note": "second question"})
+    assert "second question" in mail.outbox[-1].body
+    inbox = login(owner).get("/owner/").content.decode()
+    assert "second question" in inbox
+    assert "first question" not in inbox

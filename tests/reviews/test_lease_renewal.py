@@ -1,0 +1,119 @@
+"""Renewal from an open item page extends the reviewer's own lease and never claims the item
+again: a lease an admin broke, or one that expired, stays ended."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from reviewqueue.audit.models import AuditEvent
+from reviewqueue.reviews.models import ReviewItem
+
+pytestmark = pytest.mark.django_db
+
+
+def renew(client: Any, trace_id: str) -> Any:
+    """What item.js posts every few minutes."""
+    return client.post(f"/answers/{trace_id}/renew", content_type="application/json", data="{}")
+
+
+def holder(trace_id: str) -> Any:
+    return ReviewItem.objects.get(answer__trace_id=trace_id).leased_by
+
+
+def test_renewal_after_an_admin_broke_the_lease_is_409_and_leaves_the_item_free(
+    hold: Any, reviewer: Any, admin_user: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    login(admin_user).post(f"/answers/{trace}/release", {"force": "1"})
+    response = renew(alice, trace)
+    assert response.status_code == 409
+    body = response.json()
+    assert body["error"] == "lease_lost"
+    assert "Your lease on this answer has ended" in body["message"]  # item.js shows `message`
+    assert holder(trace) is None
+    html = alice.get(f"/answers/{trace}/").content.decode()
+    assert "Nobody is working on this answer." in html
+
+
+def test_after_a_broken_lease_a_colleague_can_claim_the_item(
+    hold: Any, reviewer: Any, bob: Any, admin_user: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    login(admin_user).post(f"/answers/{trace}/release", {"force": "1"})
+    renew(alice, trace)
+    login(bob).post(f"/answers/{trace}/claim")
+    assert holder(trace) == bob
+    response = renew(alice, trace)
+    assert response.status_code == 409
+    assert response.json()["holder"] == "bob"
+
+
+def test_renewal_of_an_expired_lease_does_not_claim_the_item_again(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    ReviewItem.objects.filter(answer__trace_id=trace).update(
+        lease_until=timezone.now() - dt.timedelta(seconds=1))
+    response = renew(alice, trace)
+    assert response.status_code == 409
+    assert response.json()["error"] == "lease_lost"
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert item.lease_until < timezone.now()
+
+
+def test_renewal_of_an_item_one_never_claimed_is_409(hold: Any, reviewer: Any,
+                                                     login: Any) -> None:
+    trace = hold()
+    response = renew(login(reviewer), trace)
+    assert response.status_code == 409
+    assert holder(trace) is None
+    assert not AuditEvent.objects.filter(action="lease.claimed").exists()
+
+
+def test_renewal_of_ones_active_lease_extends_it_without_an_audit_event(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    ReviewItem.objects.filter(answer__trace_id=trace).update(
+        lease_until=timezone.now() + dt.timedelta(seconds=5))
+    response = renew(alice, trace)
+    assert response.status_code == 200
+    assert response.json()["holder"] == "alice"
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert item.lease_until > timezone.now() + dt.timedelta(seconds=60)
+    assert AuditEvent.objects.filter(action="lease.claimed").count() == 1
+
+
+def test_renewal_of_a_decided_answer_says_it_left_the_queue(hold: Any, reviewer: Any,
+                                                             login: Any) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    ReviewItem.objects.filter(answer__trace_id=trace).delete()
+    response = renew(alice, trace)
+    assert response.status_code == 409
+    assert response.json()["message"] == "This answer is no longer waiting for review."
+
+
+def test_the_lost_lease_message_is_in_the_reviewers_language(
+    hold: Any, reviewer: Any, admin_user: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer, HTTP_ACCEPT_LANGUAGE="ja")
+    alice.post(f"/answers/{trace}/claim")
+    login(admin_user).post(f"/answers/{trace}/release", {"force": "1"})
+    response = renew(alice, trace)
+    assert response.status_code == 409
+    assert "この回答の担当は終了しました" in response.json()["message"]

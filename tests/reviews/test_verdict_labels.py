@@ -1,0 +1,152 @@
+"""What the item page calls a verdict: "Supported" is the gate's reason for a candidate, "Audit
+sample" is said only of an answer drawn as one; a refused decision says whether anything is
+left to decide; Japanese answers are shown sentence by sentence."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from reviewqueue.reviews.models import Answer
+from tests.reviews.conftest import current_verdict_id, fact
+
+pytestmark = pytest.mark.django_db
+
+
+def text_of(response: Any) -> str:
+    return response.content.decode().replace("\xa0", " ")
+
+
+def status_strip(html: str) -> str:
+    start = html.index('<div class="status-strip">')
+    return html[start:html.index("</div>", start)]
+
+
+def history_reasons(html: str) -> list[str]:
+    start = html.index('<table class="history">')
+    table = html[start:html.index("</table>", start)]
+    # Decision and reason are the third and fourth cells of each row.
+    rows = re.findall(r"<tr[^>]*>\s*<td>.*?</td>\s*<td>.*?</td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>",
+                      table, re.S)
+    return [f"{decision} · {reason}" for decision, reason in rows]
+
+
+def stale_banner(html: str) -> str:
+    start = html.index("data-stale>") + len("data-stale>")
+    return " ".join(html[start:html.index("</div>", start)].split())
+
+
+@pytest.fixture
+def agreeing(publish: Any) -> None:
+    """One pricing document, so that nothing in the knowledge base disagrees with it."""
+    publish("pricing", facts=[fact("trial_days", 14)],
+            passages=[{"span": "p1", "text": "The free trial lasts 14 days."}])
+
+
+@pytest.fixture
+def candidate(agreeing: None, submit: Any) -> str:
+    """An answer the gate lets through: one claim that its single source supports."""
+    response = submit("c-1", as_of=None)
+    assert response.status_code == 201, response.content
+    return "c-1"
+
+
+# --- Supported is not an audit sample -----------------------------------------------------------
+
+def test_a_candidate_reads_supported_not_audit_sample(candidate: str, reviewer: Any,
+                                                      login: Any) -> None:
+    assert Answer.objects.get(trace_id=candidate).status == "candidate"
+    html = text_of(login(reviewer).get(f"/answers/{candidate}/"))
+    assert "Candidate · Supported" in status_strip(html)
+    assert history_reasons(html) == ["Candidate · Supported"]
+    assert "Audit sample" not in html
+
+
+def test_an_audit_sample_says_so_next_to_its_supported_verdict(
+    settings: Any, agreeing: None, submit: Any, reviewer: Any, login: Any
+) -> None:
+    settings.AUDIT_SAMPLE_RATE = 1.0
+    assert submit("sample-1", as_of=None).json()["status"] == "held"
+    client = login(reviewer)
+    strip = status_strip(text_of(client.get("/answers/sample-1/")))
+    assert "Candidate · Supported" in strip
+    assert "Audit sample" in strip
+    # The queue keeps calling the item what it is there for.
+    queue = text_of(client.get("/"))
+    assert 'primary">Audit sample</span>' in queue
+
+
+def test_a_held_answer_that_is_no_audit_sample_does_not_say_audit_sample(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    html = text_of(login(reviewer).get(f"/answers/{hold()}/"))
+    assert "Needs review · Conflicting sources" in status_strip(html)
+    assert "Audit sample" not in html
+
+
+# --- A refused decision: is there anything left to decide? --------------------------------------
+
+def test_an_approval_refused_after_the_answer_left_the_queue_asks_for_nothing(
+    hold: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    seen = current_verdict_id(trace)
+    # The EU document now agrees: the fresh verdict is a candidate and the answer leaves the queue.
+    publish("pricing-eu", revision="r2", title="Pricing in the EU", facts=[fact("trial_days", 14)],
+            passages=[{"span": "p1", "text": "In the EU the free trial lasts 14 days."}])
+    response = client.post(f"/answers/{trace}/decide",
+                           {"action": "approve", "approve-verdict": seen})
+    assert response.status_code == 409
+    banner = stale_banner(text_of(response))
+    assert banner.startswith("<strong>The sources changed while you were reviewing.</strong>")
+    assert ("Nothing was applied. The answer has left the queue with the fresh verdict "
+            "Candidate · Supported; there is nothing to decide.") in banner
+    assert "decide again" not in banner
+    assert "Audit sample" not in banner
+    assert Answer.objects.get(trace_id=trace).status == "candidate"
+
+
+def test_an_approval_refused_while_the_answer_stays_held_asks_to_decide_again(
+    hold: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    seen = current_verdict_id(trace)
+    # A new EU revision that still disagrees: a fresh verdict, held for the same reason.
+    publish("pricing-eu", revision="r2", title="Pricing in the EU", facts=[fact("trial_days", 45)],
+            passages=[{"span": "p1", "text": "In the EU the free trial lasts 45 days."}])
+    response = client.post(f"/answers/{trace}/decide",
+                           {"action": "approve", "approve-verdict": seen})
+    assert response.status_code == 409
+    assert ("Nothing was applied. The fresh verdict is: Needs review · Conflicting sources. "
+            "Check it below and decide again.") in stale_banner(text_of(response))
+    assert Answer.objects.get(trace_id=trace).status == "held"
+
+
+# --- Japanese sentences -------------------------------------------------------------------------
+
+def test_a_japanese_answer_is_shown_sentence_by_sentence_with_its_own_markers(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold(answer="無料体験は14日間です[d1]。EUでは30日間です[d2]。")
+    response = login(reviewer).get(f"/answers/{trace}/")
+    page = response.context["page"]
+    assert [(s.text, [m for m, _ in s.markers]) for s in page.sentences] == [
+        ("無料体験は14日間です。", ["d1"]), ("EUでは30日間です。", ["d2"])]
+    html = text_of(response)
+    assert html.count('<li class="sentence"') == 2
+    assert '<span class="text">無料体験は14日間です。</span>' in html
+
+
+def test_a_quotation_inside_a_japanese_sentence_does_not_end_it(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold(answer="規約には「無料体験は14日間です。」とあります[d1]。EUでは30日間です[d2]。")
+    page = login(reviewer).get(f"/answers/{trace}/").context["page"]
+    assert [(s.text, [m for m, _ in s.markers]) for s in page.sentences] == [
+        ("規約には「無料体験は14日間です。」とあります。", ["d1"]), ("EUでは30日間です。", ["d2"])]
