@@ -38,7 +38,8 @@ def evaluate(claims: Sequence[Claim], evidence: Sequence[Evidence], options: Opt
             for c, s, i, e, m, k in findings
         ),
         warnings=tuple(
-            GateWarning(code=c, claim=i, evidence=e, message=m) for c, i, e, m in warnings
+            GateWarning(code=c, claim=i, evidence=e, message=m, kb_documents=k)
+            for c, i, e, m, k in warnings
         ),
         fingerprint=digest,
         gate_version=engine.GATE_VERSION,  # read at call time, like the fingerprint does
@@ -78,8 +79,14 @@ def _run_raw(case: RawCase) -> dict[str, object]:
             for code, step, claim, evidence, message, kb_documents in findings
         ],
         "warnings": [
-            {"code": code, "claim": claim, "evidence": list(evidence), "message": message}
-            for code, claim, evidence, message in warnings
+            {
+                "code": code,
+                "claim": claim,
+                "evidence": list(evidence),
+                "message": message,
+                "kb_documents": list(kb_documents),
+            }
+            for code, claim, evidence, message, kb_documents in warnings
         ],
         "fingerprint": digest,
         "next_boundary": boundary,
@@ -114,8 +121,9 @@ def result_line(case_id: str | int | None, result: engine.ResultT) -> str:
         ",".join(
             [
                 f'{{"code":"{code}","claim":{"null" if claim is None else claim},'
-                f'"evidence":[{",".join(map(quote, evidence))}],"message":{quote(message)}}}'
-                for code, claim, evidence, message in warnings
+                f'"evidence":[{",".join(map(quote, evidence))}],"message":{quote(message)},'
+                f'"kb_documents":[{",".join(map(quote, kb_documents))}]}}'
+                for code, claim, evidence, message, kb_documents in warnings
             ]
         )
         if warnings

@@ -44,8 +44,8 @@ KbT: TypeAlias = tuple[str, str, str, JSONScalar, str, str, str | None, str | No
 ClaimT: TypeAlias = tuple[str, JSONScalar, str, str | None]
 # code, step, claim, evidence ids, message, kb documents
 FindingT: TypeAlias = tuple[str, str, int | None, tuple[str, ...], str, tuple[str, ...]]
-# code, claim, evidence ids, message
-WarningT: TypeAlias = tuple[str, int | None, tuple[str, ...], str]
+# code, claim, evidence ids, message, kb documents
+WarningT: TypeAlias = tuple[str, int | None, tuple[str, ...], str, tuple[str, ...]]
 # decision, reason, findings, warnings, fingerprint, next boundary (ISO date or None)
 ResultT: TypeAlias = tuple[str, str, list[FindingT], list[WarningT], str, str | None]
 
@@ -538,6 +538,7 @@ def run(
                     None,
                     (evidence_id,),
                     f"evidence {evidence_id} was retrieved but no claim cites it",
+                    no_kb,
                 )
             )
 
@@ -868,15 +869,18 @@ def _single_source(
         evidence_id, kb_document, _ = backing[0]
         names = [evidence_id or f"knowledge-base document {kb_document}"]
         evidence_ids: tuple[str, ...] = (evidence_id,) if evidence_id else ()
+        kb_documents: tuple[str, ...] = (kb_document,) if kb_document else ()
     else:
         names = sorted({e or f"knowledge-base document {d}" for e, d, _ in backing})
         evidence_ids = tuple(sorted({e for e, _, _ in backing if e}))
+        kb_documents = tuple(sorted({d for _, d, _ in backing if d}))
     return (
         "single_source",
         claim_index,
         evidence_ids,
         f"claim {claim_index} ({_what(key, subject)} = {show(value)}) rests on a single "
         f"source: {', '.join(names)}",
+        kb_documents,
     )
 
 
@@ -914,5 +918,5 @@ def _finding_order(
 
 
 def _warning_order(warning: WarningT) -> tuple[int, int, tuple[str, ...], str]:
-    code, claim, evidence, message = warning
+    code, claim, evidence, message, _ = warning
     return (_WARNING_RANK[code], -1 if claim is None else claim, evidence, message)

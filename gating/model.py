@@ -178,12 +178,17 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class GateWarning:
-    """Something a reviewer may want to know that never changes the decision."""
+    """Something a reviewer may want to know that never changes the decision.
+
+    ``kb_documents`` names the knowledge-base documents the message draws on (a claim resting
+    on a single kb document), as ``Finding.kb_documents`` does for conflicts.
+    """
 
     code: str
     claim: int | None
     evidence: tuple[str, ...]
     message: str
+    kb_documents: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -191,6 +196,7 @@ class GateWarning:
             "claim": self.claim,
             "evidence": list(self.evidence),
             "message": self.message,
+            "kb_documents": list(self.kb_documents),
         }
 
 

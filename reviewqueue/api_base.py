@@ -36,6 +36,21 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class IdField(serializers.CharField):
+    """An id (document, revision, span, cite, trace): taken exactly as sent. One with spaces
+    around it is refused, not trimmed: trimmed on one side and kept on the other, the same id
+    would name two things."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value: str = super().to_internal_value(data)
+        if value != value.strip():
+            raise serializers.ValidationError("Must not start or end with whitespace.")
+        return value
+
+
 MAX_SCALAR_CHARS = 2000
 
 

@@ -11,6 +11,9 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -65,17 +68,18 @@ def error_body(
     return body
 
 
+def domain_error_body(exc: DomainError) -> dict[str, Any]:
+    if isinstance(exc, FieldError):
+        return error_body(
+            "invalid", exc.message, [{"field": exc.field, "message": exc.field_message}]
+        )
+    return error_body(exc.code, exc.message, **exc.extra)
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     request = context.get("request")
-    if isinstance(exc, FieldError):
-        response = Response(
-            error_body(
-                "invalid", exc.message, [{"field": exc.field, "message": exc.field_message}]
-            ),
-            status=400,
-        )
-    elif isinstance(exc, DomainError):
-        response = Response(error_body(exc.code, exc.message, **exc.extra), status=exc.status_code)
+    if isinstance(exc, DomainError):
+        response = Response(domain_error_body(exc), status=exc.status_code)
     elif isinstance(exc, exceptions.ValidationError):
         errors = flatten_errors(exc.detail)
         summary = "; ".join(
@@ -124,3 +128,19 @@ def quarantine_from_request(request: Any, response: Response) -> None:
         trace_id=trace_id,
         max_bytes=getattr(settings, "QUARANTINE_MAX_BYTES", 64 * 1024),
     )
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """An address nothing answers: under /api/ the API's error shape, elsewhere the page."""
+    if not request.path.startswith("/api/"):
+        return defaults.page_not_found(request, exception)
+    detail = f"No API endpoint at {storable(request.path)}."
+    trimmed = request.path.rstrip("/")
+    if trimmed != request.path:
+        try:
+            resolve(trimmed)
+        except Resolver404:
+            pass
+        else:
+            detail += f" Did you mean {storable(trimmed)}, without the trailing slash?"
+    return JsonResponse(error_body("not_found", detail), status=404)

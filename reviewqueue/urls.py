@@ -33,3 +33,5 @@ urlpatterns = [
 
 # Every refused HTML request is logged (API refusals are logged by api_errors).
 handler403 = "reviewqueue.denied.permission_denied"
+# An unknown address under /api/ answers in the API's error shape, not with the HTML page.
+handler404 = "reviewqueue.api_errors.page_not_found"

@@ -10,26 +10,33 @@ from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import gating
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.principals import is_valid_principal, user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_base import (
     BodyLimitedAPIView,
+    IdField,
     JSONScalarField,
     RoleAndScope,
     StrictSerializer,
     scalar_problem,
 )
-from reviewqueue.api_errors import error_body, flatten_errors, quarantine_from_request
+from reviewqueue.api_errors import (
+    domain_error_body,
+    error_body,
+    flatten_errors,
+    quarantine_from_request,
+)
 from reviewqueue.errors import DomainError, NotFound
+from reviewqueue.parsers import JSONParser
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import (
     answer_detail,
-    redact_findings,
+    redact_verdicts,
     user_may_read_answer,
 )
 from reviewqueue.reviews.services.ingest import (
@@ -42,25 +49,45 @@ from reviewqueue.sources.api import actor_of
 from reviewqueue.storable import NOT_STORABLE, storable
 
 TRACE_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,200}$")
+_TRACE_ID_RULE = "Use 1 to 200 letters, digits and . _ : - only."
+# GET /api/v1/answers/batch is the batch endpoint: an answer of that name could not be read.
+RESERVED_TRACE_IDS = frozenset({"batch"})
 MAX_ANSWER_CHARS = 200_000
 
 
+def answer_bytes_problem(text: str) -> str | None:
+    """Why the gate cannot take this answer text, or None: it counts UTF-8 bytes, not
+    characters. The fast intake path asks this too."""
+    if len(text) * 4 <= gating.MAX_TEXT_BYTES:  # four bytes a character at most
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= gating.MAX_TEXT_BYTES:
+        return None
+    return f"Ensure this text has at most {gating.MAX_TEXT_BYTES} bytes in UTF-8 (it has {size})."
+
+
 class RetrievedIn(StrictSerializer):
-    cite = serializers.CharField(max_length=200)
-    document_id = serializers.CharField(max_length=200)
-    revision = serializers.CharField(max_length=200)
-    span = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    cite = IdField(max_length=200)
+    document_id = IdField(max_length=200)
+    revision = IdField(max_length=200)
+    span = IdField(max_length=200, required=False, allow_blank=True, default="")
 
 
 class ClaimIn(StrictSerializer):
     subject = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
     key = serializers.CharField(max_length=200)
     value = JSONScalarField()
-    cite = serializers.CharField(max_length=200)
+    cite = IdField(max_length=200)
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "maxLength": 200,
+                      "pattern": TRACE_ID.pattern})
+class TraceIdField(IdField):
+    """A trace id; the schema shows the pattern validate_trace_id holds it to."""
 
 
 class AnswerIn(StrictSerializer):
-    trace_id = serializers.CharField(max_length=200)
+    trace_id = TraceIdField(max_length=200)
     question = serializers.CharField(max_length=20_000)
     answer = serializers.CharField(
         max_length=MAX_ANSWER_CHARS, allow_blank=True, trim_whitespace=False
@@ -74,8 +101,16 @@ class AnswerIn(StrictSerializer):
     claims = serializers.ListField(child=ClaimIn(), max_length=1000)
 
     def validate_trace_id(self, value: str) -> str:
-        if not TRACE_ID.match(value):
-            raise serializers.ValidationError("Use 1 to 200 letters, digits and . _ : - only.")
+        if not TRACE_ID.fullmatch(value):
+            raise serializers.ValidationError(_TRACE_ID_RULE)
+        if value in RESERVED_TRACE_IDS:
+            raise serializers.ValidationError(f"{value!r} is reserved; use another trace_id.")
+        return value
+
+    def validate_answer(self, value: str) -> str:
+        problem = answer_bytes_problem(value)
+        if problem is not None:
+            raise serializers.ValidationError(problem)
         return value
 
     def validate_asked_by(self, value: list[str]) -> list[str]:
@@ -185,8 +220,10 @@ def fast_answer_input(raw: Any) -> AnswerInput | None:
     asked_by, retrieved, claims = raw["asked_by"], raw["retrieved"], raw["claims"]
     if not (
         type(raw["trace_id"]) is str and TRACE_ID.fullmatch(raw["trace_id"])
+        and raw["trace_id"] not in RESERVED_TRACE_IDS
         and _text(raw["question"], 20_000)
         and _text(raw["answer"], MAX_ANSWER_CHARS, blank=True, trimmed=False)
+        and answer_bytes_problem(raw["answer"]) is None
         and _text(raw["index_release"], 200, blank=True)
         and type(asked_by) is list and len(asked_by) <= 200
         and all(_text(p, 200) and is_valid_principal(p) for p in asked_by)
@@ -380,7 +417,7 @@ class AnswerBatchView(BodyLimitedAPIView):
         raws = batch.validated_data["answers"]
         for (index, data), result in zip(valid, ingested, strict=True):
             if isinstance(result, DomainError):
-                body = error_body(result.code, result.message, **result.extra)
+                body = domain_error_body(result)
                 self._quarantine(request, raws[index], result.status_code, body)
                 results[index] = {"index": index, "status_code": result.status_code,
                                   "trace_id": data.trace_id, **body}
@@ -426,11 +463,11 @@ class AnswerDetailView(BodyLimitedAPIView):
         body = ingest_body(request, answer)
         verdicts = [verdict_body(v) for v in answer.verdicts.all()]
         if not has_role(request.user, Role.SERVICE):
-            # A finding drawn from a knowledge-base document the caller may not read names
-            # neither the document nor its value (the service sent all of it; people did not).
+            # A finding or warning drawn from a knowledge-base document the caller may not read
+            # names neither the document nor its value (the service sent all of it; people did
+            # not). One query for every verdict.
             principals = user_principals(request.user)
-            for verdict in (body["verdict"], *verdicts):
-                verdict["findings"] = redact_findings(list(verdict["findings"]), principals)
+            body["verdict"], *verdicts = redact_verdicts([body["verdict"], *verdicts], principals)
         body.update(
             question=answer.question,
             index_release=answer.index_release,

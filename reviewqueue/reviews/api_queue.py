@@ -19,7 +19,11 @@ from reviewqueue.params import param_problems
 from reviewqueue.reviews.api import ClaimIn, VerdictOut
 from reviewqueue.reviews.labels import REASONS, REJECT_REASONS
 from reviewqueue.reviews.models import Answer
-from reviewqueue.reviews.selectors.answers import redact_findings, user_may_read_answer
+from reviewqueue.reviews.selectors.answers import (
+    redact_findings,
+    redact_verdicts,
+    user_may_read_answer,
+)
 from reviewqueue.reviews.selectors.queue import (
     CLAIM_FILTERS,
     DEFAULT_LIMIT,
@@ -56,9 +60,7 @@ def readable_answer(request: Request, trace_id: str) -> Answer:
 
 
 def verdict_body(verdict: Any, principals: frozenset[str]) -> dict[str, Any]:
-    data = dict(VerdictOut(verdict).data)
-    data["findings"] = redact_findings(list(data["findings"]), principals)
-    return data
+    return redact_verdicts([dict(VerdictOut(verdict).data)], principals)[0]
 
 
 # --- Queue ------------------------------------------------------------------------------------

@@ -268,7 +268,7 @@ def expanded(request: HttpRequest, trace_id: str) -> HttpResponse:
     try:
         body = json.loads(request.body or b"{}")
         cite, verdict_id = str(body["cite"]), int(body["verdict"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return JsonResponse({"error": "invalid"}, status=400)
     try:
         passage_expansion_record(answer=answer, verdict_id=verdict_id, user=request.user,

@@ -6,20 +6,26 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.principals import is_valid_principal, may_read, user_principals
-from reviewqueue.api_base import BodyLimitedAPIView, JSONScalarField, RoleAndScope, StrictSerializer
+from reviewqueue.api_base import (
+    BodyLimitedAPIView,
+    IdField,
+    JSONScalarField,
+    RoleAndScope,
+    StrictSerializer,
+)
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import NotFound
+from reviewqueue.parsers import JSONParser
 from reviewqueue.sources import selectors, services
 
 
 class PassageIn(StrictSerializer):
-    span = serializers.CharField(max_length=200)
+    span = IdField(max_length=200)
     text = serializers.CharField(max_length=100_000, trim_whitespace=False)
 
 
@@ -31,7 +37,7 @@ class FactIn(StrictSerializer):
     valid_until = serializers.DateField(
         input_formats=["iso-8601"], allow_null=True, required=False, default=None
     )
-    span = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    span = IdField(max_length=200, required=False, allow_blank=True, default="")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs["valid_until"] is not None and attrs["valid_from"] > attrs["valid_until"]:
@@ -45,7 +51,8 @@ class RevisionIn(StrictSerializer):
     owner = serializers.CharField(max_length=150)
     updated_at = serializers.DateTimeField()
     allowed_principals = serializers.ListField(
-        child=serializers.CharField(max_length=200), allow_empty=False, max_length=200
+        child=serializers.CharField(max_length=200), allow_empty=False, min_length=1,
+        max_length=200,
     )
     passages = serializers.ListField(child=PassageIn(), max_length=1000)
     facts = serializers.ListField(child=FactIn(), max_length=1000)
@@ -98,8 +105,8 @@ class RevisionIn(StrictSerializer):
 class RevisionPath(serializers.Serializer):
     """The ids in the address, held to the lengths their columns take."""
 
-    document_id = serializers.CharField(max_length=200, trim_whitespace=False)
-    revision = serializers.CharField(max_length=200, trim_whitespace=False)
+    document_id = IdField(max_length=200)
+    revision = IdField(max_length=200)
 
 
 class RevisionOut(serializers.Serializer):

@@ -191,3 +191,17 @@ def test_the_verdict_dict_is_json_ready(cases):
     assert json.loads(json.dumps(as_dict)) == as_dict
     assert (as_dict["as_of"], as_dict["next_boundary"]) == ("2026-10-20", "2026-11-01")
     assert as_dict["gate_version"] == gating.GATE_VERSION
+
+
+def test_fingerprints_of_stored_verdicts_stay_as_published(cases):
+    # The README's examples, unchanged since gate 2026.11.2 was released: a change to what the
+    # gate outputs (kb_documents on warnings) must not make stored verdicts look stale.
+    assert gating.GATE_VERSION == "2026.11.2"
+    published = {
+        "valid": "ee0543e9c4e0594a3b4245754dcb939a7987d2d691f1858ab3b1796cd6f96c22",
+        "future": "51e3c4d8da1a23d5829eefafb6afbf7f29afa0dcb957dfa393d78523bce8162d",
+        "conflict": "24967e6490f78a34630955abb7a9b1d3b2702dfaae3a32b007547e4721ad9bfb",
+    }
+    records = {record["id"]: record for record in cases.published()}
+    found = {case: _fp(records[case]) for case in published}
+    assert found == published

@@ -742,8 +742,33 @@ def test_a_claim_backed_by_one_source_is_a_candidate_with_a_warning(cases):
             "claim": 0,
             "evidence": ["d1"],
             "message": "claim 0 (trial_days = 14) rests on a single source: d1",
+            "kb_documents": [],
         }
     ]
+
+
+def test_a_claim_resting_on_one_knowledge_base_document_names_it_in_kb_documents(cases):
+    # Django hides such a warning from readers of the answer who may not read the document.
+    kb = {
+        "document": "pricing-faq",
+        "revision": "r9",
+        "key": "trial_days",
+        "value": 30,
+        "valid_from": "2026-01-01",
+        "valid_until": "2026-12-31",
+    }
+    record = cases.record(claims=[cases.claim(value=30)], kb_facts=[kb])
+
+    warnings = gating.evaluate_record(record)["warnings"]
+
+    assert warnings[0] == {
+        "code": "single_source",
+        "claim": 0,
+        "evidence": [],
+        "message": "claim 0 (trial_days = 30) rests on a single source: "
+        "knowledge-base document pricing-faq",
+        "kb_documents": ["pricing-faq"],
+    }
 
 
 def test_two_items_from_the_same_document_are_still_one_source(cases):

@@ -70,7 +70,7 @@ class Cursor:
             padded = token + "=" * (-len(token) % 4)
             entered, item_id, backwards = json.loads(base64.urlsafe_b64decode(padded))
             when = datetime.fromisoformat(entered)
-        except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
+        except (ValueError, TypeError, binascii.Error, UnicodeDecodeError, RecursionError) as exc:
             raise BadCursor("not a queue cursor") from exc
         if (not isinstance(item_id, int) or isinstance(item_id, bool)
                 or backwards not in (0, 1) or when.tzinfo is None):

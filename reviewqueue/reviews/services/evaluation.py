@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
@@ -11,6 +13,7 @@ from django.conf import settings
 from django.utils import timezone
 
 import gating
+from reviewqueue.errors import FieldError
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
 from reviewqueue.sources.selectors import (
     CurrentDocument,
@@ -21,6 +24,23 @@ from reviewqueue.sources.selectors import (
 )
 
 OPEN_END = "9999-12-31"
+
+
+class GateInputError(FieldError):
+    """The gate cannot take the input built from this answer and the store as it stands (a
+    limit): an input error named in the answer's own terms, never a verdict. Ingest refuses the
+    answer with it; a re-evaluation that meets it fails, and the answer keeps its verdict."""
+
+
+# Where the gate's input comes from in an answer: its evidence from `retrieved`, the
+# knowledge-base facts from the claims' keys.
+_ANSWER_FIELD = {"evidence": "retrieved", "kb_facts": "claims"}
+
+
+def _gate_input_error(exc: gating.InputError) -> GateInputError:
+    head = re.split(r"[.\[]", exc.path, maxsplit=1)[0]
+    return GateInputError(_ANSWER_FIELD.get(head, exc.path),
+                          f"the gate cannot take this answer: {exc.message}")
 
 
 @dataclass(frozen=True)
@@ -207,18 +227,55 @@ def run_gate(
     kb = knowledge_base_facts(
         sources, claims, answer.asked_by, {item.document_key for item in retrieved}
     )
-    verdict = gating.evaluate(
-        claims,
-        evidence,
-        gating.Options(
-            as_of=as_of,
-            answer_text=version.text,
-            principals=tuple(answer.asked_by),
-            kb_facts=tuple(kb),
-            unresolved=tuple(unresolved),
-        ),
-    )
+    _check_fact_limits(evidence, claims, kb)
+    try:
+        verdict = gating.evaluate(
+            claims,
+            evidence,
+            gating.Options(
+                as_of=as_of,
+                answer_text=version.text,
+                principals=tuple(answer.asked_by),
+                kb_facts=tuple(kb),
+                unresolved=tuple(unresolved),
+            ),
+        )
+    except gating.InputError as exc:
+        # The API checks what the sender controls; this catches whatever is left.
+        raise _gate_input_error(exc) from exc
     return GateRun(verdict=verdict, revisions_used=used)
+
+
+def _check_fact_limits(evidence: list[gating.Evidence], claims: list[gating.Claim],
+                       kb: list[gating.KbFact]) -> None:
+    """The gate takes at most MAX_FACTS facts of evidence and as many from the rest of the
+    knowledge base. Both depend on the store as well as the answer, so only here can they be
+    checked; the error says which part of the answer brings them in.
+
+    Each cite carries every fact of its document: the gate checks a claim (or a marker)
+    against the facts of the item it cites, so a document cited eleven times counts eleven
+    times."""
+    facts = sum(len(item.facts) for item in evidence)
+    if facts > gating.MAX_FACTS:
+        raise GateInputError(
+            "retrieved",
+            f"the cited documents bring {facts} facts to the gate (each cite carries every fact "
+            f"of its document), over its limit of {gating.MAX_FACTS}; cite fewer passages of "
+            "large documents",
+        )
+    if len(kb) > gating.MAX_FACTS:
+        by_key = Counter(fact.key for fact in kb)
+        by_pair = Counter((fact.subject, fact.key) for fact in kb)
+        counts = [by_key[c.key] if c.subject is None else by_pair[c.subject, c.key]
+                  for c in claims]
+        index = max(range(len(claims)), key=counts.__getitem__)
+        raise GateInputError(
+            f"claims[{index}].key",
+            f"the knowledge base holds {len(kb)} facts on the claims' keys ({counts[index]} on "
+            f"{claims[index].key!r}) for the gate to compare, over its limit of "
+            f"{gating.MAX_FACTS}; a claim that names its subject is compared with the facts "
+            "on that subject only",
+        )
 
 
 def verdict_fields(run: GateRun, trigger: str) -> dict[str, Any]:

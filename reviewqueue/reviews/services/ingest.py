@@ -14,10 +14,16 @@ from django.utils import timezone
 
 from reviewqueue.audit.services import SYSTEM, Actor
 from reviewqueue.copying import copy_instances
-from reviewqueue.errors import Conflict
+from reviewqueue.errors import Conflict, DomainError
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
-from reviewqueue.reviews.services.evaluation import load_sources, run_gate, today, verdict_fields
+from reviewqueue.reviews.services.evaluation import (
+    GateInputError,
+    load_sources,
+    run_gate,
+    today,
+    verdict_fields,
+)
 from reviewqueue.reviews.services.transitions import answers_enter, first_status
 from reviewqueue.sources.selectors import CurrentDocument, document_states
 
@@ -80,18 +86,19 @@ def answer_ingest(*, data: AnswerInput, actor: Actor, user: Any = None) -> Inges
     different body it is a conflict. The number of queries does not grow with the claims.
     """
     result = answers_ingest(items=[data], actor=actor, user=user)[0]
-    if isinstance(result, Conflict):
+    if isinstance(result, DomainError):
         raise result
     return result
 
 
 def answers_ingest(
     *, items: Sequence[AnswerInput], actor: Actor, user: Any = None
-) -> list[IngestResult | Conflict]:
+) -> list[IngestResult | DomainError]:
     """`answer_ingest` for many answers, one result per item in order, in one transaction
     whose number of queries does not grow with the answers: the sources are read once, each
     table gets one insert, the audit chain one append. A trace_id repeated in the batch is
     a replay (or a conflict) of its first occurrence, as if they had come one after another.
+    An answer the gate cannot take (`GateInputError`) is that item's result, stored nowhere.
     """
     digests = [data.digest() for data in items]
     # One answer goes straight to its insert: a replay is rare, and the unique trace_id
@@ -102,7 +109,7 @@ def answers_ingest(
             trace_id__in={data.trace_id for data in items}
         )
     }
-    results: list[IngestResult | Conflict | None] = [None] * len(items)
+    results: list[IngestResult | DomainError | None] = [None] * len(items)
     first: dict[str, int] = {}
     for index, data in enumerate(items):
         if data.trace_id in stored:
@@ -126,16 +133,22 @@ def answers_ingest(
                 return [_replayed(answer, digests[0])]
             return [answers_ingest(items=[data], actor=actor, user=user)[0] for data in items]
         for index, answer in zip(new, created, strict=True):
-            results[index] = IngestResult(answer, created=True)
+            results[index] = (IngestResult(answer, created=True) if isinstance(answer, Answer)
+                              else answer)
     for index, data in enumerate(items):
         if results[index] is None:
             earlier = results[first[data.trace_id]]
-            assert isinstance(earlier, IngestResult)
-            results[index] = _replayed(earlier.answer, digests[index])
+            if isinstance(earlier, IngestResult):
+                results[index] = _replayed(earlier.answer, digests[index])
+            elif digests[index] == digests[first[data.trace_id]]:
+                results[index] = earlier  # the same body, refused the same way
+            else:
+                # The first was refused and stored nothing: this one comes after it.
+                results[index] = answers_ingest(items=[data], actor=actor, user=user)[0]
     return [r for r in results if r is not None]
 
 
-def _replayed(answer: Answer, digest: str) -> IngestResult | Conflict:
+def _replayed(answer: Answer, digest: str) -> IngestResult | DomainError:
     """`_replay`, with a conflict returned as this item's result instead of raised."""
     try:
         return _replay(answer, digest)
@@ -159,7 +172,8 @@ def _new_ids(count: int) -> list[tuple[int, int, int]]:
 
 
 def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
-                 user: Any) -> list[Answer]:
+                 user: Any) -> list[Answer | GateInputError]:
+    """The answers stored, in order, or for an answer the gate cannot take its error."""
     now = timezone.now()
     gate_day = today()
     submitter = user if getattr(user, "is_authenticated", False) else None
@@ -170,6 +184,7 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
     seen = {r.document_id: _state(sources.documents.get(r.document_id))
             for data in items for r in data.retrieved}
     citing: dict[str, list[int]] = {}
+    out: list[Answer | GateInputError] = []
     answers: list[Answer] = []
     versions: list[AnswerVersion] = []
     retrieved_rows: list[RetrievedItem] = []
@@ -201,12 +216,17 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
                           revision=r.revision, span=r.span)
             for r in data.retrieved
         ]
-        run = run_gate(answer=answer, version=version, retrieved=retrieved,
-                       as_of=data.as_of or gate_day, sources=sources)
+        try:
+            run = run_gate(answer=answer, version=version, retrieved=retrieved,
+                           as_of=data.as_of or gate_day, sources=sources)
+        except GateInputError as exc:
+            out.append(exc)
+            continue
         verdict = Verdict(id=verdict_id, answer_id=answer_id, version_id=version_id,
                           **verdict_fields(run, Verdict.Trigger.INGEST))
         answer.status, audit_sample = first_status(verdict.decision)
         cached_verdict.set_cached_value(answer, verdict)  # the reply shows it
+        out.append(answer)
         answers.append(answer)
         versions.append(version)
         retrieved_rows += retrieved
@@ -214,10 +234,11 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
             citing.setdefault(r.document_id, []).append(answer_id)
         verdicts.append(verdict)
         entered.append((answer, verdict, audit_sample))
-    copy_instances(answers, versions, retrieved_rows, verdicts)
-    answers_enter(entered=entered, actor=actor)
-    transaction.on_commit(lambda: _catch_up(seen, citing))
-    return answers
+    if answers:
+        copy_instances(answers, versions, retrieved_rows, verdicts)
+        answers_enter(entered=entered, actor=actor)
+        transaction.on_commit(lambda: _catch_up(seen, citing))
+    return out
 
 
 def _state(document: CurrentDocument | None) -> tuple[int | None, bool]:
