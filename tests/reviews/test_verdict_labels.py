@@ -88,18 +88,23 @@ def test_a_held_answer_that_is_no_audit_sample_does_not_say_audit_sample(
 
 # --- A refused decision: is there anything left to decide? --------------------------------------
 
+def approve_after_eu_revision(hold: Any, publish: Any, client: Any, eu_days: int) -> Any:
+    """Claim a held answer, let the EU document publish `eu_days`, then approve the verdict
+    seen before."""
+    trace = hold()
+    client.post(f"/answers/{trace}/claim")
+    seen = current_verdict_id(trace)
+    publish("pricing-eu", revision="r2", title="Pricing in the EU",
+            facts=[fact("trial_days", eu_days)],
+            passages=[{"span": "p1", "text": f"In the EU the free trial lasts {eu_days} days."}])
+    return client.post(f"/answers/{trace}/decide", {"action": "approve", "approve-verdict": seen})
+
+
 def test_an_approval_refused_after_the_answer_left_the_queue_asks_for_nothing(
     hold: Any, publish: Any, reviewer: Any, login: Any
 ) -> None:
-    trace = hold()
-    client = login(reviewer)
-    client.post(f"/answers/{trace}/claim")
-    seen = current_verdict_id(trace)
     # The EU document now agrees: the fresh verdict is a candidate and the answer leaves the queue.
-    publish("pricing-eu", revision="r2", title="Pricing in the EU", facts=[fact("trial_days", 14)],
-            passages=[{"span": "p1", "text": "In the EU the free trial lasts 14 days."}])
-    response = client.post(f"/answers/{trace}/decide",
-                           {"action": "approve", "approve-verdict": seen})
+    response = approve_after_eu_revision(hold, publish, login(reviewer), eu_days=14)
     assert response.status_code == 409
     banner = stale_banner(text_of(response))
     assert banner.startswith("<strong>The sources changed while you were reviewing.</strong>")
@@ -107,25 +112,18 @@ def test_an_approval_refused_after_the_answer_left_the_queue_asks_for_nothing(
             "Candidate · Supported; there is nothing to decide.") in banner
     assert "decide again" not in banner
     assert "Audit sample" not in banner
-    assert Answer.objects.get(trace_id=trace).status == "candidate"
+    assert Answer.objects.get(trace_id="t-1").status == "candidate"
 
 
 def test_an_approval_refused_while_the_answer_stays_held_asks_to_decide_again(
     hold: Any, publish: Any, reviewer: Any, login: Any
 ) -> None:
-    trace = hold()
-    client = login(reviewer)
-    client.post(f"/answers/{trace}/claim")
-    seen = current_verdict_id(trace)
     # A new EU revision that still disagrees: a fresh verdict, held for the same reason.
-    publish("pricing-eu", revision="r2", title="Pricing in the EU", facts=[fact("trial_days", 45)],
-            passages=[{"span": "p1", "text": "In the EU the free trial lasts 45 days."}])
-    response = client.post(f"/answers/{trace}/decide",
-                           {"action": "approve", "approve-verdict": seen})
+    response = approve_after_eu_revision(hold, publish, login(reviewer), eu_days=45)
     assert response.status_code == 409
     assert ("Nothing was applied. The fresh verdict is: Needs review · Conflicting sources. "
             "Check it below and decide again.") in stale_banner(text_of(response))
-    assert Answer.objects.get(trace_id=trace).status == "held"
+    assert Answer.objects.get(trace_id="t-1").status == "held"
 
 
 # --- Japanese sentences -------------------------------------------------------------------------
