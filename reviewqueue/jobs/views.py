@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
@@ -60,6 +61,9 @@ def job_progress_json(request: HttpRequest, job_id: UUID) -> JsonResponse:
     return JsonResponse(job_progress(_visible_job(request, job_id)))
 
 
+_DOCUMENT_ID_MAX = Job._meta.get_field("document_key").max_length or 200
+
+
 @login_required
 @require_POST
 def job_start(request: HttpRequest) -> HttpResponse:
@@ -71,12 +75,14 @@ def job_start(request: HttpRequest) -> HttpResponse:
     if request.POST.get("scope") == "all":
         job = job_start_for_all(trigger=Verdict.Trigger.GATE_VERSION, actor=actor,
                                 user=request.user)
-    elif document_key:
+    elif document_key and len(document_key) <= _DOCUMENT_ID_MAX:
         job = job_start_for_document(document_key=document_key, trigger=Verdict.Trigger.MANUAL,
                                      actor=actor, user=request.user)
     else:
+        error = (_("Name a document or choose every answer.") if not document_key else
+                 _("A document id has at most %(max)d characters.") % {"max": _DOCUMENT_ID_MAX})
         return render(request, "jobs/list.html", {
-            "jobs": jobs_recent(), "error": "Name a document or choose every answer.",
+            "jobs": jobs_recent(), "error": error, "document_id": document_key,
             **_dead_letters(),
         }, status=400)
     return redirect(job)

@@ -304,3 +304,21 @@ def test_a_broker_that_is_down_leaves_the_job_pending_for_the_resumer(
     assert jobs_resume_stalled(now=timezone.now() + timedelta(hours=1)) == 1
     job.refresh_from_db()
     assert (job.state, job.done) == ("finished", 1)
+
+
+@pytest.mark.parametrize(("language", "says"), [
+    ("en", "A document id has at most 200 characters."),
+    ("ja", "文書 ID は 200 文字までです。"),
+])
+def test_a_document_id_too_long_to_be_one_is_refused_and_kept(
+    admin_user: Any, client: Any, language: str, says: str
+) -> None:
+    client.force_login(admin_user)
+    typed = "x" * 300
+    response = client.post("/jobs/start", {"document_id": typed},
+                           HTTP_ACCEPT_LANGUAGE=language)
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert says in page
+    assert f'value="{typed}"' in page
+    assert not Job.objects.exists()

@@ -52,3 +52,12 @@ def test_the_compiled_catalogue_is_up_to_date(lang: str) -> None:
     stale = [msgid for _, msgid, msgstr in entries()
              if msgstr and compiled.gettext(msgid) != msgstr]
     assert stale == []
+
+
+def test_every_translation_uses_the_placeholders_of_its_message() -> None:
+    """A translation with another message's placeholders shows them raw (or fails) on the page."""
+    def names(text: str) -> set[str]:
+        return set(re.findall(r"%\((\w+)\)[sd]|\{\{ *(\w+) *\}\}", text)) if text else set()
+
+    wrong = [msgid for _, msgid, msgstr in entries() if msgstr and names(msgid) != names(msgstr)]
+    assert wrong == []
