@@ -466,7 +466,8 @@ def answer_timeline(trace_id: str) -> Timeline | None:
         verdict_count=len(verdicts),
         decision_count=len(decisions),
         event_count=len(events),
-        truncated=any(len(x) >= TIMELINE_LIMIT for x in (verdicts, decisions, events)),
+        truncated=any(len(x) >= TIMELINE_LIMIT
+                      for x in (verdicts, decisions, versions, events, source_events)),
     )
 
 

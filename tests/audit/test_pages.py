@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from reviewqueue.audit.models import AuditAlert, AuditEvent, VerificationRun
-from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.audit.services import SYSTEM, Actor, Entry, audit_record, audit_record_many
 from tests.audit.conftest import ANSWER_TEXT, PASSAGE_TEXT, verify
 
 pytestmark = pytest.mark.django_db
@@ -279,3 +279,19 @@ def test_the_timeline_marks_an_event_that_no_longer_matches_its_hash(
 
 def test_the_timeline_of_an_unknown_answer_is_404(admin_client: Any) -> None:
     assert admin_client.get("/audit/answers/nope/").status_code == 404
+
+
+def test_a_timeline_cut_short_by_the_events_of_its_documents_says_so(
+    admin_client: Any, answer_story: Callable[..., Any]
+) -> None:
+    from reviewqueue.audit import selectors
+
+    answer_story("t-story")
+    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    assert "This answer has a very long history" not in page
+    with transaction.atomic():
+        audit_record_many([Entry(actor=SYSTEM, action="document.note", object_type="document",
+                                 object_id="pricing", document_id="pricing", after={"n": n})
+                           for n in range(selectors.TIMELINE_LIMIT)])
+    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    assert "This answer has a very long history" in page
