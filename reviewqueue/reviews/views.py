@@ -141,8 +141,18 @@ def _item_url(trace_id: str) -> str:
 
 # --- Queue ------------------------------------------------------------------------------------
 
-@reviewer_required
+@login_required
 def queue(request: HttpRequest) -> HttpResponse:
+    # The page everyone lands on after signing in: an owner who is not also a reviewer is sent
+    # to their own page instead of a refusal.
+    if not has_role(request.user, Role.REVIEWER, Role.ADMIN):
+        if has_role(request.user, Role.OWNER):
+            return HttpResponseRedirect(reverse("sources:inbox"))
+        raise PermissionDenied
+    return _queue(request)
+
+
+def _queue(request: HttpRequest) -> HttpResponse:
     if refused := refuse_unknown_params(
         request, ("reason", "document", "release", "claim", "cursor", "limit")
     ):

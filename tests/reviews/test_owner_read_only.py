@@ -102,3 +102,9 @@ def test_a_user_without_a_reading_role_is_still_refused(hold: Any, make_user: An
                                                         login: Any) -> None:
     trace = hold()
     assert login(make_user("svc", "service")).get(f"/answers/{trace}/").status_code == 403
+
+
+def test_an_owner_who_signs_in_lands_on_their_own_page(login: Any, owner: Any) -> None:
+    response = login(owner).get("/", follow=True)
+    assert response.redirect_chain == [("/owner/", 302)]
+    assert response.status_code == 200

@@ -92,8 +92,9 @@ def test_the_queue_shows_who_holds_a_lease(hold: Any, reviewer: Any, bob: Any,
     assert 'class="lease-other">bob<' in html
 
 
-def test_people_without_the_reviewer_role_get_403(owner: Any, login: Any) -> None:
-    assert login(owner).get("/").status_code == 403
+def test_people_without_the_reviewer_role_do_not_see_the_queue(owner: Any, login: Any) -> None:
+    response = login(owner).get("/")
+    assert (response.status_code, response["Location"]) == (302, "/owner/")
 
 
 def test_signed_out_visitors_are_sent_to_sign_in(client: Any) -> None:

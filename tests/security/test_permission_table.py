@@ -85,7 +85,8 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     ("admin:index", "GET", "/admin/", {**dict.fromkeys(ROLES, 302), "admin": 200}),
     ("admin:login", "GET", "/admin/login/", {**ALL_200, "admin": 302}),
     # --- reviewer pages ----------------------------------------------------------------------
-    ("reviews:queue", "GET", "/", reviewer_page(200)),
+    # Where everyone lands after signing in: owners are sent on to their own page.
+    ("reviews:queue", "GET", "/", {**reviewer_page(200), "owner": 302, "other_owner": 302}),
     ("reviews:next", "POST", "/next", reviewer_page(302)),
     ("reviews:set_language", "POST", "/language", dict.fromkeys(ROLES, 302)),
     # Owners read the item page (their inbox links to it), under the same readability check.
