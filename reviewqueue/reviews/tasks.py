@@ -76,10 +76,17 @@ def enqueue_document_reevaluation(*, document_key: str, trigger: str, actor: Act
     `jobs.resume_stalled` sends it later.
     """
     from reviewqueue.jobs.services import job_start_for_document
+    from reviewqueue.sources.selectors import document_get, may_see_document
 
     try:
-        return job_start_for_document(document_key=document_key, trigger=trigger, actor=actor,
-                                      user=_user_of(actor))
+        user, requester = _user_of(actor), actor
+        document = document_get(document_key)
+        if user is not None and (document is None or not may_see_document(user, document)):
+            # A document the person may not read: the job is not theirs to follow, and the
+            # worker's doing, not theirs.
+            user, requester = None, None
+        return job_start_for_document(document_key=document_key, trigger=trigger,
+                                      actor=requester, user=user)
     except Exception as exc:
         log.error("re-evaluation not enqueued", extra={"document": document_key,
                                                        "trigger": trigger,

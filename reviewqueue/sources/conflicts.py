@@ -210,8 +210,11 @@ def _notify_owners(conflict_id: int) -> None:
 
 
 @transaction.atomic
-def conflict_dismiss(*, conflict_id: int, reason: str, user: Any, actor: Actor) -> Conflict:
-    """Record that the disagreement is expected. Tied to the revisions involved right now."""
+def conflict_dismiss(
+    *, conflict_id: int, reason: str, user: Any, actor: Actor, signature: str | None = None
+) -> Conflict:
+    """Record that the disagreement is expected. Tied to the revisions involved right now,
+    which must be those of `signature` when given: the revisions the person judged."""
     reason = reason.strip()
     if not reason:
         raise FieldError("reason", "a justification is required")
@@ -220,6 +223,8 @@ def conflict_dismiss(*, conflict_id: int, reason: str, user: Any, actor: Actor) 
         raise NotFound("no such conflict")
     if conflict.status != Conflict.Status.OPEN:
         raise ConflictError(f"the conflict is {conflict.status}, not open")
+    if signature is not None and signature != conflict.signature:
+        raise ConflictError("the revisions involved changed since the conflict was shown")
     conflict.status = Conflict.Status.DISMISSED
     conflict.dismissed_by = user
     conflict.dismissed_at = timezone.now()

@@ -38,9 +38,23 @@ def parse_value(raw: str) -> Any:
     return value
 
 
+def as_input(value: Any) -> str:
+    """`value` as typed in the edit form, which `parse_value` reads back to the same value:
+    plain text as is; text that would read back as something else, JSON-quoted (`"14"`,
+    `""`, `"  padded  "`, text with a line break, which a text input cannot hold)."""
+    if isinstance(value, str) and value and value == value.strip() and "\n" not in value \
+            and "\r" not in value:
+        try:
+            json.loads(value)  # `14`, `true`, `"x"`: read back as something else
+        except ValueError:
+            return value
+    return json.dumps(value, ensure_ascii=False)
+
+
 class FactEditForm(forms.Form):
     fact_id = forms.IntegerField(widget=forms.HiddenInput)
-    value = forms.CharField(max_length=2000, label=_("Value"))
+    # Not stripped: `"  padded  "` keeps its spaces; an empty string is typed as `""`.
+    value = forms.CharField(max_length=2000, label=_("Value"), strip=False)
     valid_from = forms.DateField(label=_("Valid from"), widget=DATE)
     valid_until = forms.DateField(label=_("Valid until"), required=False, widget=DATE)
 
@@ -85,6 +99,8 @@ class EndValidityForm(forms.Form):
 
 
 class DismissForm(forms.Form):
+    # The revisions the person judged: a dismissal never covers ones they did not see.
+    signature = forms.CharField(widget=forms.HiddenInput, max_length=64)
     reason = forms.ChoiceField(choices=DISMISS_REASONS, label=_("Why these values do not conflict"))
     detail = forms.CharField(
         max_length=2000,

@@ -184,6 +184,22 @@ def may_manage_document(user: Any, document: Document) -> bool:
     return document.owner_id == user.pk or has_role(user, Role.ADMIN)
 
 
+def may_see_document(user: Any, document: Document) -> bool:
+    """Whether `user` may learn that `document` exists and what it says: they manage it or
+    one of their principals may read it."""
+    from reviewqueue.accounts.principals import may_read, user_principals
+
+    return may_manage_document(user, document) or may_read(document.allowed_principals,
+                                                            user_principals(user))
+
+
+def documents_visible_to(user: Any, keys: Iterable[str]) -> list[str]:
+    """The keys among `keys` of documents `user` may see, sorted (1 query)."""
+    documents = Document.objects.filter(key__in=set(keys)).only(
+        "key", "owner_id", "allowed_principals")
+    return sorted(d.key for d in documents if may_see_document(user, d))
+
+
 def conflicts_for_owner(user: Any, *, include_closed: bool = False) -> QuerySet[Conflict]:
     """Conflicts involving a document `user` owns (all of them for an admin)."""
     from reviewqueue.accounts.models import Role
@@ -217,20 +233,12 @@ class ConflictSide:
 def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[ConflictSide]]:
     """The sides of each conflict, by conflict id, as `user` may see them. Two queries
     whatever the number of conflicts."""
-    from reviewqueue.accounts.principals import may_read, user_principals
-
     fact_ids = {p["fact"] for c in conflicts for p in c.participants}
     if not fact_ids:
         return {c.pk: [] for c in conflicts}
     facts = {f.pk: f for f in Fact.objects.filter(id__in=fact_ids).select_related(
         "revision", "revision__document", "revision__document__owner")}
-    principals = user_principals(user)
-
-    def visible(document: Document) -> bool:
-        return may_manage_document(user, document) or may_read(document.allowed_principals,
-                                                                principals)
-
-    shown = {pk for pk, f in facts.items() if visible(f.revision.document)}
+    shown = {pk for pk, f in facts.items() if may_see_document(user, f.revision.document)}
     passages = {
         (p.revision_id, p.span): p.text
         for p in Passage.objects.filter(

@@ -359,6 +359,8 @@ def fact_end_validity(
     current = _current_revision(document)
     fact = current.facts.filter(pk=fact_id).first()
     if fact is None:
+        if Fact.objects.filter(pk=fact_id, revision__document=document).exists():
+            raise RevisionChanged(current.revision)  # a fact of an older revision
         raise FieldError("fact", "not a fact of the current revision")
     if last_day < fact.valid_from:
         raise FieldError("last_day", "must not be before the fact becomes valid")

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
+from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import DomainError, FieldError
 from reviewqueue.params import SearchDateField, refuse_unknown_params
 from reviewqueue.sources import selectors, services
@@ -28,6 +29,7 @@ from reviewqueue.sources.forms import (
     DismissForm,
     EndValidityForm,
     FactEditFormSet,
+    as_input,
 )
 from reviewqueue.sources.models import Conflict, Document, Fact, Revision
 
@@ -53,7 +55,9 @@ def _document_or_404(request: HttpRequest, key: str) -> Document:
 
 
 def _progress_redirect(request: HttpRequest, keys: list[str], since: datetime) -> HttpResponse:
-    query = urlencode({"documents": ",".join(sorted(set(keys))), "since": since.isoformat()})
+    # Only documents the person may see: the link must not name the others.
+    keys = selectors.documents_visible_to(request.user, keys)
+    query = urlencode({"documents": ",".join(keys), "since": since.isoformat()})
     return redirect(f"{reverse('sources:progress')}?{query}")
 
 
@@ -85,14 +89,17 @@ def inbox(request: HttpRequest) -> HttpResponse:
 @require_GET
 def conflict_detail(request: HttpRequest, conflict_id: int) -> HttpResponse:
     _require_owner(request)
-    return _conflict_page(request, _conflict_or_404(request, conflict_id), DismissForm())
+    conflict = _conflict_or_404(request, conflict_id)
+    return _conflict_page(request, conflict, DismissForm(initial={"signature": conflict.signature}))
 
 
 def _conflict_page(
-    request: HttpRequest, conflict: Conflict, form: DismissForm, status: int = 200
+    request: HttpRequest, conflict: Conflict, form: DismissForm, status: int = 200,
+    error: str = "",
 ) -> HttpResponse:
     context = {
         "conflict": conflict,
+        "error": error,
         "sides": selectors.conflict_sides([conflict], request.user)[conflict.pk],
         "held": selectors.held_answer_counts([conflict])[conflict.pk],
         "dismiss_form": form,
@@ -115,12 +122,35 @@ def conflict_dismiss_view(request: HttpRequest, conflict_id: int) -> HttpRespons
             reason=form.justification(),
             user=request.user,
             actor=Actor.of_user(request.user),
+            signature=form.cleaned_data["signature"],
         )
+    except ConflictError:
+        return _dismissal_refused(request, conflict.pk, form)
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("sources:conflict", conflict_id=conflict.pk)
     messages.success(request, _("Conflict dismissed. The answers it held are re-evaluated."))
     return _progress_redirect(request, conflict.documents, since)
+
+
+def _dismissal_refused(request: HttpRequest, conflict_id: int, form: DismissForm) -> HttpResponse:
+    """The conflict as it is now, with what the person typed: someone resolved it meanwhile,
+    or a document involved got a new revision they have not judged."""
+    conflict = _conflict_or_404(request, conflict_id)
+    if conflict.status == Conflict.Status.OPEN:
+        error = _(
+            "A document involved in this conflict has a new revision since you opened it. "
+            "Check the values below; your justification is kept, submit it again to dismiss "
+            "the conflict as it is now."
+        )
+        # Bound to the revisions shown now, so that submitting again judges them.
+        form = DismissForm({**form.data.dict(), "signature": conflict.signature})
+    else:
+        error = _(
+            "This conflict was resolved while you were writing. Your justification was not "
+            "recorded: it is shown below."
+        )
+    return _conflict_page(request, conflict, form, status=409, error=error)
 
 
 @login_required
@@ -145,7 +175,7 @@ def _fact_formset(
     initial = [
         {
             "fact_id": f.pk,
-            "value": _as_input(f.value),
+            "value": as_input(f.value),
             "valid_from": f.valid_from,
             "valid_until": f.valid_until,
             **(typed or {}).get(f.pk, {}),
@@ -183,22 +213,6 @@ def _carry_over(
         else:
             unplaced.append((old, raw))
     return typed, unplaced
-
-
-def _as_input(value: Any) -> str:
-    import json
-
-    return value if isinstance(value, str) and not _looks_typed(value) else json.dumps(value)
-
-
-def _looks_typed(text: str) -> bool:
-    """A string that would read back as a number or boolean is shown quoted."""
-    import json
-
-    try:
-        return not isinstance(json.loads(text), str)
-    except ValueError:
-        return False
 
 
 def _end_forms(facts: list[Fact], submitted: EndValidityForm | None) -> list[Any]:
@@ -254,6 +268,8 @@ def _document_changed(
     """The page on the revision published meanwhile, with every value the owner typed."""
     document = _document_or_404(request, document.key)  # its current revision moved on
     typed, unplaced = _carry_over(document, page.pop("formset", None))
+    if page.get("end_form") is not None:
+        page["end_form"] = _carry_end_form(document, page["end_form"])
     return _document_page(
         request,
         document,
@@ -267,6 +283,17 @@ def _document_changed(
         % {"revision": changed.current},
         **page,
     )
+
+
+def _carry_end_form(document: Document, form: EndValidityForm) -> EndValidityForm | None:
+    """An end-validity form filled in on an older revision, moved to the current revision's
+    fact with the same subject and key (None when it has none)."""
+    old = Fact.objects.filter(revision__document=document, pk=form.cleaned_data["fact_id"]).first()
+    current = document.current_revision
+    if old is None or current is None:
+        return None
+    same = current.facts.filter(subject=old.subject, key=old.key).order_by("position").first()
+    return EndValidityForm({**form.data.dict(), "fact_id": str(same.pk)}) if same else None
 
 
 @login_required
@@ -343,8 +370,14 @@ def document_end_validity(request: HttpRequest, key: str) -> HttpResponse:
     document = _document_or_404(request, key)
     form = EndValidityForm(request.POST)
     if not form.is_valid():
+        problems = {
+            "fact_id": _("Choose the fact again: reload the page."),
+            "last_day": _("Give the last valid day as YYYY-MM-DD."),
+            "note": _("Keep the note to 5000 characters at most."),
+        }
+        error = " ".join(str(problems[name]) for name in form.errors if name in problems)
         return _document_page(
-            request, document, end_form=form, error=_("Give the last valid day as YYYY-MM-DD.")
+            request, document, end_form=form, error=error or _("Some values need fixing.")
         )
     data = form.cleaned_data
     return _publish_then_progress(
@@ -417,7 +450,9 @@ def progress(request: HttpRequest) -> HttpResponse:
         return refused
     from reviewqueue.jobs.models import Job
 
-    keys = [k for k in request.GET.get("documents", "").split(",") if k][:50]
+    keys = selectors.documents_visible_to(
+        request.user, [k for k in request.GET.get("documents", "").split(",") if k][:50]
+    )
     since = _since(request.GET.get("since"))
     if since is None:
         return HttpResponseBadRequest(

@@ -72,7 +72,8 @@ def test_an_admin_may_resolve_any_conflict(
 ) -> None:
     client.force_login(admin_user)
     response = client.post(
-        f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss", {"reason": "both valid"}
+        f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss",
+        {"reason": "both valid", "signature": conflict_holding_an_answer.signature},
     )
     assert response.status_code == 302
     assert Conflict.objects.get().status == "dismissed"
@@ -97,7 +98,8 @@ def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
     client.force_login(owner)
     client.post(
         f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss",
-        {"reason": "different plans", "detail": "promo is for new teams"},
+        {"reason": "different plans", "detail": "promo is for new teams",
+         "signature": conflict_holding_an_answer.signature},
     )
     client.force_login(other_owner)
     page = client.get("/owner/").content.decode()

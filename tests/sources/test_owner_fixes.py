@@ -1,0 +1,261 @@
+"""The owner pages: what they name and show, and what they keep of what the owner typed."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import pytest
+
+from reviewqueue.jobs.models import Job
+from reviewqueue.sources.models import Conflict, Document
+from tests.reviews.conftest import days, fact
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def secret_conflict(make_user: Any, publish: Any, owner: Any) -> Conflict:
+    make_user("hugo", "owner", groups=("hr",))
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("secret-hr-salary-plan", owner="hugo", principals=["group:hr"],
+            facts=[fact("trial_days", 90)])
+    return Conflict.objects.get()
+
+
+def test_dismissing_names_no_document_the_owner_may_not_read(
+    client: Any, owner: Any, secret_conflict: Conflict, django_capture_on_commit_callbacks: Any
+) -> None:
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/owner/conflicts/{secret_conflict.pk}/dismiss",
+                               {"reason": "both valid", "signature": secret_conflict.signature})
+    assert response.status_code == 302
+    location = response["Location"]
+    assert "pricing" in location and "secret-hr-salary-plan" not in location
+    page = client.get(location).content.decode()
+    assert "pricing" in page and "secret-hr-salary-plan" not in page
+    # Even asked for by name, the progress page shows no job of it.
+    named = client.get("/owner/progress?documents=pricing,secret-hr-salary-plan").content
+    assert b"<code>pricing</code>" in named
+    assert b"<code>secret-hr-salary-plan</code>" not in named
+    secret_job = Job.objects.get(document_key="secret-hr-salary-plan")
+    assert secret_job.requested_by is None and secret_job.actor == "worker"
+    assert client.get(f"/jobs/{secret_job.pk}/").status_code in (403, 404)
+    assert Job.objects.get(document_key="pricing").requested_by == owner
+
+
+def test_the_restricted_documents_owner_still_follows_its_job(
+    client: Any, make_user: Any, publish: Any, owner: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    hugo = make_user("hugo", "owner", groups=("hr",))
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("secret-hr-salary-plan", owner="hugo", principals=["group:hr"],
+            facts=[fact("trial_days", 90)])
+    conflict = Conflict.objects.get()
+    client.force_login(hugo)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/owner/conflicts/{conflict.pk}/dismiss",
+                               {"reason": "both valid", "signature": conflict.signature})
+    assert "pricing" in response["Location"] and "secret-hr-salary-plan" in response["Location"]
+    assert Job.objects.get(document_key="secret-hr-salary-plan").requested_by == hugo
+
+
+def test_withdrawing_names_no_document_the_owner_may_not_read(
+    client: Any, owner: Any, secret_conflict: Conflict, django_capture_on_commit_callbacks: Any
+) -> None:
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/owner/documents/pricing/withdraw", {"confirm": "pricing"})
+    assert response.status_code == 302
+    assert "secret-hr-salary-plan" not in response["Location"]
+    assert "secret-hr-salary-plan" not in client.get(response["Location"]).content.decode()
+
+
+# --- Text values the owner did not touch survive a correction -------------------------------
+
+
+def posted_back(page: str, action: str, **typed: str) -> dict[str, str]:
+    """Every input of the form posting to `action`, as rendered, with `typed` over some."""
+    form = re.search(rf'<form[^>]*action="{re.escape(action)}".*?</form>', page, re.S)
+    assert form is not None, f"no form posting to {action}"
+    data = {}
+    for tag in re.findall(r"<input[^>]*>", form.group(0)):
+        name = re.search(r'name="([^"]*)"', tag)
+        value = re.search(r'value="([^"]*)"', tag)
+        if name:
+            data[name.group(1)] = html.unescape(value.group(1)) if value else ""
+    for name, text in re.findall(r'<textarea[^>]*name="([^"]*)"[^>]*>(.*?)</textarea>',
+                                 form.group(0), re.S):
+        data[name] = html.unescape(text).removeprefix("\n")
+    for name, options in re.findall(r'<select[^>]*name="([^"]*)"[^>]*>(.*?)</select>',
+                                    form.group(0), re.S):
+        chosen = re.search(r'<option value="([^"]*)"[^>]*selected', options)
+        data[name] = html.unescape(chosen.group(1)) if chosen else ""
+    return data | typed
+
+
+@pytest.mark.parametrize("untouched", ["  padded  ", "", "two\nlines", "14", "null"])
+def test_a_text_value_left_alone_is_republished_exactly(
+    client: Any, owner: Any, publish: Any, untouched: str
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14), fact("motto", untouched)])
+    client.force_login(owner)
+    page = client.get("/owner/documents/pricing/").content.decode()
+    action = "/owner/documents/pricing/publish"
+    response = client.post(action, posted_back(page, action, **{"facts-0-value": "21"}))
+    assert response.status_code == 302, response.content.decode()
+    revision = Document.objects.get(key="pricing").current_revision
+    assert revision.revision != "r1"
+    assert [f.value for f in revision.facts.order_by("position")] == [21, untouched]
+
+
+# --- Conflict pages show the difference -----------------------------------------------------
+
+
+def test_a_number_and_the_same_digits_as_text_look_different(
+    client: Any, make_user: Any, publish: Any, owner: Any, admin_user: Any
+) -> None:
+    make_user("oscar", "owner")
+    publish("pricing", facts=[fact("trial_days", 14), fact("annual", True)])
+    publish("trial-promo", owner="oscar", facts=[fact("trial_days", "14")])
+    conflict = Conflict.objects.get()
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    assert "<code>14</code>" in page and "<code>&quot;14&quot;</code>" in page
+    document = client.get("/owner/documents/pricing/").content.decode()
+    assert "<code>true</code>" in document and "True" not in document
+    # An admin may correct either document from the conflict page.
+    client.force_login(admin_user)
+    page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    assert 'href="/owner/documents/pricing/"' in page
+    assert 'href="/owner/documents/trial-promo/"' in page
+
+
+def test_facts_ending_soon_show_their_typed_value(
+    client: Any, publish: Any, owner: Any
+) -> None:
+    publish("pricing", facts=[fact("trial_days", "14", end=10)])
+    client.force_login(owner)
+    page = client.get("/owner/").content.decode()
+    assert "<code>&quot;14&quot;</code>" in page
+
+
+# --- A dismissal covers the revisions the owner judged --------------------------------------
+
+
+@pytest.fixture
+def two_owners_disagree(make_user: Any, publish: Any, owner: Any) -> Conflict:
+    make_user("oscar", "owner")
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30)])
+    return Conflict.objects.get()
+
+
+def test_a_dismissal_after_a_new_revision_is_refused_keeping_the_text(
+    client: Any, owner: Any, publish: Any, two_owners_disagree: Conflict
+) -> None:
+    conflict = two_owners_disagree
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    action = f"/owner/conflicts/{conflict.pk}/dismiss"
+    typed = posted_back(page, action, reason="other", detail="promo is for new teams")
+    publish("trial-promo", revision="r2", owner="oscar", facts=[fact("trial_days", 45)])
+    response = client.post(action, typed)
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "has a new revision since you opened it" in page
+    assert "promo is for new teams" in page and "trial-promo@r2" in page
+    assert Conflict.objects.get().status == "open"
+    # Submitted again from that page, it covers r2.
+    response = client.post(action, posted_back(page, action))
+    assert response.status_code == 302
+    dismissed = Conflict.objects.get()
+    assert dismissed.status == "dismissed"
+    assert dismissed.dismissal_reason == "other: promo is for new teams"
+    assert dismissed.dismissed_signature == dismissed.signature != conflict.signature
+
+
+def test_a_dismissal_a_colleague_beat_shows_the_text_that_was_not_recorded(
+    client: Any, owner: Any, two_owners_disagree: Conflict
+) -> None:
+    conflict = two_owners_disagree
+    colleague = client_for(type(owner).objects.get(username="oscar"))
+    colleague.post(f"/owner/conflicts/{conflict.pk}/dismiss",
+                   {"reason": "both valid", "signature": conflict.signature})
+    client.force_login(owner)
+    response = client.post(f"/owner/conflicts/{conflict.pk}/dismiss",
+                           {"reason": "other", "detail": "my careful reasoning",
+                            "signature": conflict.signature})
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "This conflict was resolved while you were writing." in page
+    assert "my careful reasoning" in page
+    assert "not open" not in page
+    assert Conflict.objects.get().dismissal_reason == "both valid"
+
+
+def test_the_refusal_is_in_japanese(client: Any, owner: Any, two_owners_disagree: Conflict) -> None:
+    conflict = two_owners_disagree
+    conflict_dismiss_directly(conflict)
+    client.force_login(owner)
+    response = client.post(f"/owner/conflicts/{conflict.pk}/dismiss",
+                           {"reason": "both valid", "signature": conflict.signature},
+                           HTTP_ACCEPT_LANGUAGE="ja")
+    assert response.status_code == 409
+    assert "入力中に、この矛盾は別の操作で解決されました。" in response.content.decode()
+
+
+def client_for(user: Any) -> Any:
+    from django.test import Client
+
+    other = Client()
+    other.force_login(user)
+    return other
+
+
+def conflict_dismiss_directly(conflict: Conflict) -> None:
+    from reviewqueue.audit.services import SYSTEM
+    from reviewqueue.sources.conflicts import conflict_dismiss
+
+    conflict_dismiss(conflict_id=conflict.pk, reason="both valid", user=None, actor=SYSTEM)
+
+
+# --- Ending a fact's validity after another revision was published --------------------------
+
+
+def test_ending_a_fact_of_an_older_revision_keeps_the_typed_day_and_note(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    publish("pricing", facts=[fact("seats", 5), fact("trial_days", 14)])
+    old = Document.objects.get(key="pricing").current_revision.facts.get(key="trial_days")
+    publish("pricing", revision="r2", facts=[fact("trial_days", 14), fact("seats", 10)])
+    new = Document.objects.get(key="pricing").current_revision.facts.get(key="trial_days")
+    client.force_login(owner)
+    response = client.post("/owner/documents/pricing/end-validity",
+                           {"fact_id": str(old.pk), "last_day": days(20), "note": "Promo over"})
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "revision r2 was published" in page
+    assert "not a fact of the current revision" not in page
+    # The typed day and note now sit on r2's trial_days row, ready to submit again.
+    form = re.search(rf'<input[^>]*name="fact_id" value="{new.pk}"[^>]*>(.*?)</form>', page, re.S)
+    assert form is not None
+    assert f'value="{days(20)}"' in form.group(1) and 'value="Promo over"' in form.group(1)
+    assert Document.objects.get(key="pricing").current_revision.revision == "r2"
+
+
+def test_a_note_too_long_says_so_and_not_something_about_the_day(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14)])
+    trial = Document.objects.get(key="pricing").current_revision.facts.get()
+    client.force_login(owner)
+    response = client.post("/owner/documents/pricing/end-validity",
+                           {"fact_id": str(trial.pk), "last_day": days(20), "note": "n" * 5001})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "Keep the note to 5000 characters at most." in page
+    assert "YYYY-MM-DD" not in page
+    assert f'value="{days(20)}"' in page
