@@ -64,7 +64,6 @@ from reviewqueue.reviews.selectors.queue import (
 )
 from reviewqueue.reviews.services.decisions import (
     NOTHING_CHANGED,
-    TEXT_REQUIRED,
     EditRefused,
     StaleVerdict,
     answer_decide,
@@ -423,11 +422,11 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
 
 
 def _refusal(exc: FieldError) -> str:
-    """A refusal of answer_decide in the reviewer's language (the service speaks the API's)."""
-    return {
-        TEXT_REQUIRED: _("Enter the answer text."),
-        NOTHING_CHANGED: _("The edit changes nothing; approve the answer instead."),
-    }.get(exc.field_message, exc.field_message)
+    """A refusal of answer_decide in the reviewer's language (the service speaks the API's; a
+    blank text never gets there, EditForm refuses it)."""
+    if exc.field_message == NOTHING_CHANGED:
+        return _("The edit changes nothing; approve the answer instead.")
+    return exc.field_message
 
 
 def _render_refused(request: HttpRequest, trace_id: str, action: str, *, status: int = 409,
@@ -485,27 +484,29 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
                                   actor=_actor(request))
     except NotFound as exc:
         raise Http404("No such answer") from exc
-    except FieldError:
-        messages.error(request, _("Say what the owner should look at."))
-        return _render_refused(request, trace_id, "send-to-owner", status=400, bind=False,
-                               owner_note=note)
-    except LeasedByOther as exc:
-        messages.warning(request, _held_by_message(exc))
-        return _render_refused(request, trace_id, "send-to-owner", bind=False,
-                               owner_note=note)
-    except NotHeld:
-        messages.info(request, _("This answer is no longer waiting for review."))
-        return _render_refused(request, trace_id, "send-to-owner", bind=False,
-                               owner_note=note)
-    except NoOwnerToAsk:
-        messages.warning(request, _("None of the owners of these sources may read this answer "
-                                    "in full, so it was not sent. Decide it here, or ask an "
-                                    "admin."))
-        return _render_refused(request, trace_id, "send-to-owner", bind=False,
+    except (FieldError, LeasedByOther, NotHeld, NoOwnerToAsk) as exc:
+        level, text, status = _handoff_refusal(exc)
+        messages.add_message(request, level, text)
+        return _render_refused(request, trace_id, "send-to-owner", status=status, bind=False,
                                owner_note=note)
     messages.success(request, _("Sent to the owners. The answer stays held and is marked "
                                 "as waiting for them."))
     return HttpResponseRedirect(_item_url(trace_id))
+
+
+def _handoff_refusal(exc: Exception) -> tuple[int, str, int]:
+    """(message level, text, status) of a refused hand-off, in the reviewer's language."""
+    from reviewqueue.reviews.services.handoff import NoOwnerToAsk
+
+    if isinstance(exc, FieldError):
+        return messages.ERROR, _("Say what the owner should look at."), 400
+    if isinstance(exc, LeasedByOther):
+        return messages.WARNING, _held_by_message(exc), 409
+    if isinstance(exc, NoOwnerToAsk):
+        return messages.WARNING, _("None of the owners of these sources may read this answer "
+                                   "in full, so it was not sent. Decide it here, or ask an "
+                                   "admin."), 409
+    return messages.INFO, _("This answer is no longer waiting for review."), 409
 
 
 @require_POST

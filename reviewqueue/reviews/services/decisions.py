@@ -40,8 +40,7 @@ from reviewqueue.reviews.services.transitions import answer_apply_decision, answ
 
 ACTIONS = ("approve", "reject", "edit")
 MAX_COMMENT_CHARS = 5000
-# Refusals of an edit that the item page says in the reviewer's language (see views.decide).
-TEXT_REQUIRED = "the edited answer text is required"
+# A refusal of an edit that the item page says in the reviewer's language (see views.decide).
 NOTHING_CHANGED = "the edit changes nothing; approve the answer instead"
 
 
@@ -112,7 +111,7 @@ def validate_decision(data: DecisionInput) -> None:
             raise FieldError("comment", "say why the answer is rejected")
     if data.action == "edit":
         if data.text is None or not data.text.strip():
-            raise FieldError("answer", TEXT_REQUIRED)
+            raise FieldError("answer", "the edited answer text is required")
         if data.claims is None:
             raise FieldError("claims", "the edited claims are required")
         for index, claim in enumerate(data.claims):
