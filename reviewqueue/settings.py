@@ -313,6 +313,13 @@ REEVALUATION_CHUNK_SIZE = env_int("REEVALUATION_CHUNK_SIZE", 250, minimum=1)
 # back by itself. Long, so that chunks waiting behind a big job are mostly left alone; a
 # duplicate that arrives anyway finds its chunk finished and does nothing.
 REEVALUATION_CHUNK_LOST_SECONDS = env_int("REEVALUATION_CHUNK_LOST_SECONDS", 30 * 60, minimum=1)
+# Sooner than that, a chunk no worker has taken up is taken for lost once a chunk of its job
+# sent after it in the same batch was taken up this long ago: the queue is first in, first out
+# and a worker holds one message per process, so the queue has moved past it. Long enough for a
+# message a worker holds to reach a free process; a chunk wrongly sent again costs a duplicate
+# that does nothing.
+REEVALUATION_CHUNK_OVERTAKEN_SECONDS = env_int("REEVALUATION_CHUNK_OVERTAKEN_SECONDS", 2 * 60,
+                                               minimum=1)
 # Run the validity sweep (and resume stalled jobs) when a worker starts, to catch up on a
 # midnight that passed while no worker was running.
 REEVALUATION_CATCH_UP_ON_START = env_bool("REEVALUATION_CATCH_UP_ON_START", True)

@@ -43,6 +43,7 @@ class JobChunkAdmin(ReadOnlyAdmin):
         "failed",
         "changed",
         "enqueued_at",
+        "started_at",
         "finished_at",
     )
     list_filter = ("state",)

@@ -13,7 +13,12 @@ from rest_framework.response import Response
 
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.roles import has_role
-from reviewqueue.api_base import BodyLimitedAPIView, RoleAndScope, StrictSerializer
+from reviewqueue.api_base import (
+    BodyLimitedAPIView,
+    RoleAndScope,
+    StrictSerializer,
+    token_scopes,
+)
 from reviewqueue.errors import NotFound
 from reviewqueue.jobs.models import Job
 from reviewqueue.jobs.selectors import job_progress, job_visible_to
@@ -92,19 +97,44 @@ class JobStartView(BodyLimitedAPIView):
         return list(ids.values())
 
 
+_FOLLOW_SCOPES = {ApiToken.Scope.READ, ApiToken.Scope.REVIEW}
+
+
+class FollowJobScope(RoleAndScope):
+    """A reviewer or admin; a token also holds `read` or `review`. What `review` alone may
+    follow is narrowed by the view."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if not has_role(request.user, *view.allowed_roles):
+            return False
+        scopes = token_scopes(request)
+        return scopes is None or not scopes.isdisjoint(_FOLLOW_SCOPES)
+
+
 class JobDetailView(BodyLimitedAPIView):
-    permission_classes = [RoleAndScope]
+    permission_classes = [FollowJobScope]
     allowed_roles = (Role.REVIEWER, Role.ADMIN)
-    required_scope = ApiToken.Scope.READ
 
     @extend_schema(responses={200: JobOut,
-                              403: OpenApiResponse(description="Not a reviewer, or a token "
-                                                               "without `read`"),
-                              404: OpenApiResponse(description="No such job, or someone "
-                                                               "else's")},
-                   summary="Progress of a re-evaluation job")
+                              403: OpenApiResponse(description="Not a reviewer or admin, or a "
+                                                               "token with neither `read` nor "
+                                                               "`review`"),
+                              404: OpenApiResponse(description="No such job, or one the caller "
+                                                               "may not follow")},
+                   summary="Progress of a re-evaluation job",
+                   description="Reviewers follow the jobs they started, except one that "
+                               "names a document they may no longer see; admins follow every "
+                               "job. A token needs the `read` scope, or the `review` scope, "
+                               "which is enough to start a job: with `review` but not `read` "
+                               "it follows only the jobs its user started. A job the caller "
+                               "may not follow is answered as missing.")
     def get(self, request: Request, job_id: UUID) -> Response:
+        scopes = token_scopes(request)
+        # A token that may start jobs (`review`) must be able to follow them, but `review` is
+        # not `read`: it must not open every job to an admin's token.
+        started_only = scopes is not None and ApiToken.Scope.READ not in scopes
         job = Job.objects.filter(pk=job_id).first()
-        if job is None or not job_visible_to(job, request.user):
+        if job is None or not job_visible_to(job, request.user,
+                                             started_by_user_only=started_only):
             raise NotFound("no such job")
         return Response(job_progress(job))

@@ -78,7 +78,12 @@ class Job(models.Model):
 
 class JobChunk(models.Model):
     """The answer ids of one re-evaluation message. It finishes exactly once, however often
-    its message is delivered; a chunk whose task failed for good is `dead` until retried."""
+    its message is delivered; a chunk whose task failed for good is `dead` until retried.
+
+    `enqueued_at` is the same for every chunk sent in one batch (they go out in `number`
+    order); `started_at` is when a worker first took the chunk up. Together they let
+    `jobs_resume_stalled` tell a chunk still queued from one whose message was lost.
+    """
 
     class State(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -93,6 +98,8 @@ class JobChunk(models.Model):
     failed = models.PositiveIntegerField(default=0)
     changed = models.PositiveIntegerField(default=0)
     enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True,
+                                      help_text="When a worker first took the chunk up")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -102,6 +109,11 @@ class JobChunk(models.Model):
         indexes = [
             models.Index(fields=["enqueued_at"], name="job_chunk_pending_age",
                          condition=models.Q(state="pending")),
+            # "Has a chunk sent after this one in the same batch been started?": a range scan
+            # from (job, enqueued_at, number) that skips the chunks nobody has taken up yet,
+            # the whole backlog of a big job.
+            models.Index(fields=["job", "enqueued_at", "number"], name="job_chunk_started_order",
+                         condition=models.Q(started_at__isnull=False)),
         ]
 
     def __str__(self) -> str:

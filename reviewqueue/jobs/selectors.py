@@ -12,6 +12,7 @@ from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import WORKER, Actor
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.reviews.models import Answer, RetrievedItem
+from reviewqueue.sources.selectors import document_get, may_see_document
 
 
 def answer_ids_citing_document(document_key: str) -> QuerySet[Any]:
@@ -56,11 +57,25 @@ def job_actor(job_id: str | None) -> Actor:
     return Actor(found[0], found[1]) if found else WORKER
 
 
-def job_visible_to(job: Job, user: Any) -> bool:
-    """The person who started a job follows its progress; admins see every job."""
+def job_visible_to(job: Job, user: Any, *, started_by_user_only: bool = False) -> bool:
+    """Admins follow every job; anyone else the jobs they started, unless the job names a
+    document they may not see (any more), since a job shows its document id.
+
+    `started_by_user_only` is for an API token that may start jobs but not read: it follows
+    only the jobs its user started, an admin's token as well.
+    """
     if not getattr(user, "is_authenticated", False):
         return False
-    return job.requested_by_id == user.pk or has_role(user, Role.ADMIN)
+    if has_role(user, Role.ADMIN) and not started_by_user_only:
+        return True
+    if job.requested_by_id != user.pk:
+        return False
+    if not job.document_key:
+        return True
+    document = document_get(job.document_key)
+    # No such document (an admin named a key that does not exist): the id is one the user
+    # typed, and it says nothing about a document.
+    return document is None or may_see_document(user, document)
 
 
 def job_progress(job: Job) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from reviewqueue.audit.services import WORKER, Actor, audit_record
@@ -93,23 +93,29 @@ def _store_chunks(job: Job, ids: Iterable[int]) -> int:
     return total
 
 
-def _enqueue_pending_chunks(job: Job) -> int:
-    """Send every unfinished chunk of `job`, after the current transaction commits."""
-    job_id = str(job.pk)
-    trigger = job.trigger
+def _send_chunks_on_commit(chunks: Q) -> None:
+    """After the current transaction commits, send one message for each chunk matching `chunks`
+    that is still pending, in job and number order: `jobs_resume_stalled` relies on a chunk of
+    a batch being queued behind the chunks with lower numbers."""
 
     def send() -> None:
         from reviewqueue.reviews.tasks import reevaluate_answers
 
-        chunks = (JobChunk.objects.filter(job_id=job_id, state=JobChunk.State.PENDING)
-                  .order_by("number").values_list("id", "answer_ids"))
-        for chunk_id, answer_ids in chunks.iterator(chunk_size=500):
-            reevaluate_answers.delay(answer_ids, trigger, job_id=job_id, chunk_id=chunk_id)
+        rows = (JobChunk.objects.filter(chunks, state=JobChunk.State.PENDING)
+                .order_by("job_id", "number")
+                .values_list("id", "answer_ids", "job_id", "job__trigger"))
+        for chunk_id, answer_ids, job_id, trigger in rows.iterator(chunk_size=500):
+            reevaluate_answers.delay(answer_ids, trigger, job_id=str(job_id), chunk_id=chunk_id)
 
+    transaction.on_commit(send)
+
+
+def _enqueue_pending_chunks(job: Job) -> int:
+    """Send every unfinished chunk of `job`, after the current transaction commits."""
     count = JobChunk.objects.filter(job=job, state=JobChunk.State.PENDING).update(
         enqueued_at=timezone.now()
     )
-    transaction.on_commit(send)
+    _send_chunks_on_commit(Q(job_id=job.pk))
     return count
 
 
@@ -276,11 +282,35 @@ def chunk_mark_dead(*, chunk_id: int) -> None:
     _finish_job_if_complete(chunk.job_id)
 
 
+def chunk_mark_started(*, chunk_id: int) -> bool:
+    """Record that a worker took the chunk up. Only the first time counts: a redelivery of a
+    chunk that was already running must not make it look freshly started."""
+    return JobChunk.objects.filter(pk=chunk_id, started_at__isnull=True).update(
+        started_at=timezone.now()
+    ) == 1
+
+
 def jobs_resume_stalled(*, now: Any = None) -> int:
-    """Send again what should have run long ago: fan-outs of jobs still pending and chunks
-    still pending long after they were sent (REEVALUATION_CHUNK_LOST_SECONDS). Redis hands
-    back an unacknowledged message after the visibility timeout; this covers messages that
-    were never sent or that no worker recorded before it died."""
+    """Send again what should have run by now. Returns how many jobs were fanned out again plus
+    how many chunks were sent again.
+
+    - A job still pending well after it was created: its fan-out message never ran.
+    - A chunk whose message was lost. Redis hands a message over (BRPOP) before the worker
+      records it as unacknowledged, so a worker killed in between loses it for good; a message
+      the worker did record comes back by itself after the visibility timeout. A pending chunk
+      is taken for lost when
+        - no worker ever took it up, and a chunk of the same job sent after it in the same
+          batch was taken up more than REEVALUATION_CHUNK_OVERTAKEN_SECONDS ago: the queue
+          is first in, first out, so the queue has moved past it; or
+        - it is still pending REEVALUATION_CHUNK_LOST_SECONDS after it was sent (and never
+          sooner than a message takes to come back by itself). This also covers the last
+          chunk of a batch, which nothing can overtake, and a chunk whose message was lost
+          after it started.
+    Only the lost chunks are sent again, as a new batch: sending a job's whole backlog again
+    would put a second copy of each chunk in the queue. A chunk sent once too often costs a
+    duplicate run: its answers are fresh by then, so no verdict changes, and `chunk_finish`
+    counts a chunk into its job once.
+    """
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.CELERY_VISIBILITY_TIMEOUT
                              + settings.CELERY_TASK_TIME_LIMIT)
@@ -290,13 +320,48 @@ def jobs_resume_stalled(*, now: Any = None) -> int:
         job_fan_out(job_id=str(job_id))
         resumed += 1
     lost_before = min(cutoff, now - timedelta(seconds=settings.REEVALUATION_CHUNK_LOST_SECONDS))
-    stalled = (JobChunk.objects.filter(state=JobChunk.State.PENDING, enqueued_at__lt=lost_before,
-                                       job__state=Job.State.RUNNING)
-               .values_list("job_id", flat=True).distinct())
-    for job_id in list(stalled):
-        job_fan_out(job_id=str(job_id))
-        resumed += 1
-    return resumed
+    overtaken_before = now - timedelta(seconds=settings.REEVALUATION_CHUNK_OVERTAKEN_SECONDS)
+    return resumed + _chunks_resend_lost(lost_before=lost_before,
+                                         overtaken_before=overtaken_before)
+
+
+@transaction.atomic
+def _chunks_resend_lost(*, lost_before: Any, overtaken_before: Any) -> int:
+    # Only chunks of one batch are compared: one UPDATE stamped them and one loop sent them in
+    # `number` order, so in the queue each one sits behind those before it. Across batches the
+    # stamps do not tell the queue's order: two jobs committing at once interleave their
+    # messages, and Redis puts a message it restores after the visibility timeout back at the
+    # head of the queue, ahead of batches sent after it.
+    # A restored message can make a chunk look lost that is not: one whose worker died after
+    # taking it and before starting it. By the time Redis restores it, the chunks behind it
+    # have started and it has been sent again; both copies run and only the first to finish
+    # is counted. The restored copy may also start a chunk that was already sent again as lost,
+    # in a newer batch: that start only counts against the few chunks sent again with it, each
+    # one more such duplicate, never against the older batch still waiting in the queue.
+    overtaken_by = JobChunk.objects.filter(
+        job_id=OuterRef("job_id"),
+        enqueued_at=OuterRef("enqueued_at"),
+        number__gt=OuterRef("number"),
+        started_at__lt=overtaken_before,
+        # Taken up from this batch: a chunk sent again after it started (another fan-out of
+        # its job) keeps its older start and says nothing about the new batch.
+        started_at__gte=F("enqueued_at"),
+    )
+    lost = (
+        JobChunk.objects.filter(state=JobChunk.State.PENDING, job__state=Job.State.RUNNING)
+        .filter(Q(enqueued_at__lt=lost_before)
+                | Q(Exists(overtaken_by), started_at__isnull=True))
+        # Two resumers at once (beat, and a worker catching up as it starts): the second
+        # skips what the first is sending.
+        .select_for_update(of=("self",), skip_locked=True)
+    )
+    chunk_ids = list(lost.values_list("pk", flat=True))
+    if not chunk_ids:
+        return 0
+    JobChunk.objects.filter(pk__in=chunk_ids).update(enqueued_at=timezone.now())
+    _send_chunks_on_commit(Q(pk__in=chunk_ids))
+    log.info("lost chunks sent again", extra={"chunks": len(chunk_ids)})
+    return len(chunk_ids)
 
 
 def _first_line(error: BaseException) -> str:

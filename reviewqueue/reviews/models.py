@@ -194,6 +194,12 @@ class ReviewItem(models.Model):
             models.Index(fields=["primary_reason", "answer"], name="review_item_reason_answer"),
             models.Index(fields=["index_release", "entered_at", "id"],
                          name="review_item_release_age"),
+            # The conflict inbox's counts start from these items when there are fewer of them
+            # than citations of the owner's documents. Any reason, not only the primary one,
+            # counts, so the condition is on the array; the selector repeats it word for word,
+            # as PostgreSQL uses a partial index only for a query that implies its condition.
+            models.Index(fields=["answer"], name="review_item_conflicting",
+                         condition=models.Q(reasons__contains=["conflicting_sources"])),
         ]
 
     def __str__(self) -> str:

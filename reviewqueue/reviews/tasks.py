@@ -35,13 +35,18 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
     a new verdict. Safe to run again: an unchanged answer is a no-op, a finished chunk is not
     counted twice."""
     from reviewqueue.jobs.selectors import chunk_is_finished, job_actor
-    from reviewqueue.jobs.services import chunk_finish, dead_letter_record
+    from reviewqueue.jobs.services import chunk_finish, chunk_mark_started, dead_letter_record
     from reviewqueue.reviews.services.reevaluation import answers_reevaluate
 
     if chunk_id is not None and chunk_is_finished(chunk_id=chunk_id):
         # A duplicate (redelivered or resent) of a chunk another delivery already did.
         log.info("chunk already finished", extra={"job": job_id, "chunk": chunk_id})
         return 0
+    if chunk_id is not None:
+        # Before any work, so that a slow chunk counts as taken up from its first second:
+        # jobs_resume_stalled sends again a chunk nobody took up while chunks sent after it
+        # were, taking its message for lost.
+        chunk_mark_started(chunk_id=chunk_id)
     started = time.perf_counter()
     outcome = answers_reevaluate(answer_ids=answer_ids, trigger=trigger,
                                  actor=job_actor(job_id), reraise=PASS_THROUGH_ERRORS)

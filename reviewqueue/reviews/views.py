@@ -49,6 +49,7 @@ from reviewqueue.reviews.models import Answer
 from reviewqueue.reviews.selectors.answers import (
     conflicts_of_answer,
     owners_to_ask,
+    owners_who_may_read,
     user_may_read_answer,
 )
 from reviewqueue.reviews.selectors.item import ItemPage, item_page
@@ -80,6 +81,7 @@ from reviewqueue.reviews.services.leases import (
     lease_renew,
     lease_seconds,
 )
+from reviewqueue.sources.selectors import reasons_shown
 
 View = Callable[..., HttpResponse]
 
@@ -324,6 +326,14 @@ def _forms(page: ItemPage, data: QueryDict | None = None) -> dict[str, Any]:
     }
 
 
+def _owner_rows(answer: Answer, conflict_records: list[Any]) -> list[tuple[str, bool]]:
+    """(username, would be asked) for each owner of the sources: an owner who may not read the
+    answer in full is named but not sent it (see review_item_send_to_owner)."""
+    owners = owners_to_ask(answer, conflict_records)
+    asked = {o.pk for o in owners_who_may_read(answer, owners)}
+    return sorted((o.get_username(), o.pk in asked) for o in owners)
+
+
 def _posted(data: QueryDict | None, action: str) -> bool:
     return data is not None and data.get("action") == action
 
@@ -333,13 +343,16 @@ def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
                  **extra: Any) -> HttpResponse:
     """`read_only`: the page without any form or button that changes something (an owner's)."""
     conflict_records = conflicts_of_answer(page.answer)
+    owners = _owner_rows(page.answer, conflict_records)
     forms = forms or _forms(page)
     context = {
         "page": page,
         "read_only": read_only,
         "may_decide": page.may_decide and not read_only,
         "conflict_records": conflict_records,
-        "owners": owners_to_ask(page.answer, conflict_records),
+        "reasons_shown": reasons_shown(conflict_records, request.user),
+        "owners": owners,
+        "may_ask_owner": any(asked for _, asked in owners),
         "lease_seconds": lease_seconds(),
         "is_admin": has_role(request.user, Role.ADMIN),
         "open_form": "",

@@ -138,11 +138,16 @@ class DocumentOut(serializers.Serializer):
         return obj.current_revision.revision if obj.current_revision else None
 
     def get_history(self, obj: Any) -> list[dict[str, Any]]:
+        # `principals` in the context: the reader's, when they may not see every revision in
+        # full (not a service, an admin or the owner); a revision they may not read keeps its
+        # place in the history but not its title.
+        principals = self.context.get("principals")
         return [
             {
                 "revision": r.revision,
                 "seq": r.seq,
-                "title": r.title,
+                "title": r.title if principals is None or may_read(r.allowed_principals,
+                                                                     principals) else None,
                 "updated_at": r.updated_at.isoformat(),
                 "published_at": r.published_at.isoformat(),
             }
@@ -202,12 +207,16 @@ class DocumentView(BodyLimitedAPIView):
     @extend_schema(
         responses={200: DocumentOut, 404: OpenApiResponse(description="No such document")},
         summary="A document's current revision and history",
+        description="A revision the caller may not read (by its own allowed principals) keeps "
+                    "its place in the history with a null title; services, admins and the "
+                    "document's owner see every title.",
     )
     def get(self, request: Request, document_id: str) -> Response:
         document = selectors.document_get(document_id)
         if document is None or not self._may_see(request, document):
             raise NotFound(f"no document {document_id!r}")
-        return Response(DocumentOut(document).data)
+        principals = None if self._sees_all(request, document) else user_principals(request.user)
+        return Response(DocumentOut(document, context={"principals": principals}).data)
 
     @extend_schema(request=None, summary="Withdraw a document",
                    responses={200: DocumentOut,
@@ -217,11 +226,13 @@ class DocumentView(BodyLimitedAPIView):
         return Response(DocumentOut(document).data)
 
     @staticmethod
-    def _may_see(request: Request, document: Any) -> bool:
+    def _sees_all(request: Request, document: Any) -> bool:
+        """Services, admins and the document's owner see every revision of it in full."""
         from reviewqueue.accounts.roles import has_role
 
-        if has_role(request.user, Role.SERVICE, Role.ADMIN):
-            return True
-        if document.owner_id == request.user.pk:
-            return True
-        return may_read(document.allowed_principals, user_principals(request.user))
+        return has_role(request.user, Role.SERVICE, Role.ADMIN) \
+            or document.owner_id == request.user.pk
+
+    def _may_see(self, request: Request, document: Any) -> bool:
+        return self._sees_all(request, document) or may_read(document.allowed_principals,
+                                                              user_principals(request.user))

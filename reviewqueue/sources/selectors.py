@@ -200,6 +200,15 @@ def documents_visible_to(user: Any, keys: Iterable[str]) -> list[str]:
     return sorted(d.key for d in documents if may_see_document(user, d))
 
 
+def reasons_shown(conflicts: Iterable[Conflict], user: Any) -> set[int]:
+    """The ids of the dismissed conflicts among `conflicts` whose reason `user` may read: it
+    is free text about the documents in conflict, so only for who may see all of them
+    (1 query)."""
+    dismissed = [c for c in conflicts if c.status == Conflict.Status.DISMISSED]
+    visible = set(documents_visible_to(user, {k for c in dismissed for k in c.documents}))
+    return {c.pk for c in dismissed if visible.issuperset(c.documents)}
+
+
 def conflicts_for_owner(user: Any, *, include_closed: bool = False) -> QuerySet[Conflict]:
     """Conflicts involving a document `user` owns (all of them for an admin)."""
     from reviewqueue.accounts.models import Role
@@ -258,24 +267,68 @@ def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[Confl
 
 
 # `held`: the answers held for conflicting sources that cite one of the conflicts' documents,
-# once each, with the documents they cite and the keys their current version claims. It is
-# read through the (document_key, answer_id) index of citations, and each citation is checked
-# by scalar subqueries, which run row by row through unique indexes: written as joins, the
-# planner may hash every answer version instead. PostgreSQL computes a WITH query only as far
-# as its readers go, so when every conflict reaches the cap early the rest is never read; and
-# however many conflicts share a popular document, its citations are read once.
+# once each, with the documents they cite and the keys their current version claims. It can be
+# read from either end, and each end is cheap only when it is the small one:
+#
+#   the queue: the items held for conflicting sources, in the partial index of them, each with
+#     the documents its answer cites (one lookup in the citations' (answer_id, document_key)
+#     index). A document cited by 200,000 answers, five of them held for a conflict, costs five.
+#   the citations: the citations of the documents, in the (document_key, answer_id) index,
+#     each checked against the queue. A backlog of 200,000 answers held for other conflicts
+#     costs nothing to an owner whose documents ten answers cite.
+#
+# `probe` counts the citations up to HELD_PROBE, `side` the items up to one more than that,
+# and the queue is read when it is no bigger. The probe reads at most twice HELD_PROBE index
+# entries, and a few when the citations are few: a small part of what reading the wrong end
+# row by row would cost. Past HELD_PROBE on both ends the citations are read, as they always
+# were. The other end's branch of the UNION never runs: its one-time filter is checked before
+# its first row.
+#
+# Everything per row is a scalar subquery, which runs row by row through unique indexes:
+# written as joins, the planner may hash every answer version, or every citation, instead. The
+# queue end's subquery is fenced by OFFSET 0 so that its documents are read once, for the
+# filter and the result alike. PostgreSQL computes a WITH query only as far as its readers go,
+# so when every conflict reaches the cap early the rest is never read; and however many
+# conflicts share a popular document, its citations are read once. The item's reasons are
+# compared with an array of the column's own type, varchar(64)[]: the partial index's condition
+# is written so, and with any other type the planner cannot prove the condition holds and
+# leaves the index unused. Only answers the reader may read in full are counted (as in
+# readable_answers): every document they cite is stored and allows one of the principals; the
+# check runs only on the held answers that match a conflict, up to its cap.
 _HELD_SQL = """
-WITH held AS MATERIALIZED (
-  SELECT ARRAY(SELECT e.document_key FROM {retrieved} e
-               WHERE e.answer_id = r.answer_id) AS documents,
+WITH probe AS MATERIALIZED (
+  SELECT count(*) AS citations FROM (
+    SELECT FROM {retrieved} r WHERE r.document_key = ANY(%(documents)s)
+    LIMIT %(probe)s) AS capped
+), side AS MATERIALIZED (
+  SELECT count(*) <= (SELECT citations FROM probe) AS from_queue FROM (
+    SELECT FROM {item} i WHERE i.reasons @> ARRAY['conflicting_sources']::{reasons}
+    LIMIT (SELECT citations FROM probe) + 1) AS capped
+), held AS MATERIALIZED (
+  SELECT q.documents,
          ARRAY(SELECT claim ->> 'key'
                FROM {answer} a JOIN {version} v ON v.id = a.current_version_id,
                     jsonb_array_elements(v.claims) AS claim
-               WHERE a.id = r.answer_id) AS keys
+               WHERE a.id = q.answer_id) AS keys
+  FROM (SELECT i.answer_id,
+               ARRAY(SELECT e.document_key FROM {retrieved} e
+                     WHERE e.answer_id = i.answer_id) AS documents
+        FROM {item} i
+        WHERE i.reasons @> ARRAY['conflicting_sources']::{reasons}
+        OFFSET 0) AS q
+  WHERE (SELECT from_queue FROM side) AND q.documents && %(documents)s::varchar[]
+  UNION ALL
+  SELECT ARRAY(SELECT e.document_key FROM {retrieved} e
+               WHERE e.answer_id = r.answer_id),
+         ARRAY(SELECT claim ->> 'key'
+               FROM {answer} a JOIN {version} v ON v.id = a.current_version_id,
+                    jsonb_array_elements(v.claims) AS claim
+               WHERE a.id = r.answer_id)
   FROM {retrieved} r
-  WHERE r.document_key = ANY(%(documents)s)
+  WHERE NOT (SELECT from_queue FROM side)
+    AND r.document_key = ANY(%(documents)s)
     AND (SELECT i.reasons FROM {item} i WHERE i.answer_id = r.answer_id)
-        @> ARRAY['conflicting_sources']::varchar[]
+        @> ARRAY['conflicting_sources']::{reasons}
     -- Once per answer: at its first citation of one of the documents.
     AND r.id = (SELECT min(e.id) FROM {retrieved} e
                 WHERE e.answer_id = r.answer_id AND e.document_key = ANY(%(documents)s))
@@ -284,16 +337,26 @@ SELECT c.id, (
   SELECT count(*) FROM (
     SELECT 1 FROM held h
     WHERE h.documents && c.documents AND c.key = ANY(h.keys)
+      AND NOT EXISTS (SELECT FROM unnest(h.documents) AS cited(key)
+                      LEFT JOIN {document} d ON d.key = cited.key
+                      WHERE d.id IS NULL
+                         OR NOT d.allowed_principals && %(principals)s::{principals_type})
     LIMIT %(limit)s) AS capped)
 FROM {conflict} c
 WHERE c.id = ANY(%(ids)s)
 """
 
+# How far the probe counts each end before it gives up telling which is smaller: 10,000 index
+# entries take about a millisecond; reading that many rows from the wrong end, about ten.
+HELD_PROBE = 10_000
 
-def held_answer_counts(conflicts: list[Conflict]) -> dict[int, AtLeast]:
-    """How many held answers each conflict is holding: answers in the queue for conflicting
-    sources that cite one of its documents and claim its key. Each is counted up to COUNT_CAP
-    (more read as "1000+"), in one statement whatever the number of conflicts."""
+
+def held_answer_counts(conflicts: list[Conflict], user: Any) -> dict[int, AtLeast]:
+    """How many held answers each conflict is holding that `user` may read in full: answers
+    in the queue for conflicting sources that cite one of its documents and claim its key.
+    Each is counted up to COUNT_CAP (more read as "1000+"), in one statement whatever the
+    number of conflicts."""
+    from reviewqueue.accounts.principals import EVERYONE, user_principals
     from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, ReviewItem
 
     documents = sorted({k for c in conflicts for k in c.documents})
@@ -302,13 +365,20 @@ def held_answer_counts(conflicts: list[Conflict]) -> dict[int, AtLeast]:
     tables = {name: connection.ops.quote_name(model._meta.db_table)
               for name, model in (("retrieved", RetrievedItem), ("item", ReviewItem),
                                   ("answer", Answer), ("version", AnswerVersion),
-                                  ("conflict", Conflict))}
-    params = {"documents": documents, "limit": COUNT_CAP + 1, "ids": [c.pk for c in conflicts]}
-    # The planner prices the statement as if every citation were read and, past a cost,
-    # JIT-compiles it: some 200 ms spent on a statement the cap usually ends in a few.
+                                  ("conflict", Conflict), ("document", Document))}
+    reasons = ReviewItem._meta.get_field("reasons").db_type(connection)
+    principals_type = Document._meta.get_field("allowed_principals").db_type(connection)
+    params: dict[str, Any] = {"documents": documents, "limit": COUNT_CAP + 1,
+                              "ids": [c.pk for c in conflicts], "probe": HELD_PROBE,
+                              "principals": sorted({*user_principals(user), EVERYONE})}
+    # The planner prices both ends as if every row were read, not knowing that the probe
+    # leaves one of them unread and that the cap often stops the other early, and past
+    # jit_above_cost it JIT-compiles the statement: some 200 ms spent on one that usually
+    # takes a few.
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL jit = off")
-        cursor.execute(_HELD_SQL.format(**tables), params)
+        cursor.execute(_HELD_SQL.format(reasons=reasons, principals_type=principals_type,
+                                        **tables), params)
         found = dict(cursor.fetchall())
     return {c.pk: AtLeast.of(found.get(c.pk, 0)) for c in conflicts}
 

@@ -68,9 +68,11 @@ def inbox(request: HttpRequest) -> HttpResponse:
     if refused := refuse_unknown_params(request):
         return refused
     conflicts = list(selectors.conflicts_for_owner(request.user)[:100])
-    held = selectors.held_answer_counts(conflicts)
+    held = selectors.held_answer_counts(conflicts, request.user)
     sides = selectors.conflict_sides(conflicts, request.user)
-    rows = [{"conflict": c, "sides": sides[c.pk], "held": held[c.pk]} for c in conflicts]
+    shown = selectors.reasons_shown(conflicts, request.user)
+    rows = [{"conflict": c, "sides": sides[c.pk], "held": held[c.pk], "reason_shown": c.pk in shown}
+            for c in conflicts]
     today = timezone.localdate()
     return render(
         request,
@@ -101,7 +103,8 @@ def _conflict_page(
         "conflict": conflict,
         "error": error,
         "sides": selectors.conflict_sides([conflict], request.user)[conflict.pk],
-        "held": selectors.held_answer_counts([conflict])[conflict.pk],
+        "held": selectors.held_answer_counts([conflict], request.user)[conflict.pk],
+        "reason_shown": conflict.pk in selectors.reasons_shown([conflict], request.user),
         "dismiss_form": form,
     }
     return render(request, "sources/conflict.html", context, status=status)
@@ -269,7 +272,7 @@ def _document_changed(
     document = _document_or_404(request, document.key)  # its current revision moved on
     typed, unplaced = _carry_over(document, page.pop("formset", None))
     if page.get("end_form") is not None:
-        page["end_form"] = _carry_end_form(document, page["end_form"])
+        page["end_form"], page["unplaced_end"] = _carry_end_form(document, page["end_form"])
     return _document_page(
         request,
         document,
@@ -285,15 +288,21 @@ def _document_changed(
     )
 
 
-def _carry_end_form(document: Document, form: EndValidityForm) -> EndValidityForm | None:
+def _carry_end_form(
+    document: Document, form: EndValidityForm
+) -> tuple[EndValidityForm | None, tuple[Fact, dict[str, Any]] | None]:
     """An end-validity form filled in on an older revision, moved to the current revision's
-    fact with the same subject and key (None when it has none)."""
+    fact with the same subject and key; when the current revision has no such fact, the old
+    fact with what was typed, for the page to show apart (nothing typed is lost)."""
     old = Fact.objects.filter(revision__document=document, pk=form.cleaned_data["fact_id"]).first()
     current = document.current_revision
-    if old is None or current is None:
-        return None
-    same = current.facts.filter(subject=old.subject, key=old.key).order_by("position").first()
-    return EndValidityForm({**form.data.dict(), "fact_id": str(same.pk)}) if same else None
+    if old is None:
+        return None, None
+    same = current.facts.filter(subject=old.subject, key=old.key).order_by("position").first() \
+        if current else None
+    if same is None:
+        return None, (old, {name: form[name].value() for name in ("last_day", "note")})
+    return EndValidityForm({**form.data.dict(), "fact_id": str(same.pk)}), None
 
 
 @login_required

@@ -5,6 +5,9 @@ loopback, link-local, shared, reserved, unspecified) or multicast, unless
 WEBHOOK_ALLOW_PRIVATE_HOSTS names the host or a network holding the address. The check runs at
 registration and again on every delivery, and the request goes to the very address that was
 checked, so a DNS answer that changes in between (rebinding) cannot redirect it.
+
+Every step of a delivery, the DNS lookup included, runs against one deadline (time.monotonic()),
+so a hanging resolver cannot hold a worker beyond WEBHOOK_TIMEOUT_SECONDS.
 """
 
 from __future__ import annotations
@@ -12,10 +15,14 @@ from __future__ import annotations
 import http.client
 import io
 import ipaddress
+import os
 import socket
 import ssl
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 from django.conf import settings
@@ -35,6 +42,11 @@ _URL_SAFE = "/%:@!$&'()*+,;=~?"
 
 class UnsafeUrl(ValueError):
     """The URL may not be used as a webhook target; the message says why."""
+
+
+class ResolveTimeout(TimeoutError):
+    """The DNS lookup did not answer before the deadline. Not an UnsafeUrl: the host may be
+    fine, the resolver is slow, so the attempt is retried like any other timeout."""
 
 
 @dataclass(frozen=True)
@@ -75,9 +87,63 @@ def _is_internal(address: IPAddress) -> bool:
     return not address.is_global or address.is_multicast
 
 
-def resolve_target(url: str) -> Target:
+# getaddrinfo takes no timeout and cannot be interrupted, so lookups run on these threads and
+# the caller stops waiting at its deadline. A lookup that hangs keeps its thread until the
+# resolver gives up; the cap bounds how many can pile up, and once they are all stuck, further
+# lookups wait in the queue and time out too rather than starting yet more threads.
+_RESOLVER_THREADS = 4
+_resolver: ThreadPoolExecutor | None = None
+_resolver_lock = threading.Lock()
+
+
+def _resolver_pool() -> ThreadPoolExecutor:
+    global _resolver
+    with _resolver_lock:
+        if _resolver is None:
+            _resolver = ThreadPoolExecutor(max_workers=_RESOLVER_THREADS,
+                                           thread_name_prefix="webhook-dns")
+        return _resolver
+
+
+def _forget_resolver_pool() -> None:
+    # A forked child (a Celery prefork worker) inherits the pool object but not its threads:
+    # it would queue lookups that nothing runs. Start afresh; the lock may have been held.
+    global _resolver, _resolver_lock
+    _resolver, _resolver_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_resolver_pool)
+
+
+def remaining(deadline: float) -> float:
+    """Seconds left before `deadline` (time.monotonic()); TimeoutError when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return left
+
+
+def _getaddrinfo(host: str, port: int, deadline: float) -> list[tuple[Any, ...]]:
+    """socket.getaddrinfo for a stream socket, waiting no longer than `deadline`."""
+    budget = deadline - time.monotonic()
+    if budget <= 0:
+        raise ResolveTimeout("DNS lookup not started: no time left")
+    future = _resolver_pool().submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    try:
+        return future.result(timeout=budget)
+    except TimeoutError:  # concurrent.futures.TimeoutError is this one since Python 3.11
+        # Drop it from the queue if no thread has taken it yet; a running lookup is left to
+        # finish on its own and its answer is thrown away.
+        future.cancel()
+        raise ResolveTimeout(f"DNS lookup timed out after {round(budget, 2):g} s") from None
+
+
+def resolve_target(url: str, *, deadline: float | None = None) -> Target:
     """Parse and resolve `url`; raise UnsafeUrl unless every address it resolves to may be
-    reached. Returns the first such address to connect to."""
+    reached. Returns the first such address to connect to. The lookup gives up with
+    ResolveTimeout at `deadline` (time.monotonic()), by default WEBHOOK_TIMEOUT_SECONDS on."""
+    if deadline is None:
+        deadline = time.monotonic() + settings.WEBHOOK_TIMEOUT_SECONDS
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -92,8 +158,12 @@ def resolve_target(url: str) -> Target:
     host = parts.hostname
     port = port or (443 if parts.scheme == "https" else 80)
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
+        infos = _getaddrinfo(host, port, deadline)
+    except socket.gaierror as exc:
+        # The resolver's reason tells "no such name" from "resolver failing right now".
+        reason = f" ({exc.strerror})" if exc.strerror else ""
+        raise UnsafeUrl(f"the host {host!r} does not resolve{reason}") from None
+    except UnicodeError:
         raise UnsafeUrl(f"the host {host!r} does not resolve") from None
     addresses = list(dict.fromkeys(info[4][0] for info in infos))
     if not addresses:
@@ -109,39 +179,31 @@ def resolve_target(url: str) -> Target:
     return Target(scheme=parts.scheme, host=host, port=port, path=path, address=addresses[0])
 
 
-def _remaining(deadline: float) -> float:
-    """Seconds left before `deadline` (time.monotonic()); TimeoutError when none are."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise TimeoutError("timed out")
-    return left
-
-
 class _PinnedHTTPConnection(http.client.HTTPConnection):
     """Sends `Host: <host>` but connects to the address that was checked."""
 
     def __init__(self, target: Target, deadline: float) -> None:
-        super().__init__(target.host, target.port, timeout=_remaining(deadline))
+        super().__init__(target.host, target.port, timeout=remaining(deadline))
         self._address = target.address
         self._deadline = deadline
 
     def connect(self) -> None:
         self.sock = socket.create_connection((self._address, self.port),
-                                             _remaining(self._deadline))
+                                             remaining(self._deadline))
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     """TLS to the checked address, with the certificate verified for the URL's host name."""
 
     def __init__(self, target: Target, deadline: float) -> None:
-        super().__init__(target.host, target.port, timeout=_remaining(deadline),
+        super().__init__(target.host, target.port, timeout=remaining(deadline),
                          context=ssl.create_default_context())
         self._address = target.address
         self._deadline = deadline
 
     def connect(self) -> None:
-        sock = socket.create_connection((self._address, self.port), _remaining(self._deadline))
-        sock.settimeout(_remaining(self._deadline))  # the handshake gets what is left
+        sock = socket.create_connection((self._address, self.port), remaining(self._deadline))
+        sock.settimeout(remaining(self._deadline))  # the handshake gets what is left
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
 
 
@@ -158,7 +220,7 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        self._sock.settimeout(_remaining(self._deadline))
+        self._sock.settimeout(remaining(self._deadline))
         return self._sock.recv_into(buffer)
 
 
@@ -191,7 +253,7 @@ def post(target: Target, body: bytes, headers: dict[str, str], timeout: float) -
         connection = _PinnedHTTPConnection(target, deadline)
     try:
         connection.connect()
-        connection.sock.settimeout(_remaining(deadline))  # sendall's timeout is for the whole
+        connection.sock.settimeout(remaining(deadline))  # sendall's timeout is for the whole
         connection.request("POST", target.path, body=body, headers=headers)
         response = http.client.HTTPResponse(
             _DeadlineSocket(connection.sock, deadline),  # type: ignore[arg-type]

@@ -52,7 +52,7 @@ def webhook_endpoint_register(*, url: str, description: str = "", secret: str = 
         raise FieldError("url", "at most 2000 characters")
     try:
         netguard.resolve_target(url)
-    except netguard.UnsafeUrl as exc:
+    except (netguard.UnsafeUrl, netguard.ResolveTimeout) as exc:
         raise FieldError("url", str(exc)) from None
     secret = secret.strip()
     if secret and len(secret) < 16:
@@ -178,10 +178,15 @@ def _send(delivery: WebhookDelivery) -> tuple[int | None, str]:
             signing.DELIVERY_HEADER: str(delivery.pk),
             **signing.signed_headers(endpoint.secret, body),
         }
-        target = netguard.resolve_target(endpoint.url)
-        result = netguard.post(target, body, headers, settings.WEBHOOK_TIMEOUT_SECONDS)
+        # One deadline for the whole attempt: the lookup spends from the same budget as the
+        # connection, so a slow resolver cannot stretch the attempt past the timeout.
+        deadline = time.monotonic() + settings.WEBHOOK_TIMEOUT_SECONDS
+        target = netguard.resolve_target(endpoint.url, deadline=deadline)
+        result = netguard.post(target, body, headers, netguard.remaining(deadline))
     except netguard.UnsafeUrl as exc:
         return None, f"refused: {exc}"[:_ERROR_CHARS]
+    except netguard.ResolveTimeout as exc:
+        return None, str(exc)
     except TimeoutError:
         return None, "timed out"
     except Exception as exc:

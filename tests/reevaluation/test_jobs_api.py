@@ -1,7 +1,12 @@
-"""The jobs API: who may follow a job, and what starting one on many answers costs."""
+"""The jobs API: who may follow a job, and what starting one on many answers costs.
+
+A token follows a job with the `read` scope, or with `review` alone (which may start one) when
+its user started the job. Tokens default to the scopes of their user's role; the personas are
+alice (reviewer, started the job), bob (another reviewer) and ada (admin)."""
 
 from __future__ import annotations
 
+import uuid
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,6 +16,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from reviewqueue.jobs.api import JobStartView
+from reviewqueue.jobs.services import job_start_for_document
 from reviewqueue.reviews.models import Answer
 from tests.reevaluation.builders import copy_answers
 
@@ -32,8 +38,8 @@ def bob(make_user: Any) -> Any:
     return make_user("bob", "reviewer")
 
 
-@pytest.mark.parametrize("scopes", [[], ["submit"], ["publish"], ["review"]])
-def test_a_token_without_the_read_scope_may_not_follow_a_job(
+@pytest.mark.parametrize("scopes", [[], ["submit"], ["publish"]])
+def test_a_token_with_neither_read_nor_review_may_not_follow_a_job(
     job_url: str, token_client: Any, reviewer: Any, scopes: list[str]
 ) -> None:
     # The same tokens are refused on GET /api/v1/answers/...
@@ -46,6 +52,73 @@ def test_a_read_token_follows_its_own_job(job_url: str, token_client: Any,
     response = token_client(reviewer, scopes=["read"]).get(job_url)
     assert response.status_code == 200
     assert response.json()["total"] == 1
+
+
+def test_a_review_only_token_follows_the_job_it_started(
+    publish_doc: Any, ingest: Any, token_client: Any, reviewer: Any
+) -> None:
+    publish_doc("pricing", "r1")
+    ingest("t-1")
+    api = token_client(reviewer, scopes=["review"])
+    started = api.post("/api/v1/jobs", {"trace_ids": ["t-1"]}, format="json")
+    assert started.status_code == 202, started.content
+
+    response = api.get(f"/api/v1/jobs/{started.json()['id']}")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["id"], body["total"], body["document_id"]) == (started.json()["id"], 1, None)
+
+
+def test_a_review_only_token_follows_a_job_its_user_started_another_way(
+    job_url: str, token_client: Any, reviewer: Any
+) -> None:
+    # The job was started with another of alice's tokens: it records alice, not the token.
+    assert token_client(reviewer, scopes=["review"]).get(job_url).status_code == 200
+
+
+def test_a_review_only_token_is_answered_as_missing_on_someone_elses_job(
+    job_url: str, token_client: Any, bob: Any
+) -> None:
+    api = token_client(bob, scopes=["review"])
+
+    others = api.get(job_url)
+    missing = api.get(f"/api/v1/jobs/{uuid.uuid4()}")
+
+    assert others.status_code == missing.status_code == 404
+    assert others.json() == missing.json()
+
+
+def test_an_admins_review_only_token_follows_only_the_admins_own_jobs(
+    job_url: str, token_client: Any, admin_user: Any
+) -> None:
+    assert token_client(admin_user, scopes=["review"]).get(job_url).status_code == 404
+    assert token_client(admin_user, scopes=["read"]).get(job_url).status_code == 200
+
+
+def test_a_job_naming_a_document_its_user_may_not_see_is_not_shown(
+    publish_doc: Any, token_client: Any, reviewer: Any, admin_user: Any, on_commit: Any
+) -> None:
+    # Alice's job on the HR handbook (say she could read it once): whatever her token, she
+    # does not learn the document id any more; an admin still follows the job.
+    publish_doc("hr-handbook", "r1", principals=["group:hr"])
+    with on_commit():
+        job = job_start_for_document(document_key="hr-handbook", trigger="manual",
+                                     user=reviewer)
+    url = f"/api/v1/jobs/{job.pk}"
+
+    assert token_client(reviewer, scopes=["review"]).get(url).status_code == 404
+    assert token_client(reviewer, scopes=["read"]).get(url).status_code == 404
+    assert token_client(admin_user, scopes=["read"]).get(url).json()["document_id"] == (
+        "hr-handbook")
+
+
+def test_a_read_token_follows_its_users_jobs_and_an_admins_every_job_as_before(
+    job_url: str, token_client: Any, reviewer: Any, bob: Any, admin_user: Any
+) -> None:
+    assert token_client(reviewer, scopes=["read"]).get(job_url).status_code == 200
+    assert token_client(bob, scopes=["read"]).get(job_url).status_code == 404
+    assert token_client(admin_user, scopes=["read"]).get(job_url).status_code == 200
 
 
 def test_services_and_owners_may_not_follow_jobs_and_others_jobs_stay_hidden(

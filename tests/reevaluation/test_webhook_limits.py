@@ -1,23 +1,28 @@
-"""Webhook attempts stay within their limits: a time limit per request, every failure counted,
-a superseded attempt that cannot overwrite a newer one, and no way inside the network."""
+"""Webhook attempts stay within their limits: a time limit per request (the DNS lookup
+included), every failure counted, a superseded attempt that cannot overwrite a newer one, and no
+way inside the network."""
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 from unittest import mock
+from urllib.parse import urlsplit
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 from django.utils import timezone
 
 from reviewqueue.audit.services import SYSTEM
+from reviewqueue.errors import FieldError
 from reviewqueue.webhooks import netguard
-from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery
+from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from reviewqueue.webhooks.services import (
     webhook_deliveries_due,
     webhook_delivery_attempt,
@@ -116,6 +121,120 @@ def test_an_attempt_that_outlived_its_lease_does_not_overwrite_the_next_one() ->
     assert first is not None and first.retry_in is None
     assert list(delivery.attempt_log.order_by("number").values_list("number", "status_code")) \
         == [(1, 500), (2, 200)]
+
+
+# --- The DNS lookup is inside the time limit ---------------------------------------------------
+
+HOOK_HOST = "hooks.example.test"
+DNS_TIMEOUT = r"DNS lookup timed out after [0-9.]+ s"
+
+
+def delivery_to_named_host(url: str = f"http://{HOOK_HOST}/hook") -> WebhookDelivery:
+    """A delivery to an endpoint registered while its host still resolved (stored directly,
+    as registration would look the host up)."""
+    endpoint = WebhookEndpoint.objects.create(url=url, secret=SECRET)
+    return WebhookDelivery.objects.create(endpoint=endpoint, event_type="answer.status_changed",
+                                          payload={"x": 1}, next_attempt_at=timezone.now())
+
+
+@dataclass
+class HangingResolver:
+    release: threading.Event
+    finished: threading.Event
+
+
+@pytest.fixture
+def hanging_resolver() -> Iterator[HangingResolver]:
+    """socket.getaddrinfo blocks until the test ends; `finished` is set only once a lookup
+    has come back, so a test can tell it stopped waiting while the lookup was still stuck."""
+    resolver = HangingResolver(release=threading.Event(), finished=threading.Event())
+
+    def getaddrinfo(*args: Any, **kwargs: Any) -> list[Any]:
+        resolver.release.wait(30)
+        resolver.finished.set()
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    with mock.patch("socket.getaddrinfo", side_effect=getaddrinfo):
+        yield resolver
+        # Unblock the lookup threads so they do not stay stuck for the rest of the session.
+        resolver.release.set()
+
+
+def test_a_hanging_dns_lookup_fails_the_attempt_at_the_deadline(
+        settings: Any, hanging_resolver: HangingResolver) -> None:
+    settings.WEBHOOK_TIMEOUT_SECONDS = 0.3
+    delivery = delivery_to_named_host()
+
+    result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert not hanging_resolver.finished.is_set()  # it gave up without the resolver's answer
+    assert result is not None
+    assert (result.delivery.state, result.delivery.attempts) == ("pending", 1)
+    assert re.fullmatch(DNS_TIMEOUT, result.delivery.last_error)
+    attempt = result.delivery.attempt_log.get()
+    assert (attempt.status_code, attempt.error) == (None, result.delivery.last_error)
+
+
+def test_a_dns_timeout_on_the_last_attempt_gives_the_delivery_up(
+        settings: Any, hanging_resolver: HangingResolver) -> None:
+    settings.WEBHOOK_TIMEOUT_SECONDS = 0.3
+    settings.WEBHOOK_MAX_ATTEMPTS = 1
+    delivery = delivery_to_named_host()
+
+    result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert result is not None and result.retry_in is None
+    assert result.delivery.state == "failed"
+    assert re.fullmatch(DNS_TIMEOUT, result.delivery.last_error)
+
+
+def test_registering_while_the_dns_lookup_hangs_is_refused_naming_the_field(
+        settings: Any, hanging_resolver: HangingResolver) -> None:
+    settings.WEBHOOK_TIMEOUT_SECONDS = 0.3
+
+    with pytest.raises(FieldError) as refused:
+        webhook_endpoint_register(url=f"https://{HOOK_HOST}/hook", secret=SECRET, user=None,
+                                  actor=SYSTEM)
+
+    assert not hanging_resolver.finished.is_set()
+    assert refused.value.field == "url"
+    assert re.fullmatch(DNS_TIMEOUT, refused.value.field_message)
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_a_failing_dns_lookup_is_recorded_with_the_resolvers_reason() -> None:
+    delivery = delivery_to_named_host()
+    failure = socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    with mock.patch("socket.getaddrinfo", side_effect=failure):
+        result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert result is not None
+    assert (result.delivery.state, result.delivery.last_error) == (
+        "pending",
+        f"refused: the host '{HOOK_HOST}' does not resolve (Temporary failure in name "
+        "resolution)")
+
+
+def test_the_request_goes_to_the_address_the_lookup_checked_without_a_second_lookup(
+        receiver: Receiver) -> None:
+    port = urlsplit(receiver.url).port
+    delivery = delivery_to_named_host(f"http://{HOOK_HOST}:{port}/hooks/reviewqueue")
+    real_getaddrinfo = socket.getaddrinfo
+    looked_up: list[str] = []
+
+    def getaddrinfo(host: str, *args: Any, **kwargs: Any) -> Any:
+        looked_up.append(host)
+        if host == HOOK_HOST:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    with mock.patch("socket.getaddrinfo", side_effect=getaddrinfo):
+        result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert result is not None and result.delivery.state == "delivered"
+    assert [r.headers["Host"] for r in receiver.requests] == [f"{HOOK_HOST}:{port}"]
+    assert looked_up.count(HOOK_HOST) == 1
 
 
 # --- Every failure is an attempt ----------------------------------------------------------------

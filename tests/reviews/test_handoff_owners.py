@@ -5,6 +5,7 @@ Only owners who may read the answer in full are asked; a new verdict ends the wa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -119,6 +120,33 @@ def test_the_reviewer_is_told_when_no_owner_may_read_the_answer(
     assert "None of the owners of these sources may read this answer" in (
         response.content.decode())
     assert not ReviewItem.objects.get(answer__trace_id=hr_held).waiting_for_owner
+
+
+def owners_line(page: str) -> str:
+    [line] = re.findall(r"<p class=\"muted small\" data-owners>(.*?)</p>", page, re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", line)).strip()
+
+
+def test_the_item_page_says_which_owners_would_not_be_asked(
+    hr_held: str, paul: Any, make_user: Callable[..., Any], login: Any, hr_reviewer: Any,
+) -> None:
+    make_user("olivia", "owner", groups=("hr",))
+    page = login(hr_reviewer).get(f"/answers/{hr_held}/").content.decode()
+    assert owners_line(page) == (
+        "Owners: olivia, paul (may not read this answer, so would not be asked)")
+    assert 'data-action="send-to-owner"' in page
+    assert "data-no-owner-to-ask" not in page
+
+
+def test_the_item_page_offers_no_hand_off_when_no_owner_may_read_the_answer(
+    hr_held: str, paul: Any, login: Any, hr_reviewer: Any,
+) -> None:
+    page = login(hr_reviewer).get(f"/answers/{hr_held}/").content.decode()
+    assert owners_line(page) == (
+        "Owners: olivia (may not read this answer, so would not be asked), "
+        "paul (may not read this answer, so would not be asked)")
+    assert 'data-action="send-to-owner"' not in page
+    assert "None of the owners of these sources may read this answer in full" in page
 
 
 def test_a_new_verdict_ends_the_wait_for_the_owner(

@@ -69,6 +69,23 @@ def test_conflicting_sources_are_shown_side_by_side(hold: Any, reviewer: Any,
                      ("pricing-eu", 30, "olivia", "In the EU the free trial lasts 30 days.")}
 
 
+def test_a_side_that_speaks_of_a_subject_says_which(
+    hold: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    # The claim names no subject, so the EU-only value counts against it: the reviewer must
+    # see that the two sources speak of different audiences.
+    publish("pricing-eu", revision="r2", title="Pricing in the EU",
+            facts=[fact("trial_days", 30, subject="EU <customers>")],
+            passages=[{"span": "p1", "text": "In the EU the free trial lasts 30 days."}])
+    trace = hold(retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r2", "span": "p1"},
+    ])
+    page = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    assert page.count("data-subject") == 1
+    assert "<dd data-subject>EU &lt;customers&gt;</dd>" in page
+
+
 def test_a_single_source_and_unused_documents_are_pointed_out(item_html: str) -> None:
     assert "rests on a single source: [d1]" in item_html
     assert "Retrieved but not used by any claim" in item_html

@@ -12,6 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from reviewqueue.reviews.models import Answer, ReviewItem
+from reviewqueue.sources import selectors
 from reviewqueue.sources.models import Conflict
 from tests.reevaluation.builders import copy_answers
 
@@ -30,6 +31,16 @@ def cites(*documents: str) -> list[dict[str, str]]:
 
 def claims(*keys: str) -> list[dict[str, Any]]:
     return [{"key": key, "value": 14, "cite": "d1"} for key in keys]
+
+
+@pytest.fixture(params=["queue", "citations"])
+def read_from(request: Any, monkeypatch: Any) -> str:
+    """Which end the counts start from. These stores hold no more answers queued for
+    conflicting sources than citations of the owner's documents, so the queue; with the probe
+    at zero, as when both ends are past what it counts, the citations. Both must agree."""
+    if request.param == "citations":
+        monkeypatch.setattr(selectors, "HELD_PROBE", 0)
+    return str(request.param)
 
 
 @pytest.fixture
@@ -86,7 +97,8 @@ def detail_count(client: Any, conflict: Conflict) -> str:
 
 
 def test_the_owner_sees_exactly_the_answers_each_conflict_holds(
-    client: Any, publish: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict]
+    client: Any, publish: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict],
+    read_from: str,
 ) -> None:
     held(submit, "t-trial-1", retrieved=cites("pricing"), claims=claims("trial_days"))
     held(submit, "t-trial-2", retrieved=cites("trial-promo"), claims=claims("trial_days"))
@@ -103,7 +115,8 @@ def test_the_owner_sees_exactly_the_answers_each_conflict_holds(
 
 
 def test_answers_held_for_other_keys_documents_or_reasons_are_not_counted(
-    client: Any, publish: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict]
+    client: Any, publish: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict],
+    read_from: str,
 ) -> None:
     # Held for another conflict, on documents of its own, while claiming trial_days too.
     publish("hr-a", facts=[fact("probation", 90)])
@@ -126,7 +139,7 @@ def test_answers_held_for_other_keys_documents_or_reasons_are_not_counted(
 
 
 def test_beyond_a_thousand_held_answers_the_owner_sees_1000_plus(
-    client: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict]
+    client: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict], read_from: str
 ) -> None:
     template = held(submit, "t-many", retrieved=cites("pricing"), claims=claims("trial_days"))
     queue_copies(template, 999, "copy-a-")

@@ -246,6 +246,27 @@ def test_ending_a_fact_of_an_older_revision_keeps_the_typed_day_and_note(
     assert Document.objects.get(key="pricing").current_revision.revision == "r2"
 
 
+def test_ending_a_fact_the_new_revision_dropped_shows_what_was_typed(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    publish("pricing", facts=[fact("seats", 5), fact("trial_days", 14)])
+    old = Document.objects.get(key="pricing").current_revision.facts.get(key="trial_days")
+    publish("pricing", revision="r2", facts=[fact("seats", 10)])
+    client.force_login(owner)
+    response = client.post("/owner/documents/pricing/end-validity",
+                           {"fact_id": str(old.pk), "last_day": days(20), "note": "Promo <b>over"})
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "revision r2 was published" in page
+    [banner] = re.findall(r"<div class=\"banner error\" data-unplaced-end>(.*?)</div>", page, re.S)
+    assert "The fact you were ending is no longer in this revision" in banner
+    assert "<code>trial_days</code> = <code>14</code>" in banner
+    assert days(20) in banner
+    assert "Promo &lt;b&gt;over" in banner and "<b>" not in banner
+    # r2's only fact, seats, is offered with today's date, not with what was typed for trial_days.
+    assert 'value="Promo &lt;b&gt;over"' not in page
+
+
 def test_a_note_too_long_says_so_and_not_something_about_the_day(
     client: Any, owner: Any, publish: Any
 ) -> None:

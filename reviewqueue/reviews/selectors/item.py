@@ -509,8 +509,10 @@ def _citation(r: Any, document: Document | None, quoted: Revision | None,
         view.status = "withdrawn"
     elif quoted is None:
         view.status = "not_received"
-    if quoted is not None:
+    quoted_readable = quoted is not None and may_read(quoted.allowed_principals, principals)
+    if quoted is not None and quoted_readable:
         # Only the cited revision's own date: the current one's would date a revision never seen.
+        # A revision the reader may not read names nothing of itself, not even its title.
         view.title, view.url, view.updated_at = quoted.title, quoted.url, quoted.updated_at
     if current is not None:
         view.current_revision = current.revision
@@ -522,7 +524,7 @@ def _citation(r: Any, document: Document | None, quoted: Revision | None,
         if not view.title:
             view.title, view.url = current.title, current.url
     if r.span:
-        if quoted is not None and not may_read(quoted.allowed_principals, principals):
+        if quoted is not None and not quoted_readable:
             view.passage_restricted = True
         elif quoted is not None and (quoted.pk, r.span) in passages:
             view.passage = passages[(quoted.pk, r.span)]
