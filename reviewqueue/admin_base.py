@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.auth import get_permission_codename
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
 from reviewqueue.counting import COUNT_CAP, bounded_count
 
@@ -36,9 +38,28 @@ class BoundedCountAdmin(admin.ModelAdmin):
     reads "1000+ audit events" and the search box "1000+ results"."""
 
     show_full_result_count = False
+    # "Show counts" next to the filters would count every choice over the whole table.
+    show_facets = admin.ShowFacets.NEVER
     paginator = BoundedPaginator
     # How many pages past the current one the page links reach.
     pages_ahead = 5
+    # One sentence under the list's title: where the things listed are changed, when that is
+    # not here.
+    list_help = ""
+
+    def changelist_view(self, request: HttpRequest,
+                        extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        if self.list_help:
+            extra_context = {"subtitle": self.list_help, **(extra_context or {})}
+        return super().changelist_view(request, extra_context)
+
+    def holds_model_permission(self, request: HttpRequest, action: str) -> bool:
+        """Django's own permission ("change", "delete", ...) on this model, whatever the
+        has_*_permission methods of this admin say: admin actions that go through a service
+        check it, since the read-only admins answer False for their forms."""
+        opts = self.opts
+        codename = get_permission_codename(action, opts)
+        return request.user.has_perm(f"{opts.app_label}.{codename}")  # type: ignore[union-attr]
 
     def get_paginator(self, request: HttpRequest, queryset: Any, per_page: int,
                       orphans: int = 0, allow_empty_first_page: bool = True) -> Paginator:
@@ -64,3 +85,23 @@ class ReadOnlyAdmin(BoundedCountAdmin):
 
     def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
         return False
+
+
+def fixed_choices_filter(field: str, choices: Mapping[str, Any],
+                         label: str = "") -> type[admin.SimpleListFilter]:
+    """A list filter offering a fixed set of values for a text column. Django's own filter
+    for such a column lists the values found in it, with a SELECT DISTINCT over the whole
+    table on every page of the list."""
+
+    class FixedChoicesFilter(admin.SimpleListFilter):
+        title = label or field.replace("_", " ")
+        parameter_name = field
+
+        def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+            return [(value, str(name)) for value, name in choices.items()]
+
+        def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+            value = self.value()
+            return queryset.filter(**{field: value}) if value in choices else queryset
+
+    return FixedChoicesFilter

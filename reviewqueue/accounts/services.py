@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Collection
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
@@ -85,16 +86,24 @@ def token_issue(
 
 @transaction.atomic
 def tokens_revoke(
-    *, actor: Actor, prefix: str | None = None, user: AbstractUser | None = None
+    *,
+    actor: Actor,
+    prefix: str | None = None,
+    user: AbstractUser | None = None,
+    token_ids: Collection[int] | None = None,
 ) -> int:
-    """Revoke one token (by its prefix) or every active token of a user. Returns how many."""
+    """Revoke one token (by its prefix), the tokens with the given ids, or every active token
+    of a user. Returns how many were revoked; tokens already revoked are left as they are."""
     tokens = ApiToken.objects.select_for_update().filter(revoked_at__isnull=True)
     if prefix:
         tokens = tokens.filter(prefix=prefix)
+    elif token_ids is not None:
+        # By id, not by prefix: a prefix is short and not unique, so two tokens may share one.
+        tokens = tokens.filter(pk__in=list(token_ids))
     elif user is not None:
         tokens = tokens.filter(user=user)
     else:
-        raise ValueError("name a token prefix or a user")
+        raise ValueError("name a token prefix, token ids or a user")
     revoked = list(tokens)
     now = timezone.now()
     for token in revoked:
@@ -143,3 +152,23 @@ def user_deactivate(*, user: AbstractUser, actor: Actor) -> None:
     for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator():
         if session.get_decoded().get("_auth_user_id") == user_id:
             session.delete()
+
+
+@transaction.atomic
+def user_password_set(*, user: AbstractUser, password: str, actor: Actor) -> None:
+    """Replace the password of a user who already signs in with one.
+
+    Giving a password to an account that has none (a service that only uses tokens), or taking
+    it away, changes how that account can sign in: that stays with `adduser --password`.
+    The event records only that the password changed, never the password or its hash.
+    """
+    if not user.has_usable_password():
+        raise ValueError(f"{user.get_username()} has no password to change")
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    audit_record(
+        actor=actor,
+        action="user.password_changed",
+        object_type="user",
+        object_id=user.get_username(),
+    )

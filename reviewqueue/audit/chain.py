@@ -2,19 +2,33 @@
 
 A row is a mapping with the hashed fields plus `prev_hash` and `hash`, in `seq` order: a
 `.values()` dict from the table or a line of a JSON Lines export.
+
+The walk does not stop at the first bad event. History cannot be repaired, so a walk that
+stopped there would find the same thing every night and never look at what comes after it:
+an event edited or deleted later would go unnoticed. Every event is checked on its own (its
+content against its hash, its stored link against the event before it), every problem is
+counted, and the first MAX_LISTED are kept with a digest of all of them, so two walks can
+tell whether they found the same set without either holding more than that in memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from reviewqueue.audit.hashing import GENESIS_HASH, event_hash, hashed_fields_of
 
+# How many problems a report lists. The count and the digest cover all of them.
+MAX_LISTED = 100
+
+PARTIAL_NOTE = ("Not a full export: each event's own hash checked; only a full export proves "
+                "nothing was removed.")
+
 
 class Problem:
-    """Codes for what went wrong at the first bad event."""
+    """Codes for what is wrong at a bad event."""
 
     MISSING = "missing"  # a gap in seq: events were deleted
     OUT_OF_ORDER = "out_of_order"  # seq goes backwards or repeats, or starts below 1
@@ -22,86 +36,246 @@ class Problem:
     CHANGED = "changed"  # the event's content no longer matches its own hash
     TRUNCATED = "truncated"  # events a past verification saw at the end are gone
     REWRITTEN = "rewritten"  # the anchored event's hash differs from the one verified before
+    NOT_IN_EXPORT = "anchor_not_in_export"  # a partial export lacks the anchored event
 
 
 @dataclass(frozen=True)
 class Anchor:
-    """The last event a past successful verification vouched for."""
+    """An event a past verification vouched for, and where that came from, in words that
+    follow "the one ..." ("verified on 2026-10-01 02:30 UTC", "given with --anchor")."""
 
     seq: int
     hash: str
-    verified_at: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem at one event. `evidence` is not shown; it goes into the digest so that a
+    second write to an event already known to be bad (edited again, re-linked elsewhere)
+    changes the set of problems like a new one would."""
+
+    seq: int
+    problem: str
+    detail: str
+    evidence: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "problem": self.problem, "detail": self.detail}
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def problem_lines(problems: Sequence[Mapping[str, Any]], total: int) -> list[str]:
+    """One line per listed problem (`Finding.as_dict()` or as a run stores them), and how
+    many more there are when the list stopped short."""
+    lines = [f"Event #{p['seq']}: {p['detail']}" for p in problems]
+    if total > len(problems):
+        lines.append(f"... and {total - len(problems)} more (only the first "
+                     f"{len(problems)} are listed).")
+    return lines
 
 
 @dataclass(frozen=True)
 class ChainReport:
-    ok: bool
-    checked: int
-    last_seq: int | None
+    checked: int  # events read
+    last_seq: int | None  # the last event read in order: checked up to here
     last_hash: str
-    first_bad_seq: int | None = None
-    problem: str = ""
-    detail: str = ""
+    problems: tuple[Finding, ...] = ()  # the first MAX_LISTED, in the order they were found
+    problem_count: int = 0  # all of them
+    digest: str = ""  # of all of them; empty when there are none
+    first_seq: int | None = None
+    absent: int = 0  # a partial export: events between its first and last that it lacks
+    links_checked: int = 0
+    anchor: Anchor | None = None
+    anchor_matched: bool = False
+    may_be_partial: bool = False  # an export, which may hold only some events
+
+    @property
+    def ok(self) -> bool:
+        return self.problem_count == 0
+
+    @property
+    def partial(self) -> bool:
+        """The rows do not start at #1 or skip events, and the walk was told that may be
+        fine (a filtered export); on the table a gap is a MISSING problem instead."""
+        return self.may_be_partial and (self.absent > 0 or (self.first_seq or 1) > 1)
+
+    @property
+    def first_bad_seq(self) -> int | None:
+        return self.problems[0].seq if self.problems else None
+
+    @property
+    def problem(self) -> str:
+        return self.problems[0].problem if self.problems else ""
 
     def describe(self) -> str:
+        """One paragraph: intact or not, the first bad event, how many problems, how far the
+        walk got. The problems themselves are listed apart (`problem_lines`)."""
         if self.ok:
             if not self.checked:
                 return "The audit log is empty: nothing to verify."
-            return (f"All {self.checked} events check out "
-                    f"(last event #{self.last_seq}, hash {self.last_hash[:12]}).")
-        return f"Event #{self.first_bad_seq} is the first bad event: {self.detail}"
+            if self.partial:
+                return f"{self._partial_text()} {self._all_intact()}"
+            text = (f"All {self.checked} events check out, up to event #{self.last_seq} "
+                    f"(hash {self.last_hash[:12]}).")
+            return f"{text} {self._anchor_text()}".rstrip()
+        first = self.problems[0]
+        text = (f"Event #{first.seq} is the first bad event: {first.detail} "
+                f"{_plural(self.problem_count, 'problem')} in all. ")
+        if self.checked:
+            text += (f"Checked {_plural(self.checked, 'event')}, "
+                     f"up to event #{self.last_seq}.")
+        else:
+            text += "No event was there to check."
+        if self.partial:
+            text += f" {self._partial_text()}"
+        return text
+
+    def problem_lines(self) -> list[str]:
+        return problem_lines([f.as_dict() for f in self.problems], self.problem_count)
+
+    def _partial_text(self) -> str:
+        assert self.first_seq is not None
+        lacks = []
+        if self.first_seq > 1:
+            lacks.append(f"the {_plural(self.first_seq - 1, 'event')} before #{self.first_seq}")
+        if self.absent:
+            lacks.append(f"{_plural(self.absent, 'event')} between")
+        holds = (f"event #{self.first_seq}" if self.checked == 1 else
+                 f"{self.checked} events from #{self.first_seq} to #{self.last_seq}")
+        return f"{PARTIAL_NOTE} It holds {holds}, without {' and '.join(lacks)}."
+
+    def _all_intact(self) -> str:
+        if self.checked == 1:
+            return f"Its one event matches its own hash. {self._anchor_text()}".rstrip()
+        if not self.links_checked:
+            links = "no two of them follow each other, so no link could be checked."
+        elif self.links_checked == 1:
+            links = "the 1 link between consecutive events holds."
+        else:
+            links = f"the {self.links_checked} links between consecutive events hold."
+        return (f"All {self.checked} events match their own hash, and {links} "
+                f"{self._anchor_text()}").rstrip()
+
+    def _anchor_text(self) -> str:
+        if self.anchor is None or not self.anchor_matched:
+            return ""
+        return f"Event #{self.anchor.seq} still has the hash {self.anchor.source}."
 
 
-def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None) -> ChainReport:
-    """Check every link and every hash; stop at the first bad event.
+class _Findings:
+    """Counts every problem and hashes all of them, but keeps only the first few."""
 
-    The checks, in order, for the event in position n (counting from 1):
-    its seq is n (a gap means events were deleted); its prev_hash is the hash of event n-1
-    (otherwise something before it was changed and re-hashed, or it was inserted or moved);
-    and the hash of its own canonical content equals its stored hash (otherwise it was edited).
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept: list[Finding] = []
+        self.count = 0
+        self._digest = hashlib.sha256()
+
+    def add(self, seq: int, problem: str, detail: str, evidence: str = "") -> None:
+        self.count += 1
+        self._digest.update(f"{seq}:{problem}:{evidence}\n".encode())
+        if len(self.kept) < self.limit:
+            self.kept.append(Finding(seq, problem, detail, evidence))
+
+    def digest(self) -> str:
+        return self._digest.hexdigest() if self.count else ""
+
+
+def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
+         allow_partial: bool = False, limit: int = MAX_LISTED) -> ChainReport:
+    """Check every event, going on past bad ones, and report every problem found.
+
+    For each event, in order: its seq follows the one before (a gap means events were
+    deleted; going backwards or repeating means it was inserted or moved); where it follows
+    directly, its stored prev_hash is the stored hash of the event before (otherwise something
+    before it was changed and re-hashed, or it was inserted or moved); and the hash of its
+    own canonical content equals its stored hash (otherwise it was edited). The anchor, when
+    given, must be there with the same hash.
+
+    `allow_partial` is for an export, which may hold only the events of a search: a gap is
+    then not a problem but something the file lacks, and the report says it is not a full
+    export. Links are checked only between events that follow each other directly.
+
+    Memory stays flat: the rows are read once, as they come.
     """
-    expected_seq = 1
+    found = _Findings(limit)
+    prev_seq = 0  # the last event read in order, which the next one should follow
     prev_hash = GENESIS_HASH
-    checked = 0
-    anchor_seen = False
-
-    def fail(seq: int, problem: str, detail: str) -> ChainReport:
-        return ChainReport(ok=False, checked=checked, last_seq=expected_seq - 1 or None,
-                           last_hash=prev_hash if checked else "", first_bad_seq=seq,
-                           problem=problem, detail=detail)
+    first_seq: int | None = None
+    checked = absent = links = 0
+    anchor_seen = anchor_matched = False
 
     for row in rows:
         seq = int(row["seq"])
-        if seq != expected_seq:
-            if seq > expected_seq:
-                missing = (f"event #{expected_seq} is" if seq == expected_seq + 1
-                           else f"events #{expected_seq} to #{seq - 1} are")
-                return fail(seq, Problem.MISSING,
-                            f"{missing} missing before it (deleted from the log).")
-            return fail(seq, Problem.OUT_OF_ORDER,
-                        f"it sits where event #{expected_seq} should be: it was inserted or "
-                        "moved.")
-        if row["prev_hash"] != prev_hash:
-            follows = f"event #{seq - 1}" if seq > 1 else "the start of the chain"
-            return fail(seq, Problem.BROKEN_LINK,
-                        f"it does not link to {follows}: an earlier event was changed and "
-                        "re-hashed, or this event was inserted or moved.")
-        if event_hash(hashed_fields_of(row), row["prev_hash"]) != row["hash"]:
-            return fail(seq, Problem.CHANGED,
-                        "its content no longer matches its hash: the event was edited.")
+        stored = row["hash"]
+        linked_to = row["prev_hash"]
+        checked += 1
+        expected = prev_seq + 1
+        if seq < expected:
+            where = (f"it comes after event #{prev_seq} (seq must go up by one)" if prev_seq
+                     else "its seq is below 1, before the first event")
+            found.add(seq, Problem.OUT_OF_ORDER, f"{where}: it was inserted or moved.", stored)
+        elif seq > expected and allow_partial:
+            absent += seq - expected if prev_seq else 0
+        elif seq > expected:
+            missing = (f"event #{expected} is" if seq == expected + 1
+                       else f"events #{expected} to #{seq - 1} are")
+            found.add(seq, Problem.MISSING,
+                      f"{missing} missing before it (deleted from the log).", str(expected))
+        else:
+            links += 1
+            if linked_to != prev_hash:
+                follows = f"event #{prev_seq}" if prev_seq else "the start of the chain"
+                found.add(seq, Problem.BROKEN_LINK,
+                          f"it does not link to {follows}: an earlier event was changed and "
+                          "re-hashed, or this event was inserted or moved.",
+                          f"{prev_hash}>{linked_to}")
+        computed = event_hash(hashed_fields_of(row), linked_to)
+        if computed != stored:
+            found.add(seq, Problem.CHANGED,
+                      "its content no longer matches its hash: the event was edited.", computed)
         if anchor is not None and seq == anchor.seq:
             anchor_seen = True
-            if row["hash"] != anchor.hash:
-                return fail(seq, Problem.REWRITTEN,
-                            f"its hash differs from the one verified on {anchor.verified_at}: "
-                            "the chain up to here was rewritten and re-hashed.")
-        prev_hash = row["hash"]
-        expected_seq += 1
-        checked += 1
+            anchor_matched = stored == anchor.hash
+            if not anchor_matched:
+                found.add(seq, Problem.REWRITTEN,
+                          f"its hash differs from the one {anchor.source}: the chain up to "
+                          "here was rewritten and re-hashed.", stored)
+        # An event out of order is checked but does not become the one the next must follow:
+        # the events around it are judged against each other, not against the intruder.
+        if seq >= expected:
+            prev_seq, prev_hash = seq, stored
+            if first_seq is None:
+                first_seq = seq
 
     if anchor is not None and not anchor_seen:
-        return fail(anchor.seq, Problem.TRUNCATED,
-                    f"it was verified on {anchor.verified_at} but is no longer in the log: "
-                    f"events after #{expected_seq - 1} were removed.")
-    return ChainReport(ok=True, checked=checked, last_seq=expected_seq - 1 or None,
-                       last_hash=prev_hash if checked else "")
+        if anchor.seq > prev_seq:
+            ends = (f"the chain ends at event #{prev_seq}, so events after #{prev_seq} were "
+                    "removed." if prev_seq else "no event is left: every event was removed.")
+            found.add(anchor.seq, Problem.TRUNCATED,
+                      f"the anchor ({anchor.source}) names it, but it is not there: {ends}")
+        elif allow_partial:
+            # On the table a gap over the anchor is already a MISSING problem; a partial
+            # export simply lacks it, and then cannot vouch for it.
+            found.add(anchor.seq, Problem.NOT_IN_EXPORT,
+                      f"the anchor ({anchor.source}) names it, but this file does not hold "
+                      "it, so it cannot be checked against the anchor.")
+
+    return ChainReport(
+        checked=checked,
+        last_seq=prev_seq or None,
+        last_hash=prev_hash if prev_seq else "",
+        problems=tuple(found.kept),
+        problem_count=found.count,
+        digest=found.digest(),
+        first_seq=first_seq,
+        may_be_partial=allow_partial,
+        absent=absent,
+        links_checked=links,
+        anchor=anchor,
+        anchor_matched=anchor_matched,
+    )

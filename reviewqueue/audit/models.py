@@ -96,6 +96,11 @@ class VerificationRun(models.Model):
     compares the log against that anchor, so removing events from the end of the log, or
     rewriting and re-hashing the whole chain up to the anchor, is caught even though the walk
     itself would find a consistent chain.
+
+    A walk goes on past a bad event, so a run records every problem: how many, the first
+    MAX_LISTED of them, and a digest of all of them, which the next run compares with its own
+    to tell whether anything changed since (an alert is raised only then).
+    `first_bad_seq` and `problem` stay those of the first problem found.
     """
 
     class Trigger(models.TextChoices):
@@ -114,6 +119,12 @@ class VerificationRun(models.Model):
     first_bad_seq = models.BigIntegerField(null=True, blank=True)
     problem = models.CharField(max_length=32, blank=True)
     detail = models.TextField(blank=True)
+    # Unlike last_seq (set only when the run vouches for the chain), how far a broken walk got.
+    checked_to_seq = models.BigIntegerField(null=True, blank=True)
+    problem_count = models.BigIntegerField(default=0)
+    problems = models.JSONField(default=list, blank=True,
+                                help_text="The first problems found: seq, problem, detail")
+    problems_digest = models.CharField(max_length=64, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["-finished_at"], name="audit_verif_finished")]
@@ -124,8 +135,11 @@ class VerificationRun(models.Model):
 
 
 class AuditAlert(models.Model):
-    """Raised when a verification finds the chain broken. Stays open until an admin
-    acknowledges it; the same break found again night after night raises no new alert."""
+    """Raised when a verification finds the chain broken with problems the run before it
+    did not find. Stays open until an admin acknowledges it; the same problems found again
+    night after night raise no new alert, but any new one does, acknowledged or not.
+    `first_bad_seq` and `problem` are those of the chain's first bad event; `message` says
+    what is new."""
 
     created_at = models.DateTimeField(auto_now_add=True)
     run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="alerts")

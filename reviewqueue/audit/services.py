@@ -239,12 +239,17 @@ def _anchor() -> Anchor | None:
     if run is None:
         return None
     return Anchor(seq=run.last_seq, hash=run.last_hash,
-                  verified_at=f"{run.finished_at:%Y-%m-%d %H:%M} UTC")
+                  source=f"verified on {run.finished_at:%Y-%m-%d %H:%M} UTC")
+
+
+# Held while a run is recorded and compared with the one before, so two runs finishing at
+# once (the nightly one and one asked for on the page) do not both alert on the same news.
+_ALERT_LOCK_KEY = 0x52510A0D18
 
 
 def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
                  anchor: Anchor | None = None) -> VerificationRun:
-    """Walk the whole chain, then store the outcome; a failure raises an alert.
+    """Walk the whole chain, then store the outcome; problems not found before raise an alert.
 
     The walk also checks the log against an anchor: the tip the last successful verification
     vouched for, which catches events removed from the end and a chain rewritten wholesale;
@@ -260,36 +265,78 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
         requested_by=requested_by[:200],
         ok=report.ok,
         events_checked=report.checked,
+        # Only a clean run vouches for a tip: the next run takes it as its anchor.
         last_seq=report.last_seq if report.ok else None,
         last_hash=report.last_hash if report.ok else "",
+        checked_to_seq=report.last_seq,
         first_bad_seq=report.first_bad_seq,
         problem=report.problem,
         detail=report.describe(),
+        problem_count=report.problem_count,
+        problems=[finding.as_dict() for finding in report.problems],
+        problems_digest=report.digest,
     )
     if not record:
         return run
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ALERT_LOCK_KEY])
+        previous = VerificationRun.objects.order_by("-finished_at", "-id").first()
         run.save(force_insert=True)
-        if not report.ok:
-            _raise_alert(run)
+        if not report.ok and not _same_problems(run, previous):
+            AuditAlert.objects.create(run=run, first_bad_seq=run.first_bad_seq,
+                                      problem=run.problem, message=_alert_message(run, previous))
     if report.ok:
         log.info("audit chain verified", extra={"events": report.checked, "trigger": trigger,
                                                 "last_seq": report.last_seq,
                                                 "last_hash": report.last_hash})
     else:
         log.error("audit chain broken", extra={"first_bad_seq": report.first_bad_seq,
-                                               "problem": report.problem, "trigger": trigger})
+                                               "problem": report.problem,
+                                               "problems": report.problem_count,
+                                               "checked_to_seq": report.last_seq,
+                                               "trigger": trigger})
     return run
 
 
-def _raise_alert(run: VerificationRun) -> None:
-    # History cannot be repaired, so the same break is found again every night: one alert per
-    # break is enough, and an acknowledged one stays acknowledged. Any other break is new.
-    known = AuditAlert.objects.filter(first_bad_seq=run.first_bad_seq,
-                                      problem=run.problem).exists()
-    if not known:
-        AuditAlert.objects.create(run=run, first_bad_seq=run.first_bad_seq, problem=run.problem,
-                                  message=run.detail)
+def _same_problems(run: VerificationRun, previous: VerificationRun | None) -> bool:
+    """Did the run before find exactly these problems? History cannot be repaired, so a
+    broken chain is found broken every night: only a change is news. Any change counts, a
+    problem gone as much as a new one, since either means someone wrote to the log again."""
+    if previous is None or previous.ok:
+        return False
+    if previous.problems_digest:
+        return bool(previous.problems_digest == run.problems_digest)
+    # A run recorded before runs kept all their problems knew only the first one.
+    return bool(run.problem_count == 1 and (previous.first_bad_seq, previous.problem) == (
+        run.first_bad_seq, run.problem))
+
+
+ALERT_NEW_LISTED = 5
+
+
+def _alert_message(run: VerificationRun, previous: VerificationRun | None) -> str:
+    """The run's own summary, led by what is new since the run before when that was broken
+    too, so an admin who acknowledged the first alert sees at once what changed."""
+    if previous is None or previous.ok:
+        return str(run.detail)
+    when = f"{previous.finished_at:%Y-%m-%d %H:%M} UTC"
+    seen = {(p["seq"], p["problem"]) for p in previous.problems or []}
+    if not seen and previous.first_bad_seq is not None:
+        seen = {(previous.first_bad_seq, previous.problem)}
+    new = [p for p in run.problems if (p["seq"], p["problem"]) not in seen]
+    if new:
+        listed = "; ".join(f"event #{p['seq']}: {p['detail']}" for p in new[:ALERT_NEW_LISTED])
+        more = (f" (and {len(new) - ALERT_NEW_LISTED} more new among those listed)"
+                if len(new) > ALERT_NEW_LISTED else "")
+        head = f"New since the verification of {when}: {listed}{more}"
+    else:
+        # A run recorded before runs counted their problems knew of one.
+        then = max(previous.problem_count, 1)
+        head = (f"The problems differ from those found on {when} ({then} "
+                f"then, {run.problem_count} now): the log was written to again, at events "
+                "already known to be bad or past the ones listed.")
+    return f"{head} {run.detail}"
 
 
 @transaction.atomic

@@ -44,7 +44,8 @@ def verify_chain(trigger: str = "nightly", requested_by: str = "") -> dict[str, 
     from reviewqueue.audit.services import audit_verify
 
     run = audit_verify(trigger=trigger, requested_by=requested_by or "celery beat")
-    return {"ok": run.ok, "events": run.events_checked, "first_bad_seq": run.first_bad_seq}
+    return {"ok": run.ok, "events": run.events_checked, "first_bad_seq": run.first_bad_seq,
+            "problems": run.problem_count}
 
 
 def add_nightly_verification(sender: Celery, **kwargs: Any) -> None:

@@ -155,8 +155,9 @@ def export(request: HttpRequest, fmt: str) -> HttpResponseBase:
     """The matching events, oldest first, streamed: memory stays flat however many there are.
 
     The JSON Lines export keeps every field as stored, so a full export can be verified offline
-    with `verify_audit --jsonl`. The CSV is for people: JSON columns hold the JSON text as
-    stored, and cells that a spreadsheet would run as a formula start with an apostrophe.
+    with `verify_audit --jsonl`, and a filtered one checked event by event. The CSV is for
+    people: JSON columns hold the JSON text as stored, and cells that a spreadsheet would run
+    as a formula start with an apostrophe.
     """
     problems = unexpected_params(request.GET, FILTER_PARAMS)
     if problems:
@@ -164,11 +165,16 @@ def export(request: HttpRequest, fmt: str) -> HttpResponseBase:
     form = AuditSearchForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form, [])
-    blocks = selectors.export_blocks(form.event_filter(), fmt)
+    event_filter = form.event_filter()
+    blocks = selectors.export_blocks(event_filter, fmt)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    # Only a full export can prove that nothing was removed; say in the name which one this
+    # is, so a search's export is not kept as if it were the whole log. The body stays one
+    # event a line either way, as the offline check and other tools read it.
+    kind = "" if event_filter.is_empty() else "filtered-"
     content_type = ("text/csv; charset=utf-8" if fmt == "csv"
                     else "application/x-ndjson; charset=utf-8")
     response = StreamingHttpResponse(blocks, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="audit-{stamp}.{fmt}"'
+    response["Content-Disposition"] = f'attachment; filename="audit-{kind}{stamp}.{fmt}"'
     response["Cache-Control"] = "no-store"
     return response

@@ -6,10 +6,11 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from reviewqueue.admin_base import ReadOnlyAdmin
+from reviewqueue.admin_base import ReadOnlyAdmin, fixed_choices_filter
 from reviewqueue.audit.services import Actor
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.jobs.services import dead_letter_retry
+from reviewqueue.reviews.models import Verdict
 
 
 @admin.register(Job)
@@ -27,10 +28,10 @@ class JobAdmin(ReadOnlyAdmin):
         "requested_by",
         "finished_at",
     )
-    list_filter = ("state", "scope", "trigger")
+    list_filter = ("state", "scope", fixed_choices_filter("trigger", dict(Verdict.Trigger.choices)))
     search_fields = ("document_key", "actor")
     list_select_related = ("requested_by",)
-    date_hierarchy = "created_at"
+    # No date_hierarchy: its links are built from the dates of every job in the table.
 
 
 @admin.register(JobChunk)

@@ -1,6 +1,7 @@
 from django.contrib import admin
 
-from reviewqueue.admin_base import ReadOnlyAdmin
+from reviewqueue.admin_base import ReadOnlyAdmin, fixed_choices_filter
+from reviewqueue.reviews.labels import REASON_LABELS
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
 
 
@@ -16,7 +17,8 @@ class AnswerAdmin(ReadOnlyAdmin):
 @admin.register(Verdict)
 class VerdictAdmin(ReadOnlyAdmin):
     list_display = ("id", "answer", "decision", "reason", "trigger", "as_of", "created_at")
-    list_filter = ("decision", "reason", "trigger")
+    # The gate's reasons are a fixed list; a plain "reason" would read every verdict for it.
+    list_filter = ("decision", fixed_choices_filter("reason", REASON_LABELS), "trigger")
     list_select_related = ("answer",)
 
 
@@ -29,4 +31,5 @@ class ReviewItemAdmin(ReadOnlyAdmin):
 @admin.register(Decision)
 class DecisionAdmin(ReadOnlyAdmin):
     list_display = ("answer", "action", "reviewer", "verdict", "created_at")
-    list_select_related = ("answer", "reviewer")
+    # Every column that shows a related row is joined, or each row costs a query of its own.
+    list_select_related = ("answer", "reviewer", "verdict")

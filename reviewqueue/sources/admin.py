@@ -9,7 +9,8 @@ from reviewqueue.sources.models import Document, Fact, Passage, Revision
 class DocumentAdmin(ReadOnlyAdmin):
     list_display = ("key", "owner", "current_revision", "withdrawn_at")
     search_fields = ("key",)
-    list_select_related = ("owner", "current_revision")
+    # A revision's name includes its document's key, so that is joined too.
+    list_select_related = ("owner", "current_revision", "current_revision__document")
 
 
 @admin.register(Revision)

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+from reviewqueue.audit.hashing import event_hash, hashed_fields_of
+
 pytestmark = pytest.mark.django_db
 
 
@@ -136,3 +138,203 @@ def test_exporting_100000_events_keeps_memory_flat(
     # stream through in chunks.
     assert large_size > 9 * small_size
     assert large_peak < 2 * small_peak, (small_peak, large_peak)
+
+
+# --- checking an export offline: anchors and filtered exports ----------------------------------
+
+
+def _export(client: Any, tmp_path: Path, query: str = "") -> Path:
+    path = tmp_path / "audit.jsonl"
+    path.write_text(_body(client.get(f"/audit/export.jsonl{query}")), encoding="utf-8")
+    return path
+
+
+def _lines(path: Path) -> list[str]:
+    # Split on "\n" only: a value may hold a raw U+2028, which splitlines() would cut at.
+    return path.read_text(encoding="utf-8").split("\n")[:-1]
+
+
+def _verify_file(path: Path, *args: str) -> str:
+    out = io.StringIO()
+    call_command("verify_audit", "--jsonl", str(path), *args, stdout=out)
+    return out.getvalue()
+
+
+def _anchor_of_the_log() -> str:
+    out = io.StringIO()
+    call_command("verify_audit", "--no-record", stdout=out)
+    return out.getvalue().split("(verify_audit --anchor): ")[1].strip()
+
+
+def test_a_full_export_checks_out_against_an_anchor(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(5)
+    anchor = _anchor_of_the_log()
+    output = _verify_file(_export(admin_client, tmp_path), "--anchor", anchor)
+    assert output.startswith("Audit chain OK. All 6 events check out")
+    assert "Event #6 still has the hash given with --anchor." in output
+
+
+def test_an_export_cut_short_fails_against_the_anchor(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(5)
+    anchor = _anchor_of_the_log()
+    export = _export(admin_client, tmp_path)
+    export.write_text("".join(f"{line}\n" for line in _lines(export)[:4]), encoding="utf-8")
+    # Without the anchor, the four events left are a consistent chain.
+    assert _verify_file(export).startswith("Audit chain OK. All 4 events check out")
+    with pytest.raises(CommandError) as failure:
+        _verify_file(export, "--anchor", anchor)
+    assert failure.value.returncode == 1
+    assert "Event #6 is the first bad event" in str(failure.value)
+    assert "events after #4 were removed" in str(failure.value)
+
+
+def test_an_anchor_whose_hash_matches_nothing_fails(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(5)
+    export = _export(admin_client, tmp_path)
+    with pytest.raises(CommandError) as failure:
+        _verify_file(export, "--anchor", f"3:{'ab' * 32}")
+    assert "Event #3 is the first bad event: its hash differs from the one given with " \
+           "--anchor" in str(failure.value)
+
+
+def test_an_anchor_past_the_end_of_the_export_fails(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(2)
+    with pytest.raises(CommandError, match="Event #40 is the first bad event"):
+        _verify_file(_export(admin_client, tmp_path), "--anchor", f"40:{'ab' * 32}")
+
+
+def test_a_filtered_export_is_checked_event_by_event_not_called_deleted(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(4)
+    export = _export(admin_client, tmp_path, "?trace_id=t-2")
+    # Unless told it is a search's export, the command takes the gaps for deleted events.
+    with pytest.raises(CommandError, match="check it with --partial"):
+        _verify_file(export)
+    output = _verify_file(export, "--partial")
+    assert output.startswith(
+        "Audit export PARTIAL. Not a full export: each event's own hash checked; only a full "
+        "export proves nothing was removed.")
+    assert "It holds event #4, without the 3 events before #4." in output
+    assert "Its one event matches its own hash." in output
+    assert "deleted" not in output
+    assert "missing" not in output
+
+
+def test_a_filtered_export_checks_the_links_between_consecutive_events(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(4)  # seq 2 to 5; seq 1 is the admin's account
+    export = _export(admin_client, tmp_path, "?action=verdict.created")
+    output = _verify_file(export, "--partial")
+    assert "It holds 4 events from #2 to #5, without the 1 event before #2." in output
+    assert "the 3 links between consecutive events hold" in output
+
+    # A forger re-links event 4 and re-hashes it: its own hash is right, its link is not.
+    lines = _lines(export)
+    forged = json.loads(lines[2])
+    forged["prev_hash"] = "0" * 64
+    forged["hash"] = event_hash(hashed_fields_of(forged), forged["prev_hash"])
+    lines[2] = json.dumps(forged, ensure_ascii=False)
+    export.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    with pytest.raises(CommandError) as failure:
+        _verify_file(export, "--partial")
+    message = str(failure.value)
+    assert "Event #4 is the first bad event: it does not link to event #3" in message
+    # Event 5 still names the genuine event 4, so its link breaks too.
+    assert "\n  Event #5: it does not link to event #4" in message
+    assert "Not a full export" in message
+
+
+def test_an_edited_event_in_a_filtered_export_is_named(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(6)
+    export = _export(admin_client, tmp_path, "?trace_id=t-3")
+    edited = json.loads(_lines(export)[0])
+    edited["actor"] = "user:mallory"
+    export.write_text(json.dumps(edited) + "\n", encoding="utf-8")
+    with pytest.raises(CommandError, match="Event #5 is the first bad event: its content"):
+        _verify_file(export, "--partial")
+
+
+def test_a_full_export_with_events_cut_out_fails(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(5)
+    export = _export(admin_client, tmp_path)
+    lines = _lines(export)
+    export.write_text("".join(f"{line}\n" for line in lines[:2] + lines[4:]), encoding="utf-8")
+    with pytest.raises(CommandError) as failure:
+        _verify_file(export)
+    assert failure.value.returncode == 1
+    assert "Audit chain BROKEN. Event #5 is the first bad event" in str(failure.value)
+
+
+def test_an_export_called_partial_says_how_many_events_it_lacks(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(5)
+    export = _export(admin_client, tmp_path)
+    lines = _lines(export)
+    export.write_text("".join(f"{line}\n" for line in lines[:2] + lines[4:]), encoding="utf-8")
+    output = _verify_file(export, "--partial")
+    assert output.startswith("Audit export PARTIAL. Not a full export")
+    assert "It holds 4 events from #1 to #6, without 2 events between." in output
+    # Event 1 to the start of the chain, 2 to 1, and 6 to 5; nothing links 5 to 2.
+    assert "the 3 links between consecutive events hold" in output
+
+
+def test_an_event_repeated_in_an_export_is_named(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(3)
+    export = _export(admin_client, tmp_path)
+    lines = _lines(export)
+    export.write_text("".join(f"{line}\n" for line in [*lines[:3], lines[1], *lines[3:]]),
+                      encoding="utf-8")
+    with pytest.raises(CommandError, match=r"Event #2 is the first bad event: it comes after "
+                                           r"event #3"):
+        _verify_file(export)
+
+
+def test_a_line_that_is_not_an_event_is_refused_by_its_number(tmp_path: Path) -> None:
+    export = tmp_path / "audit.jsonl"
+    export.write_text('{"seq": 1}\n', encoding="utf-8")
+    with pytest.raises(CommandError, match=r"audit.jsonl:1: not an audit event \(no created_at"):
+        _verify_file(export)
+
+
+def test_an_export_with_a_raw_line_separator_in_a_value_verifies(
+    admin_client: Any, db: Any, tmp_path: Path
+) -> None:
+    from django.db import transaction
+
+    from reviewqueue.audit.services import WORKER, audit_record
+
+    with transaction.atomic():
+        audit_record(actor=WORKER, action="x.y", object_type="answer", object_id="t",
+                     after={"note": "one\u2028two\u2029three\x85four"})
+    export = _export(admin_client, tmp_path)
+    text = export.read_text(encoding="utf-8")
+    assert "\u2028" in text  # PostgreSQL's JSON leaves it raw
+    assert len(text.splitlines()) > len(_lines(export))  # what splitlines() would get wrong
+    assert "All 2 events check out" in _verify_file(export)
+
+
+def test_a_filtered_export_says_so_in_its_name(
+    admin_client: Any, chain: Callable[..., Any]
+) -> None:
+    chain(1)
+    full = admin_client.get("/audit/export.jsonl")
+    filtered = admin_client.get("/audit/export.csv?trace_id=t-0")
+    assert 'filename="audit-2' in full["Content-Disposition"]
+    assert 'filename="audit-filtered-2' in filtered["Content-Disposition"]

@@ -32,7 +32,7 @@ def test_the_schedule_of_other_areas_is_kept() -> None:
 def test_a_clean_night_records_a_run_and_no_alert(chain: Callable[..., Any]) -> None:
     chain(3)
     result = verify_chain.apply(kwargs={"trigger": "nightly"}).get()
-    assert result == {"ok": True, "events": 3, "first_bad_seq": None}
+    assert result == {"ok": True, "events": 3, "first_bad_seq": None, "problems": 0}
     run = VerificationRun.objects.get()
     assert (run.trigger, run.ok) == ("nightly", True)
     assert not AuditAlert.objects.exists()
@@ -79,3 +79,99 @@ def test_a_different_break_raises_a_new_alert(chain: Callable[..., Any], tamper:
         cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 2")
     verify_chain.apply(kwargs={"trigger": "nightly"})
     assert sorted(AuditAlert.objects.values_list("first_bad_seq", flat=True)) == [2, 3]
+
+
+def _night() -> dict[str, Any]:
+    return verify_chain.apply(kwargs={"trigger": "nightly"}).get()
+
+
+def _acknowledge_all() -> None:
+    from django.utils import timezone
+
+    AuditAlert.objects.update(acknowledged_at=timezone.now())
+
+
+@pytest.mark.django_db
+def test_a_night_reports_every_problem_it_finds(chain: Callable[..., Any], tamper: Any) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = 2")
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 5")
+    result = _night()
+    assert result == {"ok": False, "events": 5, "first_bad_seq": 3, "problems": 2}
+
+
+@pytest.mark.django_db
+def test_a_new_tamper_after_an_acknowledged_alert_raises_a_new_open_alert(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = 2")
+    _night()
+    _acknowledge_all()
+    _night()
+    assert not AuditAlert.objects.filter(acknowledged_at__isnull=True).exists()
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET object_id = 'other' WHERE seq = 5")
+    _night()
+    alert = AuditAlert.objects.get(acknowledged_at__isnull=True)
+    # Still the chain's first bad event, with what is new first in the message.
+    assert (alert.first_bad_seq, alert.problem) == (3, "missing")
+    assert alert.message.startswith("New since the verification of ")
+    assert ": event #5: its content no longer matches its hash" in alert.message
+    assert "Event #3 is the first bad event" in alert.message
+    assert "2 problems in all" in alert.message
+
+
+@pytest.mark.django_db
+def test_an_event_already_known_to_be_bad_edited_again_raises_a_new_alert(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(4)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 3")
+    _night()
+    _acknowledge_all()
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:eve' WHERE seq = 3")
+    _night()
+    alert = AuditAlert.objects.get(acknowledged_at__isnull=True)
+    assert alert.message.startswith("The problems differ from those found on ")
+    assert "(1 then, 1 now): the log was written to again" in alert.message
+
+
+@pytest.mark.django_db
+def test_a_deletion_past_the_first_break_raises_a_new_alert(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(8)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 2")
+    _night()
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = 6")
+    result = _night()
+    assert (result["first_bad_seq"], result["problems"]) == (2, 2)
+    assert AuditAlert.objects.count() == 2
+    newest = AuditAlert.objects.order_by("-id").first()
+    assert "event #7: event #6 is missing before it" in newest.message
+
+
+@pytest.mark.django_db
+def test_a_break_already_alerted_on_before_runs_listed_their_problems_is_not_news(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    """A run recorded before this version knew only the first problem: the same single
+    problem found now is the same break."""
+    from django.utils import timezone
+
+    chain(4)
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = 2")
+    old = VerificationRun.objects.create(
+        started_at=timezone.now(), finished_at=timezone.now(), trigger="nightly", ok=False,
+        events_checked=1, first_bad_seq=3, problem="missing", detail="Event #3 ...")
+    AuditAlert.objects.create(run=old, first_bad_seq=3, problem="missing", message="...")
+    _night()
+    assert AuditAlert.objects.count() == 1

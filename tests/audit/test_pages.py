@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.db import connection, transaction
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from reviewqueue.audit.models import AuditAlert, AuditEvent, VerificationRun
@@ -295,3 +296,91 @@ def test_a_timeline_cut_short_by_the_events_of_its_documents_says_so(
                            for n in range(selectors.TIMELINE_LIMIT)])
     page = admin_client.get("/audit/answers/t-story/").content.decode()
     assert "This answer has a very long history" in page
+
+
+def test_the_page_lists_every_problem_of_a_broken_chain(
+    admin_client: Any, chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(5)  # seq 2 to 6; seq 1 is the admin's account
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 3")
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = 5")
+    verify()
+    page = admin_client.get("/audit/").content.decode()
+    assert "Broken." in page
+    assert "Event #3 is the first bad event" in page
+    assert "2 problems in all. Checked 5 events, up to event #6." in page
+    assert "2 problems found" in page
+    problems = page[page.index('data-testid="verification-problems"'):page.index("</details>")]
+    assert re.findall(r">#(\d+)</a> <code>(\w+)</code>", problems) == [
+        ("3", "changed"), ("6", "missing")]
+    assert "event #5 is missing before it" in problems
+
+
+def test_the_page_says_when_only_the_first_problems_are_listed(
+    admin_client: Any, bulk: Callable[..., None], tamper: Any
+) -> None:
+    bulk(119)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory'")
+    verify()
+    page = admin_client.get("/audit/").content.decode()
+    assert "The first 100 of 120 problems found" in page
+    assert "120 problems in all" in page
+    assert page.count("<code>changed</code>") == 100
+
+
+@pytest.mark.parametrize("query, message", [
+    ("before=abc", "before: Enter a whole number."),
+    ("after=-1", "after: Ensure this value is greater than or equal to 0."),
+    ("before=0", "before: Ensure this value is greater than or equal to 1."),
+])
+def test_a_bad_paging_cursor_is_refused_by_name(
+    admin_client: Any, query: str, message: str
+) -> None:
+    response = admin_client.get(f"/audit/?{query}")
+    assert response.status_code == 400
+    assert message in response.content.decode()
+
+
+# --- time zones ---------------------------------------------------------------------------------
+
+
+@override_settings(TIME_ZONE="Asia/Tokyo")
+def test_the_list_names_the_time_zone_of_its_times(
+    admin_client: Any, bulk: Callable[..., None]
+) -> None:
+    # bulk() adds 3 ms: the event falls on 12:00:00 UTC, 21:00:00 in Tokyo.
+    bulk(1, start=dt.datetime(2026, 10, 1, 11, 59, 59, 997000, tzinfo=dt.UTC))
+    page = admin_client.get("/audit/?since=2026-10-01&until=2026-10-01").content.decode()
+    assert "Time (Asia/Tokyo)" in page
+    assert "2026-10-01 21:00:00" in page
+    assert "export timestamps are UTC" in page
+
+
+@override_settings(TIME_ZONE="Asia/Tokyo")
+def test_alert_and_verification_times_name_their_zone(
+    admin_client: Any, chain: Callable[..., Any], tamper: Any
+) -> None:
+    from django.utils import timezone
+
+    chain(2)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 2")
+    verify()
+    alert = AuditAlert.objects.get()
+    page = admin_client.get("/audit/").content.decode()
+    assert f"{timezone.localtime(alert.created_at):%Y-%m-%d %H:%M} JST" in page
+    assert f"Last verified {timezone.localtime(alert.run.finished_at):%Y-%m-%d %H:%M} JST" in page
+
+
+@override_settings(TIME_ZONE="Asia/Tokyo")
+def test_the_timeline_names_the_time_zone_of_its_times(
+    admin_client: Any, answer_story: Callable[..., Any]
+) -> None:
+    from django.utils import timezone
+
+    answer = answer_story("t-story")
+    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    assert "Times are in Asia/Tokyo." in page
+    assert f"{timezone.localtime(answer.created_at):%Y-%m-%d %H:%M:%S} JST" in page

@@ -1,8 +1,11 @@
-"""verify_audit names the first bad event whatever was done to the history."""
+"""verify_audit names the first bad event whatever was done to the history, and goes on to
+find every other one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+import tracemalloc
+from collections.abc import Callable, Iterator
 from io import StringIO
 from typing import Any
 
@@ -10,6 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from reviewqueue.audit.chain import MAX_LISTED, walk
 from reviewqueue.audit.hashing import GENESIS_HASH, event_hash, hashed_fields_of
 from reviewqueue.audit.models import AuditEvent, VerificationRun
 from tests.audit.conftest import verify
@@ -275,3 +279,148 @@ def test_a_history_rewritten_with_a_forged_verification_fails_against_an_anchor_
 def test_an_anchor_that_is_not_seq_and_hash_is_refused(db: Any) -> None:
     with pytest.raises(CommandError, match="--anchor: '12:abc' is not SEQ:HASH"):
         call_command("verify_audit", "--anchor", "12:abc")
+
+
+# --- every problem, not only the first --------------------------------------------------------
+
+
+def _problems(run: Any) -> list[tuple[int, str]]:
+    return [(p["seq"], p["problem"]) for p in run.problems]
+
+
+def test_the_walk_goes_on_past_the_first_bad_event(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(8)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 3")
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = 6")
+    run = verify()
+    assert _problems(run) == [(3, "changed"), (7, "missing")]
+    assert (run.first_bad_seq, run.problem, run.problem_count) == (3, "changed", 2)
+    assert run.checked_to_seq == 8
+    assert "Event #3 is the first bad event" in run.detail
+    assert "2 problems in all. Checked 7 events, up to event #8." in run.detail
+
+
+def test_an_edit_made_after_an_earlier_break_is_found(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 2")
+    assert _problems(verify()) == [(2, "changed")]
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET object_id = 'other' WHERE seq = 5")
+    run = verify()
+    assert _problems(run) == [(2, "changed"), (5, "changed")]
+    assert run.first_bad_seq == 2
+
+
+def test_a_rehashed_edit_breaks_only_the_link_after_it(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("""UPDATE audit_auditevent SET after = '{"status": "approved"}'
+                          WHERE seq = 3""")
+        _rehash(cursor, 3)
+    # Event 5 links to the stored hash of event 4, which nobody touched: one problem, not a
+    # cascade down the rest of the log.
+    assert _problems(verify()) == [(4, "broken_link")]
+
+
+def test_events_after_a_gap_are_still_checked(chain: Callable[..., Any], tamper: Any) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq IN (2, 3)")
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 6")
+    run = verify()
+    assert _problems(run) == [(4, "missing"), (6, "changed")]
+    assert "events #2 to #3 are missing" in run.detail
+
+
+def test_the_command_lists_every_problem(chain: Callable[..., Any], tamper: Any) -> None:
+    chain(5)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET object_id = 'other' WHERE seq IN (2, 4)")
+    with pytest.raises(CommandError) as failure:
+        call_command("verify_audit")
+    message = str(failure.value)
+    assert message.startswith("Audit chain BROKEN. Event #2 is the first bad event")
+    assert "2 problems in all. Checked 5 events, up to event #5." in message
+    assert "\n  Event #2: its content no longer matches its hash" in message
+    assert "\n  Event #4: its content no longer matches its hash" in message
+
+
+def test_a_long_list_of_problems_is_cut_short_but_counted_in_full(
+    bulk: Callable[..., None], tamper: Any
+) -> None:
+    bulk(150)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory'")
+    run = verify()
+    assert run.problem_count == 150
+    assert len(run.problems) == 100
+    assert run.problems[-1]["seq"] == 100
+    assert "150 problems in all" in run.detail
+    with pytest.raises(CommandError) as failure:
+        call_command("verify_audit", "--no-record")
+    assert "\n  ... and 50 more (only the first 100 are listed)." in str(failure.value)
+
+
+def test_a_tip_is_vouched_for_only_by_a_clean_run(chain: Callable[..., Any], tamper: Any) -> None:
+    chain(4)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 2")
+    run = verify()
+    # A broken run says how far it got, but leaves no anchor for the next run to trust.
+    assert (run.checked_to_seq, run.last_seq, run.last_hash) == (4, None, "")
+
+
+def _rows(count: int, *, bad: bool) -> Iterator[dict[str, Any]]:
+    """A chain built on the fly, never held whole; with `bad`, every stored hash is wrong."""
+    prev = GENESIS_HASH
+    for seq in range(1, count + 1):
+        row = {"seq": seq, "created_at": "2026-10-01T12:00:00+00:00", "actor_type": "worker",
+               "actor": "worker", "action": "verdict.created", "object_type": "answer",
+               "object_id": f"t-{seq}", "trace_id": f"t-{seq}", "document_id": "",
+               "request_id": "", "before": {}, "after": {"n": seq}, "prev_hash": prev}
+        row["hash"] = "f" * 64 if bad else event_hash(hashed_fields_of(row), prev)
+        prev = row["hash"]
+        yield row
+
+
+def _walk_peak(count: int) -> tuple[int, Any]:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        report = walk(_rows(count, bad=True))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, report
+
+
+def test_a_walk_over_many_bad_events_keeps_memory_flat() -> None:
+    _walk_peak(100)  # warm-up
+    small_peak, small = _walk_peak(2_000)
+    large_peak, large = _walk_peak(40_000)
+    assert (small.problem_count, large.problem_count) == (2_000, 40_000)
+    assert len(large.problems) == MAX_LISTED
+    assert large_peak < 2 * small_peak, (small_peak, large_peak)
+
+
+def test_the_digest_tells_the_same_problems_from_different_ones() -> None:
+    def changed_at(*seqs: int) -> str:
+        rows = []
+        for row in _rows(20, bad=False):
+            if row["seq"] in seqs:
+                row = {**row, "actor": "user:mallory"}
+            rows.append(row)
+        return walk(rows).digest
+
+    assert changed_at(3, 17) == changed_at(3, 17)
+    assert changed_at(3, 17) != changed_at(3)
+    assert changed_at(3) != changed_at(4)
+    assert walk(_rows(20, bad=False)).digest == ""

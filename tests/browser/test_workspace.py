@@ -103,6 +103,28 @@ def test_an_edit_into_an_unsupported_claim_is_refused_and_the_text_is_kept(
     assert (answer.status, answer.current_version.number) == ("held", 1)
 
 
+def test_the_edit_form_shows_each_claim_whole_on_a_laptop_screen(
+    hold: Any, reviewer: Any, sign_in: Any
+) -> None:
+    hold("t-wide", claims=[{"key": "trial_days", "value": "fourteen days", "cite": "d1"}])
+    page = sign_in("alice")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    open_item(page, "t-wide")
+    page.keyboard.press("e")
+    edit = page.locator("#decide [data-action=edit]")
+    for name, shown in (("claims-0-key", "trial_days"), ("claims-0-value", "fourteen days")):
+        field = edit.locator(f"input[name={name}]")
+        expect(field).to_have_value(shown)
+        # Nothing of what the field holds is scrolled out of sight.
+        assert field.evaluate("el => el.scrollWidth <= el.clientWidth"), name
+    # The claims table beside it keeps its verdict column in view.
+    holds = page.locator("table.claims th").last
+    expect(holds).to_have_text("Holds?")
+    box = holds.bounding_box()
+    shown = page.locator("table.claims").locator("xpath=..").bounding_box()  # its scroll box
+    assert box and shown and box["x"] + box["width"] <= shown["x"] + shown["width"] + 1
+
+
 def test_two_reviewers_race_for_one_item_and_exactly_one_gets_it(
     hold: Any, reviewer: Any, bob: Any, sign_in: Any
 ) -> None:

@@ -1,4 +1,4 @@
-"""python manage.py verify_audit: walk the audit chain and name the first bad event."""
+"""python manage.py verify_audit: walk the audit chain and report every bad event."""
 
 from __future__ import annotations
 
@@ -9,20 +9,38 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from reviewqueue.audit.chain import Anchor, walk
+from reviewqueue.audit.chain import Anchor, problem_lines, walk
+from reviewqueue.audit.hashing import HASHED_FIELDS
 from reviewqueue.audit.models import VerificationRun
 from reviewqueue.audit.services import audit_verify
 
+_EVENT_FIELDS = (*HASHED_FIELDS, "prev_hash", "hash")
+
 
 def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
+    """The events of an export, one a line, read as they come (an export of millions of
+    events is never held whole).
+
+    Lines end at "\\n" only: a value may hold a raw U+2028 or another character that
+    str.splitlines() and universal newlines would take for a line break."""
+    with path.open(encoding="utf-8", newline="\n") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
+                row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise CommandError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            missing = ([name for name in _EVENT_FIELDS if name not in row]
+                       if isinstance(row, dict) else list(_EVENT_FIELDS))
+            if missing:
+                raise CommandError(f"{path}:{number}: not an audit event "
+                                   f"(no {', '.join(missing)})")
+            if (not isinstance(row["seq"], int) or isinstance(row["seq"], bool)
+                    or not isinstance(row["created_at"], str)):
+                raise CommandError(f"{path}:{number}: not an audit event (seq must be a whole "
+                                   "number and created_at a time in ISO 8601)")
+            yield row
 
 
 def _anchor(text: str) -> Anchor:
@@ -31,22 +49,31 @@ def _anchor(text: str) -> Anchor:
             and all(c in "0123456789abcdef" for c in digest)):
         raise CommandError(f"--anchor: {text!r} is not SEQ:HASH (an event number, a colon and "
                            "the 64 hex digits of its hash), as printed by an earlier run")
-    return Anchor(seq=int(seq), hash=digest, verified_at="the anchor given")
+    return Anchor(seq=int(seq), hash=digest, source="given with --anchor")
 
 
 class Command(BaseCommand):
-    help = ("Verify the hash chain of the audit log. Prints the first bad event, or that all "
-            "N events check out; exits with status 1 when the chain is broken.")
+    help = ("Verify the hash chain of the audit log, or of a JSON Lines export of it. Says how "
+            "far it checked, whether the chain is intact, and lists every bad event (the "
+            "first 100); exits with status 1 when the chain is broken.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--jsonl", type=Path, default=None,
-            help="Verify a full JSON Lines export instead of the database (nothing is stored).",
+            help="Verify a JSON Lines export instead of the database (nothing is stored). It "
+                 "must be a full export: an event missing from it fails, as one deleted from "
+                 "the log would.",
+        )
+        parser.add_argument(
+            "--partial", action="store_true",
+            help="With --jsonl: the file is a filtered export (a search's), so events it lacks "
+                 "are not failures; each event's own hash, and the links between consecutive "
+                 "events, are checked. Only a full export proves that nothing was removed.",
         )
         parser.add_argument(
             "--anchor", type=_anchor, default=None, metavar="SEQ:HASH",
-            help="Check the log against an anchor kept outside the database (printed by an "
-                 "earlier run): that event must still be there with that hash.",
+            help="Check the log (or the export) against an anchor kept outside the database "
+                 "(printed by an earlier run): that event must be there with that hash.",
         )
         parser.add_argument(
             "--no-record", action="store_true",
@@ -54,17 +81,29 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["partial"] and options["jsonl"] is None:
+            raise CommandError("--partial applies to an export: give it with --jsonl FILE")
         if options["jsonl"] is not None:
-            report = walk(_jsonl_rows(options["jsonl"]))
-            ok, message = report.ok, report.describe()
+            # Strict unless told otherwise: a file with events cut out of its middle must not
+            # pass for a search's export. --partial is the auditor saying it is one.
+            report = walk(_jsonl_rows(options["jsonl"]), anchor=options["anchor"],
+                          allow_partial=options["partial"])
+            ok, message, lines = report.ok, report.describe(), report.problem_lines()
+            heading = "Audit export PARTIAL." if report.partial else "Audit chain OK."
+            if not ok and not options["partial"]:
+                message += ("\n(A search's export lacks events by design: check it with "
+                            "--partial.)")
         else:
             run = audit_verify(trigger=VerificationRun.Trigger.COMMAND,
                                requested_by="verify_audit command",
                                record=not options["no_record"], anchor=options["anchor"])
-            ok, message = run.ok, run.detail
+            ok, message, heading = run.ok, run.detail, "Audit chain OK."
+            lines = problem_lines(run.problems, run.problem_count)
             if ok and run.last_seq:
                 message += ("\nAnchor to keep outside the database (verify_audit --anchor): "
                             f"{run.last_seq}:{run.last_hash}")
         if not ok:
-            raise CommandError(f"Audit chain BROKEN. {message}", returncode=1)
-        self.stdout.write(f"Audit chain OK. {message}")
+            listing = "".join(f"\n  {line}" for line in lines)
+            raise CommandError(f"Audit chain BROKEN. {message}\nProblems:{listing}",
+                               returncode=1)
+        self.stdout.write(f"{heading} {message}")
