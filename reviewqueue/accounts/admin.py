@@ -28,15 +28,21 @@ from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
 from reviewqueue.accounts.models import ApiToken
-from reviewqueue.accounts.services import tokens_revoke, user_deactivate, user_password_set
+from reviewqueue.accounts.services import (
+    tokens_revoke,
+    user_deactivate,
+    user_password_set,
+    user_reactivate,
+)
 from reviewqueue.admin_base import ReadOnlyAdmin
-from reviewqueue.audit.services import Actor
+from reviewqueue.audit.services import Actor, audit_record
 
 ROLE_HELP = (
     "Roles and groups decide what a user may do and which documents they may read. They are "
     "set with `manage.py adduser NAME --role ROLE --group GROUP`, which records the change in "
     "the audit log; here they are only shown. Users are never deleted: deactivate them with "
-    "the action \"Deactivate selected users\" or `manage.py deactivate_user NAME`."
+    "the action \"Deactivate selected users\" or `manage.py deactivate_user NAME`, and bring "
+    "them back with \"Reactivate selected users\" or `manage.py reactivate_user NAME`."
 )
 
 # Actions offered both on the list (for the ticked rows) and on one record's own page.
@@ -123,7 +129,7 @@ class BoundedUserAdmin(ReadOnlyAdmin, UserAdmin):  # type: ignore[type-arg]
         }),
         ("Important dates", {"fields": ("last_login", "date_joined")}),
     )
-    actions = ["deactivate_selected"]
+    actions = ["deactivate_selected", "reactivate_selected"]
     list_help = ROLE_HELP
     change_password_form = PasswordOnlyChangeForm
 
@@ -157,6 +163,16 @@ class BoundedUserAdmin(ReadOnlyAdmin, UserAdmin):  # type: ignore[type-arg]
         self.message_user(request, f"{done} user(s) deactivated.", messages.SUCCESS)
         if queryset.filter(pk=request.user.pk).exists():
             self.message_user(request, "Your own account was left active.", messages.WARNING)
+
+    def has_reactivate_permission(self, request: HttpRequest) -> bool:
+        return self.holds_model_permission(request, "change")
+
+    @admin.action(description="Reactivate selected users (their old tokens stay revoked)",
+                  permissions=["reactivate"], location=LIST_AND_FORM)
+    def reactivate_selected(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        actor = Actor.of_user(request.user)
+        done = sum(user_reactivate(user=user, actor=actor) for user in queryset)
+        self.message_user(request, f"{done} user(s) reactivated.", messages.SUCCESS)
 
     @method_decorator(sensitive_post_parameters())
     def user_change_password(self, request: HttpRequest, id: str,
@@ -200,3 +216,21 @@ class BoundedGroupAdmin(ReadOnlyAdmin, GroupAdmin):
 
     fieldsets = ((None, {"fields": ("name", "permissions"), "description": ROLE_HELP}),)
     list_help = ROLE_HELP
+
+
+_django_password_change = admin.site.password_change
+
+
+def _audited_password_change(request: HttpRequest,
+                             extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    """The admin header's "Change password" (an admin changing their own) is Django's view;
+    a change it makes (a redirect after the POST) is recorded like one made on a user's page."""
+    response = _django_password_change(request, extra_context)
+    if request.method == "POST" and response.status_code == 302:
+        audit_record(actor=Actor.of_user(request.user), action="user.password_changed",
+                     object_type="user", object_id=request.user.get_username())
+    return response
+
+
+# An instance attribute: the admin site builds its URLs from `self.password_change`.
+admin.site.password_change = _audited_password_change  # type: ignore[method-assign]

@@ -135,23 +135,38 @@ def user_deactivate(*, user: AbstractUser, actor: Actor) -> None:
     inactive users) and their tokens are revoked."""
     from django.contrib.sessions.models import Session
 
-    if user.is_active:
-        user.is_active = False
-        user.save(update_fields=["is_active"])
-        audit_record(
-            actor=actor,
-            action="user.deactivated",
-            object_type="user",
-            object_id=user.get_username(),
-            before={"active": True},
-            after={"active": False},
-        )
+    _set_active(user, False, actor=actor)
     tokens_revoke(actor=actor, user=user)
     # Also drop their stored sessions, so nothing of theirs lingers in the session table.
     user_id = str(user.pk)
     for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator():
         if session.get_decoded().get("_auth_user_id") == user_id:
             session.delete()
+
+
+@transaction.atomic
+def user_reactivate(*, user: AbstractUser, actor: Actor) -> bool:
+    """Let a deactivated user sign in again. Their old tokens stay revoked: a new one is
+    issued on purpose (`issue_token`), never brought back with the account. Returns whether
+    the user was inactive."""
+    return _set_active(user, True, actor=actor)
+
+
+def _set_active(user: AbstractUser, active: bool, *, actor: Actor) -> bool:
+    """Switch the account on or off and record it; nothing, and no event, when it already
+    is. A conditional update, so two admins doing it at once record it once."""
+    if not type(user).objects.filter(pk=user.pk, is_active=not active).update(is_active=active):
+        return False
+    user.is_active = active
+    audit_record(
+        actor=actor,
+        action="user.reactivated" if active else "user.deactivated",
+        object_type="user",
+        object_id=user.get_username(),
+        before={"active": not active},
+        after={"active": active},
+    )
+    return True
 
 
 @transaction.atomic

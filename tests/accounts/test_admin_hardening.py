@@ -245,6 +245,48 @@ def test_deactivating_an_inactive_user_again_writes_no_second_event(
     assert len(events("user.deactivated")) == 1
 
 
+def test_a_reactivated_user_signs_in_again_but_their_old_tokens_stay_revoked(
+    admin_client: Client, reviewer: Any, token_client: Any
+) -> None:
+    from reviewqueue.accounts.services import token_issue
+    from reviewqueue.audit.services import SYSTEM
+
+    secret = token_issue(user=reviewer, actor=SYSTEM)
+    run_action(admin_client, USERS, "deactivate_selected", reviewer.pk)
+    response = run_action(admin_client, USERS, "reactivate_selected", reviewer.pk)
+    assert response.status_code == 302
+    assert User.objects.get(pk=reviewer.pk).is_active
+    [back] = events("user.reactivated")
+    assert (back.actor, back.object_id, back.after) == ("user:ada", "alice", {"active": True})
+    alice = Client()
+    assert alice.login(username="alice", password="pw-for-tests-only")
+    assert alice.get("/").status_code == 200
+    old = Client(HTTP_AUTHORIZATION=f"Token {secret}")
+    assert old.get("/api/v1/queue").status_code == 401
+
+
+def test_reactivating_an_active_user_writes_nothing(admin_client: Client, reviewer: Any) -> None:
+    run_action(admin_client, USERS, "reactivate_selected", reviewer.pk)
+    assert events("user.reactivated") == []
+
+
+def test_the_command_reactivates_a_user(reviewer: Any) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    from reviewqueue.accounts.services import user_deactivate
+    from reviewqueue.audit.services import SYSTEM
+
+    user_deactivate(user=reviewer, actor=SYSTEM)
+    out = io.StringIO()
+    call_command("reactivate_user", "alice", stdout=out)
+    assert out.getvalue() == "alice reactivated\n"
+    assert User.objects.get(pk=reviewer.pk).is_active
+    call_command("reactivate_user", "alice", stdout=out)
+    assert out.getvalue().endswith("alice was already active\n")
+
+
 # --- Passwords --------------------------------------------------------------------------------
 
 def change_password(client: Client, user: Any, password: str, **extra: Any) -> Any:
@@ -364,3 +406,22 @@ def test_the_password_service_refuses_an_account_without_a_password() -> None:
     bot.refresh_from_db()
     assert not bot.has_usable_password()
     assert events("user.password_changed") == []
+
+
+def test_an_admin_changing_their_own_password_from_the_header_is_audited(
+    admin_client: Client, admin_user: Any
+) -> None:
+    admin_user.set_password("old-pass-for-tests")
+    admin_user.save()
+    admin_client.force_login(admin_user)
+    response = admin_client.post("/admin/password_change/", {
+        "old_password": "old-pass-for-tests", "new_password1": "N3w-pass-for-tests!",
+        "new_password2": "N3w-pass-for-tests!"})
+    assert response.status_code == 302
+    [changed] = events("user.password_changed")
+    assert (changed.actor, changed.object_id) == ("user:ada", "ada")
+    assert "N3w-pass" not in str(changed.before) + str(changed.after)
+    # A refused change records nothing.
+    admin_client.post("/admin/password_change/", {
+        "old_password": "wrong", "new_password1": "x", "new_password2": "y"})
+    assert len(events("user.password_changed")) == 1

@@ -1,6 +1,6 @@
-from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
+from reviewqueue.accounts.management.commands._users import user_named
 from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.services import token_issue
 from reviewqueue.audit.services import SYSTEM
@@ -21,9 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--label", default="")
 
     def handle(self, *args: object, **options: object) -> None:
-        user = get_user_model().objects.filter(username=options["name"]).first()
-        if user is None:
-            raise CommandError(f"no user named {options['name']!r}; create it with adduser")
+        user = user_named(options["name"], hint="; create it with adduser")
         raw = token_issue(
             user=user, actor=SYSTEM, name=str(options["label"]), scopes=options["scope"]
         )  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from reviewqueue.accounts.management.commands._users import user_named
 from reviewqueue.accounts.services import tokens_revoke
 from reviewqueue.audit.services import SYSTEM
 
@@ -16,9 +16,7 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         user = None
         if options["user"]:
-            user = get_user_model().objects.filter(username=options["user"]).first()
-            if user is None:
-                raise CommandError(f"no user named {options['user']!r}")
+            user = user_named(options["user"])
         count = tokens_revoke(
             actor=SYSTEM,
             prefix=options["prefix"] or None,  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
-from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
+from reviewqueue.accounts.management.commands._users import user_named
 from reviewqueue.accounts.services import token_rotate
 from reviewqueue.audit.services import SYSTEM
 
@@ -12,7 +12,5 @@ class Command(BaseCommand):
         parser.add_argument("name")
 
     def handle(self, *args: object, **options: object) -> None:
-        user = get_user_model().objects.filter(username=options["name"]).first()
-        if user is None:
-            raise CommandError(f"no user named {options['name']!r}")
+        user = user_named(options["name"])
         self.stdout.write(token_rotate(user=user, actor=SYSTEM))

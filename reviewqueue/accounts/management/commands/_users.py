@@ -1,0 +1,16 @@
+"""What the account commands share. Django skips command modules whose name starts with "_"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError
+
+
+def user_named(name: Any, *, hint: str = "") -> Any:
+    """The user called `name`, or a CommandError that names it (and says what to do)."""
+    user = get_user_model().objects.filter(username=name).first()
+    if user is None:
+        raise CommandError(f"no user named {name!r}{hint}")
+    return user
