@@ -63,6 +63,13 @@ def _no_fan_out() -> Any:
         yield
 
 
+def _key(document_key: str) -> str:
+    """Each document states its own key: a publish re-evaluates the answers that cite the
+    document and those that claim one of its keys, and the figure is about a known number of
+    affected answers, not about every answer that happens to share a key."""
+    return f"trial_days_{document_key}"
+
+
 def _publish(document_key: str, revision: str) -> None:
     import datetime as dt
 
@@ -80,7 +87,7 @@ def _publish(document_key: str, revision: str) -> None:
         updated_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
         allowed_principals=("*",),
         passages=(PassageInput("p1", "The free trial lasts 14 days."),),
-        facts=(FactInput(key="trial_days", value=14, valid_from=dt.date(2026, 1, 1),
+        facts=(FactInput(key=_key(document_key), value=14, valid_from=dt.date(2026, 1, 1),
                          valid_until=None, span="p1"),),
     )
     revision_publish(document_key=document_key, revision=revision, data=data, actor=SYSTEM)
@@ -89,7 +96,8 @@ def _publish(document_key: str, revision: str) -> None:
 def _store(prefix: str, document_key: str, count: int) -> None:
     from tests.reevaluation.builders import copy_answers, ingest
 
-    template = ingest(f"{prefix}0", cites=[("d1", document_key, "r1")])
+    template = ingest(f"{prefix}0", cites=[("d1", document_key, "r1")],
+                      claims=[{"key": _key(document_key), "value": 14, "cite": "d1"}])
     assert template.status == "candidate", template.status
     if count > 1:
         copy_answers(template, count - 1, prefix)
@@ -102,12 +110,13 @@ def _answers_stored() -> int:
 
 
 def _in_process(document_key: str) -> tuple[float, int]:
-    """The loop without Celery: find the citing answers through the index, re-evaluate each."""
-    from reviewqueue.jobs.selectors import answer_ids_citing_document
+    """The loop without Celery: find the affected answers (citing the document or claiming
+    its key) through the indexes, re-evaluate each."""
+    from reviewqueue.jobs.selectors import answer_ids_affected_by_document
     from reviewqueue.reviews.services.reevaluation import answers_reevaluate
 
     started = time.perf_counter()
-    ids = list(answer_ids_citing_document(document_key))
+    ids = list(answer_ids_affected_by_document(document_key))
     outcome = answers_reevaluate(answer_ids=ids, trigger="revision")
     elapsed = time.perf_counter() - started
     assert not outcome.errors and outcome.changed == len(ids), outcome
@@ -116,10 +125,10 @@ def _in_process(document_key: str) -> tuple[float, int]:
 
 def _warm_up(document_key: str) -> None:
     """An untimed pass in which nothing changes, so the first timed run pays no start-up."""
-    from reviewqueue.jobs.selectors import answer_ids_citing_document
+    from reviewqueue.jobs.selectors import answer_ids_affected_by_document
     from reviewqueue.reviews.services.reevaluation import answers_reevaluate
 
-    answers_reevaluate(answer_ids=list(answer_ids_citing_document(document_key)),
+    answers_reevaluate(answer_ids=list(answer_ids_affected_by_document(document_key)),
                        trigger="revision")
 
 
@@ -221,12 +230,16 @@ def main() -> None:
 
         from reviewqueue.jobs.selectors import (
             answer_ids_citing_document,
+            answer_ids_claiming,
             answer_ids_due_for_validity,
         )
         from reviewqueue.reviews.services.evaluation import today
 
-        fan_out_index = _plan_uses(answer_ids_citing_document("hot-large").query.sql_with_params(),
-                                   "retrieved_by_document")
+        fan_out_index = (
+            _plan_uses(answer_ids_citing_document("hot-large").query.sql_with_params(),
+                       "retrieved_by_document")
+            and _plan_uses(answer_ids_claiming([_key("hot-large")]).query.sql_with_params(),
+                           "answer_version_claims"))
         sweep_index = _plan_uses(answer_ids_due_for_validity(today())
                                  .query.sql_with_params(), "verdict_next_boundary")
 
@@ -255,7 +268,7 @@ def main() -> None:
 
     small_per, large_per = small_s / small_n, large_s / large_n
     in_process, through_worker = large_n / large_s, args.affected / worker_s
-    indexes = (f"fan-out index {'used' if fan_out_index else 'NOT used'}, "
+    indexes = (f"fan-out indexes {'used' if fan_out_index else 'NOT used'}, "
                f"sweep index {'used' if sweep_index else 'NOT used'}")
     report([
         at_most("re-evaluation time per affected answer, "

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 
 
 class Job(models.Model):
@@ -18,16 +19,16 @@ class Job(models.Model):
     """
 
     class Scope(models.TextChoices):
-        ANSWERS = "answers", "Chosen answers"
-        DOCUMENT = "document", "Answers citing a document"
-        ALL = "all", "Every answer"
-        VALIDITY = "validity", "Validity boundary reached"
+        ANSWERS = "answers", _("Chosen answers")
+        DOCUMENT = "document", _("Answers citing a document or claiming one of its keys")
+        ALL = "all", _("Every answer")
+        VALIDITY = "validity", _("Validity boundary reached")
 
     class State(models.TextChoices):
-        PENDING = "pending", "Waiting to start"
-        RUNNING = "running", "Running"
-        FINISHED = "finished", "Finished"
-        FAILED = "failed", "Failed"
+        PENDING = "pending", _("Waiting to start")
+        RUNNING = "running", _("Running")
+        FINISHED = "finished", _("Finished")
+        FAILED = "failed", _("Failed")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     scope = models.CharField(max_length=16, choices=Scope.choices)
@@ -60,6 +61,13 @@ class Job(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("jobs:detail", args=[self.pk])
+
+    @property
+    def trigger_label(self) -> str:
+        """The trigger in words, as verdicts show it ("Re-evaluated on request")."""
+        from reviewqueue.reviews.models import Verdict
+
+        return str(dict(Verdict.Trigger.choices).get(self.trigger, self.trigger))
 
     @property
     def progress_url(self) -> str:

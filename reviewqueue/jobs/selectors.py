@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import WORKER, Actor
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
-from reviewqueue.reviews.models import Answer, RetrievedItem
+from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem
+from reviewqueue.sources.models import Fact, Revision
 from reviewqueue.sources.selectors import document_get, may_see_document
 
 
@@ -24,6 +25,43 @@ def answer_ids_citing_document(document_key: str) -> QuerySet[Any]:
         .distinct()
         .order_by("answer_id")
     )
+
+
+def document_fact_keys(document_key: str) -> list[str]:
+    """The fact keys of the document's current revision and of the one before it: the keys on
+    which a publish or a withdrawal changed what the knowledge base says."""
+    latest = (Revision.objects.filter(document__key=document_key).order_by("-seq")
+              .values_list("id", flat=True)[:2])
+    return sorted(set(Fact.objects.filter(revision_id__in=list(latest))
+                      .values_list("key", flat=True)))
+
+
+def answer_ids_claiming(keys: list[str]) -> QuerySet[Any]:
+    """Answers whose current version claims one of `keys`. The gate compares a claim with the
+    facts on its key in every document, cited or not, so a change to any document carrying
+    the key can change the verdict. Read through the GIN index of versions' claims."""
+    claims = Q()
+    for key in keys:
+        claims |= Q(claims__contains=[{"key": key}])
+    # Driven from the versions (the index gives those claiming the key); whether each is its
+    # answer's current version is a probe of the answer's primary key, never a walk of answers.
+    current = Answer.objects.filter(pk=OuterRef("answer_id"), current_version_id=OuterRef("pk"))
+    return (
+        AnswerVersion.objects.filter(claims, Exists(current))
+        .values_list("answer_id", flat=True)
+        .order_by("answer_id")
+    )
+
+
+def answer_ids_affected_by_document(document_key: str) -> QuerySet[Any]:
+    """Answers a change to the document may change the verdict of: those that cite it, and
+    those that claim a key its facts carry (now or in the revision before)."""
+    citing = answer_ids_citing_document(document_key)
+    keys = document_fact_keys(document_key)
+    if not keys:
+        return citing
+    # UNION drops the answers found both ways.
+    return citing.order_by().union(answer_ids_claiming(keys).order_by()).order_by("answer_id")
 
 
 def answer_ids_all() -> QuerySet[Any]:

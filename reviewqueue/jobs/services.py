@@ -20,8 +20,8 @@ from django.utils import timezone
 from reviewqueue.audit.services import WORKER, Actor, audit_record
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.jobs.selectors import (
+    answer_ids_affected_by_document,
     answer_ids_all,
-    answer_ids_citing_document,
     answer_ids_due_for_validity,
     validity_sweep_due,
 )
@@ -74,7 +74,9 @@ def _enqueue_fan_out(job: Job) -> None:
     from reviewqueue.jobs.tasks import fan_out_job
 
     job_id = str(job.pk)
-    transaction.on_commit(lambda: fan_out_job.delay(job_id))
+    # robust: a broker that is down must not fail a change that has already committed, nor
+    # stop the messages queued after this one; the job stays pending for jobs.resume_stalled.
+    transaction.on_commit(lambda: fan_out_job.delay(job_id), robust=True)
 
 
 def _store_chunks(job: Job, ids: Iterable[int]) -> int:
@@ -107,7 +109,8 @@ def _send_chunks_on_commit(chunks: Q) -> None:
         for chunk_id, answer_ids, job_id, trigger in rows.iterator(chunk_size=500):
             reevaluate_answers.delay(answer_ids, trigger, job_id=str(job_id), chunk_id=chunk_id)
 
-    transaction.on_commit(send)
+    # robust: the chunks are stored; a send that fails leaves them pending for the resumer.
+    transaction.on_commit(send, robust=True)
 
 
 def _enqueue_pending_chunks(job: Job) -> int:
@@ -216,7 +219,7 @@ def job_fan_out(*, job_id: str) -> Job | None:
 
 def _affected_answer_ids(job: Job) -> Iterator[int]:
     if job.scope == Job.Scope.DOCUMENT:
-        return answer_ids_citing_document(job.document_key).iterator(chunk_size=5000)
+        return answer_ids_affected_by_document(job.document_key).iterator(chunk_size=5000)
     if job.scope == Job.Scope.ALL:
         return answer_ids_all().iterator(chunk_size=5000)
     if job.scope == Job.Scope.VALIDITY:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -67,6 +68,11 @@ class AnswerVersion(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["answer", "number"], name="answer_version_unique"),
+        ]
+        indexes = [
+            # "Which answers claim key K?" (claims @> '[{"key": K}]'): a publish fans out to
+            # them, since the gate reads the facts on a claimed key from every document.
+            GinIndex(fields=["claims"], name="answer_version_claims", opclasses=["jsonb_path_ops"]),
         ]
 
     def __str__(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from celery import shared_task
@@ -74,29 +75,34 @@ def fan_out_document(document_key: str, trigger: str) -> str:
 
 
 def enqueue_document_reevaluation(*, document_key: str, trigger: str, actor: Actor) -> Any:
-    """Called from transaction.on_commit by the sources services, once per changed document.
+    """Start the job that re-evaluates the answers a changed document may affect, inside the
+    transaction that changed it (a publish, a withdrawal, a conflict dismissed or reopened).
 
-    Returns the job, or None when it could not even be recorded. A broker that is down does
-    not fail the caller, whose change is already committed: the job stays pending and
-    `jobs.resume_stalled` sends it later.
+    The job row commits with the change or not at all, so no committed change is left without
+    its job. Only the fan-out message waits for the commit; if it never gets through (a broker
+    that is down, a process that dies), the job stays pending and `jobs.resume_stalled` sends
+    it. Errors are not caught: a job that cannot be recorded must fail the change with it.
     """
     from reviewqueue.jobs.services import job_start_for_document
     from reviewqueue.sources.selectors import document_get, may_see_document
 
-    try:
-        user, requester = _user_of(actor), actor
+    user = _user_of(actor)
+    requester: Actor | None = actor
+    if user is not None:
         document = document_get(document_key)
-        if user is not None and (document is None or not may_see_document(user, document)):
+        if document is None or not may_see_document(user, document):
             # A document the person may not read: the job is not theirs to follow, and the
             # worker's doing, not theirs.
             user, requester = None, None
-        return job_start_for_document(document_key=document_key, trigger=trigger,
-                                      actor=requester, user=user)
-    except Exception as exc:
-        log.error("re-evaluation not enqueued", extra={"document": document_key,
-                                                       "trigger": trigger,
-                                                       "error_type": type(exc).__name__})
-        return None
+    return job_start_for_document(document_key=document_key, trigger=trigger,
+                                  actor=requester, user=user)
+
+
+def enqueue_documents_reevaluation(*, document_keys: Iterable[str], trigger: str,
+                                   actor: Actor) -> list[Any]:
+    """`enqueue_document_reevaluation` for each document, once, in key order."""
+    return [enqueue_document_reevaluation(document_key=key, trigger=trigger, actor=actor)
+            for key in sorted(set(document_keys))]
 
 
 def _user_of(actor: Actor) -> Any:

@@ -25,7 +25,6 @@ from django.utils import timezone
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import FieldError, NotFound
-from reviewqueue.sources.fanout import reevaluate_documents_on_commit
 from reviewqueue.sources.models import Conflict, Document, Fact
 
 log = logging.getLogger(__name__)
@@ -169,6 +168,15 @@ def conflicts_refresh(
     return changes
 
 
+def reevaluate_documents(keys: Iterable[str], *, trigger: str, actor: Actor) -> None:
+    """Start the re-evaluation jobs of these documents in the caller's transaction: a change
+    that commits has its jobs committed with it, and their fan-out is sent on commit."""
+    # Imported late: sources must not depend on reviews at import time.
+    from reviewqueue.reviews.tasks import enqueue_documents_reevaluation
+
+    enqueue_documents_reevaluation(document_keys=keys, trigger=trigger, actor=actor)
+
+
 def _verb(change: ConflictChange) -> str:
     if change.after == Conflict.Status.CLOSED:
         return "closed"
@@ -242,7 +250,7 @@ def conflict_dismiss(
             "revisions": [[p["document"], p["revision"]] for p in conflict.participants],
         },
     )
-    reevaluate_documents_on_commit(conflict.documents, trigger="manual", actor=actor)
+    reevaluate_documents(conflict.documents, trigger="manual", actor=actor)
     return conflict
 
 
@@ -264,5 +272,5 @@ def conflict_reopen(*, conflict_id: int, actor: Actor) -> Conflict:
         before={"status": "dismissed"},
         after={"status": "open"},
     )
-    reevaluate_documents_on_commit(conflict.documents, trigger="manual", actor=actor)
+    reevaluate_documents(conflict.documents, trigger="manual", actor=actor)
     return conflict

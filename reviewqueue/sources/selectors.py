@@ -90,20 +90,6 @@ def current_documents(keys: Iterable[str]) -> dict[str, CurrentDocument]:
             for key, row in rows.items()}
 
 
-_STATES_SQL = """
-SELECT d.key, d.current_revision_id, d.withdrawn_at IS NOT NULL FROM {document} d
-WHERE d.key = ANY(%s)
-"""
-
-
-def document_states(keys: Iterable[str]) -> dict[str, tuple[int | None, bool]]:
-    """Each existing document's current revision id and whether it is withdrawn (1 query):
-    what tells whether a document changed since it was read."""
-    with prepared_cursor() as cursor:
-        cursor.execute(_STATES_SQL.format(**_tables()), [sorted(set(keys))])
-        return {key: (revision_id, withdrawn) for key, revision_id, withdrawn in cursor}
-
-
 _CURRENT_FACTS_SQL = """
 SELECT d.key, r.revision, d.allowed_principals,
        f.subject, f.key, f.value, f.valid_from, f.valid_until, f.span

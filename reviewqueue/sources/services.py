@@ -15,8 +15,7 @@ from django.utils import timezone
 
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
-from reviewqueue.sources.conflicts import conflicts_refresh
-from reviewqueue.sources.fanout import reevaluate_documents_on_commit
+from reviewqueue.sources.conflicts import conflicts_refresh, reevaluate_documents
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
 
 
@@ -99,7 +98,7 @@ def _after_content_change(
     for change in changes:
         keys.update(change.conflict.documents)
         keys.update(p["document"] for p in change.conflict.participants)
-    reevaluate_documents_on_commit(keys, trigger=trigger, actor=actor)
+    reevaluate_documents(keys, trigger=trigger, actor=actor)
 
 
 @transaction.atomic

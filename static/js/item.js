@@ -80,7 +80,25 @@
       button.addEventListener("click", expandAll);
     });
     keepLease();
+    showFirstError();
   });
+
+  // A refused decision comes back as a whole page, scrolled to the top: bring the first
+  // error in the decision forms into view, with the cursor in its field.
+  function showFirstError() {
+    var error = document.querySelector("#decide .errorlist");
+    if (!error) return;
+    var box = error.closest("details");
+    if (box) box.open = true;
+    // Each field's errors follow the field itself.
+    var field = error.previousElementSibling;
+    if (!field || !field.matches("input:not([type=hidden]), select, textarea")) {
+      field = (error.closest("td") || error.parentElement)
+        .querySelector("input:not([type=hidden]), select, textarea");
+    }
+    error.scrollIntoView({ block: "center" });
+    if (field) field.focus({ preventScroll: true });
+  }
 
   document.addEventListener("keydown", function (event) {
     var rq = window.ReviewQueue;

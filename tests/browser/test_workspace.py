@@ -125,6 +125,43 @@ def test_the_edit_form_shows_each_claim_whole_on_a_laptop_screen(
     assert box and shown and box["x"] + box["width"] <= shown["x"] + shown["width"] + 1
 
 
+def test_a_refused_decision_brings_its_error_and_field_into_view(
+    hold: Any, reviewer: Any, sign_in: Any
+) -> None:
+    hold("t-why")
+    page = sign_in("alice")
+    page.set_viewport_size({"width": 1280, "height": 700})
+    open_item(page, "t-why")
+    page.keyboard.press("r")
+    reject = page.locator("#decide [data-action=reject]")
+    reject.locator("select").select_option("other")
+    reject.locator("button[type=submit]").click()
+    page.wait_for_load_state()
+
+    comment = page.locator("#decide [data-action=reject] textarea")
+    expect(page.locator("#decide .errorlist")).to_contain_text("Say why")
+    expect(page.locator("#decide .errorlist")).to_be_in_viewport()
+    expect(comment).to_be_focused()
+    assert Answer.objects.get(trace_id="t-why").status == "held"
+
+
+def test_the_decide_card_stays_reachable_beside_a_long_list_of_findings(
+    hold: Any, reviewer: Any, sign_in: Any
+) -> None:
+    # Forty claims resting on one source each put forty warnings above the Decide card, and
+    # a long answer keeps the page scrolling long past it.
+    hold("t-many", claims=[{"key": "trial_days", "value": 14, "cite": "d1"}] * 40,
+         answer="The free trial lasts 14 days [d1]. " * 120)
+    page = sign_in("alice")
+    page.set_viewport_size({"width": 1280, "height": 700})
+    open_item(page, "t-many")
+    assert page.locator("[data-single-source] p").count() >= 40
+    page.keyboard.press("a")
+    approve = page.locator("#decide [data-action=approve] textarea")
+    expect(approve).to_be_focused()
+    expect(approve).to_be_in_viewport()
+
+
 def test_two_reviewers_race_for_one_item_and_exactly_one_gets_it(
     hold: Any, reviewer: Any, bob: Any, sign_in: Any
 ) -> None:

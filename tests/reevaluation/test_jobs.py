@@ -322,3 +322,18 @@ def test_a_document_id_too_long_to_be_one_is_refused_and_kept(
     assert says in page
     assert f'value="{typed}"' in page
     assert not Job.objects.exists()
+
+
+def test_the_job_page_speaks_the_reviewers_language(five_answers: list[Answer], reviewer: Any,
+                                                    client: Any, on_commit: Any) -> None:
+    with on_commit():
+        job = job_start_for_answers([five_answers[0].pk], "manual", reviewer)
+    client.force_login(reviewer)
+    def shown(**headers: str) -> str:
+        page = client.get(job.get_absolute_url(), **headers).content.decode()
+        return " ".join(page.split())
+
+    assert "Chosen answers · Re-evaluated on request" in shown()
+    japanese = shown(HTTP_ACCEPT_LANGUAGE="ja")
+    assert "選んだ回答 · 依頼による再評価" in japanese
+    assert "manual" not in japanese

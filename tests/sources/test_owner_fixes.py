@@ -40,10 +40,10 @@ def test_dismissing_names_no_document_the_owner_may_not_read(
     named = client.get("/owner/progress?documents=pricing,secret-hr-salary-plan").content
     assert b"<code>pricing</code>" in named
     assert b"<code>secret-hr-salary-plan</code>" not in named
-    secret_job = Job.objects.get(document_key="secret-hr-salary-plan")
+    secret_job = Job.objects.get(document_key="secret-hr-salary-plan", trigger="manual")
     assert secret_job.requested_by is None and secret_job.actor == "worker"
     assert client.get(f"/jobs/{secret_job.pk}/").status_code in (403, 404)
-    assert Job.objects.get(document_key="pricing").requested_by == owner
+    assert Job.objects.get(document_key="pricing", trigger="manual").requested_by == owner
 
 
 def test_the_restricted_documents_owner_still_follows_its_job(
@@ -59,7 +59,8 @@ def test_the_restricted_documents_owner_still_follows_its_job(
         response = client.post(f"/owner/conflicts/{conflict.pk}/dismiss",
                                {"reason": "both valid", "signature": conflict.signature})
     assert "pricing" in response["Location"] and "secret-hr-salary-plan" in response["Location"]
-    assert Job.objects.get(document_key="secret-hr-salary-plan").requested_by == hugo
+    assert Job.objects.get(document_key="secret-hr-salary-plan",
+                           trigger="manual").requested_by == hugo
 
 
 def test_withdrawing_names_no_document_the_owner_may_not_read(

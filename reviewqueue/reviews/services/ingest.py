@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import cache
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from reviewqueue.audit.services import SYSTEM, Actor
@@ -19,13 +20,16 @@ from reviewqueue.prepared import prepared_cursor
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
 from reviewqueue.reviews.services.evaluation import (
     GateInputError,
+    KbRow,
     load_sources,
     run_gate,
     today,
     verdict_fields,
 )
 from reviewqueue.reviews.services.transitions import answers_enter, first_status
-from reviewqueue.sources.selectors import CurrentDocument, document_states
+from reviewqueue.sources.models import Conflict as SourceConflict
+from reviewqueue.sources.models import Document, Fact, Revision
+from reviewqueue.sources.selectors import CurrentDocument
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,7 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
     seen = {r.document_id: _state(sources.documents.get(r.document_id))
             for data in items for r in data.retrieved}
     citing: dict[str, list[int]] = {}
+    claiming: dict[str, list[int]] = {}
     out: list[Answer | GateInputError] = []
     answers: list[Answer] = []
     versions: list[AnswerVersion] = []
@@ -232,12 +237,15 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
         retrieved_rows += retrieved
         for r in data.retrieved:
             citing.setdefault(r.document_id, []).append(answer_id)
+        for claim in data.claims:
+            claiming.setdefault(claim["key"], []).append(answer_id)
         verdicts.append(verdict)
         entered.append((answer, verdict, audit_sample))
     if answers:
         copy_instances(answers, versions, retrieved_rows, verdicts)
         answers_enter(entered=entered, actor=actor)
-        transaction.on_commit(lambda: _catch_up(seen, citing))
+        kb = sources.kb
+        transaction.on_commit(lambda: _catch_up(seen, citing, kb, claiming))
     return out
 
 
@@ -246,14 +254,75 @@ def _state(document: CurrentDocument | None) -> tuple[int | None, bool]:
                                                    document.withdrawn_at is not None)
 
 
-def _catch_up(seen: dict[str, tuple[int | None, bool]], citing: dict[str, list[int]]) -> None:
-    """Once the answers are committed, re-evaluate those whose cited documents changed since
-    the gate read them. A revision published (or a withdrawal) in between started its job at
-    its own commit, when these answers could not be seen yet: without this they would keep a
-    verdict on the old revision. One query when nothing changed."""
-    now = document_states(seen)
-    ids = {answer_id for key, state in seen.items() if now.get(key, (None, False)) != state
+# What identifies the knowledge-base facts on one key: for each fact, the document and current
+# revision it comes from and its subject. Revisions are immutable, so a fact's value can only
+# change with a new revision; a dismissed conflict hides its (subject, key) from the gate.
+_KbState = frozenset[tuple[str, str, str]]
+
+
+def _kb_state(rows: Iterable[KbRow]) -> _KbState:
+    return frozenset((row.document, row.revision, row.fact.subject or "") for row in rows)
+
+
+# Once the answers are committed, in one statement: each cited document's current revision and
+# whether it is withdrawn, and every fact of a current revision on the claimed keys, apart from
+# those of a dismissed conflict (as `current_facts_on` selects them, which is what the gate
+# read). The first column tells the two kinds of row apart.
+_SINCE_SQL = """
+SELECT 'cited', d.key, d.current_revision_id, d.withdrawn_at IS NOT NULL, NULL, NULL, NULL
+FROM {document} d
+WHERE d.key = ANY(%s)
+UNION ALL
+SELECT 'kb', d.key, NULL, NULL, f.key, r.revision, f.subject
+FROM {fact} f
+JOIN {revision} r ON r.id = f.revision_id
+JOIN {document} d ON d.current_revision_id = r.id
+WHERE f.key = ANY(%s)
+  AND NOT EXISTS (SELECT 1 FROM {conflict} c
+                  WHERE c.status = %s AND c.subject = f.subject AND c.key = f.key)
+"""
+
+
+@cache
+def _since_sql() -> str:
+    return _SINCE_SQL.format(**{
+        name: connection.ops.quote_name(model._meta.db_table)
+        for name, model in (("document", Document), ("revision", Revision), ("fact", Fact),
+                            ("conflict", SourceConflict))})
+
+
+def _sources_now(documents: Iterable[str], keys: Iterable[str]
+                 ) -> tuple[dict[str, tuple[int | None, bool]], dict[str, _KbState]]:
+    """The cited documents' states and the knowledge base's state on `keys` (1 query)."""
+    states: dict[str, tuple[int | None, bool]] = {}
+    kb: dict[str, set[tuple[str, str, str]]] = {}
+    with prepared_cursor() as cursor:
+        cursor.execute(_since_sql(), [sorted(set(documents)), sorted(set(keys)),
+                                      SourceConflict.Status.DISMISSED.value])
+        for kind, document, revision_id, withdrawn, key, revision, subject in cursor:
+            if kind == "cited":
+                states[document] = (revision_id, withdrawn)
+            else:
+                kb.setdefault(key, set()).add((document, revision, subject))
+    return states, {key: frozenset(rows) for key, rows in kb.items()}
+
+
+def _catch_up(seen: dict[str, tuple[int | None, bool]], citing: dict[str, list[int]],
+              kb: dict[str, list[KbRow]], claiming: dict[str, list[int]]) -> None:
+    """Once the answers are committed, re-evaluate those whose sources changed since the gate
+    read them: a cited document, or the knowledge-base facts on a key they claim. A publish,
+    withdrawal or dismissal in between started its job at its own commit, when these answers
+    could not be seen yet: without this they would keep a verdict on what the store said
+    before. Compared per claimed key, not per document read, so that a document carrying the
+    key for the first time counts too. One query when nothing changed."""
+    documents, facts = _sources_now(seen, claiming)
+    ids = {answer_id for key, state in seen.items() if documents.get(key, (None, False)) != state
            for answer_id in citing.get(key, ())}
+    # A claim whose subject differs from a changed fact's is re-evaluated all the same: cheap,
+    # and the verdict comes out unchanged.
+    ids.update(answer_id for key, answers in claiming.items()
+               if facts.get(key, frozenset()) != _kb_state(kb.get(key, ()))
+               for answer_id in answers)
     if ids:
         from reviewqueue.jobs.services import job_start_for_answers
 
