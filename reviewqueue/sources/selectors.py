@@ -90,9 +90,10 @@ def current_documents(keys: Iterable[str]) -> dict[str, CurrentDocument]:
             for key, row in rows.items()}
 
 
-_CURRENT_FACTS_SQL = """
-SELECT d.key, r.revision, d.allowed_principals,
-       f.subject, f.key, f.value, f.valid_from, f.valid_until, f.span
+# The facts of current revisions on some keys (f, r, d), apart from those on a (subject, key)
+# whose conflict was dismissed: what the gate reads from the knowledge base. Its parameters are
+# the keys and the dismissed status; ingest reads the same rows again once it has committed.
+CURRENT_FACTS_FROM = """
 FROM {fact} f
 JOIN {revision} r ON r.id = f.revision_id
 JOIN {document} d ON d.current_revision_id = r.id
@@ -100,6 +101,10 @@ WHERE f.key = ANY(%s)
   AND NOT EXISTS (SELECT 1 FROM {conflict} c
                   WHERE c.status = %s AND c.subject = f.subject AND c.key = f.key)
 """
+
+_CURRENT_FACTS_SQL = """
+SELECT d.key, r.revision, d.allowed_principals,
+       f.subject, f.key, f.value, f.valid_from, f.valid_until, f.span""" + CURRENT_FACTS_FROM
 
 
 def current_facts_on(keys: Iterable[str]) -> list[tuple[str, str, tuple[str, ...], FactRow]]:

@@ -29,7 +29,7 @@ from reviewqueue.reviews.services.evaluation import (
 from reviewqueue.reviews.services.transitions import answers_enter, first_status
 from reviewqueue.sources.models import Conflict as SourceConflict
 from reviewqueue.sources.models import Document, Fact, Revision
-from reviewqueue.sources.selectors import CurrentDocument
+from reviewqueue.sources.selectors import CURRENT_FACTS_FROM, CurrentDocument
 
 
 @dataclass(frozen=True)
@@ -273,14 +273,7 @@ SELECT 'cited', d.key, d.current_revision_id, d.withdrawn_at IS NOT NULL, NULL, 
 FROM {document} d
 WHERE d.key = ANY(%s)
 UNION ALL
-SELECT 'kb', d.key, NULL, NULL, f.key, r.revision, f.subject
-FROM {fact} f
-JOIN {revision} r ON r.id = f.revision_id
-JOIN {document} d ON d.current_revision_id = r.id
-WHERE f.key = ANY(%s)
-  AND NOT EXISTS (SELECT 1 FROM {conflict} c
-                  WHERE c.status = %s AND c.subject = f.subject AND c.key = f.key)
-"""
+SELECT 'kb', d.key, NULL, NULL, f.key, r.revision, f.subject""" + CURRENT_FACTS_FROM
 
 
 @cache
