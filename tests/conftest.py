@@ -62,6 +62,16 @@ def admin_user(make_user: Callable[..., Any]) -> Any:
 
 
 @pytest.fixture
+def admin_client(admin_user: Any) -> Any:
+    """ada, signed in: an admin is staff and superuser (adduser --role admin)."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(admin_user)
+    return client
+
+
+@pytest.fixture
 def service(make_user: Callable[..., Any]) -> Any:
     return make_user("rag-service", "service")
 

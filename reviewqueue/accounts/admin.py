@@ -31,11 +31,12 @@ from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.services import (
     tokens_revoke,
     user_deactivate,
+    user_password_changed,
     user_password_set,
     user_reactivate,
 )
 from reviewqueue.admin_base import ReadOnlyAdmin
-from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.audit.services import Actor
 
 ROLE_HELP = (
     "Roles and groups decide what a user may do and which documents they may read. They are "
@@ -227,8 +228,7 @@ def _audited_password_change(request: HttpRequest,
     a change it makes (a redirect after the POST) is recorded like one made on a user's page."""
     response = _django_password_change(request, extra_context)
     if request.method == "POST" and response.status_code == 302:
-        audit_record(actor=Actor.of_user(request.user), action="user.password_changed",
-                     object_type="user", object_id=request.user.get_username())
+        user_password_changed(user=request.user, actor=Actor.of_user(request.user))
     return response
 
 

@@ -181,9 +181,11 @@ def user_password_set(*, user: AbstractUser, password: str, actor: Actor) -> Non
         raise ValueError(f"{user.get_username()} has no password to change")
     user.set_password(password)
     user.save(update_fields=["password"])
-    audit_record(
-        actor=actor,
-        action="user.password_changed",
-        object_type="user",
-        object_id=user.get_username(),
-    )
+    user_password_changed(user=user, actor=actor)
+
+
+def user_password_changed(*, user: AbstractUser, actor: Actor) -> None:
+    """Record that the password changed (never the password or its hash): also for a change
+    Django's own form saved, an admin's own from the admin header."""
+    audit_record(actor=actor, action="user.password_changed", object_type="user",
+                 object_id=user.get_username())

@@ -35,14 +35,6 @@ def _fast_hashing(settings: Any) -> None:
 
 
 @pytest.fixture
-def admin_client(admin_user: Any) -> Client:
-    """ada, signed in: an admin is staff and superuser (adduser --role admin)."""
-    client = Client()
-    client.force_login(admin_user)
-    return client
-
-
-@pytest.fixture
 def token(service: Any) -> ApiToken:
     token_issue(user=service, actor=SYSTEM, scopes=["read"])
     return ApiToken.objects.get(user=service)

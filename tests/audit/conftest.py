@@ -71,15 +71,6 @@ def verify() -> Any:
 
 
 @pytest.fixture
-def admin_client(admin_user: Any) -> Any:
-    from django.test import Client
-
-    client = Client()
-    client.force_login(admin_user)
-    return client
-
-
-@pytest.fixture
 def reviewer_client(reviewer: Any) -> Any:
     from django.test import Client
 

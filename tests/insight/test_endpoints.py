@@ -34,13 +34,6 @@ def _sample(text: str, name: str) -> float:
 
 
 @pytest.fixture
-def admin_client(admin_user: Any) -> Client:
-    client = Client()
-    client.force_login(admin_user)
-    return client
-
-
-@pytest.fixture
 def admin_api(admin_user: Any, token_client: Any) -> Any:
     return token_client(admin_user)
 

@@ -22,13 +22,6 @@ DOCUMENTS = "/admin/sources/document/"
 VERDICTS = "/admin/reviews/verdict/"
 
 
-@pytest.fixture
-def admin_client(admin_user: Any) -> Client:
-    client = Client()
-    client.force_login(admin_user)
-    return client
-
-
 def queries_to_list(client: Client, url: str) -> tuple[int, str]:
     with CaptureQueriesContext(connection) as captured:
         response = client.get(url)
