@@ -9,16 +9,23 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import render
+from django.utils.translation import gettext, gettext_noop
+
+# In the API's language (English); pages translate them.
+NOT_A_PARAMETER = gettext_noop("not a search parameter")
+GIVEN_TWICE = gettext_noop("given more than once")
 
 
 def param_problems(query: QueryDict, allowed: frozenset[str]) -> dict[str, str]:
     """Parameters the page does not know, and known ones given more than once, by name."""
-    problems = dict.fromkeys(sorted(set(query) - allowed), "not a search parameter")
-    problems.update({name: "given more than once" for name in sorted(set(query) & allowed)
+    problems = dict.fromkeys(sorted(set(query) - allowed), NOT_A_PARAMETER)
+    problems.update({name: GIVEN_TWICE for name in sorted(set(query) & allowed)
                      if len(query.getlist(name)) > 1})
     return problems
 
@@ -29,15 +36,19 @@ def unexpected_params(query: QueryDict, allowed: frozenset[str]) -> list[str]:
 
 def refuse_unknown_params(request: HttpRequest, allowed: Iterable[str] = ()
                           ) -> HttpResponse | None:
-    """A 400 naming the unknown (or repeated) parameters, or None when all is well.
-
-    Plain text: the names come from the caller and are echoed back, never as HTML.
-    """
-    problems = unexpected_params(request.GET, frozenset(allowed))
+    """A 400 page naming the unknown (or repeated) parameters, with a link to the same page
+    without them, or None when all is well. The names come from the caller: the template
+    escapes them."""
+    known = frozenset(allowed)
+    problems = param_problems(request.GET, known)
     if not problems:
         return None
-    return HttpResponseBadRequest("\n".join(problems) + "\n",
-                                  content_type="text/plain; charset=utf-8")
+    kept = {name: request.GET[name] for name in sorted(known & set(request.GET))
+            if name not in problems}
+    return render(request, "bad_params.html", {
+        "problems": [(name, gettext(problem)) for name, problem in problems.items()],
+        "without_url": f"{request.path}?{urlencode(kept)}" if kept else request.path,
+    }, status=400)
 
 
 class SearchDateField(forms.DateField):

@@ -123,6 +123,24 @@ def _filters(params: QueryDict) -> QueueFilters:
     )
 
 
+QUEUE_PARAMS = ("reason", "document", "release", "claim", "cursor", "limit")
+
+
+def _back(request: HttpRequest) -> str:
+    """The query of the queue page the reviewer came from (its filters and page), carried as
+    `back` through the item page and its forms so that "Queue" and every decision return
+    there. Only the queue's own parameters are kept: the target is always the queue."""
+    raw = request.POST.get("back") or request.GET.get("back") or ""
+    query = QueryDict(raw[:2000])
+    return urlencode([(name, query[name]) for name in QUEUE_PARAMS
+                      if query.get(name) and len(query.getlist(name)) == 1])
+
+
+def _back_to_queue(back: str) -> str:
+    url = reverse("reviews:queue")
+    return f"{url}?{back}" if back else url
+
+
 def _queue_url(filters: QueueFilters, **extra: str) -> str:
     params = {**filters.as_params(), **{k: v for k, v in extra.items() if v}}
     url = reverse("reviews:queue")
@@ -136,8 +154,9 @@ def _readable_answer(request: HttpRequest, trace_id: str) -> Answer:
     return answer
 
 
-def _item_url(trace_id: str) -> str:
-    return reverse("reviews:item", args=[trace_id])
+def _item_url(trace_id: str, back: str = "") -> str:
+    url = reverse("reviews:item", args=[trace_id])
+    return f"{url}?{urlencode({'back': back})}" if back else url
 
 
 # --- Queue ------------------------------------------------------------------------------------
@@ -154,9 +173,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 
 def _queue(request: HttpRequest) -> HttpResponse:
-    if refused := refuse_unknown_params(
-        request, ("reason", "document", "release", "claim", "cursor", "limit")
-    ):
+    if refused := refuse_unknown_params(request, QUEUE_PARAMS):
         return refused
     filters = _filters(request.GET)
     cursor = None
@@ -191,6 +208,7 @@ def _queue(request: HttpRequest) -> HttpResponse:
         "all_reasons_url": _queue_url(QueueFilters("", filters.document, filters.release,
                                                    filters.claim)),
         "now": timezone.now(),
+        "back": request.GET.urlencode(),
     }
     return render(request, "reviews/queue.html", context)
 
@@ -205,7 +223,7 @@ def next_item(request: HttpRequest) -> HttpResponse:
     if answer is None:
         messages.info(request, _("Nothing unclaimed is waiting for you."))
         return HttpResponseRedirect(_queue_url(filters))
-    return HttpResponseRedirect(_item_url(answer.trace_id))
+    return HttpResponseRedirect(_item_url(answer.trace_id, _back(request)))
 
 
 # --- Leases -------------------------------------------------------------------------------------
@@ -220,7 +238,7 @@ def claim(request: HttpRequest, trace_id: str) -> HttpResponse:
         messages.warning(request, _held_by_message(exc))
     except NotHeld:
         messages.info(request, _("This answer is no longer waiting for review."))
-    return HttpResponseRedirect(_item_url(trace_id))
+    return HttpResponseRedirect(_item_url(trace_id, _back(request)))
 
 
 @require_POST
@@ -228,23 +246,24 @@ def claim(request: HttpRequest, trace_id: str) -> HttpResponse:
 def release(request: HttpRequest, trace_id: str) -> HttpResponse:
     answer = _readable_answer(request, trace_id)
     force = request.POST.get("force") == "1"
+    back = _back(request)
     try:
         released = lease_release(answer=answer, user=request.user, actor=_actor(request),
                                  force=force)
     except LeasedByOther as exc:
         messages.warning(request, _held_by_message(exc))
-        return HttpResponseRedirect(_item_url(trace_id))
+        return HttpResponseRedirect(_item_url(trace_id, back))
     except NotHeld:
-        return HttpResponseRedirect(reverse("reviews:queue"))
+        return HttpResponseRedirect(_back_to_queue(back))
     except AdminOnly as exc:
         raise PermissionDenied from exc
     if force:
         if released:
             messages.success(request, _("The lease was broken; the answer is free again."))
-        return HttpResponseRedirect(_item_url(trace_id))
+        return HttpResponseRedirect(_item_url(trace_id, back))
     if released:
         messages.success(request, _("Released. The answer is back in the queue."))
-    return HttpResponseRedirect(reverse("reviews:queue"))
+    return HttpResponseRedirect(_back_to_queue(back))
 
 
 @require_POST
@@ -267,8 +286,11 @@ def renew(request: HttpRequest, trace_id: str) -> HttpResponse:
         return JsonResponse({"error": exc.code, "message": _(
             "Your lease on this answer has ended: it expired or an admin broke it. Reload "
             "the page and start reviewing again to decide.")}, status=409)
+    until = timezone.localtime(lease.until) if lease.until else None
+    # `until_shown` as the page writes it, for the page to show the renewed time.
     return JsonResponse({"holder": lease.holder,
-                         "until": lease.until.isoformat() if lease.until else None})
+                         "until": until.isoformat() if until else None,
+                         "until_shown": formats.date_format(until, "H:i") if until else None})
 
 
 @require_POST
@@ -345,7 +367,10 @@ def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
     conflict_records = conflicts_of_answer(page.answer)
     owners = _owner_rows(page.answer, conflict_records)
     forms = forms or _forms(page)
+    back = _back(request)
     context = {
+        "back": back,
+        "queue_url": _back_to_queue(back),
         "page": page,
         "read_only": read_only,
         "may_decide": page.may_decide and not read_only,
@@ -418,20 +443,22 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         raise Http404("No such answer") from exc
 
     question = result.answer.question[:80]
+    back = _back(request)
     if result.status == Answer.Status.HELD:
-        messages.success(request, _(
+        # Saved, but not done: the answer still waits, so this is no success.
+        messages.warning(request, _(
             "Saved the edit as version %(number)s. The gate still holds it (%(reason)s): "
             "review it and approve it explicitly.") % {
             "number": result.verdict.version.number,
             "reason": verdict_reason_label(result.verdict.reason)})
-        return HttpResponseRedirect(_item_url(trace_id))
+        return HttpResponseRedirect(_item_url(trace_id, back))
     done = {
         "approve": _("Approved: “%(question)s”."),
         "reject": _("Rejected: “%(question)s”."),
         "edit": _("Edited and approved: “%(question)s”."),
     }[action]
     messages.success(request, done % {"question": question})
-    return HttpResponseRedirect(reverse("reviews:queue"))
+    return HttpResponseRedirect(_back_to_queue(back))
 
 
 def _refusal(exc: FieldError) -> str:
@@ -504,7 +531,7 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
                                owner_note=note)
     messages.success(request, _("Sent to the owners. The answer stays held and is marked "
                                 "as waiting for them."))
-    return HttpResponseRedirect(_item_url(trace_id))
+    return HttpResponseRedirect(_item_url(trace_id, _back(request)))
 
 
 def _handoff_refusal(exc: Exception) -> tuple[int, str, int]:

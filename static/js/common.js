@@ -26,8 +26,18 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
+    // A choice made with the mouse applies at once. Arrow keys change a closed menu's value
+    // one step at a time, so from the keyboard the menu waits for its button instead.
     document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
-      select.addEventListener("change", function () { select.form.submit(); });
+      var keyed = false;
+      select.addEventListener("keydown", function () { keyed = true; });
+      select.addEventListener("pointerdown", function () { keyed = false; });
+      select.addEventListener("change", function () {
+        if (!keyed) { select.form.submit(); return; }
+        select.form.querySelectorAll(".js-hidden").forEach(function (b) {
+          b.classList.remove("js-hidden");
+        });
+      });
     });
     document.querySelectorAll("[data-help]").forEach(function (button) {
       button.addEventListener("click", openHelp);

@@ -32,6 +32,16 @@
     document.querySelectorAll("#decide button[type=submit]").forEach(function (b) { b.disabled = true; });
   }
 
+  // The lease box says until when the reviewer holds the answer: move that time with each
+  // renewal, in the page's own words (only the time changes).
+  function showLeaseUntil(data) {
+    var box = document.querySelector("[data-lease-until]");
+    var shown = box && box.getAttribute("data-lease-until");
+    if (!shown || !data.until_shown || data.until_shown === shown) return;
+    box.textContent = box.textContent.split(shown).join(data.until_shown);
+    box.setAttribute("data-lease-until", data.until_shown);
+  }
+
   function keepLease() {
     if (!workspace.dataset.leaseMine) return;
     var seconds = Number(workspace.dataset.leaseSeconds) || 900;
@@ -42,6 +52,7 @@
           clearInterval(timer);
           return response.json().then(function (data) { leaseLost(data.message || ""); });
         }
+        if (response.ok) return response.json().then(showLeaseUntil);
       }).catch(function () { /* offline for a moment: try again at the next tick */ });
     }, every);
   }

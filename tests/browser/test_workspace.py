@@ -230,11 +230,71 @@ def test_the_item_page_renews_its_lease_while_it_stays_open(
     hold("t-renew")
     page = sign_in("alice")
     open_item(page, "t-renew")
-    first = ReviewItem.objects.get(answer__trace_id="t-renew").lease_until
+    # Say the lease ran to three hours from now when the page was drawn: each renewal moves
+    # the time the lease box shows to the lease's new end.
+    drawn = timezone.now() + dt.timedelta(hours=3)
+    ReviewItem.objects.filter(answer__trace_id="t-renew").update(lease_until=drawn)
+    page.reload()
+    box = page.locator(".lease-box.mine [data-lease-until]")
+    expect(box).to_contain_text(f"until {timezone.localtime(drawn):%H:%M}")
     with page.expect_response(lambda r: r.url.endswith("/renew"), timeout=20_000) as renewal:
         pass
     assert renewal.value.status == 200
-    assert ReviewItem.objects.get(answer__trace_id="t-renew").lease_until > first
+    renewed = ReviewItem.objects.get(answer__trace_id="t-renew").lease_until
+    assert renewed < drawn
+    expect(box).to_have_text(
+        f"You are working on this until {timezone.localtime(renewed):%H:%M}; the lease renews "
+        "while this page is open.")
+
+
+def test_a_lost_lease_is_said_where_the_reviewer_is_reading(
+    hold: Any, reviewer: Any, sign_in: Any, settings: Any
+) -> None:
+    settings.REVIEW_LEASE_SECONDS = 30
+    hold("t-lost", answer=" ".join(f"Sentence {i} of a long answer [d1]." for i in range(80)))
+    page = sign_in("alice")
+    open_item(page, "t-lost")
+    page.mouse.wheel(0, 4000)  # down at the decision forms, far from the top
+    ReviewItem.objects.filter(answer__trace_id="t-lost").update(lease_until=None,
+                                                                leased_by=None)
+    banner = page.locator("[data-lease-lost]")
+    expect(banner).to_be_visible(timeout=20_000)
+    expect(banner).to_contain_text("Your lease on this answer has ended")
+    assert page.evaluate("window.scrollY") > 500
+    box = banner.bounding_box()
+    assert box is not None and 0 <= box["y"] < 900  # inside the viewport, not off at the top
+    expect(page.locator("#decide [data-action=approve] button[type=submit]")).to_be_disabled()
+
+
+def test_the_language_menu_waits_for_its_button_when_used_from_the_keyboard(
+    hold: Any, reviewer: Any, sign_in: Any
+) -> None:
+    hold("t-lang")
+    page = sign_in("alice")
+    menu = page.locator("header select[name=language]")
+    menu.focus()
+    page.keyboard.press("ArrowDown")  # one step through the list, not a choice yet
+    page.wait_for_timeout(300)
+    expect(page.locator("h1")).to_have_text("Review queue")
+    button = page.locator("header form.language button[type=submit]")
+    expect(button).to_be_visible()
+    button.click()
+    expect(page.locator("h1")).to_have_text("レビュー待ち一覧")
+    # Picked with the mouse, the menu applies at once.
+    page.locator("header select[name=language]").select_option("en")
+    expect(page.locator("h1")).to_have_text("Review queue")
+
+
+def test_each_claim_input_of_the_edit_form_has_a_name(hold: Any, reviewer: Any,
+                                                      sign_in: Any) -> None:
+    hold("t-labels")
+    page = sign_in("alice")
+    open_item(page, "t-labels")
+    page.keyboard.press("e")
+    expect(page.get_by_label("Key of claim 1", exact=True)).to_have_value("trial_days")
+    expect(page.get_by_label("Value of claim 1", exact=True)).to_have_value("14")
+    expect(page.get_by_label("Source cited by claim 1", exact=True)).to_have_value("d1")
+    expect(page.get_by_label("Key of claim 2", exact=True)).to_have_value("")  # to add one
 
 
 def test_question_mark_opens_the_keyboard_help(hold: Any, reviewer: Any, sign_in: Any) -> None:

@@ -93,6 +93,9 @@ def test_renewal_of_ones_active_lease_extends_it_without_an_audit_event(
     assert response.json()["holder"] == "alice"
     item = ReviewItem.objects.get(answer__trace_id=trace)
     assert item.lease_until > timezone.now() + dt.timedelta(seconds=60)
+    # The new end, as the page writes it, for the page to show.
+    assert response.json()["until_shown"] == timezone.localtime(item.lease_until).strftime(
+        "%H:%M")
     assert AuditEvent.objects.filter(action="lease.claimed").count() == 1
 
 
