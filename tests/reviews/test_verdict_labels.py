@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
-from reviewqueue.reviews.models import Answer
+from reviewqueue.audit.services import Actor
+from reviewqueue.reviews.models import Answer, ReviewItem
+from reviewqueue.reviews.services.reevaluation import answer_reevaluate
+from reviewqueue.sources.services import document_withdraw
 from tests.reviews.conftest import current_verdict_id, fact
 
 pytestmark = pytest.mark.django_db
@@ -76,6 +79,38 @@ def test_an_audit_sample_says_so_next_to_its_supported_verdict(
     # The queue keeps calling the item what it is there for.
     queue = text_of(client.get("/"))
     assert 'primary">Audit sample</span>' in queue
+
+
+def test_an_audit_sample_stays_for_its_reviewer_when_a_fresh_verdict_still_lets_it_through(
+    settings: Any, agreeing: None, submit: Any, publish: Any
+) -> None:
+    settings.AUDIT_SAMPLE_RATE = 1.0
+    assert submit("sample-2", as_of=None).json()["status"] == "held"
+    settings.AUDIT_SAMPLE_RATE = 0.0
+    # A second document agrees on the claimed key: the answer's gate input changes.
+    publish("pricing-copy", facts=[fact("trial_days", 14)],
+            passages=[{"span": "p1", "text": "Trials last 14 days."}])
+    answer = Answer.objects.get(trace_id="sample-2")
+    first = answer.current_verdict_id
+    fresh = answer_reevaluate(answer_id=answer.pk, trigger="revision")
+    assert fresh is not None and fresh.pk != first and fresh.decision == "candidate"
+    answer.refresh_from_db()
+    assert answer.status == "held" and answer.current_verdict_id == fresh.pk
+    item = ReviewItem.objects.get(answer=answer)
+    assert item.audit_sample and item.primary_reason == "supported"
+
+
+def test_a_fresh_verdict_that_abstains_takes_an_audit_sample_out_of_the_queue(
+    settings: Any, agreeing: None, submit: Any, publish: Any, owner: Any
+) -> None:
+    settings.AUDIT_SAMPLE_RATE = 1.0
+    assert submit("sample-3", as_of=None).json()["status"] == "held"
+    answer = Answer.objects.get(trace_id="sample-3")
+    document_withdraw(document_key="pricing", actor=Actor.of_user(owner))
+    answer_reevaluate(answer_id=answer.pk, trigger="revision")
+    answer.refresh_from_db()
+    assert answer.status == "abstained"
+    assert not ReviewItem.objects.filter(answer=answer).exists()
 
 
 def test_a_held_answer_that_is_no_audit_sample_does_not_say_audit_sample(

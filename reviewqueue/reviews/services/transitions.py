@@ -120,6 +120,11 @@ def answer_apply_verdict(
     assert transaction.get_connection().in_atomic_block
     old_status = answer.status or None
     new_status = status_after(old_status, verdict.decision)
+    if (old_status == Answer.Status.HELD and new_status == Answer.Status.CANDIDATE
+            and ReviewItem.objects.filter(answer=answer, audit_sample=True).exists()):
+        # An audit sample was drawn to be checked by a person: a fresh verdict that still lets
+        # it through does not take it out of the sample (insight's reject share counts on it).
+        new_status = Answer.Status.HELD
     now = timezone.now()
     old_verdict_id = answer.current_verdict_id
     _set_current(answer, verdict, old_status, new_status, now)
