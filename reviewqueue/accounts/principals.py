@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
@@ -27,6 +27,15 @@ def user_principals(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
 def may_read(allowed: Iterable[str], principals: Iterable[str]) -> bool:
     allowed_set = set(allowed)
     return EVERYONE in allowed_set or not allowed_set.isdisjoint(principals)
+
+
+def may_read_every(keys: Collection[str], allowed: Mapping[str, Iterable[str]],
+                   principals: Iterable[str]) -> bool:
+    """May the holder of `principals` read every document in `keys`, given each document's
+    allowed principals (`allowed`, by key)? A key with no document has no readers but the
+    services, and no keys at all means no: an answer that retrieved nothing still asked
+    something, and only services and admins see it."""
+    return bool(keys) and all(k in allowed and may_read(allowed[k], principals) for k in keys)
 
 
 def is_valid_principal(value: str) -> bool:

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.errors import FieldError
 
 DEFAULT_SCOPES: dict[str, list[str]] = {
     Role.SERVICE: [ApiToken.Scope.PUBLISH, ApiToken.Scope.SUBMIT, ApiToken.Scope.READ],
@@ -36,7 +37,14 @@ def user_create_or_update(
     actor: Actor,
     email: str = "",
 ) -> AbstractUser:
-    """Create the user (or update an existing one) with exactly one role plus extra groups."""
+    """Create the user (or update an existing one) with exactly one role plus extra groups.
+
+    Roles are groups too, so an extra group named after a role would grant that role: it is
+    refused (FieldError on `groups`) and nothing is changed.
+    """
+    if roles := sorted(set(groups) & {r.value for r in Role}):
+        raise FieldError("groups", f"{', '.join(roles)} is a role, not a group; give a user "
+                                   "one role with --role")
     ensure_role_groups()
     user_model = get_user_model()
     user, created = user_model.objects.get_or_create(username=username, defaults={"email": email})

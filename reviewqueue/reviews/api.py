@@ -404,7 +404,9 @@ class AnswerBatchView(BodyLimitedAPIView):
                 valid.append((index, data))
                 results.append(None)
                 continue
-            trace_id = storable(raw.get("trace_id")) if isinstance(raw, dict) else None
+            # Echoed only when it is a string: a refused item may hold anything there.
+            trace_id = raw.get("trace_id") if isinstance(raw, dict) else None
+            trace_id = storable(trace_id) if isinstance(trace_id, str) else None
             # An error about the item as a whole (null, not an object) names the item.
             problems = [{**e, "field": e["field"] or f"answers[{index}]"}
                         for e in flatten_errors(errors)]

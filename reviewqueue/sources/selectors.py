@@ -475,7 +475,7 @@ def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
 def readable_answers(answer_ids: set[int], user: Any) -> set[int]:
     """The answers among `answer_ids` that `user` may read in full: every document they cite
     allows one of the user's principals. Two queries whatever the number of answers."""
-    from reviewqueue.accounts.principals import may_read, user_principals
+    from reviewqueue.accounts.principals import may_read_every, user_principals
     from reviewqueue.reviews.models import RetrievedItem
 
     if not answer_ids:
@@ -487,7 +487,5 @@ def readable_answers(answer_ids: set[int], user: Any) -> set[int]:
     keys = {k for ks in cited.values() for k in ks}
     allowed = dict(Document.objects.filter(key__in=keys).values_list("key", "allowed_principals"))
     principals = user_principals(user)
-    return {
-        answer_id for answer_id, ks in cited.items()
-        if all(k in allowed and may_read(allowed[k], principals) for k in ks)
-    }
+    return {answer_id for answer_id, ks in cited.items()
+            if may_read_every(ks, allowed, principals)}

@@ -30,6 +30,22 @@ def test_adduser_gives_the_role_and_groups_as_principals(db: Any) -> None:
     assert AuditEvent.objects.filter(action="user.created", object_id="hana").exists()
 
 
+@pytest.mark.parametrize("group", ["admin", "service", "owner"])
+def test_adduser_refuses_an_extra_group_named_after_a_role(db: Any, group: str) -> None:
+    from django.contrib.auth import get_user_model
+    from django.core.management.base import CommandError
+
+    from reviewqueue.accounts.roles import user_roles
+
+    call_command("adduser", "mallory", "--role", "reviewer", stdout=StringIO())
+    with pytest.raises(CommandError, match=f"--group: {group} is a role, not a group"):
+        call_command("adduser", "mallory", "--role", "reviewer", "--group", "hr",
+                     "--group", group, stdout=StringIO())
+    user = get_user_model().objects.get(username="mallory")
+    assert user_roles(user) == {"reviewer"}
+    assert sorted(user.groups.values_list("name", flat=True)) == ["reviewer"]
+
+
 def test_issue_token_prints_a_token_that_is_stored_only_hashed(service: Any) -> None:
     out = StringIO()
     call_command("issue_token", "rag-service", stdout=out)

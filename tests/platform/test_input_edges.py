@@ -175,6 +175,23 @@ def test_a_batch_item_whose_trace_id_has_a_lone_surrogate_is_that_items_error(
     assert QuarantinedPayload.objects.get().trace_id == "b\ufffd"
 
 
+@pytest.mark.parametrize("trace_id", [
+    {"x": "y" * 1000},
+    5,
+    json.loads("[" * 900 + "]" * 900),  # as deep as the JSON parser lets through
+])
+def test_a_batch_item_whose_trace_id_is_no_string_is_that_items_error_and_not_echoed(
+    publish: Any, service_api: Any, trace_id: Any
+) -> None:
+    publish()
+    results = batch(service_api, answer_body("b-1"), {**answer_body(), "trace_id": trace_id})
+    assert [r["status_code"] for r in results] == [201, 400]
+    assert results[1]["trace_id"] is None
+    assert [e["field"] for e in results[1]["errors"]] == ["trace_id"]
+    assert stored_trace_ids() == {"b-1"}
+    assert QuarantinedPayload.objects.get().trace_id == ""
+
+
 # --- One result per batch item ------------------------------------------------------------------
 
 def test_a_null_batch_item_is_that_items_error(publish: Any, service_api: Any) -> None:

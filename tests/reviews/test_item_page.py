@@ -237,6 +237,22 @@ def test_a_reviewer_outside_hr_never_receives_the_hr_passage(
     assert "hr-1" not in client.get("/").content.decode()
 
 
+def test_an_answer_that_retrieved_nothing_is_seen_only_by_services_and_admins(
+    sources: Any, submit: Any, reviewer: Any, owner: Any, admin_user: Any, login: Any,
+    token_client: Any, service_api: Any
+) -> None:
+    # Nothing was retrieved, so no document says who may read it; the question still may be
+    # private.
+    response = submit("no-sources", as_of=None, asked_by=["group:hr"], retrieved=[],
+                      claims=[], answer="Bob in HR is being let go.")
+    assert response.json()["status"] == "abstained"
+    for person in (reviewer, owner):
+        assert token_client(person).get("/api/v1/answers/no-sources").status_code == 404
+        assert login(person).get("/answers/no-sources/").status_code == 404
+    assert service_api.get("/api/v1/answers/no-sources").status_code == 200
+    assert token_client(admin_user).get("/api/v1/answers/no-sources").status_code == 200
+
+
 def test_a_reviewer_in_hr_does_see_the_hr_passage(hr_answer: str, hr_reviewer: Any,
                                                   login: Any) -> None:
     html = login(hr_reviewer).get(f"/answers/{hr_answer}/").content.decode()

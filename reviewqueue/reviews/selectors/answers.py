@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Prefetch, QuerySet
 
 from reviewqueue.accounts.models import Role
-from reviewqueue.accounts.principals import may_read, user_principals
+from reviewqueue.accounts.principals import may_read, may_read_every, user_principals
 from reviewqueue.accounts.roles import has_role, remember_groups
 from reviewqueue.reviews.models import Answer, Decision, RetrievedItem, Verdict
 from reviewqueue.sources.models import Document
@@ -42,8 +42,7 @@ def user_may_read_answer(answer: Answer, principals: frozenset[str]) -> bool:
     keys = {item.document_key for item in answer.retrieved.all()}
     allowed = dict(Document.objects.filter(key__in=keys).values_list("key",
                                                                       "allowed_principals"))
-    # A document the store has not received yet has no readers but the services.
-    return all(key in allowed and may_read(allowed[key], principals) for key in keys)
+    return may_read_every(keys, allowed, principals)
 
 
 RESTRICTED_MESSAGE = "sources in force disagree, and one of them is a document you may not read"
@@ -139,4 +138,4 @@ def owners_who_may_read(answer: Answer, owners: list[Any]) -> list[Any]:
     cited = {item.document_key for item in answer.retrieved.all()}
     allowed = dict(Document.objects.filter(key__in=cited).values_list("key", "allowed_principals"))
     return [o for o in owners if has_role(o, Role.OWNER, Role.ADMIN)
-            and all(k in allowed and may_read(allowed[k], user_principals(o)) for k in cited)]
+            and may_read_every(cited, allowed, user_principals(o))]

@@ -23,7 +23,7 @@ from django.db.models.functions import Left, Right
 from django.utils.translation import gettext as _
 
 import gating
-from reviewqueue.accounts.principals import may_read, user_principals
+from reviewqueue.accounts.principals import may_read, may_read_every, user_principals
 from reviewqueue.reviews.labels import (
     days_phrase,
     decision_label,
@@ -343,8 +343,8 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         for d in Document.objects.filter(key__in=keys | kb_keys)
         .select_related("current_revision", "owner")
     }
-    if not all(k in documents and may_read(documents[k].allowed_principals, principals)
-               for k in keys):
+    if not may_read_every(keys, {k: d.allowed_principals for k, d in documents.items()},
+                          principals):
         return None
 
     # Validity on the date the verdict was computed for, not today: the page must agree with

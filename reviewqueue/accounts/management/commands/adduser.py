@@ -1,8 +1,9 @@
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.services import user_create_or_update
 from reviewqueue.audit.services import SYSTEM
+from reviewqueue.errors import FieldError
 
 
 class Command(BaseCommand):
@@ -21,13 +22,16 @@ class Command(BaseCommand):
         parser.add_argument("--email", default="")
 
     def handle(self, *args: object, **options: object) -> None:
-        user = user_create_or_update(
-            username=str(options["name"]),
-            role=Role(str(options["role"])),
-            groups=list(options["group"]),  # type: ignore[call-overload]
-            password=options["password"] or None,  # type: ignore[arg-type]
-            email=str(options["email"]),
-            actor=SYSTEM,
-        )
+        try:
+            user = user_create_or_update(
+                username=str(options["name"]),
+                role=Role(str(options["role"])),
+                groups=list(options["group"]),  # type: ignore[call-overload]
+                password=options["password"] or None,  # type: ignore[arg-type]
+                email=str(options["email"]),
+                actor=SYSTEM,
+            )
+        except FieldError as exc:
+            raise CommandError(f"--group: {exc.field_message}") from exc
         groups = ", ".join(sorted(user.groups.values_list("name", flat=True)))
         self.stdout.write(f"{user.username}: {groups}")
