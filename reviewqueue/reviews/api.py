@@ -19,6 +19,7 @@ from reviewqueue.accounts.principals import is_valid_principal, user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_base import (
     BodyLimitedAPIView,
+    DayField,
     IdField,
     JSONScalarField,
     RoleAndScope,
@@ -94,9 +95,7 @@ class AnswerIn(StrictSerializer):
     )
     asked_by = serializers.ListField(child=serializers.CharField(max_length=200), max_length=200)
     index_release = serializers.CharField(max_length=200, allow_blank=True)
-    as_of = serializers.DateField(
-        input_formats=["iso-8601"], required=False, allow_null=True, default=None
-    )
+    as_of = DayField(required=False, allow_null=True, default=None)
     retrieved = serializers.ListField(child=RetrievedIn(), max_length=1000)
     claims = serializers.ListField(child=ClaimIn(), max_length=1000)
 

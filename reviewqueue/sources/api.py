@@ -13,6 +13,7 @@ from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.principals import is_valid_principal, may_read, user_principals
 from reviewqueue.api_base import (
     BodyLimitedAPIView,
+    DayField,
     IdField,
     JSONScalarField,
     RoleAndScope,
@@ -33,10 +34,8 @@ class FactIn(StrictSerializer):
     subject = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     key = serializers.CharField(max_length=200)
     value = JSONScalarField()
-    valid_from = serializers.DateField(input_formats=["iso-8601"])
-    valid_until = serializers.DateField(
-        input_formats=["iso-8601"], allow_null=True, required=False, default=None
-    )
+    valid_from = DayField()
+    valid_until = DayField(allow_null=True, required=False, default=None)
     span = IdField(max_length=200, required=False, allow_blank=True, default="")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

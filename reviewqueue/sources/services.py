@@ -13,6 +13,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
 from reviewqueue.sources.conflicts import conflicts_refresh, reevaluate_documents
@@ -113,6 +115,9 @@ def revision_publish(
     owner = get_user_model().objects.filter(username=data.owner, is_active=True).first()
     if owner is None:
         raise FieldError("owner", f"no active user named {data.owner!r}")
+    if not has_role(owner, Role.OWNER, Role.ADMIN):
+        # The owner is who resolves the document's conflicts on the owner's pages.
+        raise FieldError("owner", f"{data.owner!r} is not a document owner (nor an admin)")
     digest = data.digest()
 
     document, _ = Document.objects.get_or_create(key=document_key, defaults={"owner": owner})

@@ -275,3 +275,20 @@ def test_the_schema_documents_the_error_responses(
 def test_the_schema_gives_the_batch_size_limits(schema: dict[str, Any]) -> None:
     answers = schema["components"]["schemas"]["BatchInRequest"]["properties"]["answers"]
     assert (answers["minItems"], answers["maxItems"]) == (1, 500)
+
+
+@pytest.mark.parametrize("day", ["2026-W43-2", "20261020", "2026-1-5", "2026-10-20T00:00"])
+def test_a_day_is_written_yyyy_mm_dd_and_nothing_else(publish: Any, service_api: Any,
+                                                     day: str) -> None:
+    publish()
+    response = send(service_api, "/api/v1/answers", {**answer_body(), "as_of": day})
+    assert response.status_code == 400, response.content
+    assert fields(response) == ["as_of"]
+    assert "YYYY-MM-DD" in response.json()["errors"][0]["message"]
+    fact = {"key": "k", "value": 1, "valid_from": day, "valid_until": None}
+    response = send(service_api, "/api/v1/documents/other/revisions/r1",
+                    revision_body(facts=[fact]), method="put")
+    assert response.status_code == 400, response.content
+    assert fields(response) == ["facts[0].valid_from"]
+    assert not Answer.objects.exists() and not Revision.objects.filter(
+        document__key="other").exists()

@@ -99,6 +99,16 @@ def test_bad_revision_bodies_name_the_field_and_are_quarantined(
     assert field in [e["field"] for e in kept.errors]
 
 
+def test_the_owner_named_must_be_a_document_owner(service_api: Any, owner: Any,
+                                                  reviewer: Any) -> None:
+    response = service_api.put(URL, revision_body(owner=reviewer.username), format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{
+        "field": "owner", "message": f"{reviewer.username!r} is not a document owner (nor an "
+                                     "admin)"}]
+    assert not Revision.objects.exists()
+
+
 def test_a_reviewer_token_cannot_publish(token_client: Any, reviewer: Any, owner: Any) -> None:
     response = token_client(reviewer).put(URL, revision_body(), format="json")
     assert response.status_code == 403

@@ -16,6 +16,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from reviewqueue.jobs.api import JobStartView
+from reviewqueue.jobs.models import Job
 from reviewqueue.jobs.services import job_start_for_document
 from reviewqueue.reviews.models import Answer
 from tests.reevaluation.builders import copy_answers
@@ -31,6 +32,36 @@ def job_url(publish_doc: Any, ingest: Any, token_client: Any, reviewer: Any) -> 
                                            format="json")
     assert response.status_code == 202, response.content
     return f"/api/v1/jobs/{response.json()['id']}"
+
+
+def test_a_job_for_a_document_that_does_not_exist_is_a_404(admin_user: Any,
+                                                           token_client: Any) -> None:
+    response = token_client(admin_user).post("/api/v1/jobs", {"document_id": "no-such-doc"},
+                                             format="json")
+    assert response.status_code == 404
+    assert "no document 'no-such-doc'" in response.json()["detail"]
+    assert not Job.objects.exists()
+
+
+def test_a_trace_id_that_is_no_string_is_named(reviewer: Any, token_client: Any) -> None:
+    response = token_client(reviewer).post("/api/v1/jobs", {"trace_ids": ["t-1", 5]},
+                                           format="json")
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["trace_ids[1]"]
+
+
+def test_a_form_posted_with_a_session_may_carry_its_csrf_token(
+    publish_doc: Any, ingest: Any, reviewer: Any
+) -> None:
+    from rest_framework.test import APIClient
+
+    publish_doc("pricing", "r1")
+    ingest("t-1")
+    client = APIClient()
+    client.force_login(reviewer)
+    response = client.post("/api/v1/jobs", {"trace_ids": "t-1",
+                                            "csrfmiddlewaretoken": "from-the-form"})
+    assert response.status_code == 202, response.content
 
 
 @pytest.fixture
