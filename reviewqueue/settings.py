@@ -229,6 +229,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "reviewqueue.api_schema.common_responses",
+    ],
 }
 
 # Request bodies above this size are refused with 413 (and quarantined, truncated).

@@ -372,8 +372,28 @@ class AnswerCreateView(BodyLimitedAPIView):
         return Response(ingest_body(request, result.answer), status=201 if result.created else 200)
 
 
+class ErrorItemOut(serializers.Serializer):
+    field = serializers.CharField(help_text="Path of the bad value, e.g. retrieved[1].cite")
+    message = serializers.CharField()
+
+
+class BatchItemOut(serializers.Serializer):
+    """One item's result: an ingest result (status_code 200 or 201), or an error (any other
+    status_code) with error, detail and errors as the single-answer endpoint would send."""
+
+    index = serializers.IntegerField()
+    status_code = serializers.IntegerField()
+    trace_id = serializers.CharField(allow_null=True)
+    status = serializers.CharField(required=False)
+    verdict = VerdictOut(required=False)
+    review_url = serializers.CharField(allow_null=True, required=False)
+    error = serializers.CharField(required=False)
+    detail = serializers.CharField(required=False)
+    errors = ErrorItemOut(many=True, required=False)
+
+
 class BatchResultOut(serializers.Serializer):
-    results = serializers.ListField(child=serializers.JSONField())
+    results = BatchItemOut(many=True)
 
 
 class AnswerBatchView(BodyLimitedAPIView):

@@ -272,6 +272,34 @@ def test_the_schema_documents_the_error_responses(
     assert statuses <= set(schema["paths"][path][method]["responses"])
 
 
+def test_every_operation_documents_the_refusals_it_can_give_with_the_error_body(
+    schema: dict[str, Any]
+) -> None:
+    error = {"$ref": "#/components/schemas/Error"}
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            responses = operation["responses"]
+            assert {"401", "403", "429"} <= set(responses), (method, path)
+            if "{" in path:
+                assert "404" in responses, (method, path)
+            for status, response in responses.items():
+                if status.startswith("4"):
+                    assert response["content"]["application/json"]["schema"] == error, \
+                        (method, path, status)
+
+
+def test_the_schema_describes_each_batch_result(schema: dict[str, Any]) -> None:
+    item = schema["components"]["schemas"]["BatchItemOut"]
+    assert {"index", "status_code", "trace_id", "verdict", "errors"} <= set(item["properties"])
+    assert set(item["required"]) == {"index", "status_code", "trace_id"}
+
+
+def test_a_refusal_has_the_documented_error_body(reviewer: Any, token_client: Any,
+                                                 schema: dict[str, Any]) -> None:
+    body = token_client(reviewer).post("/api/v1/answers", {}, format="json").json()
+    assert set(schema["components"]["schemas"]["Error"]["required"]) <= set(body)
+
+
 def test_the_schema_gives_the_batch_size_limits(schema: dict[str, Any]) -> None:
     answers = schema["components"]["schemas"]["BatchInRequest"]["properties"]["answers"]
     assert (answers["minItems"], answers["maxItems"]) == (1, 500)

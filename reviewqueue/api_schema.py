@@ -1,0 +1,50 @@
+"""The responses every API operation can give, added to the OpenAPI schema in one place.
+
+Each view documents what its own work can answer (201, 400 naming the field, 409...). Whatever
+the view, a request can also be refused before it runs: no valid token or session (401), a
+role or token scope that may not call it (403), too many requests (429), an answer, job or
+document one may not read or that does not exist (404, for paths naming one). Those share the
+API's error body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERROR = {
+    "type": "object",
+    "properties": {
+        "error": {"type": "string", "description": "A short code, e.g. invalid, not_found"},
+        "detail": {"type": "string"},
+        "errors": {"type": "array", "items": {"$ref": "#/components/schemas/ErrorItemOut"}},
+    },
+    "required": ["error", "detail", "errors"],
+}
+
+COMMON = {
+    "401": "No valid token (Authorization: Token ...) or session",
+    "403": "Your role or the token's scopes may not call this",
+    "429": "Too many requests; Retry-After says when to try again",
+}
+NAMED = {"404": "No such object, or one you may not read"}
+
+
+def common_responses(result: dict[str, Any], generator: Any, request: Any, public: bool
+                     ) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: add the refusals above, with the error body, to
+    every operation that does not document them itself, and give every documented 4xx that
+    body."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas.setdefault("Error", ERROR)
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for path, operations in result.get("paths", {}).items():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            added = {**COMMON, **(NAMED if "{" in path else {})}
+            for status, description in added.items():
+                responses.setdefault(status, {"description": description, "content": error})
+            for status, response in responses.items():
+                # A refusal a view documents by its description alone has the same body.
+                if status.startswith("4") and "content" not in response:
+                    response["content"] = error
+    return result
