@@ -45,7 +45,7 @@ from reviewqueue.reviews.labels import (
     show_value,
     verdict_reason_label,
 )
-from reviewqueue.reviews.models import Answer
+from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import (
     conflicts_of_answer,
     owners_to_ask,
@@ -104,7 +104,12 @@ def _actor(request: HttpRequest) -> Actor:
 
 
 def _when(moment: Any) -> str:
-    return formats.date_format(timezone.localtime(moment), "DATETIME_FORMAT")
+    """A lease's end as the lease box writes it (a lease lasts minutes: the time, and the day
+    only when it is not today). Never the locale's long format, whose "p.m." would end the
+    sentence twice."""
+    local = timezone.localtime(moment)
+    same_day = local.date() == timezone.localdate()
+    return formats.date_format(local, "H:i" if same_day else "Y-m-d H:i")
 
 
 def _held_by_message(exc: LeasedByOther) -> str:
@@ -419,7 +424,8 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         return _render_refused(
             request, trace_id, action,
             stale={"decision": decision_label(exc.verdict.decision),
-                   "reason": verdict_reason_label(exc.verdict.reason)},
+                   "reason": verdict_reason_label(exc.verdict.reason),
+                   "edited": exc.verdict.version_id != _version_of(data.verdict_id)},
         )
     except EditRefused as exc:
         return _render_item(
@@ -459,6 +465,12 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     }[action]
     messages.success(request, done % {"question": question})
     return HttpResponseRedirect(_back_to_queue(back))
+
+
+def _version_of(verdict_id: int) -> int | None:
+    """The answer version a verdict was computed on: the one the reviewer saw, when a
+    colleague's edit has made a new one since."""
+    return Verdict.objects.filter(pk=verdict_id).values_list("version_id", flat=True).first()
 
 
 def _refusal(exc: FieldError) -> str:
@@ -554,7 +566,6 @@ def _handoff_refusal(exc: Exception) -> tuple[int, str, int]:
 def reevaluate_now(request: HttpRequest, trace_id: str) -> HttpResponse:
     """Re-evaluate this answer on the current revisions and show the job's progress."""
     from reviewqueue.jobs.services import job_start_for_answers
-    from reviewqueue.reviews.models import Verdict
 
     answer = _readable_answer(request, trace_id)
     job = job_start_for_answers([answer.pk], Verdict.Trigger.MANUAL, request.user,

@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
@@ -356,6 +357,12 @@ def revision_publish_corrected(
     )
 
 
+# Refusals of fact_end_validity, in the API's language; the owner's page translates them.
+LAST_DAY_BEFORE_START = gettext_noop("must not be before the fact becomes valid")
+LAST_DAY_NOT_EARLIER = gettext_noop(
+    "must be before the day the fact ends now; to extend it, correct its values instead")
+
+
 def fact_end_validity(
     *, document: Document, fact_id: int, last_day: date, note: str, actor: Actor, user: Any
 ) -> PublishResult:
@@ -367,7 +374,10 @@ def fact_end_validity(
             raise RevisionChanged(current.revision)  # a fact of an older revision
         raise FieldError("fact", "not a fact of the current revision")
     if last_day < fact.valid_from:
-        raise FieldError("last_day", "must not be before the fact becomes valid")
+        raise FieldError("last_day", LAST_DAY_BEFORE_START)
+    if fact.valid_until is not None and last_day >= fact.valid_until:
+        # Ending a fact never extends it (an owner extends one by correcting its values).
+        raise FieldError("last_day", LAST_DAY_NOT_EARLIER)
     edit = FactEdit(
         fact_id=fact.pk, value=fact.value, valid_from=fact.valid_from, valid_until=last_day
     )

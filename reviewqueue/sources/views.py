@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -415,9 +416,13 @@ def _publish_then_progress(
         return _document_changed(request, document, exc, **page)
     except FieldError as exc:
         end_form = page.get("end_form")
+        error = exc.message
         if end_form is not None and exc.field in end_form.fields:
-            end_form.add_error(exc.field, exc.field_message)
-        return _document_page(request, document, error=exc.message, **page)
+            # Said in the owner's language, on the field's own label.
+            refusal = gettext(exc.field_message)
+            end_form.add_error(exc.field, refusal)
+            error = f"{end_form[exc.field].label}: {refusal}"
+        return _document_page(request, document, error=error, **page)
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("sources:document", key=document.key)

@@ -98,7 +98,12 @@
   // error in the decision forms into view, with the cursor in its field.
   function showFirstError() {
     var error = document.querySelector("#decide .errorlist");
-    if (!error) return;
+    if (!error) {
+      // Refused with no form left to hold it: what the reviewer wrote is shown to copy.
+      var unsaved = document.querySelector("[data-unsaved]");
+      if (unsaved) unsaved.scrollIntoView({ block: "center" });
+      return;
+    }
     var box = error.closest("details");
     if (box) box.open = true;
     // Each field's errors follow the field itself.

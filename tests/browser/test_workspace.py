@@ -247,6 +247,26 @@ def test_the_item_page_renews_its_lease_while_it_stays_open(
         "while this page is open.")
 
 
+def test_a_reject_refused_because_a_colleague_took_the_item_shows_what_was_written(
+    hold: Any, reviewer: Any, bob: Any, sign_in: Any, live_server: Any
+) -> None:
+    hold("t-taken", answer=" ".join(f"Sentence {i} of a long answer [d1]." for i in range(60)))
+    page = sign_in("alice")
+    page.goto(f"{live_server.url}/answers/t-taken/")  # read before claiming: forms are open
+    lease_claim(answer=Answer.objects.get(trace_id="t-taken"), user=bob,
+                actor=Actor.of_user(bob))
+    page.keyboard.press("r")
+    page.select_option("#decide [data-action=reject] select", index=1)
+    page.fill("#decide [data-action=reject] textarea", "The EU figure is outdated.")
+    page.locator("#decide [data-action=reject] button[type=submit]").click()
+    expect(page.locator(".message.warning")).to_contain_text("bob is working on this answer "
+                                                             "until")
+    unsaved = page.locator("[data-unsaved]")
+    expect(unsaved).to_contain_text("The EU figure is outdated.")
+    expect(unsaved).to_be_in_viewport()
+    assert ".." not in page.locator(".message.warning").inner_text()
+
+
 def test_a_lost_lease_is_said_where_the_reviewer_is_reading(
     hold: Any, reviewer: Any, sign_in: Any, settings: Any
 ) -> None:

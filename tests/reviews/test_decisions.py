@@ -373,6 +373,27 @@ def test_the_page_shows_the_fresh_verdict_when_the_sources_changed(
     assert Answer.objects.get(trace_id=trace).status == "held"
 
 
+def test_an_approval_after_a_colleagues_edit_says_the_answer_was_edited(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    seen = current_verdict_id(trace)
+    # Another tab of the same reviewer saves an edit the gate still holds.
+    page_post(client, trace, "edit", answer="The trial lasts 14 days, in short [d1].",
+              **claims_form({"key": "trial_days", "value": "14", "value_type": "number",
+                             "cite": "d1"}))
+    assert current_verdict_id(trace) != seen
+    response = client.post(f"/answers/{trace}/decide", {
+        "action": "approve", "approve-verdict": seen, "approve-comment": "ok"})
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "The answer was edited while you were reviewing." in html
+    assert "The sources changed" not in html
+    assert Answer.objects.get(trace_id=trace).status == "held"
+
+
 def test_an_unsupported_edit_on_the_page_is_refused_and_keeps_the_text(
     hold: Any, reviewer: Any, login: Any
 ) -> None:

@@ -84,6 +84,9 @@ def test_a_side_that_speaks_of_a_subject_says_which(
     page = login(reviewer).get(f"/answers/{trace}/").content.decode()
     assert page.count("data-subject") == 1
     assert "<dd data-subject>EU &lt;customers&gt;</dd>" in page
+    # Not a contradiction between the documents: no owner is told to resolve anything.
+    assert "so no owner has anything to resolve" in page
+    assert "No conflict record touches these sources." not in page
 
 
 def test_a_single_source_and_unused_documents_are_pointed_out(item_html: str) -> None:

@@ -195,6 +195,34 @@ def test_the_largest_64_bit_integer_is_published(client: Any, publish: Any, owne
 # --- Ending a fact's validity ----------------------------------------------------------------
 
 
+@pytest.mark.parametrize(("language", "last_day", "says"), [
+    ("en", "2027-06-01", "Last valid day: must be before the day the fact ends now; to extend "
+                         "it, correct its values instead"),
+    ("en", "2026-12-31", "Last valid day: must be before the day the fact ends now"),
+    ("en", "2025-12-31", "Last valid day: must not be before the fact becomes valid"),
+    ("ja", "2027-06-01", "有効最終日: 現在の終了日より前の日付にしてください"),
+    ("ja", "2025-12-31", "有効最終日: 事実が有効になる日より前にはできません"),
+])
+def test_ending_a_fact_never_extends_it_and_says_why_in_the_owners_language(
+    client: Any, publish: Any, owner: Any, language: str, last_day: str, says: str
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14, valid_until="2026-12-31")])
+    trial = current().facts.get()
+    client.force_login(owner)
+    response = client.post(
+        "/owner/documents/pricing/end-validity",
+        {"fact_id": str(trial.pk), "last_day": last_day, "note": "Promo is over"},
+        HTTP_ACCEPT_LANGUAGE=language,
+    )
+    assert response.status_code == 400
+    page = html.unescape(response.content.decode())
+    assert says in page
+    assert "last_day:" not in page
+    assert 'value="Promo is over"' in page
+    assert current().revision == "r1"
+    assert str(current().facts.get().valid_until) == "2026-12-31"
+
+
 def test_an_impossible_last_day_is_a_field_error_keeping_the_day_and_the_note(
     client: Any, publish: Any, owner: Any
 ) -> None:

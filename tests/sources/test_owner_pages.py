@@ -109,6 +109,24 @@ def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
     assert Conflict.objects.get().status == "open"
 
 
+def test_a_dismissed_conflict_says_why_answers_citing_both_documents_stay_held(
+    client: Any, owner: Any, conflict_holding_an_answer: Conflict, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    both = submit("both", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1"},
+        {"cite": "d2", "document_id": "trial-promo", "revision": "r1"}]).json()
+    assert both["status"] == "held"
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss",
+                    {"reason": "different plans", "detail": "promo is for new teams",
+                     "signature": conflict_holding_an_answer.signature})
+    page = client.get(f"/owner/conflicts/{conflict_holding_an_answer.pk}/").content.decode()
+    assert "This conflict is holding 1 answer in the review queue." in page
+    assert "An answer that cites both documents still shows its reader both values" in page
+
+
 def test_publishing_a_corrected_revision_closes_the_conflict_and_clears_the_queue(
     client: Any,
     other_owner: Any,

@@ -1,0 +1,35 @@
+"""A refused or missing page is a page of the product, in the reader's language, with a way
+back, never the framework's bare one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.reviews.conftest import login  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_page_for_another_role_says_so_and_leads_back(reviewer: Any, login: Any) -> None:
+    response = login(reviewer).get("/jobs/")
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "This page is not for your role" in page
+    assert 'href="/">Go to your start page</a>' in page
+    assert 'class="topbar' in page  # the product's own layout, with its menu
+
+
+def test_a_missing_page_says_so_and_leads_back(reviewer: Any, login: Any) -> None:
+    response = login(reviewer).get("/answers/no-such-answer/")
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "Nothing here" in page
+    assert 'href="/">Go to your start page</a>' in page
+
+
+def test_an_api_address_that_does_not_exist_stays_json(service_api: Any) -> None:
+    response = service_api.get("/api/v1/nowhere")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
