@@ -238,7 +238,7 @@ def main() -> None:
         fan_out_index = _plan_uses(answer_ids_citing_document("hot-large")
                                    .query.sql_with_params(), "retrieved_by_document")
         claims_index = _plan_uses(answer_ids_claiming([_key("hot-large")])
-                                  .query.sql_with_params(), "answer_version_claims")
+                                  .query.sql_with_params(), "answer_version_claim_keys")
         sweep_index = _plan_uses(answer_ids_due_for_validity(today())
                                  .query.sql_with_params(), "verdict_next_boundary")
 
@@ -268,7 +268,7 @@ def main() -> None:
     small_per, large_per = small_s / small_n, large_s / large_n
     in_process, through_worker = large_n / large_s, args.affected / worker_s
     indexes = (f"fan-out index {'used' if fan_out_index else 'NOT used'}, "
-               f"claims index {'used' if claims_index else 'not used (a scan of versions)'}, "
+               f"claimed-keys index {'used' if claims_index else 'NOT used'}, "
                f"sweep index {'used' if sweep_index else 'NOT used'}")
     report([
         at_most("re-evaluation time per affected answer, "

@@ -28,8 +28,9 @@ FEW = 8
 def _plan(model: type[models.Model], with_pk: bool
           ) -> tuple[str, str, list[tuple[str, Callable[[Any], Any]]], list[str]]:
     """COPY and INSERT statements for the model's columns, a value adapter per column, and
-    the auto_now columns."""
-    fields = [f for f in model._meta.concrete_fields if with_pk or not f.primary_key]
+    the auto_now columns. Generated columns are left out: PostgreSQL computes them."""
+    fields = [f for f in model._meta.concrete_fields
+              if (with_pk or not f.primary_key) and not f.generated]
     table = connection.ops.quote_name(model._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     copy_sql = f"COPY {table} ({columns}) FROM STDIN"

@@ -14,9 +14,13 @@ tell whether they found the same set without either holding more than that in me
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from reviewqueue.audit.hashing import GENESIS_HASH, event_hash, hashed_fields_of
 
@@ -279,3 +283,144 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
         anchor=anchor,
         anchor_matched=anchor_matched,
     )
+
+
+# --- Shown on a page ----------------------------------------------------------------------------
+#
+# A run stores its summary and the details of its problems in English (`describe()`, `walk()`):
+# verify_audit prints them, alerts and logs repeat them. A page shows them in the reader's
+# language: `localized_detail()` and `localized_problem()` recognise each sentence those two
+# functions write and give it back through gettext, with the same numbers. Text they do not
+# recognise (a run stored by an older version) is shown as stored.
+
+def _localized_source(source: str) -> str:
+    """Where an anchor came from ("verified on 2026-10-01 02:30 UTC", "given with --anchor"),
+    in words that follow "the one ..."."""
+    if match := re.fullmatch(r"verified on (?P<when>.+) UTC", source):
+        return _("verified on %(when)s UTC") % {"when": match["when"]}
+    if source == "given with --anchor":
+        return _("given with --anchor")
+    return source
+
+
+def _localized_finding(detail: str) -> str | None:
+    """One problem's detail as `walk()` writes it, or None when it is not one of those."""
+    if match := re.fullmatch(r"it comes after event #(?P<prev>\d+) \(seq must go up by one\): "
+                             r"it was inserted or moved\.", detail):
+        return _("it comes after event #%(prev)s (seq must go up by one): it was inserted or "
+                 "moved.") % {"prev": match["prev"]}
+    if detail == "its seq is below 1, before the first event: it was inserted or moved.":
+        return _("its seq is below 1, before the first event: it was inserted or moved.")
+    if match := re.fullmatch(r"event #(?P<seq>\d+) is missing before it \(deleted from the "
+                             r"log\)\.", detail):
+        return _("event #%(seq)s is missing before it (deleted from the log).") % {
+            "seq": match["seq"]}
+    if match := re.fullmatch(r"events #(?P<first>\d+) to #(?P<last>\d+) are missing before it "
+                             r"\(deleted from the log\)\.", detail):
+        return _("events #%(first)s to #%(last)s are missing before it (deleted from the "
+                 "log).") % {"first": match["first"], "last": match["last"]}
+    if match := re.fullmatch(r"it does not link to event #(?P<prev>\d+): an earlier event was "
+                             r"changed and re-hashed, or this event was inserted or moved\.",
+                             detail):
+        return _("it does not link to event #%(prev)s: an earlier event was changed and "
+                 "re-hashed, or this event was inserted or moved.") % {"prev": match["prev"]}
+    if detail == ("it does not link to the start of the chain: an earlier event was changed and "
+                  "re-hashed, or this event was inserted or moved."):
+        return _("it does not link to the start of the chain: an earlier event was changed and "
+                 "re-hashed, or this event was inserted or moved.")
+    if detail == "its content no longer matches its hash: the event was edited.":
+        return _("its content no longer matches its hash: the event was edited.")
+    if match := re.fullmatch(r"its hash differs from the one (?P<source>.+): the chain up to "
+                             r"here was rewritten and re-hashed\.", detail):
+        return _("its hash differs from the one %(source)s: the chain up to here was rewritten "
+                 "and re-hashed.") % {"source": _localized_source(match["source"])}
+    if match := re.fullmatch(r"the anchor \((?P<source>.+)\) names it, but it is not there: "
+                             r"the chain ends at event #(?P<prev>\d+), so events after "
+                             r"#(?P=prev) were removed\.", detail):
+        return _("the anchor (%(source)s) names it, but it is not there: the chain ends at "
+                 "event #%(prev)s, so events after #%(prev)s were removed.") % {
+            "source": _localized_source(match["source"]), "prev": match["prev"]}
+    if match := re.fullmatch(r"the anchor \((?P<source>.+)\) names it, but it is not there: "
+                             r"no event is left: every event was removed\.", detail):
+        return _("the anchor (%(source)s) names it, but it is not there: no event is left: "
+                 "every event was removed.") % {"source": _localized_source(match["source"])}
+    if match := re.fullmatch(r"the anchor \((?P<source>.+)\) names it, but this file does not "
+                             r"hold it, so it cannot be checked against the anchor\.", detail):
+        return _("the anchor (%(source)s) names it, but this file does not hold it, so it "
+                 "cannot be checked against the anchor.") % {
+            "source": _localized_source(match["source"])}
+    return None
+
+
+def localized_problem(detail: str) -> str:
+    """A problem's detail (`Finding.detail`, as a run stores it) in the active language."""
+    return _localized_finding(detail) or detail
+
+
+# What each problem code means, for people; the code itself stays in stored runs and exports.
+PROBLEM_LABELS: dict[str, Any] = {
+    Problem.MISSING: gettext_lazy("Events missing"),
+    Problem.OUT_OF_ORDER: gettext_lazy("Out of order"),
+    Problem.BROKEN_LINK: gettext_lazy("Broken link"),
+    Problem.CHANGED: gettext_lazy("Content changed"),
+    Problem.TRUNCATED: gettext_lazy("Events removed from the end"),
+    Problem.REWRITTEN: gettext_lazy("Chain rewritten"),
+    Problem.NOT_IN_EXPORT: gettext_lazy("Anchor not in the export"),
+}
+
+
+def problem_label(code: str) -> str:
+    label = PROBLEM_LABELS.get(code)
+    return str(label) if label is not None else code
+
+
+def _localized_anchor(text: str) -> str | None:
+    """`ChainReport._anchor_text()`: empty, or that the anchored event kept its hash."""
+    if not text:
+        return ""
+    if match := re.fullmatch(r"Event #(?P<seq>\d+) still has the hash (?P<source>.+)\.", text):
+        return _("Event #%(seq)s still has the hash %(source)s.") % {
+            "seq": match["seq"], "source": _localized_source(match["source"])}
+    return None
+
+
+_ALL_CHECK_OUT = re.compile(r"All (?P<checked>\d+) events check out, up to event #(?P<last>\d+) "
+                            r"\(hash (?P<hash>[0-9a-f]*)\)\.(?: (?P<anchor>.+))?")
+_FIRST_BAD = re.compile(r"Event #(?P<seq>-?\d+) is the first bad event: (?P<detail>.*) "
+                        r"(?P<count>\d+) (?P<noun>problems?) in all\. "
+                        r"(?:Checked (?P<checked>\d+) (?:events?), up to event #(?P<last>\d+)\."
+                        r"|(?P<none>No event was there to check\.))")
+
+
+def localized_detail(detail: str) -> str:
+    """A run's summary (`ChainReport.describe()` of a walk of the table, as the run stores it)
+    in the active language. In English it reads exactly as stored."""
+    if detail == "The audit log is empty: nothing to verify.":
+        return _("The audit log is empty: nothing to verify.")
+    if match := _ALL_CHECK_OUT.fullmatch(detail):
+        anchor = _localized_anchor(match["anchor"] or "")
+        if anchor is not None:
+            text = _("All %(checked)s events check out, up to event #%(last)s "
+                     "(hash %(hash)s).") % {"checked": match["checked"], "last": match["last"],
+                                            "hash": match["hash"]}
+            return f"{text} {anchor}".rstrip()
+    if match := _FIRST_BAD.fullmatch(detail):
+        finding = _localized_finding(match["detail"])
+        if finding is not None:
+            values = {"seq": match["seq"], "detail": finding, "count": match["count"]}
+            if match["noun"] == "problem":
+                text = _("Event #%(seq)s is the first bad event: %(detail)s %(count)s problem "
+                         "in all.") % values
+            else:
+                text = _("Event #%(seq)s is the first bad event: %(detail)s %(count)s problems "
+                         "in all.") % values
+            if match["none"]:
+                none = _("No event was there to check.")
+                return f"{text} {none}"
+            checked = {"checked": match["checked"], "last": match["last"]}
+            if match["checked"] == "1":
+                more = _("Checked %(checked)s event, up to event #%(last)s.") % checked
+            else:
+                more = _("Checked %(checked)s events, up to event #%(last)s.") % checked
+            return f"{text} {more}"
+    return detail

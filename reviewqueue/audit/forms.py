@@ -7,6 +7,8 @@ from typing import Any
 from django import forms
 from django.core.validators import RegexValidator
 from django.http import QueryDict
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from reviewqueue.audit.selectors import EventFilter
 from reviewqueue.params import SearchDateField
@@ -17,20 +19,23 @@ MAX_RANGE_DAYS = 3660
 
 
 class AuditSearchForm(forms.Form):
-    trace_id = forms.CharField(required=False, max_length=200, strip=True, label="Trace id")
+    trace_id = forms.CharField(required=False, max_length=200, strip=True,
+                               label=gettext_lazy("Trace id"))
     actor = forms.CharField(
-        required=False, max_length=200, strip=True, label="Actor",
-        help_text="A username (alice), or as logged: user:alice, worker, system",
+        required=False, max_length=200, strip=True, label=gettext_lazy("Actor"),
+        help_text=gettext_lazy("A username (alice), or as logged: user:alice, worker, system"),
     )
     action = forms.CharField(
-        required=False, max_length=64, strip=True, label="Action",
-        validators=[RegexValidator(r"^[a-z0-9_.]+\*?$",
-                                   "Use an action name such as answer.ingested, or revision.*")],
-        help_text="Exact, or a prefix ending in * (revision.*)",
+        required=False, max_length=64, strip=True, label=gettext_lazy("Action"),
+        validators=[RegexValidator(
+            r"^[a-z0-9_.]+\*?$",
+            gettext_lazy("Use an action name such as answer.ingested, or revision.*"))],
+        help_text=gettext_lazy("Exact, or a prefix ending in * (revision.*)"),
     )
-    document = forms.CharField(required=False, max_length=200, strip=True, label="Document")
-    since = SearchDateField(label="From")
-    until = SearchDateField(label="To")
+    document = forms.CharField(required=False, max_length=200, strip=True,
+                               label=gettext_lazy("Document"))
+    since = SearchDateField(label=gettext_lazy("From"))
+    until = SearchDateField(label=gettext_lazy("To"))
     before = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
     after = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 
@@ -40,11 +45,12 @@ class AuditSearchForm(forms.Form):
         since, until = data.get("since"), data.get("until")
         if since and until:
             if since > until:
-                self.add_error("until", "Must not be before From.")
+                self.add_error("until", _("Must not be before From."))
             elif (until - since).days > MAX_RANGE_DAYS:
-                self.add_error("until", f"A range may span at most {MAX_RANGE_DAYS} days.")
+                self.add_error("until", _("A range may span at most %(days)d days.")
+                               % {"days": MAX_RANGE_DAYS})
         if data.get("before") is not None and data.get("after") is not None:
-            raise forms.ValidationError("Give either before or after, not both.")
+            raise forms.ValidationError(_("Give either before or after, not both."))
         return data
 
     def event_filter(self) -> EventFilter:

@@ -12,21 +12,51 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import RFC3986_SUBDELIMS
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from reviewqueue.audit import selectors
+from reviewqueue.audit.chain import localized_detail, localized_problem, problem_label
 from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm
 from reviewqueue.audit.models import VerificationRun
 from reviewqueue.audit.permissions import admin_required
 from reviewqueue.audit.services import Actor, audit_alert_acknowledge
 from reviewqueue.audit.templatetags.audit_tags import compact_json
 from reviewqueue.params import unexpected_params
+from reviewqueue.reviews.labels import decision_label, reject_reason_label, verdict_reason_label
+
+# How a verification was started, for people (the model's choices are not translated).
+TRIGGER_LABELS: dict[str, Any] = {
+    VerificationRun.Trigger.COMMAND: gettext_lazy("verify_audit command"),
+    VerificationRun.Trigger.NIGHTLY: gettext_lazy("Nightly job"),
+    VerificationRun.Trigger.MANUAL: gettext_lazy("Requested on the audit page"),
+}
+
+
+def _status_context() -> dict[str, Any]:
+    """The verification status box (audit/_status.html): the last run's summary and problems
+    as stored are English (verify_audit prints them); the page shows them in the reader's
+    language, and problem codes as labels."""
+    status = selectors.chain_status()
+    run = status.last_run
+    verification: dict[str, Any] = {}
+    if run is not None:
+        verification = {
+            "detail": localized_detail(run.detail),
+            "trigger": str(TRIGGER_LABELS.get(run.trigger, run.get_trigger_display())),
+            "problems": [{"seq": p.get("seq"), "problem": p.get("problem", ""),
+                          "label": problem_label(p.get("problem", "")),
+                          "detail": localized_problem(p.get("detail", ""))}
+                         for p in run.problems or []],
+        }
+    return {"status": status, "verification": verification}
 
 
 def _bad_request(request: HttpRequest, form: AuditSearchForm | None,
                  problems: list[str]) -> HttpResponse:
-    context = {"form": form or AuditSearchForm(), "problems": problems,
-               "status": selectors.chain_status(), "page": None}
+    context = {"form": form or AuditSearchForm(), "problems": problems, "page": None,
+               **_status_context()}
     return render(request, "audit/events.html", context, status=400)
 
 
@@ -89,6 +119,12 @@ def event_rows(events: list[Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _row_words() -> dict[str, str]:
+    """The few words every row repeats, translated once per page rather than per row."""
+    return {"from_here": _("Show the log from here"), "doc": _("doc"), "before": _("before"),
+            "after": _("after"), "request_id": _("request id")}
+
+
 @require_GET
 @admin_required
 def events(request: HttpRequest) -> HttpResponse:
@@ -104,9 +140,10 @@ def events(request: HttpRequest) -> HttpResponse:
         "form": form,
         "page": page,
         "rows": event_rows(page.events),
+        "words": _row_words(),
         "filter_query": form.filter_query(),
         "filtered": not form.event_filter().is_empty(),
-        "status": selectors.chain_status(),
+        **_status_context(),
     })
 
 
@@ -116,8 +153,27 @@ def timeline(request: HttpRequest, trace_id: str) -> HttpResponse:
     found = selectors.answer_timeline(trace_id)
     if found is None:
         raise Http404("No such answer")
-    return render(request, "audit/timeline.html", {"timeline": found,
-                                                   "status": selectors.chain_status()})
+    _label_timeline(found)
+    current = found.answer.current_verdict
+    return render(request, "audit/timeline.html", {
+        "timeline": found,
+        "current_verdict": {"decision": decision_label(current.decision),
+                            "reason": verdict_reason_label(current.reason)} if current else None,
+        **_status_context(),
+    })
+
+
+def _label_timeline(found: selectors.Timeline) -> None:
+    """Labels for the gate's and reviewers' codes of each entry, in the reader's language."""
+    for entry in found.entries:
+        if entry.kind == "verdict":
+            verdict = entry.obj
+            entry.extra["decision_label"] = decision_label(verdict.decision)
+            entry.extra["reason_label"] = verdict_reason_label(verdict.reason)
+            entry.extra["finding_labels"] = [verdict_reason_label(r)
+                                             for r in verdict.reasons or []]
+        elif entry.kind == "decision" and entry.obj.reject_reason:
+            entry.extra["reject_reason_label"] = reject_reason_label(entry.obj.reject_reason)
 
 
 @require_POST
@@ -129,9 +185,11 @@ def verify(request: HttpRequest) -> HttpResponse:
     try:
         verify_chain.delay(trigger=VerificationRun.Trigger.MANUAL, requested_by=actor.name)
     except Exception as exc:  # a broker that is down must not turn into a 500
-        messages.error(request, f"The verification could not be started ({type(exc).__name__}).")
+        messages.error(request, _("The verification could not be started (%(error)s).")
+                       % {"error": type(exc).__name__})
     else:
-        messages.info(request, "Verification requested. The result appears below when it is done.")
+        messages.info(request,
+                      _("Verification requested. The result appears below when it is done."))
     return redirect("audit:events")
 
 
@@ -142,7 +200,8 @@ def acknowledge_alert(request: HttpRequest, pk: int) -> HttpResponse:
                                     actor=Actor.of_user(request.user))
     if alert is None:
         raise Http404("No such alert")
-    messages.info(request, f"Alert about event #{alert.first_bad_seq} acknowledged.")
+    messages.info(request, _("Alert about event #%(seq)s acknowledged.")
+                  % {"seq": alert.first_bad_seq})
     return redirect("audit:events")
 
 

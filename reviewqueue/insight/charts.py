@@ -3,7 +3,8 @@
 Colours and fonts come from classes styled in static/css/insight.css; the markup only uses
 presentation attributes, so a strict Content-Security-Policy (no inline style or script) is
 fine. Every label goes through escaping. Each chart has a <title> and an aria-label; the page
-shows the same numbers in a table next to it.
+shows the same numbers in a table next to it. The few words the charts write themselves
+("Nothing to show") are in the active language; callers pass translated titles and labels.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext as _
 
 NO_VALUE = "\u2013"  # an en dash: shown where there is no number
 
@@ -45,7 +47,7 @@ def line_chart(points: Sequence[tuple[str, float | None]], *, title: str,
     """Shares over time. A period without data leaves a gap in the line, not a zero."""
     left, right, top, bottom = 48, 12, 12, 28
     plot_w, plot_h = width - left - right, height - top - bottom
-    values = [v for _, v in points if v is not None]
+    values = [v for _period, v in points if v is not None]
     y_max = _nice_max(max(values, default=0.0))
     n = len(points)
 
@@ -64,7 +66,7 @@ def line_chart(points: Sequence[tuple[str, float | None]], *, title: str,
                     f'text-anchor="end">{percent(tick, 0)}</text>')
     segment: list[str] = []
     segments: list[list[str]] = []
-    for i, (_, value) in enumerate(points):
+    for i, (_period, value) in enumerate(points):
         if value is None:
             if segment:
                 segments.append(segment)
@@ -89,8 +91,9 @@ def line_chart(points: Sequence[tuple[str, float | None]], *, title: str,
         body.append(f'<text class="tick" x="{x(i):.1f}" y="{height - 8}" '
                     f'text-anchor="{anchor}">{escape(points[i][0])}</text>')
     if not values:
+        empty = escape(_("No answers in this period"))
         body.append(f'<text class="empty" x="{width / 2}" y="{height / 2}" '
-                    'text-anchor="middle">No answers in this period</text>')
+                    f'text-anchor="middle">{empty}</text>')
     return _svg(width, height, title, body)
 
 
@@ -122,8 +125,9 @@ def bar_chart(bars: Sequence[Bar], *, title: str, share: bool = True,
         body.append(f'<text class="value" x="{label_w + length + 6:.1f}" y="{y + 17}">'
                     f'{escape(shown)}{(" " + escape(bar.note)) if bar.note else ""}</text>')
     if not bars:
+        empty = escape(_("Nothing to show"))
         body.append(f'<text class="empty" x="{width / 2}" y="{top + 17}" '
-                    'text-anchor="middle">Nothing to show</text>')
+                    f'text-anchor="middle">{empty}</text>')
     return _svg(width, height, title, body)
 
 
@@ -159,7 +163,8 @@ def interval_chart(items: Sequence[Interval], *, title: str, width: int = 1000,
         body.append(f'<text class="label" x="{label_w - 8}" y="{y + 4:.1f}" '
                     f'text-anchor="end">{escape(item.label)}</text>')
         if item.value is None:
-            body.append(f'<text class="value" x="{label_w + 6}" y="{y + 4:.1f}">no data</text>')
+            no_data = escape(_("no data"))
+            body.append(f'<text class="value" x="{label_w + 6}" y="{y + 4:.1f}">{no_data}</text>')
             continue
         if item.low is not None and item.high is not None:
             body.append(f'<line class="whisker" x1="{x(item.low):.1f}" x2="{x(item.high):.1f}" '
@@ -175,6 +180,7 @@ def interval_chart(items: Sequence[Interval], *, title: str, width: int = 1000,
         body.append(f'<text class="value" x="{width - value_w + 8}" y="{y + 4:.1f}">'
                     f'{escape(shown)}{(" " + escape(item.note)) if item.note else ""}</text>')
     if not items:
+        empty = escape(_("Nothing to show"))
         body.append(f'<text class="empty" x="{width / 2}" y="{top + 17}" '
-                    'text-anchor="middle">Nothing to show</text>')
+                    f'text-anchor="middle">{empty}</text>')
     return _svg(width, height, title, body)

@@ -6,6 +6,8 @@ import datetime as dt
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from reviewqueue.insight.selectors import Window, default_window
 from reviewqueue.params import SearchDateField
@@ -17,12 +19,14 @@ DAILY_UP_TO_DAYS = 92
 
 
 class WindowForm(forms.Form):
-    since = SearchDateField(label="From")
-    until = SearchDateField(label="To")
+    since = SearchDateField(label=gettext_lazy("From"))
+    until = SearchDateField(label=gettext_lazy("To"))
     release = forms.CharField(required=False, max_length=200, strip=True,
-                              label="Index release")
-    bucket = forms.ChoiceField(required=False, label="Per",
-                               choices=[("", "automatic"), ("day", "day"), ("week", "week")])
+                              label=gettext_lazy("Index release"))
+    bucket = forms.ChoiceField(required=False, label=gettext_lazy("Per"),
+                               choices=[("", gettext_lazy("automatic")),
+                                        ("day", gettext_lazy("day")),
+                                        ("week", gettext_lazy("week"))])
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -33,16 +37,17 @@ class WindowForm(forms.Form):
         )
         since = data.get("since") or until - dt.timedelta(days=29)
         if since > until:
-            self.add_error("until", "Must not be before From.")
+            self.add_error("until", _("Must not be before From."))
             return data
         days = (until - since).days + 1
         if days > MAX_DAYS:
-            self.add_error("until", f"A window may span at most {MAX_DAYS} days.")
+            self.add_error("until", _("A window may span at most %(days)d days.")
+                           % {"days": MAX_DAYS})
             return data
         bucket = data.get("bucket") or ("day" if days <= DAILY_UP_TO_DAYS else "week")
         if bucket == "day" and days > 2 * DAILY_UP_TO_DAYS:
-            self.add_error("bucket", f"Per day works for up to {2 * DAILY_UP_TO_DAYS} days; "
-                                     "choose week.")
+            self.add_error("bucket", _("Per day works for up to %(days)d days; choose week.")
+                           % {"days": 2 * DAILY_UP_TO_DAYS})
             return data
         data["window"] = Window(since=since, until=until, release=data.get("release") or "",
                                 bucket=bucket)

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import BaseRenderer
@@ -20,54 +21,68 @@ from reviewqueue.insight import charts, selectors, snapshots
 from reviewqueue.insight.forms import WINDOW_PARAMS, WindowForm
 from reviewqueue.insight.prometheus import exposition
 from reviewqueue.params import unexpected_params
+from reviewqueue.reviews.labels import reason_label
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
+def _over_time_title(bucket: str) -> str:
+    return _("Hold rate per week") if bucket == "week" else _("Hold rate per day")
+
+
+def _age_label(age: str) -> str:
+    """A backlog age bucket in the reader's language. The snapshot keeps the English label
+    (selectors.AGE_BUCKETS, marked with gettext_noop), which the JSON API returns as is."""
+    return _(age)
+
+
 def _charts(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The charts of the page, labelled in the reader's language. The snapshot itself keeps
+    codes and English labels: the JSON API and /metrics return it unchanged."""
     gate, review, citations = metrics["gate"], metrics["review"], metrics["citations"]
     false_pass = review["false_pass"]
     return {
         "over_time": charts.line_chart(
             [(p["period"], p["rate"]) for p in metrics["hold_rate_over_time"]],
-            title="Hold rate per " + metrics["window"]["bucket"],
+            title=_over_time_title(metrics["window"]["bucket"]),
         ),
         "by_reason": charts.bar_chart(
-            [charts.Bar(r["reason"], r["rate"] or 0.0, f"({r['count']})")
+            [charts.Bar(reason_label(r["reason"]), r["rate"] or 0.0, f"({r['count']})")
              for r in gate["by_reason"]],
-            title="Share of answers held, by primary reason",
+            title=_("Share of answers held, by primary reason"),
         ),
         "releases": charts.interval_chart(
-            [charts.Interval(r["release"] or "(none)", r["held"]["rate"], r["held"]["low"],
+            [charts.Interval(r["release"] or _("(none)"), r["held"]["rate"], r["held"]["low"],
                              r["held"]["high"], f"n={r['answers']}")
              for r in metrics["releases"]],
-            title="Hold rate per index release, with 95% interval",
+            title=_("Hold rate per index release, with %(level)s interval") % {"level": "95%"},
         ),
         "review": charts.bar_chart(
-            [charts.Bar("approved unchanged (over-hold)", review["over_hold"]["rate"] or 0.0),
-             charts.Bar("edited", review["edit"]["rate"] or 0.0),
-             charts.Bar("rejected", review["reject"]["rate"] or 0.0),
-             charts.Bar("expanded a passage first",
+            [charts.Bar(_("approved unchanged (over-hold)"), review["over_hold"]["rate"] or 0.0),
+             charts.Bar(_("edited"), review["edit"]["rate"] or 0.0),
+             charts.Bar(_("rejected"), review["reject"]["rate"] or 0.0),
+             charts.Bar(_("expanded a passage first"),
                         review["expanded_passage"]["rate"] or 0.0)],
-            title="Review outcomes of held answers",
+            title=_("Review outcomes of held answers"),
         ),
         "citations": charts.bar_chart(
-            [charts.Bar("fabricated citation", citations["fabricated"]["rate"] or 0.0),
-             charts.Bar("no citation marker", citations["uncited"]["rate"] or 0.0),
-             charts.Bar("single-source claim", citations["single_source"]["rate"] or 0.0),
-             charts.Bar("retrieved, never cited", citations["never_cited"]["rate"] or 0.0)],
-            title="Citation quality of first verdicts",
+            [charts.Bar(_("fabricated citation"), citations["fabricated"]["rate"] or 0.0),
+             charts.Bar(_("no citation marker"), citations["uncited"]["rate"] or 0.0),
+             charts.Bar(_("single-source claim"), citations["single_source"]["rate"] or 0.0),
+             charts.Bar(_("retrieved, never cited"), citations["never_cited"]["rate"] or 0.0)],
+            title=_("Citation quality of first verdicts"),
         ),
         "false_pass": charts.interval_chart(
-            [charts.Interval("samples rejected", false_pass["rejected"]["rate"],
+            [charts.Interval(_("samples rejected"), false_pass["rejected"]["rate"],
                              false_pass["low"], false_pass["high"],
                              f"n={false_pass['samples_decided']}")],
-            title="False-pass estimate from audit samples, with 95% Wilson interval",
+            title=_("False-pass estimate from audit samples, with %(level)s Wilson interval")
+            % {"level": "95%"},
             width=520, label_w=120, value_w=190,
         ),
         "backlog": charts.bar_chart(
-            [charts.Bar(b["age"], b["count"]) for b in metrics["backlog"]["by_age"]],
-            title="Review queue by age", share=False,
+            [charts.Bar(_age_label(b["age"]), b["count"]) for b in metrics["backlog"]["by_age"]],
+            title=_("Review queue by age"), share=False,
         ),
     }
 
@@ -97,11 +112,12 @@ def insight(request: HttpRequest) -> HttpResponse:
 
 
 def _reason_matrix(releases: list[dict[str, Any]]) -> dict[str, Any]:
-    """Rows of reasons, columns of releases, cells the share held for that reason."""
+    """Rows of reasons, columns of releases, cells the share held for that reason. Each row
+    carries the reason's label, shown to people, and its code."""
     reasons = sorted({reason for r in releases for reason in r["by_reason"]})
     return {
-        "releases": [r["release"] or "(none)" for r in releases],
-        "rows": [{"reason": reason,
+        "releases": [r["release"] or _("(none)") for r in releases],
+        "rows": [{"reason": reason, "label": reason_label(reason),
                   "cells": [r["by_reason"].get(reason, {"rate": 0.0, "count": 0})
                             for r in releases]}
                  for reason in reasons],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
@@ -39,15 +39,19 @@ def document_fact_keys(document_key: str) -> list[str]:
 def answer_ids_claiming(keys: list[str]) -> QuerySet[Any]:
     """Answers whose current version claims one of `keys`. The gate compares a claim with the
     facts on its key in every document, cited or not, so a change to any document carrying
-    the key can change the verdict. Read through the GIN index of versions' claims."""
-    claims = Q()
-    for key in keys:
-        claims |= Q(claims__contains=[{"key": key}])
-    # Driven from the versions (the index gives those claiming the key); whether each is its
+    the key can change the verdict. Read through the GIN index of versions' claimed keys."""
+    # `claim_keys && keys`, as `claims @> '[{"key": K}]'` for any K of keys did. With no keys
+    # there is no filter (every current version), as with the OR of no containments before.
+    claims = Q(claim_keys__overlap=keys) if keys else Q()
+    # Driven from the versions (the index gives those claiming a key); whether each is its
     # answer's current version is a probe of the answer's primary key, never a walk of answers.
-    current = Answer.objects.filter(pk=OuterRef("answer_id"), current_version_id=OuterRef("pk"))
+    # A scalar subquery, not EXISTS: the planner cannot turn it into a join, so it prices the
+    # scan of versions alone (where the index wins) rather than a parallel scan of every
+    # version that splits the probes between processes and looks cheaper (at 100,000 answers
+    # with 1,000 claiming the key, about 14 ms against 1.4 through the index).
+    current = Answer.objects.filter(pk=OuterRef("answer_id")).values("current_version_id")[:1]
     return (
-        AnswerVersion.objects.filter(claims, Exists(current))
+        AnswerVersion.objects.filter(claims, pk=Subquery(current))
         .values_list("answer_id", flat=True)
         .order_by("answer_id")
     )

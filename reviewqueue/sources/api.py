@@ -58,17 +58,23 @@ class RevisionIn(StrictSerializer):
     note = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
 
     def validate_allowed_principals(self, value: list[str]) -> list[str]:
-        bad = [v for v in value if not is_valid_principal(v)]
+        # Each bad one named by its place: allowed_principals[1].
+        bad = {index: [f"Not a principal: {v!r}; use user:<name>, group:<name> or *."]
+               for index, v in enumerate(value) if not is_valid_principal(v)}
         if bad:
-            raise serializers.ValidationError(
-                f"Not a principal: {bad[0]!r}; use user:<name>, group:<name> or *."
-            )
+            raise serializers.ValidationError(bad)
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         spans = [p["span"] for p in attrs["passages"]]
-        if len(spans) != len(set(spans)):
-            raise serializers.ValidationError({"passages": ["Span ids must be unique."]})
+        seen: set[str] = set()
+        again = {}
+        for index, span in enumerate(spans):
+            if span in seen:
+                again[index] = {"span": [f"Span {span!r} is already used by another passage."]}
+            seen.add(span)
+        if again:
+            raise serializers.ValidationError({"passages": again})
         known = set(spans)
         for index, fact in enumerate(attrs["facts"]):
             if fact["span"] and fact["span"] not in known:

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import FieldError
@@ -49,14 +50,14 @@ def webhook_endpoint_register(*, url: str, description: str = "", secret: str = 
     one is given (at least 16 characters)."""
     url = url.strip()
     if len(url) > 2000:
-        raise FieldError("url", "at most 2000 characters")
+        raise FieldError("url", _("at most 2000 characters"))
     try:
         netguard.resolve_target(url)
     except (netguard.UnsafeUrl, netguard.ResolveTimeout) as exc:
         raise FieldError("url", str(exc)) from None
     secret = secret.strip()
     if secret and len(secret) < 16:
-        raise FieldError("secret", "use at least 16 characters, or leave it empty")
+        raise FieldError("secret", _("use at least 16 characters, or leave it empty"))
     secret = secret or secrets.token_urlsafe(32)
     endpoint = WebhookEndpoint.objects.create(
         url=url, secret=secret, description=description.strip()[:200],

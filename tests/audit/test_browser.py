@@ -48,6 +48,6 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
     assert f"Decision #{decision.pk}" in headings
     assert seen["status"] == "Approved"
     assert seen["verification"].startswith("Intact.")
-    assert "superseded" in seen["body"]
+    assert "Superseded" in seen["body"]
     assert "Secret" not in seen["body"]
     assert shot.stat().st_size > 10_000

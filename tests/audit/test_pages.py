@@ -248,7 +248,7 @@ def test_the_timeline_shows_every_verdict_with_its_revisions_and_the_decision(
     assert f"Decision #{decision.pk}" in page
     assert f"on verdict #{decision.verdict_id}" in page
     # The second verdict read pricing-eu at r2 while the answer came from r1.
-    assert re.search(r"pricing-eu</a></td>\s*<td>r1</td><td>r2</td><td>superseded</td>", page)
+    assert re.search(r"pricing-eu</a></td>\s*<td>r1</td><td>r2</td><td>Superseded</td>", page)
     assert "answer.ingested" in page
     assert "revision.published" in page  # the publication that caused the re-evaluation
     # Ingest first, approval last.
@@ -312,8 +312,9 @@ def test_the_page_lists_every_problem_of_a_broken_chain(
     assert "2 problems in all. Checked 5 events, up to event #6." in page
     assert "2 problems found" in page
     problems = page[page.index('data-testid="verification-problems"'):page.index("</details>")]
-    assert re.findall(r">#(\d+)</a> <code>(\w+)</code>", problems) == [
-        ("3", "changed"), ("6", "missing")]
+    # Each problem by its label, its code kept as the title.
+    assert re.findall(r'>#(\d+)</a> <strong title="(\w+)">([^<]+)</strong>:', problems) == [
+        ("3", "changed", "Content changed"), ("6", "missing", "Events missing")]
     assert "event #5 is missing before it" in problems
 
 
@@ -327,7 +328,7 @@ def test_the_page_says_when_only_the_first_problems_are_listed(
     page = admin_client.get("/audit/").content.decode()
     assert "The first 100 of 120 problems found" in page
     assert "120 problems in all" in page
-    assert page.count("<code>changed</code>") == 100
+    assert page.count('<strong title="changed">Content changed</strong>') == 100
 
 
 @pytest.mark.parametrize("query, message", [

@@ -7,13 +7,12 @@ from typing import Any
 
 import pytest
 
-from tests.reviews.conftest import login  # noqa: F401
-
 pytestmark = pytest.mark.django_db
 
 
-def test_a_page_for_another_role_says_so_and_leads_back(reviewer: Any, login: Any) -> None:
-    response = login(reviewer).get("/jobs/")
+def test_a_page_for_another_role_says_so_and_leads_back(reviewer: Any, client: Any) -> None:
+    client.force_login(reviewer)
+    response = client.get("/jobs/")
     assert response.status_code == 403
     page = response.content.decode()
     assert "This page is not for your role" in page
@@ -21,8 +20,9 @@ def test_a_page_for_another_role_says_so_and_leads_back(reviewer: Any, login: An
     assert 'class="topbar' in page  # the product's own layout, with its menu
 
 
-def test_a_missing_page_says_so_and_leads_back(reviewer: Any, login: Any) -> None:
-    response = login(reviewer).get("/answers/no-such-answer/")
+def test_a_missing_page_says_so_and_leads_back(reviewer: Any, client: Any) -> None:
+    client.force_login(reviewer)
+    response = client.get("/answers/no-such-answer/")
     assert response.status_code == 404
     page = response.content.decode()
     assert "Nothing here" in page

@@ -74,14 +74,14 @@ def test_withdrawing_an_unknown_document_is_404(service_api: Any) -> None:
     [
         (lambda b: b.pop("title"), "title"),
         (lambda b: b.update(owner="nobody"), "owner"),
-        (lambda b: b.update(allowed_principals=["root"]), "allowed_principals"),
+        (lambda b: b.update(allowed_principals=["*", "root"]), "allowed_principals[1]"),
         (lambda b: b["facts"][0].update(valid_from="2026-13-01"), "facts[0].valid_from"),
         (lambda b: b["facts"][0].update(valid_until="2026-09-01"), "facts[0].valid_until"),
         (lambda b: b["facts"][0].update(value={"nested": 1}), "facts[0].value"),
         (lambda b: b["facts"][0].update(span="p9"), "facts[0].span"),
         (lambda b: b["facts"][0].update(colour="red"), "facts[0].colour"),
         (lambda b: b.update(surprise=True), "surprise"),
-        (lambda b: b["passages"].append({"span": "p1", "text": "again"}), "passages"),
+        (lambda b: b["passages"].append({"span": "p1", "text": "again"}), "passages[1].span"),
     ],
 )
 def test_bad_revision_bodies_name_the_field_and_are_quarantined(

@@ -41,7 +41,8 @@ def ingest(
 
 
 def _columns(model: type[models.Model]) -> list[str]:
-    return [f.column for f in model._meta.concrete_fields if not f.primary_key]
+    # Generated columns are computed by PostgreSQL from the copied ones.
+    return [f.column for f in model._meta.concrete_fields if not f.primary_key and not f.generated]
 
 
 def _copy_sql(model: type[models.Model], overrides: dict[str, str], source_alias: str,
