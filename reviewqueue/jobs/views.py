@@ -14,6 +14,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
 from reviewqueue.counting import bounded_count
@@ -21,7 +22,9 @@ from reviewqueue.jobs.models import DeadLetter, Job
 from reviewqueue.jobs.selectors import job_progress, job_visible_to, jobs_recent
 from reviewqueue.jobs.services import job_start_for_all, job_start_for_document
 from reviewqueue.params import refuse_unknown_params
-from reviewqueue.reviews.models import Verdict
+from reviewqueue.reviews.models import Answer, Verdict
+from reviewqueue.reviews.selectors.answers import user_may_read_answer
+from reviewqueue.sources.models import Document
 
 
 def _dead_letters() -> dict[str, Any]:
@@ -51,14 +54,27 @@ def job_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def job_detail(request: HttpRequest, job_id: UUID) -> HttpResponse:
     job = _visible_job(request, job_id)
-    return render(request, "jobs/detail.html", {"job": job})
+    # "Re-evaluate now" on an item page comes here with ?answer=<trace_id>: a way back to it,
+    # for an answer the reader may read.
+    trace_id = request.GET.get("answer", "")[:200]
+    answer = Answer.objects.filter(trace_id=trace_id).first() if trace_id else None
+    if answer is not None and not user_may_read_answer(answer, user_principals(request.user)):
+        answer = None
+    return render(request, "jobs/detail.html", {"job": job, "answer": answer})
 
 
 @never_cache
 @login_required
 @require_GET
 def job_progress_json(request: HttpRequest, job_id: UUID) -> JsonResponse:
-    return JsonResponse(job_progress(_visible_job(request, job_id)))
+    """The job's progress, with the words the page shows in the reader's language."""
+    job = _visible_job(request, job_id)
+    return JsonResponse({
+        **job_progress(job),
+        "text": _("%(done)s of %(total)s re-evaluated, %(failed)s failed") % {
+            "done": job.done, "total": job.total, "failed": job.failed},
+        "state_label": job.get_state_display(),
+    })
 
 
 _DOCUMENT_ID_MAX = Job._meta.get_field("document_key").max_length or 200
@@ -72,17 +88,25 @@ def job_start(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     actor = Actor.of_user(request.user)
     document_key = request.POST.get("document_id", "").strip()
+    error = ""
     if request.POST.get("scope") == "all":
-        job = job_start_for_all(trigger=Verdict.Trigger.GATE_VERSION, actor=actor,
-                                user=request.user)
-    elif document_key and len(document_key) <= _DOCUMENT_ID_MAX:
-        job = job_start_for_document(document_key=document_key, trigger=Verdict.Trigger.MANUAL,
-                                     actor=actor, user=request.user)
-    else:
-        error = (_("Name a document or choose every answer.") if not document_key else
-                 _("A document id has at most %(max)d characters.") % {"max": _DOCUMENT_ID_MAX})
+        if request.POST.get("confirm") == "all":
+            # Started by hand: `manage.py reevaluate --all` records a gate version change.
+            job = job_start_for_all(trigger=Verdict.Trigger.MANUAL, actor=actor,
+                                    user=request.user)
+            return redirect(job)
+        error = _("Tick the box to confirm re-evaluating every stored answer.")
+    elif not document_key:
+        error = _("Name a document or choose every answer.")
+    elif len(document_key) > _DOCUMENT_ID_MAX:
+        error = _("A document id has at most %(max)d characters.") % {"max": _DOCUMENT_ID_MAX}
+    elif not Document.objects.filter(key=document_key).exists():
+        error = _("There is no document %(key)s.") % {"key": document_key}
+    if error:
         return render(request, "jobs/list.html", {
             "jobs": jobs_recent(), "error": error, "document_id": document_key,
             **_dead_letters(),
         }, status=400)
+    job = job_start_for_document(document_key=document_key, trigger=Verdict.Trigger.MANUAL,
+                                 actor=actor, user=request.user)
     return redirect(job)

@@ -570,4 +570,5 @@ def reevaluate_now(request: HttpRequest, trace_id: str) -> HttpResponse:
     answer = _readable_answer(request, trace_id)
     job = job_start_for_answers([answer.pk], Verdict.Trigger.MANUAL, request.user,
                                 actor=_actor(request))
-    return HttpResponseRedirect(job.get_absolute_url())
+    # The job's page links back to this answer.
+    return HttpResponseRedirect(f"{job.get_absolute_url()}?{urlencode({'answer': trace_id})}")

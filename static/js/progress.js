@@ -15,12 +15,12 @@
       bar.value = job.done + job.failed;
       bar.textContent = job.percent + "%";
     }
-    if (text) {
-      text.textContent = (job.done + " of " + job.total + " re-evaluated, " +
-                          job.failed + " failed");
+    // The page's own JSON brings the words in the reader's language.
+    if (text && job.text) {
+      text.textContent = job.text;
     }
-    if (state) {
-      state.textContent = job.state;
+    if (state && job.state_label) {
+      state.textContent = job.state_label;
     }
     el.dataset.state = job.state;
   }

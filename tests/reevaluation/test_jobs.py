@@ -76,6 +76,9 @@ def test_re_evaluate_now_returns_a_job_the_requester_can_follow(
     body = client.get(job.progress_url).json()
     assert (body["state"], body["total"], body["done"], body["failed"]) == ("finished", 3, 3, 0)
     assert body["finished"] is True and body["percent"] == 100
+    assert (body["text"], body["state_label"]) == ("3 of 3 re-evaluated, 0 failed", "Finished")
+    japanese = client.get(job.progress_url, HTTP_ACCEPT_LANGUAGE="ja").json()
+    assert japanese["state"] == "finished" and japanese["state_label"] != "Finished"
     page = client.get(job.get_absolute_url())
     assert page.status_code == 200
     assert b'data-job-progress' in page.content and b"js/progress.js" in page.content
@@ -89,6 +92,31 @@ def test_another_reviewer_cannot_see_someone_elses_job(
 
     client.force_login(make_user("bob", "reviewer"))
     assert client.get(job.progress_url).status_code == 404
+
+
+def test_every_answer_is_re_evaluated_only_once_confirmed_and_as_requested_by_hand(
+    five_answers: list[Answer], admin_user: Any, client: Any, on_commit: Any
+) -> None:
+    client.force_login(admin_user)
+    refused = client.post("/jobs/start", {"scope": "all"})
+    assert refused.status_code == 400
+    assert "Tick the box to confirm" in refused.content.decode()
+    assert not Job.objects.filter(scope="all").exists()
+    with on_commit():
+        started = client.post("/jobs/start", {"scope": "all", "confirm": "all"})
+    job = Job.objects.get(scope="all")
+    assert started["Location"] == job.get_absolute_url()
+    assert (job.scope, job.trigger) == ("all", "manual")
+
+
+def test_a_job_for_a_document_that_does_not_exist_is_refused_on_the_page(
+    admin_user: Any, client: Any
+) -> None:
+    client.force_login(admin_user)
+    response = client.post("/jobs/start", {"document_id": "no-<such>-doc"})
+    assert response.status_code == 400
+    assert "There is no document no-&lt;such&gt;-doc." in response.content.decode()
+    assert not Job.objects.exists()
 
 
 def test_admins_see_the_list_of_jobs(five_answers: list[Answer], reviewer: Any,

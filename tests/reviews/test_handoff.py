@@ -112,7 +112,13 @@ def test_re_evaluate_now_starts_a_job_and_shows_its_progress(
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/answers/{trace}/reevaluate")
     job = Job.objects.get(requested_by=reviewer)
-    assert response["Location"] == job.get_absolute_url()
+    assert response["Location"] == f"{job.get_absolute_url()}?answer={trace}"
     assert job.trigger == Verdict.Trigger.MANUAL
     assert job.total == 1
-    assert client.get(job.get_absolute_url()).status_code == 200
+    page = client.get(response["Location"]).content.decode()
+    # Finished (no broker here): said without "so far", with the way back to the answer.
+    assert "answer(s) got a new verdict." in page and "so far" not in page
+    assert f'href="/answers/{trace}/" data-back-to-answer>' in page
+    # An answer the reader may not read gets no link.
+    other = client.get(f"{job.get_absolute_url()}?answer=no-such").content.decode()
+    assert "data-back-to-answer" not in other
