@@ -20,13 +20,14 @@ from typing import Any
 
 from django.apps import apps
 from django.db import connection
-from django.db.models import Count, DateField, Min, Q, QuerySet
+from django.db.models import Count, DateField, Exists, Min, OuterRef, Q, QuerySet
 from django.db.models.functions import Trunc
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from reviewqueue.insight.stats import ratio, wilson_interval
-from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
+from reviewqueue.reviews.models import Answer, Decision, RetrievedItem, ReviewItem, Verdict
+from reviewqueue.sources.models import Document
 
 RELEASE_LIMIT = 12
 # The labels stay English in the figures (GET /api/v1/metrics returns them as they are); they
@@ -316,6 +317,7 @@ def backlog(now: dt.datetime | None = None) -> dict[str, Any]:
                  .order_by("-n", "primary_reason"))
     oldest = figures["oldest"]
     return {
+        "waiting_for_documents": waiting_for_documents(),
         "depth": figures["depth"],
         "oldest_age_seconds": round((now - oldest).total_seconds(), 3) if oldest else 0.0,
         "audit_samples": figures["samples"],
@@ -324,6 +326,20 @@ def backlog(now: dt.datetime | None = None) -> dict[str, Any]:
                    for i, (label, _) in enumerate(AGE_BUCKETS)],
         "by_reason": [{"reason": reason, "count": n} for reason, n in by_reason],
     }
+
+
+def waiting_for_documents(limit: int = 10) -> dict[str, Any]:
+    """Held answers citing a document the store has not received. Nobody but the services may
+    read such an answer (no document says who may), so no reviewer sees it in the queue until
+    the document is published, which re-evaluates it. How many, and the documents most cited
+    among them (ids only). Two queries, run by the worker's snapshot, not by a page."""
+    missing = RetrievedItem.objects.filter(
+        answer_id__in=ReviewItem.objects.values("answer_id")
+    ).exclude(Exists(Document.objects.filter(key=OuterRef("document_key"))))
+    answers = missing.values("answer_id").distinct().count()
+    documents = (missing.values_list("document_key").annotate(n=Count("answer_id", distinct=True))
+                 .order_by("-n", "document_key")[:limit]) if answers else []
+    return {"answers": answers, "documents": [key for key, _ in documents]}
 
 
 def reevaluation_lag(now: dt.datetime | None = None) -> float:

@@ -54,6 +54,24 @@ def test_the_insight_page_draws_its_charts_on_the_server(
     assert "Answers received 2026-10-04 to 2026-10-07: 12." in page
 
 
+def test_the_page_names_documents_held_answers_wait_for(
+    admin_client: Client, build: Builder, django_capture_on_commit_callbacks: Any
+) -> None:
+    from reviewqueue.reviews.models import RetrievedItem
+
+    answer = build.answer("waits", when=dt.datetime(2026, 10, 5, tzinfo=dt.UTC),
+                          decision="review", reason="invalid_metadata")
+    build.queue(answer, entered=dt.datetime(2026, 10, 5, tzinfo=dt.UTC))
+    RetrievedItem.objects.create(answer=answer, cite="g1", document_key="hosting-<regions>",
+                                 revision="v1")
+    page = _computed(admin_client, f"/insight/?{RANGE}",
+                     django_capture_on_commit_callbacks).content.decode()
+    [banner] = re.findall(r"<p class=\"banner warning\" data-waiting-for-documents>(.*?)</p>",
+                          page, re.S)
+    assert "1 held answer cites a document the store has not received" in banner
+    assert "<code>hosting-&lt;regions&gt;</code>" in banner
+
+
 def test_the_page_compares_releases_reason_by_reason(
     admin_client: Client, scenario: Builder, django_capture_on_commit_callbacks: Any
 ) -> None:

@@ -165,6 +165,26 @@ def test_the_backlog_its_age_and_spread(build: Builder) -> None:
     ]
 
 
+def test_held_answers_citing_a_document_never_received_are_counted_with_its_id(
+    build: Builder, publish: Any
+) -> None:
+    from reviewqueue.reviews.models import RetrievedItem
+
+    publish("pricing")
+    cites = {"a": ["pricing", "hosting-regions"], "b": ["hosting-regions", "sla-2027"],
+             "c": ["pricing"], "candidate": ["never-held"]}
+    for trace_id, keys in cites.items():
+        decision = "candidate" if trace_id == "candidate" else "review"
+        answer = build.answer(trace_id, when=at(1), decision=decision, reason="invalid_metadata")
+        if decision == "review":
+            build.queue(answer, entered=NOW)
+        RetrievedItem.objects.bulk_create([
+            RetrievedItem(answer=answer, cite=f"d{i}", document_key=key, revision="r1")
+            for i, key in enumerate(keys)])
+    assert selectors.backlog(NOW)["waiting_for_documents"] == {
+        "answers": 2, "documents": ["hosting-regions", "sla-2027"]}
+
+
 def test_an_empty_queue_has_no_age(db: Any) -> None:
     backlog = selectors.backlog(NOW)
     assert (backlog["depth"], backlog["oldest_age_seconds"]) == (0, 0.0)
