@@ -40,9 +40,8 @@ def answer_ids_claiming(keys: list[str]) -> QuerySet[Any]:
     """Answers whose current version claims one of `keys`. The gate compares a claim with the
     facts on its key in every document, cited or not, so a change to any document carrying
     the key can change the verdict. Read through the GIN index of versions' claimed keys."""
-    # `claim_keys && keys`, as `claims @> '[{"key": K}]'` for any K of keys did. With no keys
-    # there is no filter (every current version), as with the OR of no containments before.
-    claims = Q(claim_keys__overlap=keys) if keys else Q()
+    # `claim_keys && keys`: no keys, no answer.
+    claims = Q(claim_keys__overlap=keys)
     # Driven from the versions (the index gives those claiming a key); whether each is its
     # answer's current version is a probe of the answer's primary key, never a walk of answers.
     # A scalar subquery, not EXISTS: the planner cannot turn it into a join, so it prices the
