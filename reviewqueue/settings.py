@@ -35,7 +35,9 @@ if EMBEDDED:
     _database_url = embedded_database_url(BASE_DIR)
     # The embedded default is a single-machine demo; it gets a fixed, clearly marked key.
     SECRET_KEY = env_str("SECRET_KEY") or "embedded-default-only-not-for-deployment"
-    DEBUG = env_bool("DEBUG", True)
+    # The demo shows the product's own error pages (DEBUG=1 brings Django's debug pages back);
+    # WhiteNoise serves the static files either way.
+    DEBUG = env_bool("DEBUG", False)
 else:
     SECRET_KEY = env_required("SECRET_KEY")
     DEBUG = env_bool("DEBUG", False)
