@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Document(models.Model):
@@ -105,9 +106,9 @@ class Conflict(models.Model):
     """
 
     class Status(models.TextChoices):
-        OPEN = "open", "Open"
-        DISMISSED = "dismissed", "Dismissed"
-        CLOSED = "closed", "Closed"
+        OPEN = "open", _("Open")
+        DISMISSED = "dismissed", _("Dismissed")
+        CLOSED = "closed", _("Closed")
 
     subject = models.CharField(max_length=200, blank=True)
     key = models.CharField(max_length=200)

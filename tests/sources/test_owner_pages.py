@@ -49,6 +49,14 @@ def test_the_inbox_shows_the_conflict_side_by_side_with_the_answers_it_holds(
     assert "oscar" in page  # the other owner
 
 
+def test_the_conflict_state_is_said_in_the_owners_language(
+    client: Any, owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    client.force_login(owner)
+    page = client.get("/owner/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert '<span class="badge tone-review">未解決</span>' in page
+
+
 def test_an_owner_not_involved_sees_no_conflict(
     client: Any, make_user: Any, conflict_holding_an_answer: Conflict
 ) -> None:
