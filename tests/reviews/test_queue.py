@@ -118,6 +118,20 @@ def test_filtering_by_document(pricing_documents: Any, reviewer: Any) -> None:
     assert traces(page) == ["b-0"]
 
 
+def test_filtering_by_a_documents_title_as_the_queue_shows_it(
+    hold: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    hold("both")
+    hold("one", retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1",
+                            "span": "p1"}])
+    client = login(reviewer)
+    for typed in ("pricing-eu", "Pricing in the EU", "pricing IN the eu"):
+        assert traces(client.get("/", {"document": typed}).context["page"]) == ["both"], typed
+    assert traces(client.get("/", {"document": "Pricing in"}).context["page"]) == []
+    # The field says what it takes.
+    assert 'placeholder="document id or title"' in client.get("/").content.decode()
+
+
 def test_filtering_by_index_release(pricing_documents: Any, reviewer: Any) -> None:
     bulk_held(1, prefix="old", release="2026.09")
     bulk_held(1, prefix="new", release="2026.10")

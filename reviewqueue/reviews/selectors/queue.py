@@ -165,8 +165,13 @@ def _filtered(qs: QuerySet[ReviewItem], filters: QueueFilters, user: Any,
     if filters.release:
         qs = qs.filter(index_release=filters.release)
     if filters.document:
+        # A document id, or a title as the queue shows it (any case): reviewers know
+        # documents by title. One subquery, run once; visibility is checked as for any row.
+        named = Document.objects.filter(Q(key=filters.document)
+                                        | Q(current_revision__title__iexact=filters.document)
+                                        ).values("key")
         qs = qs.filter(Exists(RetrievedItem.objects.filter(answer_id=OuterRef("answer_id"),
-                                                           document_key=filters.document)))
+                                                           document_key__in=named)))
     if filters.claim == "unclaimed":
         qs = qs.filter(Q(leased_by__isnull=True) | Q(lease_until__lte=now))
     elif filters.claim == "mine":
