@@ -30,8 +30,12 @@ def param_problems(query: QueryDict, allowed: frozenset[str]) -> dict[str, str]:
     return problems
 
 
-def unexpected_params(query: QueryDict, allowed: frozenset[str]) -> list[str]:
-    return [f"{name}: {problem}" for name, problem in param_problems(query, allowed).items()]
+def unexpected_params(query: QueryDict, allowed: frozenset[str], *, shown: bool = False
+                      ) -> list[str]:
+    """"name: problem" for each, in English for the API, in the reader's language on a page
+    (`shown`)."""
+    return [f"{name}: {gettext(problem) if shown else problem}"
+            for name, problem in param_problems(query, allowed).items()]
 
 
 def refuse_unknown_params(request: HttpRequest, allowed: Iterable[str] = ()

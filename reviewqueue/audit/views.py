@@ -128,7 +128,7 @@ def _row_words() -> dict[str, str]:
 @require_GET
 @admin_required
 def events(request: HttpRequest) -> HttpResponse:
-    problems = unexpected_params(request.GET, FILTER_PARAMS | PAGE_PARAMS)
+    problems = unexpected_params(request.GET, FILTER_PARAMS | PAGE_PARAMS, shown=True)
     if problems:
         return _bad_request(request, None, problems)
     form = AuditSearchForm(request.GET)
@@ -218,7 +218,7 @@ def export(request: HttpRequest, fmt: str) -> HttpResponseBase:
     people: JSON columns hold the JSON text as stored, and cells that a spreadsheet would run
     as a formula start with an apostrophe.
     """
-    problems = unexpected_params(request.GET, FILTER_PARAMS)
+    problems = unexpected_params(request.GET, FILTER_PARAMS, shown=True)
     if problems:
         return _bad_request(request, None, problems)
     form = AuditSearchForm(request.GET)

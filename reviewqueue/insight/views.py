@@ -90,7 +90,7 @@ def _charts(metrics: dict[str, Any]) -> dict[str, Any]:
 @require_GET
 @admin_required
 def insight(request: HttpRequest) -> HttpResponse:
-    problems = unexpected_params(request.GET, WINDOW_PARAMS)
+    problems = unexpected_params(request.GET, WINDOW_PARAMS, shown=True)
     form = WindowForm(request.GET)
     if problems or not form.is_valid():
         return render(request, "insight/index.html", {"form": form, "problems": problems},

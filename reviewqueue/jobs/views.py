@@ -60,7 +60,9 @@ def job_detail(request: HttpRequest, job_id: UUID) -> HttpResponse:
     answer = Answer.objects.filter(trace_id=trace_id).first() if trace_id else None
     if answer is not None and not user_may_read_answer(answer, user_principals(request.user)):
         answer = None
-    return render(request, "jobs/detail.html", {"job": job, "answer": answer})
+    # The item page keeps only the queue's own parameters of `back`.
+    back = request.GET.get("back", "")[:2000] if answer is not None else ""
+    return render(request, "jobs/detail.html", {"job": job, "answer": answer, "back": back})
 
 
 @never_cache

@@ -227,7 +227,8 @@ def next_item(request: HttpRequest) -> HttpResponse:
     answer = lease_claim_next(candidates=candidates, user=request.user, actor=_actor(request))
     if answer is None:
         messages.info(request, _("Nothing unclaimed is waiting for you."))
-        return HttpResponseRedirect(_queue_url(filters))
+        back = _back(request)
+        return HttpResponseRedirect(_back_to_queue(back) if back else _queue_url(filters))
     return HttpResponseRedirect(_item_url(answer.trace_id, _back(request)))
 
 
@@ -570,5 +571,7 @@ def reevaluate_now(request: HttpRequest, trace_id: str) -> HttpResponse:
     answer = _readable_answer(request, trace_id)
     job = job_start_for_answers([answer.pk], Verdict.Trigger.MANUAL, request.user,
                                 actor=_actor(request))
-    # The job's page links back to this answer.
-    return HttpResponseRedirect(f"{job.get_absolute_url()}?{urlencode({'answer': trace_id})}")
+    # The job's page links back to this answer (and through it to the same queue page).
+    back = _back(request)
+    params = {"answer": trace_id, **({"back": back} if back else {})}
+    return HttpResponseRedirect(f"{job.get_absolute_url()}?{urlencode(params)}")

@@ -26,10 +26,16 @@
       .catch(function () { recorded[cite] = false; });
   }
 
+  // The page no longer holds the answer: say so, in the lease box too, and take away every
+  // action (decide, release, hand off, re-evaluate) until the reviewer reloads.
   function leaseLost(message) {
     var banner = document.querySelector("[data-lease-lost]");
     if (banner) { banner.textContent = message; banner.hidden = false; }
-    document.querySelectorAll("#decide button[type=submit]").forEach(function (b) { b.disabled = true; });
+    var mine = document.querySelector(".lease-box.mine [data-lease-until]");
+    if (mine) mine.textContent = message;
+    document.querySelectorAll("main form[method=post] button[type=submit]").forEach(function (b) {
+      b.disabled = true;
+    });
   }
 
   // The lease box says until when the reviewer holds the answer: move that time with each

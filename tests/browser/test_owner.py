@@ -29,7 +29,7 @@ def test_an_owner_publishes_a_corrected_revision_and_the_held_answers_leave_the_
 
     conflict = page.locator("[data-conflict]").first
     assert "trial_days" in conflict.inner_text()
-    assert "holding 2 answers" in conflict.inner_text()
+    assert "holding 2 answers you may read" in conflict.inner_text()
     page.screenshot(path=str(screenshots / "owner_inbox.png"), full_page=True)
 
     page.click("text=Correct this document >> nth=1")

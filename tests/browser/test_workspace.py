@@ -283,7 +283,13 @@ def test_a_lost_lease_is_said_where_the_reviewer_is_reading(
     assert page.evaluate("window.scrollY") > 500
     box = banner.bounding_box()
     assert box is not None and 0 <= box["y"] < 900  # inside the viewport, not off at the top
+    top_bar = page.locator("header.topbar").bounding_box()
+    assert top_bar is not None and box["y"] >= top_bar["y"] + top_bar["height"]  # not over it
     expect(page.locator("#decide [data-action=approve] button[type=submit]")).to_be_disabled()
+    # The lease box no longer says the page holds the answer, and nothing else can be done.
+    expect(page.locator(".lease-box.mine")).to_contain_text("Your lease on this answer has ended")
+    expect(page.locator(".lease-box button[type=submit]")).to_be_disabled()
+    expect(page.locator("header form.logout button")).to_be_enabled()
 
 
 def test_the_language_menu_waits_for_its_button_when_used_from_the_keyboard(

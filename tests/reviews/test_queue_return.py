@@ -3,6 +3,8 @@ deciding it, releasing it or walking away through "Queue"."""
 
 from __future__ import annotations
 
+import html as html_module
+import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -107,3 +109,24 @@ def test_an_edit_the_gate_still_holds_is_a_warning_not_a_success(
     [message] = list(get_messages(response.wsgi_request))
     assert message.level_tag == "warning"
     assert "The gate still holds it" in message.message
+
+
+def test_re_evaluate_now_and_its_job_page_lead_back_to_the_same_queue(
+    hold: Any, reviewer: Any, login: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        job_page = client.post(f"/answers/{trace}/reevaluate", {"back": QUEUE})["Location"]
+    html = client.get(job_page).content.decode()
+    link = re.search(r'<a href="([^"]+)" data-back-to-answer>', html)
+    assert link is not None
+    item = html_module.unescape(link.group(1))
+    assert item.startswith(f"/answers/{trace}/?") and _back_of(item) == QUEUE
+
+
+def test_next_with_nothing_waiting_returns_to_the_same_queue_page(
+    sources: Any, reviewer: Any, login: Any
+) -> None:
+    response = login(reviewer).post("/next", {"reason": "conflicting_sources", "back": QUEUE})
+    assert response["Location"] == f"/?{QUEUE}"

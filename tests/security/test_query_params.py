@@ -7,6 +7,7 @@ and with one it knows (which must still work).
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import pytest
@@ -126,3 +127,12 @@ def test_a_day_past_what_a_window_can_hold_is_a_field_error(world: World, db: An
     response = _signed_in(world, "ada").get(url)
     assert response.status_code == 400
     assert b"Give a day between 1970-01-01 and 2999-12-31." in response.content
+
+
+@pytest.mark.parametrize("url", ["/audit/", "/insight/", "/jobs/"])
+def test_a_refused_parameter_is_named_in_the_readers_language(world: World, db: Any,
+                                                              url: str) -> None:
+    response = _signed_in(world, "ada").get(f"{url}?x=1", HTTP_ACCEPT_LANGUAGE="ja")
+    assert response.status_code == 400
+    assert "x: 検索パラメータではありません" in html.unescape(response.content.decode()) \
+        or "<code>x</code>: 検索パラメータではありません" in response.content.decode()

@@ -81,7 +81,8 @@ def inbox_counts(client: Any, **headers: str) -> dict[int, str]:
     """What the inbox says each conflict holds, by conflict id."""
     response = client.get("/owner/", **headers)
     assert response.status_code == 200
-    return {int(pk): text for pk, text in re.findall(
+    # "holding 3 answers you may read": the count and its noun.
+    return {int(pk): text.removesuffix(" you may read") for pk, text in re.findall(
         r'data-conflict="(\d+)">.*?<span class="held-count">(.*?)</span>',
         response.content.decode(), re.S)}
 
@@ -90,7 +91,7 @@ def detail_count(client: Any, conflict: Conflict) -> str:
     """What the conflict's page says it holds ("3 answers", "1000+ answers")."""
     response = client.get(f"/owner/conflicts/{conflict.pk}/")
     assert response.status_code == 200
-    found = re.search(r"This conflict is holding (.*?) in the review queue\.",
+    found = re.search(r"This conflict is holding (.*?) you may read in the review queue\.",
                       response.content.decode())
     assert found
     return found.group(1)
@@ -153,7 +154,7 @@ def test_beyond_a_thousand_held_answers_the_owner_sees_1000_plus(
     assert inbox_counts(client) == {trial.pk: "holding 1000+ answers",
                                     seats.pk: "holding 0 answers"}
     assert detail_count(client, trial) == "1000+ answers"
-    assert inbox_counts(client, HTTP_ACCEPT_LANGUAGE="ja")[trial.pk] == "1000+ 件の回答を保留中"
+    assert inbox_counts(client, HTTP_ACCEPT_LANGUAGE="ja")[trial.pk] == "あなたが読める回答 1000+ 件を保留中"
 
 
 def test_the_inbox_counts_held_answers_in_queries_that_do_not_grow_with_conflicts(

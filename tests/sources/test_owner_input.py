@@ -221,6 +221,8 @@ def test_ending_a_fact_never_extends_it_and_says_why_in_the_owners_language(
     assert 'value="Promo is over"' in page
     assert current().revision == "r1"
     assert str(current().facts.get().valid_until) == "2026-12-31"
+    # The row says when the fact ends now.
+    assert "2026-01-01 → 2026-12-31</span>" in page
 
 
 def test_an_impossible_last_day_is_a_field_error_keeping_the_day_and_the_note(

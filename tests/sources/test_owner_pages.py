@@ -44,7 +44,7 @@ def test_the_inbox_shows_the_conflict_side_by_side_with_the_answers_it_holds(
     client.force_login(owner)
     page = client.get("/owner/").content.decode()
     assert "trial_days" in page
-    assert "holding 1 answer" in page
+    assert "holding 1 answer you may read" in page
     assert "pricing@r1" in page and "trial-promo@r1" in page
     assert "oscar" in page  # the other owner
 
@@ -112,7 +112,7 @@ def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
     client.force_login(other_owner)
     page = client.get("/owner/").content.decode()
     assert "Dismissed by olivia" in page
-    assert "promo is for new teams" in page
+    assert "Different plans or audiences: promo is for new teams" in page  # not its code
     client.post(f"/owner/conflicts/{conflict_holding_an_answer.pk}/reopen")
     assert Conflict.objects.get().status == "open"
 
@@ -131,7 +131,7 @@ def test_a_dismissed_conflict_says_why_answers_citing_both_documents_stay_held(
                     {"reason": "different plans", "detail": "promo is for new teams",
                      "signature": conflict_holding_an_answer.signature})
     page = client.get(f"/owner/conflicts/{conflict_holding_an_answer.pk}/").content.decode()
-    assert "This conflict is holding 1 answer in the review queue." in page
+    assert "This conflict is holding 1 answer you may read in the review queue." in page
     assert "An answer that cites both documents still shows its reader both values" in page
 
 

@@ -1,4 +1,5 @@
-"""`{{ fact.value|typed }}`: a fact's value as the edit form shows it, so 14 and "14" differ."""
+"""`{{ fact.value|typed }}`: a fact's value as the edit form shows it, so 14 and "14" differ;
+`{{ conflict.dismissal_reason|dismissal }}`: why a conflict was dismissed, in words."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from django import template
 
-from reviewqueue.sources.forms import as_input
+from reviewqueue.sources.forms import DISMISS_REASONS, as_input
 
 register = template.Library()
 
@@ -14,3 +15,14 @@ register = template.Library()
 @register.filter
 def typed(value: Any) -> str:
     return as_input(value)
+
+
+@register.filter
+def dismissal(reason: str) -> str:
+    """A stored dismissal reason ("different periods: the promo ends in May") with its code
+    said in the reader's language: "They apply to different periods: the promo ends in May"."""
+    code, sep, detail = reason.partition(": ")
+    label = dict(DISMISS_REASONS).get(code)
+    if label is None:
+        return reason
+    return f"{label}: {detail}" if sep else str(label)
