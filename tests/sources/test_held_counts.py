@@ -154,7 +154,8 @@ def test_beyond_a_thousand_held_answers_the_owner_sees_1000_plus(
     assert inbox_counts(client) == {trial.pk: "holding 1000+ answers",
                                     seats.pk: "holding 0 answers"}
     assert detail_count(client, trial) == "1000+ answers"
-    assert inbox_counts(client, HTTP_ACCEPT_LANGUAGE="ja")[trial.pk] == "あなたが読める回答 1000+ 件を保留中"
+    japanese = inbox_counts(client, HTTP_ACCEPT_LANGUAGE="ja")
+    assert japanese[trial.pk] == "あなたが読める回答 1000+ 件を保留中"
 
 
 def test_the_inbox_counts_held_answers_in_queries_that_do_not_grow_with_conflicts(
