@@ -38,3 +38,13 @@ def test_percent_and_compact_json() -> None:
     assert percent(0.41666, 1) == "41.7%"
     assert percent(None) == "\u2013"
     assert compact_json({"b": 1, "a": [1, 2]}) == '{"a": [1, 2], "b": 1}'
+
+
+@pytest.mark.parametrize("seconds, shown", [
+    (40, "40秒"), (125, "2分 5秒"), (9000, "2時間 30分"), (3 * 86400 + 4 * 3600, "3日 4時間"),
+])
+def test_durations_are_said_in_the_readers_language(seconds: Any, shown: str) -> None:
+    from django.utils import translation
+
+    with translation.override("ja"):
+        assert duration(seconds) == shown

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from django import template
+from django.utils.translation import gettext as _
 
 register = template.Library()
 
@@ -35,10 +36,11 @@ def duration(seconds: Any) -> str:
     days, rest = divmod(total, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
+    # In the reader's language: "3 d 4 h" is "3日 4時間" in Japanese.
     if days:
-        return f"{days} d {hours} h"
+        return _("%(d)s d %(h)s h") % {"d": days, "h": hours}
     if hours:
-        return f"{hours} h {minutes} min"
+        return _("%(h)s h %(m)s min") % {"h": hours, "m": minutes}
     if minutes:
-        return f"{minutes} min {secs} s"
-    return f"{secs} s"
+        return _("%(m)s min %(s)s s") % {"m": minutes, "s": secs}
+    return _("%(s)s s") % {"s": secs}
