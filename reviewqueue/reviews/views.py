@@ -426,7 +426,7 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
             request, trace_id, action,
             stale={"decision": decision_label(exc.verdict.decision),
                    "reason": verdict_reason_label(exc.verdict.reason),
-                   "edited": exc.verdict.version_id != _version_of(data.verdict_id)},
+                   "edited": exc.edited},
         )
     except EditRefused as exc:
         return _render_item(
@@ -466,12 +466,6 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     }[action]
     messages.success(request, done % {"question": question})
     return HttpResponseRedirect(_back_to_queue(back))
-
-
-def _version_of(verdict_id: int) -> int | None:
-    """The answer version a verdict was computed on: the one the reviewer saw, when a
-    colleague's edit has made a new one since."""
-    return Verdict.objects.filter(pk=verdict_id).values_list("version_id", flat=True).first()
 
 
 def _refusal(exc: FieldError) -> str:

@@ -10,23 +10,20 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 
-def test_a_page_for_another_role_says_so_and_leads_back(reviewer: Any, client: Any) -> None:
+@pytest.mark.parametrize(("url", "status", "heading"), [
+    ("/jobs/", 403, "This page is not for your role"),  # a reviewer at an admin page
+    ("/answers/no-such-answer/", 404, "Nothing here"),
+])
+def test_a_refused_or_missing_page_says_so_and_leads_back(
+    reviewer: Any, client: Any, url: str, status: int, heading: str
+) -> None:
     client.force_login(reviewer)
-    response = client.get("/jobs/")
-    assert response.status_code == 403
+    response = client.get(url)
+    assert response.status_code == status
     page = response.content.decode()
-    assert "This page is not for your role" in page
+    assert heading in page
     assert 'href="/">Go to your start page</a>' in page
     assert 'class="topbar' in page  # the product's own layout, with its menu
-
-
-def test_a_missing_page_says_so_and_leads_back(reviewer: Any, client: Any) -> None:
-    client.force_login(reviewer)
-    response = client.get("/answers/no-such-answer/")
-    assert response.status_code == 404
-    page = response.content.decode()
-    assert "Nothing here" in page
-    assert 'href="/">Go to your start page</a>' in page
 
 
 def test_an_api_address_that_does_not_exist_stays_json(service_api: Any) -> None:

@@ -62,6 +62,14 @@ def answer_jobs() -> int:
     return Job.objects.filter(scope=Job.Scope.ANSWERS).count()
 
 
+def assert_held_for_the_conflict_on_a_fresh_verdict(answer: Any) -> None:
+    """Held for the disagreement the publish brought, on a verdict computed after it."""
+    assert answer.status == "held"
+    assert "conflicting_sources" in answer.review_item.reasons
+    assert answer.current_verdict.trigger == "revision"
+    assert verdict_is_fresh(answer, answer.current_verdict)
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_a_new_document_disagreeing_on_a_claimed_key_during_ingest_holds_the_answer(
     publish: Any, service_api: Any, racing: Any, path: str
@@ -70,10 +78,7 @@ def test_a_new_document_disagreeing_on_a_claimed_key_during_ingest_holds_the_ans
     # A document the answer does not cite, carrying trial_days for the first time.
     racing(lambda: publish_elsewhere(service_api, "kb-terms", "r1", facts=[fact(30)]))
     answer = post_answer(service_api, path, "t-new-kb")
-    assert answer.status == "held"
-    assert "conflicting_sources" in answer.review_item.reasons
-    assert answer.current_verdict.trigger == "revision"
-    assert verdict_is_fresh(answer, answer.current_verdict)
+    assert_held_for_the_conflict_on_a_fresh_verdict(answer)
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -84,10 +89,7 @@ def test_a_known_document_changing_its_value_during_ingest_holds_the_answer(
     publish("kb-terms", "r1", facts=[fact(14)])  # agrees at first
     racing(lambda: publish_elsewhere(service_api, "kb-terms", "r2", facts=[fact(30)]))
     answer = post_answer(service_api, path, "t-known-kb")
-    assert answer.status == "held"
-    assert "conflicting_sources" in answer.review_item.reasons
-    assert answer.current_verdict.trigger == "revision"
-    assert verdict_is_fresh(answer, answer.current_verdict)
+    assert_held_for_the_conflict_on_a_fresh_verdict(answer)
 
 
 def test_a_disagreeing_document_withdrawn_during_ingest_releases_the_answer(

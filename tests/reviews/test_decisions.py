@@ -394,6 +394,17 @@ def test_an_approval_after_a_colleagues_edit_says_the_answer_was_edited(
     assert Answer.objects.get(trace_id=trace).status == "held"
 
 
+def test_the_api_says_the_answer_was_edited_when_it_was(hold: Any, api: Any) -> None:
+    trace = hold()
+    seen = current_verdict_id(trace)
+    edited = decide(api, trace, action="edit", answer="The trial lasts 14 days, in short [d1].",
+                    claims=[{"key": "trial_days", "value": 14, "cite": "d1"}])
+    assert edited.json()["status"] == "held"
+    response = decide(api, trace, action="approve", verdict=seen)
+    assert response.status_code == 409
+    assert response.json()["detail"].startswith("the answer was edited while you were reviewing")
+
+
 def test_an_unsupported_edit_on_the_page_is_refused_and_keeps_the_text(
     hold: Any, reviewer: Any, login: Any
 ) -> None:

@@ -49,13 +49,16 @@ class StaleVerdict(Conflict):
 
     code = "stale_verdict"
 
-    def __init__(self, answer: Answer, verdict: Verdict) -> None:
+    def __init__(self, answer: Answer, verdict: Verdict, *, edited: bool = False) -> None:
+        what = "the answer was edited" if edited else "the sources changed"
         super().__init__(
-            "the sources changed while you were reviewing; decide again on the current verdict",
+            f"{what} while you were reviewing; decide again on the current verdict",
             extra={"status": answer.status},
         )
         self.answer = answer
         self.verdict = verdict
+        # The verdict the reviewer decided on was of an older version of the answer.
+        self.edited = edited
 
 
 class EditRefused(DomainError):
@@ -94,6 +97,7 @@ class _Refresh:
     """Outcome that must be committed before the caller is told (a fresh verdict, a claim)."""
 
     stale: Verdict | None = None
+    edited: bool = False
     refused: gating.Verdict | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -148,7 +152,7 @@ def answer_decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
     if isinstance(outcome, _Refresh):
         if outcome.stale is not None:
             answer = Answer.objects.select_related("current_verdict").get(trace_id=trace_id)
-            raise StaleVerdict(answer, outcome.stale)
+            raise StaleVerdict(answer, outcome.stale, edited=outcome.edited)
         assert outcome.refused is not None
         raise EditRefused(outcome.refused)
     return outcome
@@ -186,7 +190,9 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
     current = answer.current_verdict
     assert current is not None and answer.current_version is not None
     if current.pk != data.verdict_id or not verdict_is_fresh(answer, current):
-        return _Refresh(stale=_refresh(answer, actor))
+        seen_on_another_version = current.pk != data.verdict_id and not Verdict.objects.filter(
+            pk=data.verdict_id, version_id=answer.current_version_id).exists()
+        return _Refresh(stale=_refresh(answer, actor), edited=seen_on_another_version)
 
     # Passages opened on this verdict: those opened on an earlier one may have said otherwise.
     read = PassageExpansion.objects.filter(answer=answer, reviewer=user, verdict=current).exists()
