@@ -22,10 +22,9 @@ from reviewqueue.api_base import (
 from reviewqueue.errors import NotFound
 from reviewqueue.jobs.models import Job
 from reviewqueue.jobs.selectors import job_progress, job_visible_to
-from reviewqueue.jobs.services import job_start_for_answers, job_start_for_document
+from reviewqueue.jobs.services import job_start_by_hand_for_document, job_start_for_answers
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.sources.api import actor_of
-from reviewqueue.sources.models import Document
 from reviewqueue.sources.selectors import readable_answers
 
 MAX_TRACE_IDS = 500
@@ -78,12 +77,8 @@ class JobStartView(BodyLimitedAPIView):
         if data.get("document_id"):
             if not has_role(request.user, Role.ADMIN):
                 raise PermissionDenied("Only admins re-evaluate every answer citing a document.")
-            if not Document.objects.filter(key=data["document_id"]).exists():
-                # A typo would otherwise start a job that finds nothing to do.
-                raise NotFound(f"no document {data['document_id']!r}")
-            job = job_start_for_document(document_key=data["document_id"],
-                                         trigger=Verdict.Trigger.MANUAL, actor=actor,
-                                         user=request.user)
+            job = job_start_by_hand_for_document(document_key=data["document_id"],
+                                                 actor=actor, user=request.user)
         else:
             ids = self._readable_answer_ids(request, data["trace_ids"])
             job = job_start_for_answers(ids, Verdict.Trigger.MANUAL, request.user, actor=actor)

@@ -18,6 +18,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from reviewqueue.audit.services import WORKER, Actor, audit_record
+from reviewqueue.errors import NotFound
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.jobs.selectors import (
     answer_ids_affected_by_document,
@@ -26,6 +27,7 @@ from reviewqueue.jobs.selectors import (
     validity_sweep_due,
 )
 from reviewqueue.reviews.models import Verdict
+from reviewqueue.sources.models import Document
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +169,15 @@ def job_start_for_document(*, document_key: str, trigger: str, actor: Actor | No
         _audit_request(job, actor, None)
     _enqueue_fan_out(job)
     return job
+
+
+def job_start_by_hand_for_document(*, document_key: str, actor: Actor, user: Any) -> Job:
+    """An admin's "re-evaluate every answer citing this document". An unknown document is
+    `NotFound`: a typo would otherwise start a job that finds nothing to do."""
+    if not Document.objects.filter(key=document_key).exists():
+        raise NotFound(f"no document {document_key!r}")
+    return job_start_for_document(document_key=document_key, trigger=Verdict.Trigger.MANUAL,
+                                  actor=actor, user=user)
 
 
 @transaction.atomic

@@ -18,13 +18,13 @@ from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
 from reviewqueue.counting import bounded_count
+from reviewqueue.errors import NotFound
 from reviewqueue.jobs.models import DeadLetter, Job
 from reviewqueue.jobs.selectors import job_progress, job_visible_to, jobs_recent
-from reviewqueue.jobs.services import job_start_for_all, job_start_for_document
+from reviewqueue.jobs.services import job_start_by_hand_for_document, job_start_for_all
 from reviewqueue.params import refuse_unknown_params
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import user_may_read_answer
-from reviewqueue.sources.models import Document
 
 
 def _dead_letters() -> dict[str, Any]:
@@ -90,7 +90,6 @@ def job_start(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     actor = Actor.of_user(request.user)
     document_key = request.POST.get("document_id", "").strip()
-    error = ""
     if request.POST.get("scope") == "all":
         if request.POST.get("confirm") == "all":
             # Started by hand: `manage.py reevaluate --all` records a gate version change.
@@ -102,13 +101,12 @@ def job_start(request: HttpRequest) -> HttpResponse:
         error = _("Name a document or choose every answer.")
     elif len(document_key) > _DOCUMENT_ID_MAX:
         error = _("A document id has at most %(max)d characters.") % {"max": _DOCUMENT_ID_MAX}
-    elif not Document.objects.filter(key=document_key).exists():
-        error = _("There is no document %(key)s.") % {"key": document_key}
-    if error:
-        return render(request, "jobs/list.html", {
-            "jobs": jobs_recent(), "error": error, "document_id": document_key,
-            **_dead_letters(),
-        }, status=400)
-    job = job_start_for_document(document_key=document_key, trigger=Verdict.Trigger.MANUAL,
-                                 actor=actor, user=request.user)
-    return redirect(job)
+    else:
+        try:
+            return redirect(job_start_by_hand_for_document(
+                document_key=document_key, actor=actor, user=request.user))
+        except NotFound:
+            error = _("There is no document %(key)s.") % {"key": document_key}
+    return render(request, "jobs/list.html", {
+        "jobs": jobs_recent(), "error": error, "document_id": document_key, **_dead_letters(),
+    }, status=400)

@@ -230,6 +230,26 @@ def test_no_nesting_depth_is_a_server_error(service_api: Any, depth: int) -> Non
         assert response.status_code in (200, 400), (url, depth, response.status_code)
 
 
+# --- A key given twice in one object ----------------------------------------------------------
+
+@pytest.mark.parametrize(("url", "body", "key"), [
+    ("/api/v1/answers", '{"trace_id": "t-dup", "trace_id": "t-other"}', "trace_id"),
+    ("/api/v1/answers/batch", '{"answers": [{"claims": [], "claims": []}]}', "claims"),
+    ("/api/v1/documents/pricing/revisions/r1", '{"title": "A", "owner": "o", "title": "B"}',
+     "title"),
+])
+def test_a_key_given_twice_is_a_400_naming_it_and_nothing_is_stored(
+    service_api: Any, url: str, body: str, key: str
+) -> None:
+    method = service_api.put if "/documents/" in url else service_api.post
+    response = method(url, data=body, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "parse_error"
+    assert f'the key "{key}" appears twice in one object' in response.json()["detail"]
+    assert not Answer.objects.exists() and not Document.objects.exists()
+    assert QuarantinedPayload.objects.get().body == body
+
+
 # --- Ids are taken as sent: spaces around them are refused, never trimmed ---------------------
 
 @pytest.mark.parametrize(("url", "field"), [
