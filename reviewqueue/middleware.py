@@ -1,5 +1,6 @@
-"""Request-scoped context: every request gets an id that logs and audit events carry; and
-the refusal of text PostgreSQL cannot hold."""
+"""Request-scoped context: every request gets an id that logs and audit events carry; the
+refusal of text PostgreSQL cannot hold; and a way back from a page address that only takes a
+submitted form; and no page of a signed-in user kept by the browser."""
 
 from __future__ import annotations
 
@@ -8,7 +9,17 @@ import re
 import uuid
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.contrib import messages
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+    JsonResponse,
+)
+from django.urls import Resolver404, resolve
+from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext as _
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
 trace_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("trace_id", default="")
@@ -70,3 +81,52 @@ def _nul_in(request: HttpRequest) -> str | None:
             if "\x00" in key or any("\x00" in item for item in items):
                 return f"{label} parameter {key.replace(chr(0), '?')!r}"
     return None
+
+
+class FormAddressMiddleware:
+    """A page address that only takes a submitted form (decide, publish, verify...), opened
+    with GET, leads to the page the form is on instead of an empty 405. That happens when a
+    session ended as the form was sent: signing in again returns to the form's address, and
+    what was sent is gone, which the message says."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (response.status_code != 405 or request.method != "GET"
+                or request.path.startswith("/api/")):
+            return response
+        messages.info(request, _("That address only takes a form sent from this page. If you "
+                                 "had to sign in again, what you sent was not saved: please "
+                                 "send it again."))
+        return HttpResponseRedirect(_form_page(request.path))
+
+
+def _form_page(path: str) -> str:
+    """The nearest address above `path` that is a page: /answers/t-1/decide → /answers/t-1/."""
+    while path not in ("", "/"):
+        path = path.rstrip("/").rsplit("/", 1)[0] + "/"
+        try:
+            resolve(path)
+        except Resolver404:
+            continue
+        return path
+    return "/"
+
+
+class PrivatePagesMiddleware:
+    """What a signed-in user gets is never stored by the browser: Back after a decision then
+    asks for the item again and shows that it was decided, instead of the page from before
+    with its buttons still there; and a shared computer keeps no answer text."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated and not response.has_header(
+                "Cache-Control"):
+            add_never_cache_headers(response)
+        return response

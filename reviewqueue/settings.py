@@ -46,6 +46,11 @@ else:
 
 assert _database_url is not None
 DATABASES = {"default": parse_database_url(_database_url).as_django()}
+if EMBEDDED:
+    # The demo runs under `runserver`, which serves each request on a new thread: a connection
+    # kept for the next request would stay open after its thread is gone, and a burst of
+    # requests used up the embedded server's connections.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 TIME_ZONE = env_str("TIME_ZONE", "UTC") or "UTC"
@@ -87,6 +92,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "reviewqueue.middleware.FormAddressMiddleware",
+    "reviewqueue.middleware.PrivatePagesMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 

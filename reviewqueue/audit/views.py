@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
+from reviewqueue.accounts.principals import user_principals
 from reviewqueue.audit import selectors
 from reviewqueue.audit.chain import localized_detail, localized_problem, problem_label
 from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm
@@ -25,6 +26,7 @@ from reviewqueue.audit.services import Actor, audit_alert_acknowledge
 from reviewqueue.audit.templatetags.audit_tags import compact_json
 from reviewqueue.params import unexpected_params
 from reviewqueue.reviews.labels import decision_label, reject_reason_label, verdict_reason_label
+from reviewqueue.reviews.selectors.answers import user_may_read_answer
 
 # How a verification was started, for people (the model's choices are not translated).
 TRIGGER_LABELS: dict[str, Any] = {
@@ -157,6 +159,8 @@ def timeline(request: HttpRequest, trace_id: str) -> HttpResponse:
     current = found.answer.current_verdict
     return render(request, "audit/timeline.html", {
         "timeline": found,
+        # A comment may quote what the answer cites: shown to who may read all of that.
+        "show_comments": user_may_read_answer(found.answer, user_principals(request.user)),
         "current_verdict": {"decision": decision_label(current.decision),
                             "reason": verdict_reason_label(current.reason)} if current else None,
         **_status_context(),

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
@@ -247,6 +249,12 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} on {self.answer_id} by {self.reviewer_id}"
+
+    def comment_sha256(self) -> str | None:
+        """What the decision's audit event records of the comment. The log keeps no free text
+        (it can never be purged), yet it proves that the comment shown with the decision is
+        the one the reviewer wrote."""
+        return hashlib.sha256(self.comment.encode()).hexdigest() if self.comment else None
 
 
 class PassageExpansion(models.Model):

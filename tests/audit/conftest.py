@@ -142,7 +142,7 @@ def answer_story(
         return [{"key": "trial_days", "value": value, "valid_from": "2026-01-01",
                  "valid_until": None, "span": "p1"}]
 
-    def tell(trace_id: str = "t-story") -> Any:
+    def tell(trace_id: str = "t-story", comment: str = "") -> Any:
         passages = [{"span": "p1", "text": PASSAGE_TEXT}]
         with django_capture_on_commit_callbacks(execute=True):
             publish("pricing", "r1", facts=fact(14), passages=passages)
@@ -157,7 +157,8 @@ def answer_story(
         answer = Answer.objects.get(trace_id=trace_id)
         assert answer.status == "held"
         answer_decide(trace_id=trace_id, user=reviewer, actor=Actor.of_user(reviewer),
-                      data=DecisionInput(action="approve", verdict_id=answer.current_verdict_id))
+                      data=DecisionInput(action="approve", verdict_id=answer.current_verdict_id,
+                                         comment=comment))
         answer.refresh_from_db()
         assert answer.status == "approved"
         return answer

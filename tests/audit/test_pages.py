@@ -278,6 +278,39 @@ def test_the_timeline_marks_an_event_that_no_longer_matches_its_hash(
     assert "does not match its hash" in page
 
 
+def test_the_timeline_shows_a_decisions_comment_against_the_digest_its_event_recorded(
+    admin_client: Any, answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    import hashlib
+
+    comment = "Checked with <b>sales</b>: 14 days applies"
+    answer = answer_story("t-story", comment=comment)
+    decision = answer.decisions.get()
+    event = AuditEvent.objects.get(action="decision.approve", trace_id="t-story")
+    assert event.after["comment_sha256"] == hashlib.sha256(comment.encode()).hexdigest()
+    assert comment not in str(event.after)  # the log keeps no free text
+    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    assert "Checked with &lt;b&gt;sales&lt;/b&gt;: 14 days applies" in page
+    assert "The comment matches the digest its audit event recorded." in page
+    with tamper() as cursor:
+        cursor.execute("UPDATE reviews_decision SET comment = 'Fine' WHERE id = %s",
+                       [decision.pk])
+    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    assert "The comment differs from the digest its audit event recorded" in page
+
+
+def test_a_comment_is_not_shown_to_an_admin_who_may_not_read_the_answer(
+    admin_client: Any, answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    answer_story("t-story", comment="Quoting the restricted passage")
+    with tamper() as cursor:  # the cited document became restricted after the decision
+        cursor.execute("UPDATE sources_document SET allowed_principals = '{group:hr}' "
+                       "WHERE key = 'pricing'")
+    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    assert "Quoting the restricted passage" not in page
+    assert "A comment, not shown: the answer cites a document you may not read." in page
+
+
 def test_the_timeline_of_an_unknown_answer_is_404(admin_client: Any) -> None:
     assert admin_client.get("/audit/answers/nope/").status_code == 404
 

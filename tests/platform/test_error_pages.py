@@ -30,3 +30,47 @@ def test_an_api_address_that_does_not_exist_stays_json(service_api: Any) -> None
     response = service_api.get("/api/v1/nowhere")
     assert response.status_code == 404
     assert response["Content-Type"].startswith("application/json")
+
+
+@pytest.mark.parametrize(("url", "page"), [
+    ("/answers/t-1/decide", "/answers/t-1/"),
+    ("/next", "/"),
+    ("/owner/documents/pricing/publish", "/owner/documents/pricing/"),
+    ("/audit/alerts/7/acknowledge", "/audit/"),  # /audit/alerts/7/ is no page: one more up
+])
+def test_an_address_that_only_takes_a_form_leads_to_the_forms_page(
+    admin_user: Any, client: Any, url: str, page: str
+) -> None:
+    """As after signing in again when a session ended while a form was being sent."""
+    client.force_login(admin_user)
+    response = client.get(url)
+    assert (response.status_code, response["Location"]) == (302, page)
+    shown = [str(m) for m in response.wsgi_request._messages]
+    assert shown == ["That address only takes a form sent from this page. If you had to sign "
+                     "in again, what you sent was not saved: please send it again."]
+
+
+def test_signing_in_again_after_a_lost_session_ends_on_the_item(
+    reviewer: Any, client: Any
+) -> None:
+    response = client.post("/answers/t-1/decide", {"action": "approve"})
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    client.force_login(reviewer)
+    response = client.get(response["Location"].split("next=")[1].replace("%2F", "/"))
+    assert (response.status_code, response["Location"]) == (302, "/answers/t-1/")
+
+
+def test_the_api_still_answers_405_to_a_wrong_method(service_api: Any) -> None:
+    response = service_api.get("/api/v1/answers/batch")
+    assert response.status_code == 405
+    assert response["Content-Type"].startswith("application/json")
+
+
+@pytest.mark.parametrize("url", ["/", "/answers/no-such-answer/", "/jobs/"])
+def test_a_signed_in_users_pages_are_not_kept_by_the_browser(
+    admin_user: Any, client: Any, url: str
+) -> None:
+    """Back after a decision must ask for the item again, not show it with its buttons."""
+    client.force_login(admin_user)
+    assert "no-store" in client.get(url)["Cache-Control"]
+

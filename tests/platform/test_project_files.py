@@ -84,3 +84,19 @@ def test_settings_refuse_to_start_without_a_secret_key_outside_the_embedded_defa
     )
     assert result.returncode != 0
     assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_the_embedded_demo_keeps_no_connection_between_requests() -> None:
+    """runserver serves each request on a new thread: a kept connection would outlive it."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SECRET_KEY")}
+    code = ("import reviewqueue.embedded as e; "
+            "e.embedded_database_url = lambda base: 'postgres://demo@/demo?host=/nowhere'; "
+            "import reviewqueue.settings as s; "
+            "print(s.EMBEDDED, s.DATABASES['default']['CONN_MAX_AGE'])")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.stdout.split() == ["True", "0"], result.stderr

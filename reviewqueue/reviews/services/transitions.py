@@ -232,6 +232,7 @@ def answer_apply_decision(
         "verdict": verdict.pk,
         "version": verdict.version_id,
         "reject_reason": decision.reject_reason or None,
+        "comment_sha256": decision.comment_sha256(),
         "read_passages": decision.read_passages,
     }
     if verdict.pk != decision.verdict_id:
