@@ -26,6 +26,7 @@ from django.http import (
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import formats, timezone
+from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -460,11 +461,14 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
             "reason": verdict_reason_label(result.verdict.reason)})
         return HttpResponseRedirect(_item_url(trace_id, back))
     done = {
-        "approve": _("Approved: “%(question)s”."),
-        "reject": _("Rejected: “%(question)s”."),
-        "edit": _("Edited and approved: “%(question)s”."),
+        "approve": _("Approved {answer}: “{question}”."),
+        "reject": _("Rejected {answer}: “{question}”."),
+        "edit": _("Edited and approved {answer}: “{question}”."),
     }[action]
-    messages.success(request, done % {"question": question})
+    # Many answers share a question: the trace id, linked, says which one it was.
+    link = format_html('<a href="{}">{}</a>', reverse("reviews:item", args=[trace_id]),
+                       trace_id)
+    messages.success(request, format_html(done, answer=link, question=question))
     return HttpResponseRedirect(_back_to_queue(back))
 
 

@@ -18,6 +18,8 @@ DISMISS_REASONS = [
     ("different periods", _("They apply to different periods")),
     ("other", _("Other (explain below)")),
 ]
+# How a stored reason's code reads once the form is gone.
+DISMISS_REASONS_SHOWN = {**dict(DISMISS_REASONS), "other": _("Other")}
 
 
 def parse_value(raw: str) -> Any:

@@ -15,6 +15,12 @@
     return event.ctrlKey || event.metaKey || event.altKey;
   }
 
+  // Page shortcuts (j, k, n, a...) wait while the reader types, holds a modifier, or has a
+  // dialog open (the keyboard help): a key pressed there must not act on the page behind it.
+  function shortcutsOff(event) {
+    return isTyping(event) || hasModifier(event) || !!document.querySelector("dialog[open]");
+  }
+
   function csrfToken() {
     var input = document.querySelector("input[name=csrfmiddlewaretoken]");
     return input ? input.value : "";
@@ -51,5 +57,5 @@
     }
   });
 
-  window.ReviewQueue = { isTyping: isTyping, hasModifier: hasModifier, csrfToken: csrfToken };
+  window.ReviewQueue = { shortcutsOff: shortcutsOff, csrfToken: csrfToken };
 })();

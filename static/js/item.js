@@ -124,7 +124,7 @@
 
   document.addEventListener("keydown", function (event) {
     var rq = window.ReviewQueue;
-    if (!workspace || !rq || rq.isTyping(event) || rq.hasModifier(event)) return;
+    if (!workspace || !rq || rq.shortcutsOff(event)) return;
     var handled = true;
     switch (event.key) {
       case "j": moveTo(current + 1); break;

@@ -31,7 +31,7 @@
 
   document.addEventListener("keydown", function (event) {
     var rq = window.ReviewQueue;
-    if (!rq || rq.isTyping(event) || rq.hasModifier(event)) return;
+    if (!rq || rq.shortcutsOff(event)) return;
     if (event.key === "j") { event.preventDefault(); select(selected + 1); }
     else if (event.key === "k") { event.preventDefault(); select(selected - 1); }
     else if (event.key === "Enter" && selected >= 0 && enterIsOurs(rows[selected])) {

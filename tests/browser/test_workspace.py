@@ -329,5 +329,10 @@ def test_question_mark_opens_the_keyboard_help(hold: Any, reviewer: Any, sign_in
     page.keyboard.press("?")
     expect(page.locator("dialog#help")).to_be_visible()
     expect(page.locator("dialog#help")).to_contain_text("Claim and open the oldest")
+    page.keyboard.press("n")  # read in the help, it must not claim an answer behind it
+    page.keyboard.press("j")
+    page.wait_for_timeout(300)
+    assert page.url.endswith("/") and not page.locator("[data-row].selected").count()
     page.keyboard.press("Escape")
     expect(page.locator("dialog#help")).to_be_hidden()
+    assert not ReviewItem.objects.filter(leased_by__isnull=False).exists()

@@ -117,7 +117,10 @@ def test_re_evaluate_now_starts_a_job_and_shows_its_progress(
     assert job.total == 1
     page = client.get(response["Location"]).content.decode()
     # Finished (no broker here): said without "so far", with the way back to the answer.
-    assert "answer(s) got a new verdict." in page and "so far" not in page
+    changed = Job.objects.get(pk=job.pk).changed
+    said = ("1 answer got a new verdict." if changed == 1
+            else f"{changed} answers got a new verdict.")
+    assert said in page and "so far" not in page
     assert f'href="/answers/{trace}/" data-back-to-answer>' in page
     # An answer the reader may not read gets no link.
     other = client.get(f"{job.get_absolute_url()}?answer=no-such").content.decode()

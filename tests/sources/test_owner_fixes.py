@@ -176,6 +176,9 @@ def test_a_dismissal_after_a_new_revision_is_refused_keeping_the_text(
     assert dismissed.status == "dismissed"
     assert dismissed.dismissal_reason == "other: promo is for new teams"
     assert dismissed.dismissed_signature == dismissed.signature != conflict.signature
+    page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    assert "Other: promo is for new teams" in page  # not the form's "(explain below)"
+    assert "explain below): promo" not in page
 
 
 def test_a_dismissal_a_colleague_beat_shows_the_text_that_was_not_recorded(

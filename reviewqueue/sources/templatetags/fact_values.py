@@ -7,7 +7,7 @@ from typing import Any
 
 from django import template
 
-from reviewqueue.sources.forms import DISMISS_REASONS, as_input
+from reviewqueue.sources.forms import DISMISS_REASONS_SHOWN, as_input
 
 register = template.Library()
 
@@ -22,7 +22,7 @@ def dismissal(reason: str) -> str:
     """A stored dismissal reason ("different periods: the promo ends in May") with its code
     said in the reader's language: "They apply to different periods: the promo ends in May"."""
     code, sep, detail = reason.partition(": ")
-    label = dict(DISMISS_REASONS).get(code)
+    label = DISMISS_REASONS_SHOWN.get(code)
     if label is None:
         return reason
     return f"{label}: {detail}" if sep else str(label)
