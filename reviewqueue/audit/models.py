@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class AuditEvent(models.Model):
@@ -14,10 +15,10 @@ class AuditEvent(models.Model):
     """
 
     class ActorType(models.TextChoices):
-        USER = "user"
-        SERVICE = "service"
-        WORKER = "worker"
-        SYSTEM = "system"
+        USER = "user", _("user")
+        SERVICE = "service", _("service")
+        WORKER = "worker", _("worker")
+        SYSTEM = "system", _("system")
 
     seq = models.BigIntegerField(unique=True)
     created_at = models.DateTimeField()

@@ -20,7 +20,7 @@ from reviewqueue.accounts.principals import user_principals
 from reviewqueue.audit import selectors
 from reviewqueue.audit.chain import localized_detail, localized_problem, problem_label
 from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm
-from reviewqueue.audit.models import VerificationRun
+from reviewqueue.audit.models import AuditEvent, VerificationRun
 from reviewqueue.audit.permissions import admin_required
 from reviewqueue.audit.services import Actor, audit_alert_acknowledge
 from reviewqueue.audit.templatetags.audit_tags import compact_json
@@ -94,6 +94,7 @@ def event_rows(events: list[Any]) -> list[dict[str, Any]]:
     filter or include per row. No query: everything comes from the events read."""
     log = reverse("audit:events")
     timeline = _TimelineLinks()
+    actor_types = {str(value): str(label) for value, label in AuditEvent.ActorType.choices}
     rows = []
     for e in events:
         is_answer = e.object_type == "answer"
@@ -102,6 +103,7 @@ def event_rows(events: list[Any]) -> list[dict[str, Any]]:
             "from_here": f"{log}?before={e.seq + 1}",
             "time": _local_time(e.created_at),
             "actor_type": e.actor_type,
+            "actor_type_label": actor_types.get(e.actor_type, e.actor_type),
             "actor": e.actor,
             "action": e.action,
             "object_type": e.object_type,

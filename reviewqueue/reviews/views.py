@@ -61,6 +61,7 @@ from reviewqueue.reviews.selectors.queue import (
     BadCursor,
     Cursor,
     QueueFilters,
+    documents_like,
     next_unclaimed,
     queue_page,
 )
@@ -182,6 +183,12 @@ def _queue(request: HttpRequest) -> HttpResponse:
     if refused := refuse_unknown_params(request, QUEUE_PARAMS):
         return refused
     filters = _filters(request.GET)
+    ignored = [f"{name}={request.GET[name][:40]}" for name, known in (
+        ("reason", REASONS), ("claim", CLAIM_FILTERS)) if request.GET.get(name, "") not in (
+        "", *known)]
+    if ignored:
+        messages.info(request, _("Not a value this filter knows, so it was left out: "
+                                 "%(filters)s.") % {"filters": ", ".join(ignored)})
     cursor = None
     if request.GET.get("cursor"):
         try:
@@ -192,8 +199,9 @@ def _queue(request: HttpRequest) -> HttpResponse:
         limit = max(1, min(int(request.GET.get("limit", DEFAULT_LIMIT)), MAX_LIMIT))
     except ValueError:
         limit = DEFAULT_LIMIT
-    page = queue_page(principals=user_principals(request.user), filters=filters,
-                      user=request.user, cursor=cursor, limit=limit)
+    principals = user_principals(request.user)
+    page = queue_page(principals=principals, filters=filters, user=request.user,
+                      cursor=cursor, limit=limit)
     limit_param = str(limit) if limit != DEFAULT_LIMIT else ""
     context = {
         "page": page,
@@ -215,8 +223,22 @@ def _queue(request: HttpRequest) -> HttpResponse:
                                                    filters.claim)),
         "now": timezone.now(),
         "back": request.GET.urlencode(),
+        # A row's document or release link narrows the filters the reader already has.
+        "keep_for_document": _kept_filters(filters, "document"),
+        "keep_for_release": _kept_filters(filters, "release"),
+        # The filter matches ids and titles whole: when it named nothing, offer the near ones.
+        "documents_like": [(title, _queue_url(QueueFilters(filters.reason, key,
+                                                           filters.release, filters.claim)))
+                           for key, title in documents_like(filters.document, principals)]
+        if filters.document and not page.rows else [],
     }
     return render(request, "reviews/queue.html", context)
+
+
+def _kept_filters(filters: QueueFilters, replaced: str) -> str:
+    """The query of `filters` without `replaced`, ready to have it appended: "reason=x&"."""
+    kept = {k: v for k, v in filters.as_params().items() if k != replaced}
+    return f"{urlencode(kept)}&" if kept else ""
 
 
 @require_POST

@@ -438,7 +438,8 @@ def expiring_facts(
     out = []
     for fact in facts:
         resting = [
-            {"trace_id": trace_id, "question": question, "status": status}
+            {"trace_id": trace_id, "question": question, "status": status,
+             "status_label": Answer.Status(status).label}
             for _, answer_id, trace_id, question, status, _ in resting_on[fact.pk]
             if answer_id in readable
         ]

@@ -132,6 +132,44 @@ def test_filtering_by_a_documents_title_as_the_queue_shows_it(
     assert 'placeholder="document id or title"' in client.get("/").content.decode()
 
 
+def test_a_document_filter_that_names_nothing_offers_the_documents_containing_it(
+    hold: Any, publish: Any, reviewer: Any, login: Any, owner: Any
+) -> None:
+    hold("both")
+    publish("hr-handbook", title="Pricing for HR", principals=["group:hr"])
+    client = login(reviewer)
+    page = client.get("/", {"document": "pricing in", "reason": "conflicting_sources"})
+    html = page.content.decode()
+    assert "No document has the id or title “pricing in”." in html
+    # The readable one, with the reader's other filters kept; nothing of the HR document.
+    assert ('<a href="/?reason=conflicting_sources&amp;document=pricing-eu">Pricing in the '
+            'EU</a>') in html
+    assert "Pricing for HR" not in html
+    # A document's exact id or title is found by the filter: no offer then.
+    html = client.get("/", {"document": "pricing-eu", "claim": "mine"}).content.decode()
+    assert "No document has the id or title" not in html
+
+
+def test_a_rows_document_and_release_links_keep_the_other_filters(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    hold("both")  # index release 2026.10
+    html = login(reviewer).get("/", {"reason": "conflicting_sources", "claim": "all",
+                                     "release": "2026.10"}).content.decode()
+    assert ('href="?reason=conflicting_sources&amp;release=2026.10&amp;document=pricing-eu"'
+            in html)
+    assert 'href="?reason=conflicting_sources&amp;release=2026.10"' in html  # the release
+
+
+def test_a_filter_value_the_queue_does_not_know_is_said_to_be_left_out(
+    reviewer: Any, login: Any
+) -> None:
+    response = login(reviewer).get("/", {"reason": "bogus<b>", "claim": "theirs"})
+    html = response.content.decode()
+    assert ("Not a value this filter knows, so it was left out: reason=bogus&lt;b&gt;, "
+            "claim=theirs.") in html
+
+
 def test_filtering_by_index_release(pricing_documents: Any, reviewer: Any) -> None:
     bulk_held(1, prefix="old", release="2026.09")
     bulk_held(1, prefix="new", release="2026.10")

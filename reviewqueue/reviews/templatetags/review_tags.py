@@ -9,10 +9,15 @@ from django import template
 from django.utils import timezone
 from django.utils.timesince import timesince, timeuntil
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from reviewqueue.reviews import labels
 
 register = template.Library()
+
+# Django's timesince joins its units with gettext(", "). Named here, it is in the project's
+# catalog, which gives it in Japanese as a space: "3日 22時間", as `duration` writes it.
+gettext_noop(", ")
 
 
 @register.filter
