@@ -61,7 +61,26 @@ class FactEditForm(forms.Form):
     valid_until = forms.DateField(label=_("Valid until"), required=False, widget=DATE)
 
     def clean_value(self) -> Any:
-        return parse_value(self.cleaned_data["value"])
+        raw = self.cleaned_data["value"]
+        value = parse_value(raw)
+        # A number or boolean typed over with plain text ("thirty" for 30) is a typo far more
+        # often than a change of type, and every answer claiming the key would then disagree
+        # with it: the text must be quoted to say the change is meant.
+        before = self.initial.get("value")
+        if isinstance(value, str) and before is not None and not raw.strip().startswith('"'):
+            try:
+                was = json.loads(before)
+            except ValueError:
+                was = before  # plain text
+            if isinstance(was, bool):
+                raise forms.ValidationError(_(
+                    "This fact is a boolean (true or false). To make it the text %(text)s, "
+                    "write it in quotes: \"%(text)s\".") % {"text": value})
+            if isinstance(was, (int, float)):
+                raise forms.ValidationError(_(
+                    "This fact is a number. To make it the text %(text)s, write it in quotes: "
+                    "\"%(text)s\".") % {"text": value})
+        return value
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

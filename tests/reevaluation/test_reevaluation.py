@@ -67,6 +67,36 @@ def test_reevaluating_an_unchanged_answer_changes_nothing(publish_doc: Any, inge
     assert AuditEvent.objects.count() == events
 
 
+def test_an_answer_about_a_named_day_is_checked_on_that_day_on_every_path(
+    publish_doc: Any, service_api: Any, reviewer: Any
+) -> None:
+    """Re-evaluating with no new source gives the verdict ingest gave: the gate reads the day
+    the answer names, not today, and the validity sweep has nothing to wait for."""
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
+    from tests.conftest import answer_body
+
+    publish_doc("pricing", "r1", facts=[fact(14, valid_from="2025-01-01",
+                                             valid_until="2025-06-30")])
+    response = service_api.post("/api/v1/answers",
+                                answer_body("t-day", as_of="2025-03-01"), format="json")
+    assert response.json()["status"] == "candidate", response.json()
+    answer = Answer.objects.get(trace_id="t-day")
+    assert answer.current_verdict.next_boundary is None  # time passing changes nothing
+    assert answer_reevaluate(answer_id=answer.pk, trigger="manual") is None
+    assert len(verdicts_of(answer)) == 1
+    # Held for another reason, it is decided on its own day too: not refused as stale.
+    publish_doc("pricing", "r2", facts=[fact(14, valid_from="2025-01-01",
+                                             valid_until="2025-06-30")])
+    answer.refresh_from_db()
+    assert answer.status == "held" and answer.current_verdict.reason == "superseded_revision"
+    assert answer.current_verdict.as_of == dt.date(2025, 3, 1)
+    result = answer_decide(trace_id="t-day", user=reviewer, actor=Actor.of_user(reviewer),
+                           data=DecisionInput(action="approve",
+                                              verdict_id=answer.current_verdict_id))
+    assert result.answer.status == "approved"
+
+
 def test_reevaluating_twice_stores_one_verdict(publish: Any, ingest: Any, owner: Any) -> None:
     publish("pricing", "r1", facts=[fact()])
     answer = ingest("t-1")

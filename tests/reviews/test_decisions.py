@@ -188,12 +188,11 @@ def test_a_decision_after_a_fact_expired_is_refused(hold: Any, api: Any,
                                                     monkeypatch: Any) -> None:
     import datetime as dt
 
-    from reviewqueue.reviews.services import decisions, evaluation
+    from reviewqueue.reviews.services import evaluation
 
     trace = hold()
     later = evaluation.today() + dt.timedelta(days=90)  # past every fact's end
     monkeypatch.setattr(evaluation, "today", lambda: later)
-    monkeypatch.setattr(decisions, "today", lambda: later)
     response = decide(api, trace, action="approve")
     assert response.status_code == 409
     assert response.json()["verdict"]["reason"] == "noncurrent_citation"

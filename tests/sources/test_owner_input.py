@@ -192,6 +192,35 @@ def test_the_largest_64_bit_integer_is_published(client: Any, publish: Any, owne
     assert current().facts.get().value == 2**63 - 1
 
 
+@pytest.mark.parametrize(("was", "typed", "says", "published"), [
+    (30, "thirty", "This fact is a number. To make it the text thirty, write it in quotes: "
+                   '"thirty".', None),
+    (True, "yes", "This fact is a boolean (true or false). To make it the text yes, write it "
+                  'in quotes: "yes".', None),
+    (30, '"thirty"', "", "thirty"),  # quoted: the change of type is meant
+    ("Basic", "Premium", "", "Premium"),  # text stays text unquoted
+    (30, "45", "", 45),
+])
+def test_plain_text_over_a_number_or_boolean_must_be_quoted(
+    client: Any, publish: Any, owner: Any, was: Any, typed: str, says: str, published: Any
+) -> None:
+    publish("pricing", facts=[fact("trial_days", was)])
+    client.force_login(owner)
+    response = client.post(
+        "/owner/documents/pricing/publish",
+        publish_form(list(current().facts.all()), {"trial_days": typed}, revision="r1"),
+    )
+    if says:
+        assert response.status_code == 400
+        page = response.content.decode()
+        assert field_errors(page, "id_facts-0-value").strip() == says
+        assert field_value(page, "facts-0-value") == typed
+        assert current().revision == "r1"
+    else:
+        assert response.status_code == 302, response.content.decode()[-3000:]
+        assert current().facts.get().value == published
+
+
 # --- Ending a fact's validity ----------------------------------------------------------------
 
 

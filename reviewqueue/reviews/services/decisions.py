@@ -30,9 +30,9 @@ from reviewqueue.reviews.models import (
 )
 from reviewqueue.reviews.selectors.answers import user_may_read_answer
 from reviewqueue.reviews.services.evaluation import (
+    gate_day,
     run_gate,
     store_verdict,
-    today,
     verdict_is_fresh,
 )
 from reviewqueue.reviews.services.leases import LeasedByOther, NotHeld, lease_claim, lease_state
@@ -224,7 +224,7 @@ def _refresh(answer: Answer, actor: Actor) -> Verdict:
     """Gate the current version now, store the verdict and make it current."""
     retrieved = list(answer.retrieved.all())
     run = run_gate(answer=answer, version=answer.current_version, retrieved=retrieved,
-                   as_of=today())
+                   as_of=gate_day(answer))
     fresh, _ = store_verdict(answer=answer, version=answer.current_version, run=run,
                              trigger=Verdict.Trigger.DECISION)
     if answer.current_verdict_id != fresh.pk:
@@ -249,7 +249,7 @@ def _edit(answer: Answer, user: Any, data: DecisionInput) -> Verdict | gating.Ve
     version = AnswerVersion(answer=answer, number=number, text=data.text, claims=claims,
                             created_by=user)
     retrieved = list(RetrievedItem.objects.filter(answer=answer))
-    run = run_gate(answer=answer, version=version, retrieved=retrieved, as_of=today())
+    run = run_gate(answer=answer, version=version, retrieved=retrieved, as_of=gate_day(answer))
     if run.verdict.decision == Verdict.Decision.ABSTAIN:
         return run.verdict
     version.save()

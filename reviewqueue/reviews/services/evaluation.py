@@ -49,13 +49,22 @@ class GateRun:
 
     verdict: gating.Verdict
     revisions_used: list[dict[str, Any]]
+    # Checked on the day the answer names (`Answer.as_of`), not on today: time passing
+    # changes nothing, so the verdict has no next boundary for the validity sweep.
+    pinned_day: bool = False
 
 
 def today() -> date:
-    """The gate's as_of for ingest, re-evaluation and decisions alike: today in TIME_ZONE,
-    unless REEVALUATION_TODAY pins a date (drills and tests), so that every path agrees."""
+    """Today in TIME_ZONE, unless REEVALUATION_TODAY pins a date (drills and tests)."""
     pinned: date | None = settings.REEVALUATION_TODAY
     return pinned if pinned is not None else timezone.localdate()
+
+
+def gate_day(answer: Answer) -> date:
+    """The day the gate checks validity on, for ingest, re-evaluation and decisions alike:
+    the day the question was about when the answer names one (`as_of`), else today. Every
+    path agrees, so re-evaluating with no new source gives the verdict ingest gave."""
+    return answer.as_of or today()
 
 
 def _fact_fields(fact: FactRow) -> dict[str, Any]:
@@ -243,7 +252,7 @@ def run_gate(
     except gating.InputError as exc:
         # The API checks what the sender controls; this catches whatever is left.
         raise _gate_input_error(exc) from exc
-    return GateRun(verdict=verdict, revisions_used=used)
+    return GateRun(verdict=verdict, revisions_used=used, pinned_day=answer.as_of is not None)
 
 
 def _check_fact_limits(evidence: list[gating.Evidence], claims: list[gating.Claim],
@@ -295,7 +304,7 @@ def verdict_fields(run: GateRun, trigger: str) -> dict[str, Any]:
         "fingerprint": result.fingerprint,
         "gate_version": result.gate_version,
         "as_of": result.as_of,
-        "next_boundary": result.next_boundary,
+        "next_boundary": None if run.pinned_day else result.next_boundary,
         "revisions_used": run.revisions_used,
         "trigger": trigger,
     }
@@ -319,5 +328,6 @@ def verdict_is_fresh(answer: Answer, verdict: Verdict) -> bool:
         return False
     version = verdict.version
     retrieved = list(answer.retrieved.all())
-    run = run_gate(answer=answer, version=version, retrieved=retrieved, as_of=today())
+    run = run_gate(answer=answer, version=version, retrieved=retrieved,
+                   as_of=gate_day(answer))
     return run.verdict.fingerprint == verdict.fingerprint

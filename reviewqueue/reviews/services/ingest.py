@@ -21,9 +21,9 @@ from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Ver
 from reviewqueue.reviews.services.evaluation import (
     GateInputError,
     KbRow,
+    gate_day,
     load_sources,
     run_gate,
-    today,
     verdict_fields,
 )
 from reviewqueue.reviews.services.transitions import answers_enter, first_status
@@ -179,7 +179,6 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
                  user: Any) -> list[Answer | GateInputError]:
     """The answers stored, in order, or for an answer the gate cannot take its error."""
     now = timezone.now()
-    gate_day = today()
     submitter = user if getattr(user, "is_authenticated", False) else None
     sources = load_sources(
         ((r.document_id, r.revision) for data in items for r in data.retrieved),
@@ -223,7 +222,7 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
         ]
         try:
             run = run_gate(answer=answer, version=version, retrieved=retrieved,
-                           as_of=data.as_of or gate_day, sources=sources)
+                           as_of=gate_day(answer), sources=sources)
         except GateInputError as exc:
             out.append(exc)
             continue

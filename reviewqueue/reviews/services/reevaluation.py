@@ -40,7 +40,7 @@ def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER) ->
         # queues its own re-evaluation, which waits for this lock and then sees it.
         retrieved = list(answer.retrieved.all())
         run = evaluation.run_gate(answer=answer, version=answer.current_version,
-                                  retrieved=retrieved, as_of=evaluation.today())
+                                  retrieved=retrieved, as_of=evaluation.gate_day(answer))
         current = answer.current_verdict
         if (current is not None and current.version_id == answer.current_version_id
                 and current.fingerprint == run.verdict.fingerprint):
