@@ -19,11 +19,13 @@ from reviewqueue.api_errors import PayloadTooLarge
 from reviewqueue.storable import NOT_STORABLE
 
 NOT_A_STRING = serializers.CharField.default_error_messages["invalid"]
+NOT_A_WHOLE_NUMBER = serializers.IntegerField.default_error_messages["invalid"]
 
 
 class StrictSerializer(serializers.Serializer):
-    """Rejects fields it does not declare, at every nesting level, naming each one, and a
-    value that is not a string where a string belongs (DRF's CharField would take 5 as "5")."""
+    """Rejects fields it does not declare, at every nesting level, naming each one, a value
+    that is not a string where a string belongs (DRF's CharField would take 5 as "5"), and in
+    JSON one that is not a whole number where one belongs (its IntegerField would take "5")."""
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
@@ -39,6 +41,11 @@ class StrictSerializer(serializers.Serializer):
                     continue
                 if isinstance(field, serializers.CharField) and not isinstance(value, str):
                     errors[name] = [NOT_A_STRING]
+                elif (isinstance(field, serializers.IntegerField)
+                      and not isinstance(data, QueryDict)
+                      and (type(value) is not int)):
+                    # JSON says 5, not "5" or 5.0 or true (a form can only send text).
+                    errors[name] = [NOT_A_WHOLE_NUMBER]
                 elif (isinstance(field, serializers.ListField)
                       and isinstance(field.child, serializers.CharField)
                       and isinstance(value, list)):

@@ -11,6 +11,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import gating
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.api_base import BodyLimitedAPIView, RoleAndScope, StrictSerializer
@@ -228,7 +229,7 @@ class ReleaseView(ReviewerView):
 
 class DecisionIn(StrictSerializer):
     action = serializers.ChoiceField(choices=["approve", "reject", "edit"])
-    verdict = serializers.IntegerField(min_value=1,
+    verdict = serializers.IntegerField(min_value=1, max_value=gating.MAX_INT,
                                        help_text="Id of the verdict the decision was made on")
     comment = serializers.CharField(max_length=MAX_COMMENT_CHARS, required=False,
                                     allow_blank=True, default="")

@@ -269,13 +269,13 @@ def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[Confl
 #     costs nothing to an owner whose documents ten answers cite.
 #
 # `probe` counts the citations up to HELD_PROBE, `side` the items up to one more than that,
-# and the queue is read when it is no bigger. The probe reads in index order: with no order,
-# when the documents are cited by one row in ten, the planner may price a sequential scan that
-# stops at the limit below the index, and that reads half the table. The probe reads at most twice HELD_PROBE index
+# and the queue is read when it is no bigger. The probe reads at most twice HELD_PROBE index
 # entries, and a few when the citations are few: a small part of what reading the wrong end
-# row by row would cost. Past HELD_PROBE on both ends the citations are read, as they always
-# were. The other end's branch of the UNION never runs: its one-time filter is checked before
-# its first row.
+# row by row would cost. It reads in index order: with no order, when the documents are cited
+# by one row in ten, the planner may price a sequential scan that stops at the limit below
+# the index, and that reads half the table. Past HELD_PROBE on both ends the citations are
+# read, as they always were. The other end's branch of the UNION never runs: its one-time
+# filter is checked before its first row.
 #
 # Everything per row is a scalar subquery, which runs row by row through unique indexes:
 # written as joins, the planner may hash every answer version, or every citation, instead. The

@@ -5,6 +5,7 @@ trace ids, unknown addresses and what the schema says."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from typing import Any
@@ -248,6 +249,45 @@ def test_a_key_given_twice_is_a_400_naming_it_and_nothing_is_stored(
     assert f'the key "{key}" appears twice in one object' in response.json()["detail"]
     assert not Answer.objects.exists() and not Document.objects.exists()
     assert QuarantinedPayload.objects.get().body == body
+
+
+# --- An address that is not UTF-8 -------------------------------------------------------------
+
+def _served(path: str) -> tuple[str, dict[str, Any]]:
+    """What the WSGI application (as gunicorn and runserver run it) answers to a PUT of a
+    revision at `path`, given as the server gives it: the address's bytes as latin-1 text."""
+    from urllib.parse import unquote_to_bytes
+
+    from reviewqueue.wsgi import application
+
+    started: list[str] = []
+    body = b"".join(application({
+        "REQUEST_METHOD": "PUT", "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),
+        "SERVER_NAME": "testserver", "SERVER_PORT": "80", "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(b""), "CONTENT_LENGTH": "0",
+    }, lambda status, headers: started.append(status)))
+    return started[0], json.loads(body)
+
+
+@pytest.mark.parametrize("path", ["/api/v1/documents/%FF/revisions/r1",
+                                  "/api/v1/documents/pricing/revisions/%ED%A0%80"])
+def test_an_address_that_is_not_utf8_is_refused_not_stored_as_percent_text(path: str) -> None:
+    """Django would keep the bytes as the text "%FF", the id that /documents/%25FF names."""
+    status, body = _served(path)
+    assert status == "400 Bad Request"
+    assert body["errors"] == [{"field": "The address", "message": "is not valid UTF-8"}]
+
+
+def test_an_address_in_utf8_goes_on_to_the_app(db: Any) -> None:
+    status, body = _served("/api/v1/documents/caf%C3%A9/revisions/r1")
+    assert status.startswith("401"), body  # the app's own answer: no token was given
+
+
+def test_an_id_written_with_percent_signs_is_still_taken(service_api: Any, owner: Any) -> None:
+    response = service_api.put("/api/v1/documents/100%25FF/revisions/r1", revision_body(),
+                               format="json")
+    assert response.status_code == 201
+    assert Document.objects.get().key == "100%FF"
 
 
 # --- Ids are taken as sent: spaces around them are refused, never trimmed ---------------------

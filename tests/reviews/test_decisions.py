@@ -147,17 +147,37 @@ def test_recording_an_expansion_of_a_cite_the_answer_does_not_have_is_400(
 # --- 409s -------------------------------------------------------------------------------------
 
 def test_a_decision_on_a_verdict_that_is_not_current_is_409_with_the_current_one(
-    hold: Any, api: Any
+    hold: Any, api: Any, publish: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     trace = hold()
+    seen = current_verdict_id(trace)
+    with django_capture_on_commit_callbacks(execute=True):  # re-evaluated: a new verdict
+        publish("pricing", revision="r2", facts=[fact("trial_days", 14)])
     current = current_verdict_id(trace)
-    response = decide(api, trace, action="approve", verdict=current + 1000)
+    assert current != seen
+    response = decide(api, trace, action="approve", verdict=seen)
     assert response.status_code == 409
     body = response.json()
     assert body["error"] == "stale_verdict"
     assert body["verdict"]["id"] == current
     assert Answer.objects.get(trace_id=trace).status == "held"
     assert not Decision.objects.exists()
+
+
+@pytest.mark.parametrize("verdict", ["other answer's", "no such", "5", 5.0, True, 2**63])
+def test_a_verdict_id_that_is_not_one_of_this_answer_is_a_400_and_changes_nothing(
+    hold: Any, api: Any, verdict: Any
+) -> None:
+    trace, other = hold(), hold("t-other")
+    sent = {"other answer's": current_verdict_id(other),
+            "no such": current_verdict_id(trace) + 1000}.get(verdict, verdict)
+    verdicts, events = Verdict.objects.count(), AuditEvent.objects.count()
+    response = decide(api, trace, action="approve", verdict=sent)
+    assert response.status_code == 400, response.content
+    assert [e["field"] for e in response.json()["errors"]] == ["verdict"]
+    # Nothing claimed, re-evaluated or audited for a mistake.
+    assert ReviewItem.objects.get(answer__trace_id=trace).leased_by is None
+    assert (Verdict.objects.count(), AuditEvent.objects.count()) == (verdicts, events)
 
 
 def test_a_decision_after_the_sources_changed_is_409_and_stores_the_fresh_verdict(

@@ -177,6 +177,10 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
         raise NotFound(f"no answer {trace_id!r}")
     if answer.status != Answer.Status.HELD:
         raise NotHeld(answer)
+    if data.verdict_id != answer.current_verdict_id and not Verdict.objects.filter(
+            pk=data.verdict_id, answer=answer).exists():
+        # A mistake, not a stale view: nothing is claimed or re-evaluated for it.
+        raise FieldError("verdict", "not a verdict of this answer")
 
     item = ReviewItem.objects.select_related("leased_by").filter(answer=answer).first()
     lease = lease_state(item, user)
