@@ -3,8 +3,9 @@
 Each view documents what its own work can answer (201, 400 naming the field, 409...). Whatever
 the view, a request can also be refused before it runs: no valid token or session (401), a
 role or token scope that may not call it (403), too many requests (429), an answer, job or
-document one may not read or that does not exist (404, for paths naming one). Those share the
-API's error body.
+document one may not read or that does not exist (404, for paths naming one), and a body that
+is invalid, too large or not JSON (400, 413, 415, for operations that read one). Those share
+the API's error body.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ COMMON = {
     "429": "Too many requests; Retry-After says when to try again",
 }
 NAMED = {"404": "No such object, or one you may not read"}
+# An operation that reads a body can also refuse it as a body.
+WITH_BODY = {
+    "400": "A field is invalid (each is named in errors), or the body is not valid JSON",
+    "413": "The body is larger than the API takes",
+    "415": "The body's Content-Type is not one the operation reads (application/json)",
+}
 
 
 def common_responses(result: dict[str, Any], generator: Any, request: Any, public: bool
@@ -40,7 +47,8 @@ def common_responses(result: dict[str, Any], generator: Any, request: Any, publi
     for path, operations in result.get("paths", {}).items():
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
-            added = {**COMMON, **(NAMED if "{" in path else {})}
+            added = {**COMMON, **(NAMED if "{" in path else {}),
+                     **(WITH_BODY if "requestBody" in operation else {})}
             for status, description in added.items():
                 responses.setdefault(status, {"description": description, "content": error})
             for status, response in responses.items():

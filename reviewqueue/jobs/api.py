@@ -15,6 +15,7 @@ from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_base import (
     BodyLimitedAPIView,
+    IdField,
     RoleAndScope,
     StrictSerializer,
     token_scopes,
@@ -49,9 +50,10 @@ class JobOut(serializers.Serializer):
 
 
 class JobIn(StrictSerializer):
-    trace_ids = serializers.ListField(child=serializers.CharField(max_length=200),
+    # Ids as sent, as everywhere: " t-1 " is refused, not trimmed into another answer's id.
+    trace_ids = serializers.ListField(child=IdField(max_length=200),
                                       max_length=MAX_TRACE_IDS, required=False)
-    document_id = serializers.CharField(max_length=200, required=False)
+    document_id = IdField(max_length=200, required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if bool(attrs.get("trace_ids")) == bool(attrs.get("document_id")):

@@ -4,6 +4,7 @@ payload is kept in the quarantine, and in a batch only the bad item is refused."
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -320,3 +321,27 @@ def test_a_day_is_written_yyyy_mm_dd_and_nothing_else(publish: Any, service_api:
     assert fields(response) == ["facts[0].valid_from"]
     assert not Answer.objects.exists() and not Revision.objects.filter(
         document__key="other").exists()
+
+
+def test_a_body_that_is_not_json_gets_a_status_the_schema_documents(
+    schema: dict[str, Any], make_user: Any, token_client: Any
+) -> None:
+    """Every operation reading a body, sent text/plain by a caller who may call it: the refusal
+    it gets is one its schema lists, with the error body."""
+    clients = {role: token_client(make_user(f"probe-{role}", role))
+               for role in ("service", "reviewer", "admin")}
+    seen = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if "requestBody" not in operation:
+                continue
+            url = re.sub(r"\{[^}]+\}", "x", path)
+            client = clients["admin" if path.startswith("/api/v1/jobs") else
+                             "reviewer" if path.startswith("/api/v1/answers/{") else "service"]
+            response = getattr(client, method)(url, data="not json", content_type="text/plain")
+            assert str(response.status_code) in operation["responses"], (method, path,
+                                                                          response.status_code)
+            assert "error" in response.json(), (method, path)
+            seen.append((method, path, response.status_code))
+    assert ("post", "/api/v1/answers", 415) in seen
+    assert len(seen) >= 6

@@ -50,6 +50,18 @@ def test_a_trace_id_that_is_no_string_is_named(reviewer: Any, token_client: Any)
     assert [e["field"] for e in response.json()["errors"]] == ["trace_ids[1]"]
 
 
+@pytest.mark.parametrize(("body", "field"), [
+    ({"trace_ids": ["t-1", " t-1 "]}, "trace_ids[1]"), ({"document_id": "pricing "}, "document_id"),
+])
+def test_an_id_with_spaces_around_it_is_refused_not_trimmed(
+    admin_user: Any, token_client: Any, body: dict[str, Any], field: str
+) -> None:
+    response = token_client(admin_user).post("/api/v1/jobs", body, format="json")
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == [field]
+    assert not Job.objects.exists()
+
+
 def test_a_form_posted_with_a_session_may_carry_its_csrf_token(
     publish_doc: Any, ingest: Any, reviewer: Any
 ) -> None:
