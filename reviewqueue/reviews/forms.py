@@ -13,6 +13,7 @@ from django.forms import Select
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
+import gating
 from reviewqueue.reviews.labels import REJECT_REASONS
 from reviewqueue.reviews.services.decisions import MAX_COMMENT_CHARS, DecisionInput
 
@@ -104,6 +105,10 @@ class ClaimForm(forms.Form):
                 number = math.nan
             if isinstance(number, float) and not math.isfinite(number):
                 self.add_error("value", _("Enter a number, such as 14 or 2.5."))
+            elif isinstance(number, int) and not gating.MIN_INT <= number <= gating.MAX_INT:
+                # The gate takes 64-bit whole numbers: said here, on the row, not later.
+                self.add_error("value", _("Enter a whole number between %(min)s and %(max)s.")
+                               % {"min": gating.MIN_INT, "max": gating.MAX_INT})
             else:
                 data["parsed"] = number
         elif kind == "boolean":

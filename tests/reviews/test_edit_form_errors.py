@@ -44,6 +44,25 @@ def test_a_claim_row_with_a_value_but_no_key_is_an_error_and_nothing_is_lost(
     assert_nothing_saved(trace)
 
 
+def test_a_number_past_64_bits_is_refused_on_its_row(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    huge = {"key": "seats", "value": "99999999999999999999", "value_type": "number",
+            "cite": "d1"}
+    response = page_post(client, trace, "edit", answer=SUPPORTED_TEXT,
+                         **claims_form(SUPPORT, huge))
+    assert response.status_code == 400
+    html = response.content.decode()
+    # On the row's Value, where the reviewer typed it, with the value kept.
+    assert ('name="claims-1-value" value="99999999999999999999"' in html)
+    row = html[html.index('name="claims-1-value"'):]
+    assert row.index("Enter a whole number between -9223372036854775808 and "
+                     "9223372036854775807.") < row.index('name="claims-1-value_type"')
+    assert_nothing_saved(trace)
+
+
 def test_a_row_with_only_a_subject_is_not_empty_either(hold: Any, reviewer: Any,
                                                        login: Any) -> None:
     trace = hold()

@@ -61,3 +61,18 @@ def test_every_translation_uses_the_placeholders_of_its_message() -> None:
 
     wrong = [msgid for _, msgid, msgstr in entries() if msgstr and names(msgid) != names(msgstr)]
     assert wrong == []
+
+
+def test_how_long_an_item_waited_reads_naturally_in_japanese() -> None:
+    """Django joins its units with gettext(", "): Japanese writes "3日 22時間", no comma."""
+    import datetime as dt
+
+    from django.utils import timezone, translation
+
+    from reviewqueue.reviews.templatetags.review_tags import held_for
+
+    since = timezone.now() - dt.timedelta(days=3, hours=22, minutes=5)
+    with translation.override("ja"):
+        assert held_for(since) == "3日 22時間"
+    with translation.override("en"):
+        assert held_for(since) == "3\xa0days, 22\xa0hours"
