@@ -336,3 +336,15 @@ def test_question_mark_opens_the_keyboard_help(hold: Any, reviewer: Any, sign_in
     page.keyboard.press("Escape")
     expect(page.locator("dialog#help")).to_be_hidden()
     assert not ReviewItem.objects.filter(leased_by__isnull=False).exists()
+
+
+def test_the_queue_and_an_item_fit_a_phone(hold: Any, reviewer: Any, sign_in: Any,
+                                           live_server: Any) -> None:
+    """At 390 px nothing is wider than the window: no page scrolls sideways."""
+    hold("t-phone")
+    page = sign_in("alice")
+    page.set_viewport_size({"width": 390, "height": 844})
+    for url in ("/?reason=conflicting_sources", "/answers/t-phone/"):
+        page.goto(f"{live_server.url}{url}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, url
+    expect(page.get_by_role("button", name="Sign out")).to_be_in_viewport()
