@@ -43,6 +43,10 @@ def common_responses(result: dict[str, Any], generator: Any, request: Any, publi
     body."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.setdefault("Error", ERROR)
+    # Every request body is a StrictSerializer: a field it does not declare is refused.
+    for name, component in schemas.items():
+        if name.endswith("Request") and component.get("type") == "object":
+            component["additionalProperties"] = False
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for path, operations in result.get("paths", {}).items():
         for operation in operations.values():

@@ -345,3 +345,15 @@ def test_a_body_that_is_not_json_gets_a_status_the_schema_documents(
             seen.append((method, path, response.status_code))
     assert ("post", "/api/v1/answers", 415) in seen
     assert len(seen) >= 6
+
+
+def test_the_schema_says_request_bodies_take_no_undeclared_field(
+    schema: dict[str, Any], service_api: Any, owner: Any
+) -> None:
+    components = schema["components"]["schemas"]
+    assert components["AnswerInRequest"]["additionalProperties"] is False
+    assert components["RevisionInRequest"]["additionalProperties"] is False
+    response = service_api.put("/api/v1/documents/pricing/revisions/r1",
+                               {**revision_body(), "colour": "red"}, format="json")
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["colour"]
