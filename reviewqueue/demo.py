@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.services import token_issue, user_create_or_update
 from reviewqueue.audit.services import SYSTEM
-from reviewqueue.reviews.models import Answer, ReviewItem
+from reviewqueue.reviews.models import Answer
 from reviewqueue.reviews.services.ingest import AnswerInput, RetrievedInput, answer_ingest
 from reviewqueue.sources.models import Document
 from reviewqueue.sources.services import FactInput, PassageInput, RevisionInput, revision_publish
@@ -813,20 +812,12 @@ def load(stdout: Any, answers: int = 300, seed: int = 7) -> dict[str, str]:
             ),
             actor=SYSTEM,
         )
-    # Spread the time held over the last few days so the queue looks like a real backlog.
-    with transaction.atomic():
-        now = timezone.now()
-        for item in ReviewItem.objects.filter(
-            answer__trace_id__startswith="demo-", leased_by__isnull=True
-        ):
-            item.entered_at = now - timedelta(minutes=rng.randint(5, 60 * 24 * 4))
-            item.save(update_fields=["entered_at"])
-    service = Role.SERVICE
+    # The queue's times are the real ones: backdating them would contradict the verdicts'
+    # and the audit log's, which nothing may rewrite.
     from django.contrib.auth import get_user_model
 
     rag = get_user_model().objects.get(username="rag-service")
     printed["rag-service"] = (
         f"{printed['rag-service']}: {token_issue(user=rag, actor=SYSTEM, name='demo')}"
     )
-    del service
     return printed
