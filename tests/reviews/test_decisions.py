@@ -50,6 +50,7 @@ def test_a_decision_is_audited_with_who_the_verdict_and_the_revisions(hold: Any,
     assert event.after["reviewer"] == "alice"
     assert sorted(event.after["revisions"]) == [["pricing", "r1"], ["pricing-eu", "r1"]]
     assert event.before["status"] == "held" and event.after["status"] == "approved"
+    assert event.after["version_number"] == 1  # as people see it; "version" is the row id
     recorded = json.dumps([event.before, event.after])
     assert "secret-comment-text" not in recorded
     assert "14 days" not in recorded
@@ -326,8 +327,8 @@ def test_an_edit_the_gate_supports_is_approved_at_once(hold: Any, api: Any) -> N
     assert response.json()["verdict"]["decision"] == "candidate"
     answer = Answer.objects.get(trace_id=trace)
     assert (answer.status, answer.current_version.number) == ("approved", 2)
-    assert AuditEvent.objects.get(action="decision.edit").after["verdict_decision"] == \
-        "candidate"
+    edited = AuditEvent.objects.get(action="decision.edit").after
+    assert (edited["verdict_decision"], edited["version_number"]) == ("candidate", 2)
 
 
 def test_an_edit_that_changes_nothing_is_400(hold: Any, api: Any) -> None:

@@ -231,6 +231,10 @@ def answer_apply_decision(
         "revisions": [[r["document"], r.get("current")] for r in decision.revisions_used],
         "verdict": verdict.pk,
         "version": verdict.version_id,
+        # The number people see ("version 2"); `version` is the row's id. An edit's verdict
+        # was stored with its new version, so neither read costs a query.
+        "version_number": (decision.version if verdict.version_id == decision.version_id
+                           else verdict.version).number,
         "reject_reason": decision.reject_reason or None,
         "comment_sha256": decision.comment_sha256(),
         "read_passages": decision.read_passages,
