@@ -1,6 +1,6 @@
-"""Request-scoped context: every request gets an id that logs and audit events carry; the
-refusal of text PostgreSQL cannot hold; and a way back from a page address that only takes a
-submitted form; and no page of a signed-in user kept by the browser."""
+"""What every request goes through: an id that logs and audit events carry; the refusal of
+text PostgreSQL cannot hold; a way back from a page address that only takes a submitted form;
+and no page of a signed-in user kept by the browser."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 class JSONParser(parsers.JSONParser):
     def parse(self, stream: Any, media_type: str | None = None,
               parser_context: dict[str, Any] | None = None) -> Any:
-        encoding = parsers.get_encoding(parser_context or {})  # type: ignore[attr-defined]
+        encoding = parsers.get_encoding(parser_context or {})
         try:
             text = codecs.getreader(encoding)(stream).read()
             return json.loads(text, object_pairs_hook=unique_keys,

@@ -19,6 +19,11 @@ from tests.audit.conftest import ANSWER_TEXT, PASSAGE_TEXT, verify
 pytestmark = pytest.mark.django_db
 
 
+def story_timeline(client: Any) -> str:
+    """The timeline page of `answer_story`'s answer."""
+    return client.get("/audit/answers/t-story/").content.decode()
+
+
 def _seqs(response: Any) -> list[int]:
     return [int(s) for s in re.findall(r">#(\d+)</a></td>", response.content.decode())]
 
@@ -260,7 +265,7 @@ def test_the_timeline_never_shows_answer_or_passage_text(
     admin_client: Any, answer_story: Callable[..., Any]
 ) -> None:
     answer_story("t-story")
-    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    page = story_timeline(admin_client)
     assert "Secret" not in page
     assert PASSAGE_TEXT not in page
     assert ANSWER_TEXT not in page
@@ -274,7 +279,7 @@ def test_the_timeline_marks_an_event_that_no_longer_matches_its_hash(
     with tamper() as cursor:
         cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = %s",
                        [ingested.seq])
-    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    page = story_timeline(admin_client)
     assert "does not match its hash" in page
 
 
@@ -289,13 +294,13 @@ def test_the_timeline_shows_a_decisions_comment_against_the_digest_its_event_rec
     event = AuditEvent.objects.get(action="decision.approve", trace_id="t-story")
     assert event.after["comment_sha256"] == hashlib.sha256(comment.encode()).hexdigest()
     assert comment not in str(event.after)  # the log keeps no free text
-    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    page = story_timeline(admin_client)
     assert "Checked with &lt;b&gt;sales&lt;/b&gt;: 14 days applies" in page
     assert "The comment matches the digest its audit event recorded." in page
     with tamper() as cursor:
         cursor.execute("UPDATE reviews_decision SET comment = 'Fine' WHERE id = %s",
                        [decision.pk])
-    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    page = story_timeline(admin_client)
     assert "The comment differs from the digest its audit event recorded" in page
 
 
@@ -306,7 +311,7 @@ def test_a_comment_is_not_shown_to_an_admin_who_may_not_read_the_answer(
     with tamper() as cursor:  # the cited document became restricted after the decision
         cursor.execute("UPDATE sources_document SET allowed_principals = '{group:hr}' "
                        "WHERE key = 'pricing'")
-    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    page = story_timeline(admin_client)
     assert "Quoting the restricted passage" not in page
     assert "A comment, not shown: the answer cites a document you may not read." in page
 
@@ -321,13 +326,13 @@ def test_a_timeline_cut_short_by_the_events_of_its_documents_says_so(
     from reviewqueue.audit import selectors
 
     answer_story("t-story")
-    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    page = story_timeline(admin_client)
     assert "This answer has a very long history" not in page
     with transaction.atomic():
         audit_record_many([Entry(actor=SYSTEM, action="document.note", object_type="document",
                                  object_id="pricing", document_id="pricing", after={"n": n})
                            for n in range(selectors.TIMELINE_LIMIT)])
-    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    page = story_timeline(admin_client)
     assert "This answer has a very long history" in page
 
 
@@ -415,6 +420,6 @@ def test_the_timeline_names_the_time_zone_of_its_times(
     from django.utils import timezone
 
     answer = answer_story("t-story")
-    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    page = story_timeline(admin_client)
     assert "Times are in Asia/Tokyo." in page
     assert f"{timezone.localtime(answer.created_at):%Y-%m-%d %H:%M:%S} JST" in page
