@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -148,13 +149,13 @@ def resolve_target(url: str, *, deadline: float | None = None) -> Target:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise UnsafeUrl(f"not a valid URL: {exc}") from None
+        raise UnsafeUrl(_("not a valid URL: %(error)s") % {"error": exc}) from None
     if parts.scheme not in ("http", "https"):
-        raise UnsafeUrl("only http and https URLs are allowed")
+        raise UnsafeUrl(_("only http and https URLs are allowed"))
     if not parts.hostname:
-        raise UnsafeUrl("the URL has no host")
+        raise UnsafeUrl(_("the URL has no host"))
     if parts.username or parts.password:
-        raise UnsafeUrl("credentials in the URL are not allowed; sign with the secret instead")
+        raise UnsafeUrl(_("credentials in the URL are not allowed; sign with the secret instead"))
     host = parts.hostname
     port = port or (443 if parts.scheme == "https" else 80)
     try:
@@ -162,17 +163,19 @@ def resolve_target(url: str, *, deadline: float | None = None) -> Target:
     except socket.gaierror as exc:
         # The resolver's reason tells "no such name" from "resolver failing right now".
         reason = f" ({exc.strerror})" if exc.strerror else ""
-        raise UnsafeUrl(f"the host {host!r} does not resolve{reason}") from None
+        raise UnsafeUrl(_("the host %(host)s does not resolve") % {"host": repr(host)}
+                        + reason) from None
     except UnicodeError:
-        raise UnsafeUrl(f"the host {host!r} does not resolve") from None
+        raise UnsafeUrl(_("the host %(host)s does not resolve") % {"host": repr(host)}) from None
     addresses = list(dict.fromkeys(info[4][0] for info in infos))
     if not addresses:
-        raise UnsafeUrl(f"the host {host!r} does not resolve")
+        raise UnsafeUrl(_("the host %(host)s does not resolve") % {"host": repr(host)})
     for raw in addresses:
         address = ipaddress.ip_address(raw.split("%", 1)[0])
         if _is_internal(address) and not _allowed(host, address):
-            raise UnsafeUrl(f"the host {host!r} resolves to {address}, a private, loopback or "
-                            "link-local address")
+            raise UnsafeUrl(_("the host %(host)s resolves to %(address)s, a private, "
+                              "loopback or link-local address")
+                            % {"host": repr(host), "address": address})
     path = quote(parts.path or "/", safe=_URL_SAFE)
     if parts.query:
         path = f"{path}?{quote(parts.query, safe=_URL_SAFE)}"

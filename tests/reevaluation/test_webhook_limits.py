@@ -297,3 +297,16 @@ def test_a_nat64_form_of_a_public_address_is_allowed(settings: Any) -> None:
     settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = []
     target = netguard.resolve_target("http://[64:ff9b::5db8:d70e]/rq")  # 93.184.215.14
     assert target.address == "64:ff9b::5db8:d70e"
+
+
+def test_a_refused_webhook_address_is_said_in_the_readers_language() -> None:
+    from django.utils import translation
+
+    from reviewqueue.webhooks import netguard
+
+    with translation.override("ja"), pytest.raises(netguard.UnsafeUrl,
+                                                   match="http と https の URL だけが使えます"):
+        netguard.resolve_target("ftp://example.test/hook")
+    with translation.override("en"), pytest.raises(netguard.UnsafeUrl,
+                                                   match="only http and https URLs are allowed"):
+        netguard.resolve_target("ftp://example.test/hook")
