@@ -448,17 +448,17 @@ def answer_timeline(trace_id: str) -> Timeline | None:
             "current": v.pk == answer.current_verdict_id,
             "revisions": [_revision_used(r) for r in v.revisions_used],
         }))
-    # Each decision's comment against the digest its audit event recorded (None: an event
-    # written before the digest was, or not among the events shown).
-    audited = {e.after["decision"]: e.after.get("comment_sha256", False) for e in events
+    # The comment digest each decision's audit event recorded; a decision whose event predates
+    # the digest, or is not among the events shown, has none to be checked against (None).
+    digests = {e.after["decision"]: e.after["comment_sha256"] for e in events
                if e.action.startswith("decision.") and isinstance(e.after, dict)
-               and "decision" in e.after}
+               and "decision" in e.after and "comment_sha256" in e.after}
     for d in decisions:
-        recorded = audited.get(d.pk, False)
         entries.append(TimelineEntry(d.created_at, "decision", 2, d, {
             "on_known_verdict": d.verdict_id in verdict_ids,
             "revisions": [_revision_used(r) for r in (d.revisions_used or [])],
-            "comment_audited": None if recorded is False else recorded == d.comment_sha256(),
+            "comment_audited": (digests[d.pk] == d.comment_sha256()) if d.pk in digests
+            else None,
         }))
     for version in versions:
         entries.append(TimelineEntry(version.created_at, "version", 0, version))

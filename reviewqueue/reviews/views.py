@@ -183,9 +183,10 @@ def _queue(request: HttpRequest) -> HttpResponse:
     if refused := refuse_unknown_params(request, QUEUE_PARAMS):
         return refused
     filters = _filters(request.GET)
-    ignored = [f"{name}={request.GET[name][:40]}" for name, known in (
-        ("reason", REASONS), ("claim", CLAIM_FILTERS)) if request.GET.get(name, "") not in (
-        "", *known)]
+    # `_filters` leaves out a value it does not know; the reader is told which.
+    ignored = [f"{name}={value[:40]}" for name, known in (("reason", REASONS),
+                                                          ("claim", CLAIM_FILTERS))
+               if (value := request.GET.get(name, "")) and value not in known]
     if ignored:
         messages.info(request, _("Not a value this filter knows, so it was left out: "
                                  "%(filters)s.") % {"filters": ", ".join(ignored)})

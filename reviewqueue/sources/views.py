@@ -243,8 +243,9 @@ def _document_page(
         "document": document,
         "revision": revision,
         "facts": facts,
+        # Each row with the fact's name, which labels its inputs for a screen reader.
         "rows": [
-            (form, f, passages.get(f.span, ""))
+            (form, f, passages.get(f.span, ""), f"{f.subject} · {f.key}" if f.subject else f.key)
             for form, f in zip(formset.forms, facts, strict=False)
         ],
         "formset": formset,
