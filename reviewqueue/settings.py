@@ -216,10 +216,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # DRF's own three, with the JSON parser that refuses a body nested too deeply.
-    "DEFAULT_PARSER_CLASSES": ["reviewqueue.parsers.JSONParser",
-                               "rest_framework.parsers.FormParser",
-                               "rest_framework.parsers.MultiPartParser"],
+    # JSON only (refusing a body nested too deeply or repeating a key): a form or multipart
+    # body gets a clear 415, and the schema offers no other media type.
+    "DEFAULT_PARSER_CLASSES": ["reviewqueue.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "reviewqueue.api_errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer",
                                  "rest_framework.renderers.BrowsableAPIRenderer"],
@@ -251,6 +250,8 @@ API_MAX_BATCH = 500
 
 # --- Review work ---------------------------------------------------------------------------------
 REVIEW_LEASE_SECONDS = env_int("REVIEW_LEASE_SECONDS", 15 * 60, minimum=30)
+# A lease whose item page was left lapses this long after, unless a page of it renews again.
+REVIEW_LEASE_LEAVE_SECONDS = env_int("REVIEW_LEASE_LEAVE_SECONDS", 60, minimum=5)
 # Share (0..1) of fresh candidate answers held as audit samples for the false-pass estimate.
 AUDIT_SAMPLE_RATE = env_float("AUDIT_SAMPLE_RATE", 0.0, minimum=0.0, maximum=1.0)
 

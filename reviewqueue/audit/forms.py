@@ -45,7 +45,7 @@ class AuditSearchForm(forms.Form):
         since, until = data.get("since"), data.get("until")
         if since and until:
             if since > until:
-                self.add_error("until", _("Must not be before From."))
+                self.add_error("until", _("Must not be before the first day."))
             elif (until - since).days > MAX_RANGE_DAYS:
                 self.add_error("until", _("A range may span at most %(days)d days.")
                                % {"days": MAX_RANGE_DAYS})

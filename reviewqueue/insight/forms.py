@@ -37,7 +37,7 @@ class WindowForm(forms.Form):
         )
         since = data.get("since") or until - dt.timedelta(days=29)
         if since > until:
-            self.add_error("until", _("Must not be before From."))
+            self.add_error("until", _("Must not be before the first day."))
             return data
         days = (until - since).days + 1
         if days > MAX_DAYS:

@@ -33,7 +33,6 @@ from reviewqueue.api_errors import (
     quarantine_from_request,
 )
 from reviewqueue.errors import DomainError, NotFound
-from reviewqueue.parsers import JSONParser
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import (
     answer_detail,
@@ -346,9 +345,6 @@ def ingest_body(request: Request, answer: Answer) -> dict[str, Any]:
 
 
 class AnswerCreateView(BodyLimitedAPIView):
-    # A form or multipart body can never carry an answer: the schema must not offer one, and
-    # such a body gets a clear 415.
-    parser_classes = [JSONParser]
     permission_classes = [RoleAndScope]
     allowed_roles = (Role.SERVICE,)
     required_scope = ApiToken.Scope.SUBMIT
@@ -397,7 +393,6 @@ class BatchResultOut(serializers.Serializer):
 
 
 class AnswerBatchView(BodyLimitedAPIView):
-    parser_classes = [JSONParser]  # as AnswerCreateView
     permission_classes = [RoleAndScope]
     allowed_roles = (Role.SERVICE,)
     required_scope = ApiToken.Scope.SUBMIT

@@ -13,6 +13,7 @@ urlpatterns = [
     path("answers/<str:trace_id>/claim", views.claim, name="claim"),
     path("answers/<str:trace_id>/release", views.release, name="release"),
     path("answers/<str:trace_id>/renew", views.renew, name="renew"),
+    path("answers/<str:trace_id>/leave", views.leave, name="leave"),
     path("answers/<str:trace_id>/expanded", views.expanded, name="expanded"),
     path("answers/<str:trace_id>/decide", views.decide, name="decide"),
     path("answers/<str:trace_id>/send-to-owner", views.send_to_owner, name="send-to-owner"),

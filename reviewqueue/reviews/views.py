@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
@@ -79,6 +80,7 @@ from reviewqueue.reviews.services.leases import (
     NotHeld,
     lease_claim,
     lease_claim_next,
+    lease_leave,
     lease_release,
     lease_renew,
     lease_seconds,
@@ -321,6 +323,25 @@ def renew(request: HttpRequest, trace_id: str) -> HttpResponse:
     return JsonResponse({"holder": lease.holder,
                          "until": until.isoformat() if until else None,
                          "until_shown": formats.date_format(until, "H:i") if until else None})
+
+
+@require_POST
+@reviewer_required
+def leave(request: HttpRequest, trace_id: str) -> HttpResponse:
+    """Sent by item.js as the reviewer's item page goes away, with the lease end it last knew:
+    the lease then lapses within a minute or so unless a page of it renews again."""
+    answer = _readable_answer(request, trace_id)
+    try:
+        seen = datetime.fromisoformat(str(json.loads(request.body or b"{}")["until"]))
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return JsonResponse({"error": "invalid",
+                             "detail": "until: a date and time with its offset, as renew "
+                                       "answered"}, status=400)
+    if timezone.is_naive(seen):
+        return JsonResponse({"error": "invalid", "detail": "until: the offset is missing"},
+                            status=400)
+    shortened = lease_leave(answer=answer, user=request.user, seen_until=seen)
+    return JsonResponse({"shortened": shortened})
 
 
 @require_POST

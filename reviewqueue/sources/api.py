@@ -21,7 +21,6 @@ from reviewqueue.api_base import (
 )
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import NotFound
-from reviewqueue.parsers import JSONParser
 from reviewqueue.sources import selectors, services
 
 
@@ -166,7 +165,6 @@ def actor_of(request: Request) -> Actor:
 
 
 class RevisionView(BodyLimitedAPIView):
-    parser_classes = [JSONParser]  # as AnswerCreateView
     permission_classes = [RoleAndScope]
     allowed_roles = (Role.SERVICE,)
     required_scope = ApiToken.Scope.PUBLISH

@@ -48,19 +48,41 @@
     box.setAttribute("data-lease-until", data.until_shown);
   }
 
+  function renewLease() {
+    return post(workspace.dataset.renewUrl).then(function (response) {
+      if (response.status === 409) {
+        workspace.dataset.leaseMine = "";
+        return response.json().then(function (data) { leaseLost(data.message || ""); });
+      }
+      if (response.ok) {
+        return response.json().then(function (data) {
+          if (data.until) workspace.dataset.leaseEnd = data.until;
+          showLeaseUntil(data);
+        });
+      }
+    }).catch(function () { /* offline for a moment: try again at the next tick */ });
+  }
+
+  // Renew at once (a reload, or this page coming back from the history, may follow a page that
+  // said it was leaving), then every third of the lease while the lease is still this page's.
   function keepLease() {
     if (!workspace.dataset.leaseMine) return;
     var seconds = Number(workspace.dataset.leaseSeconds) || 900;
     var every = Math.max(10, Math.floor(seconds / 3)) * 1000;
+    renewLease();
     var timer = setInterval(function () {
-      post(workspace.dataset.renewUrl).then(function (response) {
-        if (response.status === 409) {
-          clearInterval(timer);
-          return response.json().then(function (data) { leaseLost(data.message || ""); });
-        }
-        if (response.ok) return response.json().then(showLeaseUntil);
-      }).catch(function () { /* offline for a moment: try again at the next tick */ });
+      if (!workspace.dataset.leaseMine) { clearInterval(timer); return; }
+      renewLease();
     }, every);
+  }
+
+  // Leaving the page (tab closed, link followed, reload): the lease lapses within a minute
+  // instead of keeping colleagues out for its whole term. The server shortens it only while
+  // it still ends when this page last saw it, so a page that renewed since keeps it.
+  function leaving() {
+    if (!workspace.dataset.leaseMine || !workspace.dataset.leaseEnd) return;
+    post(workspace.dataset.leaveUrl, { until: workspace.dataset.leaseEnd })
+      .catch(function () { /* the lease then lapses at its usual time */ });
   }
 
   function expandAll() {
@@ -98,6 +120,11 @@
     });
     keepLease();
     showFirstError();
+  });
+  window.addEventListener("pagehide", function () { if (workspace) leaving(); });
+  window.addEventListener("pageshow", function (event) {
+    // Back from the history cache: the page said it was leaving, so renew now.
+    if (event.persisted && workspace && workspace.dataset.leaseMine) renewLease();
   });
 
   // A refused decision comes back as a whole page, scrolled to the top: bring the first

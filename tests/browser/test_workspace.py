@@ -230,21 +230,60 @@ def test_the_item_page_renews_its_lease_while_it_stays_open(
     hold("t-renew")
     page = sign_in("alice")
     open_item(page, "t-renew")
-    # Say the lease ran to three hours from now when the page was drawn: each renewal moves
-    # the time the lease box shows to the lease's new end.
+    # Say the lease ran to three hours from now when the page was drawn: the renewal the page
+    # sends as it opens moves the time the lease box shows to the lease's new end.
     drawn = timezone.now() + dt.timedelta(hours=3)
     ReviewItem.objects.filter(answer__trace_id="t-renew").update(lease_until=drawn)
-    page.reload()
+    with page.expect_response(lambda r: r.url.endswith("/renew")) as opening:
+        page.reload()
+    assert opening.value.status == 200
     box = page.locator(".lease-box.mine [data-lease-until]")
-    expect(box).to_contain_text(f"until {timezone.localtime(drawn):%H:%M}")
+
+    def says_until(moment: dt.datetime) -> str:
+        return (f"You are working on this until {timezone.localtime(moment):%H:%M}; the lease "
+                "renews while this page is open.")
+
+    renewed = ReviewItem.objects.get(answer__trace_id="t-renew").lease_until
+    assert renewed < drawn
+    expect(box).to_have_text(says_until(renewed))
+    # And again a third of the lease later, with no reload.
     with page.expect_response(lambda r: r.url.endswith("/renew"), timeout=20_000) as renewal:
         pass
     assert renewal.value.status == 200
-    renewed = ReviewItem.objects.get(answer__trace_id="t-renew").lease_until
-    assert renewed < drawn
-    expect(box).to_have_text(
-        f"You are working on this until {timezone.localtime(renewed):%H:%M}; the lease renews "
-        "while this page is open.")
+    later = ReviewItem.objects.get(answer__trace_id="t-renew").lease_until
+    assert later > renewed
+    expect(box).to_have_text(says_until(later))
+
+
+def lease_of(trace_id: str) -> tuple[str | None, dt.datetime | None]:
+    item = ReviewItem.objects.select_related("leased_by").get(answer__trace_id=trace_id)
+    return (item.leased_by.username if item.leased_by else None), item.lease_until
+
+
+def test_leaving_the_item_page_frees_the_answer_within_a_minute_and_a_reload_keeps_it(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+) -> None:
+    hold("t-leave")
+    page = sign_in("alice")
+    open_item(page, "t-leave")
+    expect(page.locator(".lease-box.mine")).to_be_visible()
+    # A reload: the page that goes says it is leaving, the page that comes renews; the lease
+    # keeps its whole term whichever of the two the server reads first.
+    with page.expect_response(lambda r: r.url.endswith("/renew")):
+        page.reload()
+    page.wait_for_timeout(500)
+    holder, until = lease_of("t-leave")
+    assert holder == "alice" and until > timezone.now() + dt.timedelta(minutes=10)
+    # Back to the queue by the link: the answer is still alice's, for a minute at most.
+    page.locator(".crumbs a").first.click()
+    page.wait_for_url(f"{live_server.url}/")
+    for _ in range(50):
+        holder, until = lease_of("t-leave")
+        if until <= timezone.now() + dt.timedelta(seconds=60):
+            break
+        page.wait_for_timeout(100)
+    assert holder == "alice" and until <= timezone.now() + dt.timedelta(seconds=60)
+    assert page.console_errors == []
 
 
 def test_a_reject_refused_because_a_colleague_took_the_item_shows_what_was_written(

@@ -250,14 +250,13 @@ def schema() -> dict[str, Any]:
     return SchemaGenerator().get_schema(request=None, public=True)  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize(("path", "method"), [
-    ("/api/v1/answers", "post"), ("/api/v1/answers/batch", "post"),
-    ("/api/v1/documents/{document_id}/revisions/{revision}", "put"),
-])
-def test_the_schema_offers_json_bodies_only(schema: dict[str, Any], path: str,
-                                            method: str) -> None:
-    content = schema["paths"][path][method]["requestBody"]["content"]
-    assert list(content) == ["application/json"]
+def test_the_schema_offers_json_bodies_only(schema: dict[str, Any]) -> None:
+    bodies = {(method, path): list(operation["requestBody"]["content"])
+              for path, operations in schema["paths"].items()
+              for method, operation in operations.items() if "requestBody" in operation}
+    assert ("post", "/api/v1/answers/{trace_id}/decisions") in bodies
+    assert ("post", "/api/v1/jobs") in bodies
+    assert {key: ["application/json"] for key in bodies} == bodies
 
 
 @pytest.mark.parametrize(("path", "method", "statuses"), [
@@ -323,11 +322,13 @@ def test_a_day_is_written_yyyy_mm_dd_and_nothing_else(publish: Any, service_api:
         document__key="other").exists()
 
 
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=x"])
 def test_a_body_that_is_not_json_gets_a_status_the_schema_documents(
-    schema: dict[str, Any], make_user: Any, token_client: Any
+    schema: dict[str, Any], make_user: Any, token_client: Any, content_type: str
 ) -> None:
-    """Every operation reading a body, sent text/plain by a caller who may call it: the refusal
-    it gets is one its schema lists, with the error body."""
+    """Every operation reading a body, sent a body that is not JSON by a caller who may call it:
+    the refusal it gets is one its schema lists, with the error body."""
     clients = {role: token_client(make_user(f"probe-{role}", role))
                for role in ("service", "reviewer", "admin")}
     seen = []
@@ -338,7 +339,7 @@ def test_a_body_that_is_not_json_gets_a_status_the_schema_documents(
             url = re.sub(r"\{[^}]+\}", "x", path)
             client = clients["admin" if path.startswith("/api/v1/jobs") else
                              "reviewer" if path.startswith("/api/v1/answers/{") else "service"]
-            response = getattr(client, method)(url, data="not json", content_type="text/plain")
+            response = getattr(client, method)(url, data="not=json", content_type=content_type)
             assert str(response.status_code) in operation["responses"], (method, path,
                                                                           response.status_code)
             assert "error" in response.json(), (method, path)

@@ -4,6 +4,7 @@ again: a lease an admin broke, or one that expired, stays ended."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 import pytest
@@ -120,3 +121,93 @@ def test_the_lost_lease_message_is_in_the_reviewers_language(
     response = renew(alice, trace)
     assert response.status_code == 409
     assert "この回答の担当は終了しました" in response.json()["message"]
+
+
+def lease_end_on_page(client: Any, trace_id: str) -> str:
+    """The lease end the item page gives item.js, which sends it back when the page goes."""
+    html = client.get(f"/answers/{trace_id}/").content.decode()
+    return html.split('data-lease-end="', 1)[1].split('"', 1)[0]
+
+
+def leave(client: Any, trace_id: str, until: str) -> Any:
+    return client.post(f"/answers/{trace_id}/leave", content_type="application/json",
+                       data=json.dumps({"until": until}))
+
+
+def test_leaving_the_item_page_lets_the_lease_lapse_within_a_minute_and_keeps_the_holder(
+    hold: Any, reviewer: Any, bob: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    response = leave(alice, trace, lease_end_on_page(alice, trace))
+    assert response.status_code == 200 and response.json() == {"shortened": True}
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert item.leased_by == reviewer
+    assert item.lease_until <= timezone.now() + dt.timedelta(seconds=60)
+    # A minute later the colleague gets it.
+    ReviewItem.objects.filter(pk=item.pk).update(
+        lease_until=timezone.now() - dt.timedelta(seconds=1))
+    login(bob).post(f"/answers/{trace}/claim")
+    assert holder(trace) == bob
+    assert AuditEvent.objects.filter(action="lease.claimed").count() == 2
+
+
+def test_a_page_that_renewed_after_the_leaving_one_keeps_the_whole_lease(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    """A reload: the new page's renewal may reach the server before the old page's leave."""
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    old_page_saw = lease_end_on_page(alice, trace)
+    renewed = renew(alice, trace).json()["until"]
+    assert renewed != old_page_saw
+    response = leave(alice, trace, old_page_saw)
+    assert response.json() == {"shortened": False}
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert item.lease_until > timezone.now() + dt.timedelta(minutes=10)
+    # The renewal answers the end the page sends back when it goes in turn.
+    assert leave(alice, trace, renewed).json() == {"shortened": True}
+
+
+def test_leaving_after_the_leaving_renewal_renews_the_whole_term_again(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    leave(alice, trace, lease_end_on_page(alice, trace))
+    assert renew(alice, trace).status_code == 200
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert item.lease_until > timezone.now() + dt.timedelta(minutes=10)
+
+
+def test_a_colleague_cannot_shorten_someone_elses_lease(hold: Any, reviewer: Any, bob: Any,
+                                                        login: Any) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    until = lease_end_on_page(alice, trace)
+    response = leave(login(bob), trace, until)
+    assert response.json() == {"shortened": False}
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert item.leased_by == reviewer
+    assert item.lease_until > timezone.now() + dt.timedelta(minutes=10)
+
+
+@pytest.mark.parametrize(("body", "detail"), [
+    ("{}", "until:"), ('{"until": "soon"}', "until:"), ('{"until": 5}', "until:"),
+    ('{"until": "2026-12-02T10:00:00"}', "until: the offset is missing"), ("[", "until:"),
+])
+def test_leave_with_a_bad_lease_end_is_400_naming_the_field(
+    hold: Any, reviewer: Any, login: Any, body: str, detail: str
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    response = alice.post(f"/answers/{trace}/leave", content_type="application/json", data=body)
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith(detail)
+    assert ReviewItem.objects.get(answer__trace_id=trace).lease_until > (
+        timezone.now() + dt.timedelta(minutes=10))

@@ -102,6 +102,9 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     # Renewal extends one's own lease only; nobody holds these items, so it is a conflict.
     ("reviews:renew", "POST", "/answers/t-public/renew", reviewer_page(409)),
     ("reviews:renew", "POST", "/answers/t-hr/renew", reviewer_page(409, hr=True)),
+    # Leaving shortens one's own lease only: with no body it is refused, naming `until`.
+    ("reviews:leave", "POST", "/answers/t-public/leave", reviewer_page(400)),
+    ("reviews:leave", "POST", "/answers/t-hr/leave", reviewer_page(400, hr=True)),
     ("reviews:expanded", "POST", "/answers/t-public/expanded", reviewer_page(400)),
     ("reviews:expanded", "POST", "/answers/t-hr/expanded", reviewer_page(400, hr=True)),
     ("reviews:decide", "POST", "/answers/t-public/decide", reviewer_page(400)),

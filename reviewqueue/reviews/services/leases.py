@@ -177,6 +177,25 @@ def lease_renew(*, answer: Answer, user: Any) -> LeaseState:
     raise LeaseLost
 
 
+def lease_leave(*, answer: Answer, user: Any, seen_until: datetime) -> bool:
+    """The reviewer's item page is going away (tab closed, link followed, page reloaded): let the
+    user's own lease lapse after `REVIEW_LEASE_LEAVE_SECONDS` instead of its full term, so a
+    colleague is not kept waiting by a page nobody looks at.
+
+    `seen_until` is the lease end the leaving page last knew. The lease is shortened only while
+    it still ends then: a page that opened since (a reload, another tab) and renewed has moved
+    the end, and its renewal is never undone by the page it replaced, whichever request the
+    server reads first. Returns whether the lease was shortened. Not audited: the holder does
+    not change, as with renewals.
+    """
+    until = timezone.now() + timedelta(seconds=int(settings.REVIEW_LEASE_LEAVE_SECONDS))
+    return bool(
+        ReviewItem.objects.filter(answer=answer, leased_by=user, lease_until=seen_until,
+                                  lease_until__gt=until)
+        .update(lease_until=until)
+    )
+
+
 @transaction.atomic
 def lease_release(*, answer: Answer, user: Any, actor: Actor, force: bool = False) -> bool:
     """Give up one's lease. With `force`, an admin breaks whoever's active lease it is.
