@@ -7,7 +7,6 @@ import re
 from typing import Any
 
 from django.conf import settings
-from django.http import QueryDict
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import permissions, serializers
 from rest_framework.views import APIView
@@ -24,27 +23,21 @@ NOT_A_WHOLE_NUMBER = serializers.IntegerField.default_error_messages["invalid"]
 
 class StrictSerializer(serializers.Serializer):
     """Rejects fields it does not declare, at every nesting level, naming each one, a value
-    that is not a string where a string belongs (DRF's CharField would take 5 as "5"), and in
-    JSON one that is not a whole number where one belongs (its IntegerField would take "5")."""
+    that is not a string where a string belongs (DRF's CharField would take 5 as "5"), and
+    one that is not a whole number where one belongs (its IntegerField would take "5")."""
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
-            sent = set(data)
-            if isinstance(data, QueryDict):
-                # A form posted with a session carries its CSRF token: not a field of ours.
-                sent.discard("csrfmiddlewaretoken")
             errors: dict[str, Any] = {name: ["Unknown field."]
-                                      for name in sorted(sent - set(self.fields))}
+                                      for name in sorted(set(data) - set(self.fields))}
             for name, field in self.fields.items():
                 value = data.get(name)
                 if value is None:
                     continue
                 if isinstance(field, serializers.CharField) and not isinstance(value, str):
                     errors[name] = [NOT_A_STRING]
-                elif (isinstance(field, serializers.IntegerField)
-                      and not isinstance(data, QueryDict)
-                      and (type(value) is not int)):
-                    # JSON says 5, not "5" or 5.0 or true (a form can only send text).
+                elif isinstance(field, serializers.IntegerField) and type(value) is not int:
+                    # JSON says 5, not "5" or 5.0 or true.
                     errors[name] = [NOT_A_WHOLE_NUMBER]
                 elif (isinstance(field, serializers.ListField)
                       and isinstance(field.child, serializers.CharField)

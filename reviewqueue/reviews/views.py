@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
@@ -333,7 +333,9 @@ def leave(request: HttpRequest, trace_id: str) -> HttpResponse:
     answer = _readable_answer(request, trace_id)
     try:
         seen = datetime.fromisoformat(str(json.loads(request.body or b"{}")["until"]))
-    except (ValueError, KeyError, TypeError, RecursionError):
+        # In UTC: PostgreSQL holds no offset beyond 15:59, Python up to 23:59.
+        seen = seen.astimezone(UTC) if seen.tzinfo is not None else seen
+    except (ValueError, KeyError, TypeError, RecursionError, OverflowError):
         return JsonResponse({"error": "invalid",
                              "detail": "until: a date and time with its offset, as renew "
                                        "answered"}, status=400)

@@ -3,6 +3,7 @@
 (function () {
   "use strict";
   var workspace;
+  var channel = null;  // to this answer's other pages in this browser
   var recorded = {};
   var sentences = [];
   var current = -1;
@@ -31,8 +32,12 @@
   function leaseLost(message) {
     var banner = document.querySelector("[data-lease-lost]");
     if (banner) { banner.textContent = message; banner.hidden = false; }
-    var mine = document.querySelector(".lease-box.mine [data-lease-until]");
-    if (mine) mine.textContent = message;
+    var mine = document.querySelector(".lease-box.mine");
+    if (mine) {
+      mine.classList.replace("mine", "lost");  // no longer the green "you hold it" box
+      var until = mine.querySelector("[data-lease-until]");
+      if (until) until.textContent = message;
+    }
     document.querySelectorAll("main form[method=post] button[type=submit]").forEach(function (b) {
       b.disabled = true;
     });
@@ -48,7 +53,7 @@
     box.setAttribute("data-lease-until", data.until_shown);
   }
 
-  function renewLease() {
+  function renewLease(retry) {
     return post(workspace.dataset.renewUrl).then(function (response) {
       if (response.status === 409) {
         workspace.dataset.leaseMine = "";
@@ -60,7 +65,12 @@
           showLeaseUntil(data);
         });
       }
-    }).catch(function () { /* offline for a moment: try again at the next tick */ });
+    }).catch(function () {
+      // Offline for a moment: try again soon, not only at the next tick (a reload's leaving
+      // page may have left the lease a minute to live).
+      if (retry) setTimeout(function () { if (workspace.dataset.leaseMine) renewLease(false); },
+                            10000);
+    });
   }
 
   // Renew at once (a reload, or this page coming back from the history, may follow a page that
@@ -69,20 +79,35 @@
     if (!workspace.dataset.leaseMine) return;
     var seconds = Number(workspace.dataset.leaseSeconds) || 900;
     var every = Math.max(10, Math.floor(seconds / 3)) * 1000;
-    renewLease();
+    renewLease(true);
     var timer = setInterval(function () {
       if (!workspace.dataset.leaseMine) { clearInterval(timer); return; }
-      renewLease();
+      renewLease(true);
     }, every);
+    // Another page of this answer, open in this browser, is leaving: it shortened the lease
+    // this page holds too, so renew it now.
+    if (window.BroadcastChannel) {
+      channel = new BroadcastChannel("reviewqueue-lease:" + workspace.dataset.renewUrl);
+      channel.onmessage = function () { if (workspace.dataset.leaseMine) renewLease(true); };
+    }
   }
 
   // Leaving the page (tab closed, link followed, reload): the lease lapses within a minute
   // instead of keeping colleagues out for its whole term. The server shortens it only while
   // it still ends when this page last saw it, so a page that renewed since keeps it.
+  // Said as the page starts to go (before the next page is asked for, so the queue it leads
+  // to shows the shortened lease) and again as it goes if the lease moved in between.
+  var leftWith = "";
   function leaving() {
-    if (!workspace.dataset.leaseMine || !workspace.dataset.leaseEnd) return;
-    post(workspace.dataset.leaveUrl, { until: workspace.dataset.leaseEnd })
+    var end = workspace.dataset.leaseEnd;
+    if (!workspace.dataset.leaseMine || !end || end === leftWith) return;
+    leftWith = end;
+    post(workspace.dataset.leaveUrl, { until: end })
       .catch(function () { /* the lease then lapses at its usual time */ });
+    if (channel) channel.postMessage("leaving");
+    // Still here ten seconds on: the navigation was called off (or is very slow). Take the
+    // whole term back; if the page does go, it says so again with the new end.
+    setTimeout(function () { if (workspace.dataset.leaseMine) renewLease(true); }, 10000);
   }
 
   function expandAll() {
@@ -120,11 +145,18 @@
     });
     keepLease();
     showFirstError();
+    // A refused form comes back drawn at the form's address (…/decide): give the page its
+    // own, so Reload and Back open the item instead of offering to send the form again.
+    var own = workspace.dataset.itemUrl;
+    if (own && window.location.pathname !== own.split("?")[0]) {
+      window.history.replaceState(null, "", own);
+    }
   });
+  window.addEventListener("beforeunload", function () { if (workspace) leaving(); });
   window.addEventListener("pagehide", function () { if (workspace) leaving(); });
   window.addEventListener("pageshow", function (event) {
     // Back from the history cache: the page said it was leaving, so renew now.
-    if (event.persisted && workspace && workspace.dataset.leaseMine) renewLease();
+    if (event.persisted && workspace && workspace.dataset.leaseMine) renewLease(true);
   });
 
   // A refused decision comes back as a whole page, scrolled to the top: bring the first

@@ -143,6 +143,12 @@ def test_a_refused_decision_brings_its_error_and_field_into_view(
     expect(page.locator("#decide .errorlist")).to_be_in_viewport()
     expect(comment).to_be_focused()
     assert Answer.objects.get(trace_id="t-why").status == "held"
+    # The page has the item's address, not the form's: Reload opens the item again and sends
+    # nothing (a form sent again would be refused the same way, or worse, taken).
+    assert "/decide" not in page.url and "/answers/t-why/" in page.url
+    page.reload()
+    expect(page.locator(".lease-box.mine")).to_be_visible()
+    expect(page.locator("#decide .errorlist")).to_have_count(0)
 
 
 def test_the_decide_card_stays_reachable_beside_a_long_list_of_findings(
@@ -229,7 +235,8 @@ def test_the_item_page_renews_its_lease_while_it_stays_open(
     settings.REVIEW_LEASE_SECONDS = 30  # the page renews every third of it: 10 seconds
     hold("t-renew")
     page = sign_in("alice")
-    open_item(page, "t-renew")
+    with page.expect_response(lambda r: r.url.endswith("/renew")):  # as the page opens
+        open_item(page, "t-renew")
     # Say the lease ran to three hours from now when the page was drawn: the renewal the page
     # sends as it opens moves the time the lease box shows to the lease's new end.
     drawn = timezone.now() + dt.timedelta(hours=3)
@@ -265,7 +272,8 @@ def test_leaving_the_item_page_frees_the_answer_within_a_minute_and_a_reload_kee
 ) -> None:
     hold("t-leave")
     page = sign_in("alice")
-    open_item(page, "t-leave")
+    with page.expect_response(lambda r: r.url.endswith("/renew")):
+        open_item(page, "t-leave")
     expect(page.locator(".lease-box.mine")).to_be_visible()
     # A reload: the page that goes says it is leaving, the page that comes renews; the lease
     # keeps its whole term whichever of the two the server reads first.
@@ -274,9 +282,13 @@ def test_leaving_the_item_page_frees_the_answer_within_a_minute_and_a_reload_kee
     page.wait_for_timeout(500)
     holder, until = lease_of("t-leave")
     assert holder == "alice" and until > timezone.now() + dt.timedelta(minutes=10)
-    # Back to the queue by the link: the answer is still alice's, for a minute at most.
+    # Back to the queue by the link: the answer is still alice's, for a minute at most, and
+    # the queue says so (the page said it was leaving before it asked for the queue).
     page.locator(".crumbs a").first.click()
     page.wait_for_url(f"{live_server.url}/")
+    _, short = lease_of("t-leave")
+    expect(page.locator("tr[data-trace='t-leave']")).to_contain_text(
+        f"until {timezone.localtime(short):%H:%M}")
     for _ in range(50):
         holder, until = lease_of("t-leave")
         if until <= timezone.now() + dt.timedelta(seconds=60):
@@ -284,6 +296,26 @@ def test_leaving_the_item_page_frees_the_answer_within_a_minute_and_a_reload_kee
         page.wait_for_timeout(100)
     assert holder == "alice" and until <= timezone.now() + dt.timedelta(seconds=60)
     assert page.console_errors == []
+
+
+def test_leaving_one_of_two_pages_of_an_answer_leaves_the_lease_to_the_other(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+) -> None:
+    hold("t-tabs")
+    first = sign_in("alice")
+    with first.expect_response(lambda r: r.url.endswith("/renew")):
+        open_item(first, "t-tabs")
+    second = first.context.new_page()
+    with second.expect_response(lambda r: r.url.endswith("/renew")):
+        second.goto(f"{live_server.url}/answers/t-tabs/")
+    # The second page renewed last, so its leave matches: the first page is told, and renews.
+    with first.expect_response(lambda r: r.url.endswith("/renew")) as renewal:
+        second.goto(f"{live_server.url}/")
+    assert renewal.value.status == 200
+    second.wait_for_timeout(500)
+    holder, until = lease_of("t-tabs")
+    assert holder == "alice" and until > timezone.now() + dt.timedelta(minutes=10)
+    expect(first.locator("[data-lease-lost]")).to_be_hidden()
 
 
 def test_a_reject_refused_because_a_colleague_took_the_item_shows_what_was_written(
@@ -326,7 +358,8 @@ def test_a_lost_lease_is_said_where_the_reviewer_is_reading(
     assert top_bar is not None and box["y"] >= top_bar["y"] + top_bar["height"]  # not over it
     expect(page.locator("#decide [data-action=approve] button[type=submit]")).to_be_disabled()
     # The lease box no longer says the page holds the answer, and nothing else can be done.
-    expect(page.locator(".lease-box.mine")).to_contain_text("Your lease on this answer has ended")
+    expect(page.locator(".lease-box.lost")).to_contain_text("Your lease on this answer has ended")
+    expect(page.locator(".lease-box.mine")).to_have_count(0)  # no longer green
     expect(page.locator(".lease-box button[type=submit]")).to_be_disabled()
     expect(page.locator("header form.logout button")).to_be_enabled()
 

@@ -62,18 +62,21 @@ def test_an_id_with_spaces_around_it_is_refused_not_trimmed(
     assert not Job.objects.exists()
 
 
-def test_a_form_posted_with_a_session_may_carry_its_csrf_token(
+def test_a_form_posted_with_a_session_is_refused_as_not_json(
     publish_doc: Any, ingest: Any, reviewer: Any
 ) -> None:
     from rest_framework.test import APIClient
 
     publish_doc("pricing", "r1")
     ingest("t-1")
+    jobs = Job.objects.count()  # the publish's own
     client = APIClient()
     client.force_login(reviewer)
     response = client.post("/api/v1/jobs", {"trace_ids": "t-1",
                                             "csrfmiddlewaretoken": "from-the-form"})
-    assert response.status_code == 202, response.content
+    assert response.status_code == 415, response.content
+    assert response.json()["error"] == "unsupported_media_type"
+    assert Job.objects.count() == jobs
 
 
 @pytest.fixture

@@ -220,6 +220,8 @@ def test_a_reviewer_outside_hr_never_receives_the_hr_passage(
         client.get(f"/answers/{hr_answer}/"),
         client.post(f"/answers/{hr_answer}/claim", follow=True),
         client.post(f"/answers/{hr_answer}/renew"),
+        client.post(f"/answers/{hr_answer}/leave", json.dumps({"until": "2026-12-02T10:00Z"}),
+                    content_type="application/json"),
         client.post(f"/answers/{hr_answer}/expanded", json.dumps({"cite": "d2",
                     "verdict": verdict}), content_type="application/json"),
         client.post(f"/answers/{hr_answer}/decide", {"action": "approve",

@@ -199,6 +199,7 @@ def test_a_colleague_cannot_shorten_someone_elses_lease(hold: Any, reviewer: Any
 @pytest.mark.parametrize(("body", "detail"), [
     ("{}", "until:"), ('{"until": "soon"}', "until:"), ('{"until": 5}', "until:"),
     ('{"until": "2026-12-02T10:00:00"}', "until: the offset is missing"), ("[", "until:"),
+    ('{"until": "0001-01-01T00:00:00+14:00"}', "until:"),  # before the first year in UTC
 ])
 def test_leave_with_a_bad_lease_end_is_400_naming_the_field(
     hold: Any, reviewer: Any, login: Any, body: str, detail: str
@@ -211,3 +212,16 @@ def test_leave_with_a_bad_lease_end_is_400_naming_the_field(
     assert response.json()["detail"].startswith(detail)
     assert ReviewItem.objects.get(answer__trace_id=trace).lease_until > (
         timezone.now() + dt.timedelta(minutes=10))
+
+
+def test_an_offset_postgresql_cannot_hold_is_read_as_the_same_moment_in_utc(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    end = dt.datetime.fromisoformat(lease_end_on_page(alice, trace))
+    far_east = end.astimezone(dt.timezone(dt.timedelta(hours=23, minutes=59))).isoformat()
+    assert leave(alice, trace, far_east).json() == {"shortened": True}
+    assert ReviewItem.objects.get(answer__trace_id=trace).lease_until <= (
+        timezone.now() + dt.timedelta(seconds=60))

@@ -13,7 +13,8 @@ from tests.reviews.conftest import current_verdict_id
 
 pytestmark = pytest.mark.django_db
 
-ACTIONS = ("claim", "release", "renew", "expanded", "decide", "send-to-owner", "reevaluate")
+ACTIONS = ("claim", "release", "renew", "leave", "expanded", "decide", "send-to-owner",
+           "reevaluate")
 
 
 def assert_read_only(html: str, trace_id: str) -> None:

@@ -183,10 +183,11 @@ def lease_leave(*, answer: Answer, user: Any, seen_until: datetime) -> bool:
     colleague is not kept waiting by a page nobody looks at.
 
     `seen_until` is the lease end the leaving page last knew. The lease is shortened only while
-    it still ends then: a page that opened since (a reload, another tab) and renewed has moved
-    the end, and its renewal is never undone by the page it replaced, whichever request the
-    server reads first. Returns whether the lease was shortened. Not audited: the holder does
-    not change, as with renewals.
+    it still ends then: a page that opened since (a reload) and renewed has moved the end, and
+    its renewal is never undone by the page it replaced, whichever request the server reads
+    first. Other pages of the same item still open in the browser are told by the leaving one
+    and renew at once (item.js). Returns whether the lease was shortened. Not audited: the
+    holder does not change, as with renewals.
     """
     until = timezone.now() + timedelta(seconds=int(settings.REVIEW_LEASE_LEAVE_SECONDS))
     return bool(
