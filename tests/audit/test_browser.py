@@ -28,12 +28,20 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
         page.click("form.audit-search button[type=submit]")
         page.wait_for_url("**/audit/?*trace_id=t-browser*")
         rows = page.locator("table.audit-table tbody tr").count()
+        # On a phone the table scrolls inside the page; a change still reads as lines.
+        wide = page.viewport_size
+        page.set_viewport_size({"width": 390, "height": 844})
+        phone = {"page": page.evaluate("document.documentElement.scrollWidth"),
+                 "change": page.locator("table.audit-table td.change").first
+                 .bounding_box()["width"]}
+        page.set_viewport_size(wide)
         page.locator("table.audit-table a", has_text="t-browser").first.click()
         page.wait_for_url("**/audit/answers/t-browser/")
         page.wait_for_selector("[data-testid=timeline]")
         page.screenshot(path=str(shot), full_page=True)
         return {
             "rows": rows,
+            "phone": phone,
             "headings": page.locator(".timeline h3").all_inner_texts(),
             "status": page.locator("[data-testid=answer-status]").inner_text(),
             "verification": page.locator("[data-testid=verification-result]").inner_text(),
@@ -42,6 +50,7 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
 
     seen = in_browser(session_cookie(admin_user, live_server.url), steps)
     assert seen["rows"] >= 3  # ingested, re-evaluated, decided (and the lease claim)
+    assert seen["phone"]["page"] <= 390 and seen["phone"]["change"] >= 250, seen["phone"]
     headings = " | ".join(seen["headings"])
     assert f"Verdict #{verdicts[0]}" in headings
     assert f"Verdict #{verdicts[1]}" in headings

@@ -117,6 +117,18 @@ def test_the_edit_form_shows_each_claim_whole_on_a_laptop_screen(
         expect(field).to_have_value(shown)
         # Nothing of what the field holds is scrolled out of sight.
         assert field.evaluate("el => el.scrollWidth <= el.clientWidth"), name
+    # Each choice of the type and cited menus fits its menu, arrow included ("true/false",
+    # not "true/f").
+    fits = """el => {
+        const style = getComputedStyle(el);
+        const pen = document.createElement("canvas").getContext("2d");
+        pen.font = style.font;
+        const room = el.clientWidth - parseFloat(style.paddingLeft) - 16;
+        return Array.from(el.options).filter(o => pen.measureText(o.text).width > room)
+            .map(o => o.text);
+    }"""
+    for name in ("claims-0-value_type", "claims-0-cite"):
+        assert edit.locator(f"select[name={name}]").evaluate(fits) == [], name
     # The claims table beside it keeps its verdict column in view.
     holds = page.locator("table.claims th").last
     expect(holds).to_have_text("Holds?")
@@ -419,4 +431,7 @@ def test_the_queue_and_an_item_fit_a_phone(hold: Any, reviewer: Any, sign_in: An
     for url in ("/?reason=conflicting_sources", "/answers/t-phone/"):
         page.goto(f"{live_server.url}{url}")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, url
+    # The claims table scrolls inside the page rather than cutting a key into fragments.
+    key = page.locator("table.claims tbody td:nth-child(3) code").first
+    assert key.evaluate("el => el.getClientRects().length") == 1, key.inner_text()
     expect(page.get_by_role("button", name="Sign out")).to_be_in_viewport()

@@ -70,6 +70,20 @@ def test_an_owner_not_involved_sees_no_conflict(
     assert Conflict.objects.get().status == "open"
 
 
+def test_the_menu_offers_each_person_the_pages_they_may_use(
+    client: Any, owner: Any, reviewer: Any, admin_user: Any
+) -> None:
+    def menu(user: Any) -> str:
+        client.force_login(user)
+        html = client.get("/owner/" if user == owner else "/").content.decode()
+        return html.split('<nav aria-label="Main">', 1)[1].split("</nav>", 1)[0]
+
+    # An owner who is not a reviewer: "Queue" would only lead to "My conflicts" again.
+    assert ">Queue</a>" not in menu(owner) and ">My conflicts</a>" in menu(owner)
+    assert ">Queue</a>" in menu(reviewer) and ">My conflicts</a>" not in menu(reviewer)
+    assert ">Queue</a>" in menu(admin_user) and ">Audit</a>" in menu(admin_user)
+
+
 def test_a_reviewer_may_not_use_the_owner_pages(client: Any, reviewer: Any) -> None:
     client.force_login(reviewer)
     assert client.get("/owner/").status_code == 403

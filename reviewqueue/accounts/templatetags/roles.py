@@ -18,5 +18,10 @@ def is_admin(user: Any) -> bool:
 
 
 @register.filter
+def is_reviewer(user: Any) -> bool:
+    return has_role(user, Role.REVIEWER, Role.ADMIN)
+
+
+@register.filter
 def is_owner(user: Any) -> bool:
     return has_role(user, Role.OWNER, Role.ADMIN)
