@@ -19,12 +19,14 @@ from reviewqueue.storable import NOT_STORABLE
 
 NOT_A_STRING = serializers.CharField.default_error_messages["invalid"]
 NOT_A_WHOLE_NUMBER = serializers.IntegerField.default_error_messages["invalid"]
+NOT_TRUE_OR_FALSE = "Must be true or false."
 
 
 class StrictSerializer(serializers.Serializer):
     """Rejects fields it does not declare, at every nesting level, naming each one, a value
-    that is not a string where a string belongs (DRF's CharField would take 5 as "5"), and
-    one that is not a whole number where one belongs (its IntegerField would take "5")."""
+    that is not a string where a string belongs (DRF's CharField would take 5 as "5"), one
+    that is not a whole number where one belongs (its IntegerField would take "5") and one
+    that is not true or false where a boolean belongs (its BooleanField would take "yes")."""
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
@@ -39,6 +41,9 @@ class StrictSerializer(serializers.Serializer):
                 elif isinstance(field, serializers.IntegerField) and type(value) is not int:
                     # JSON says 5, not "5" or 5.0 or true.
                     errors[name] = [NOT_A_WHOLE_NUMBER]
+                elif isinstance(field, serializers.BooleanField) and type(value) is not bool:
+                    # JSON says true, not "true" or 1.
+                    errors[name] = [NOT_TRUE_OR_FALSE]
                 elif (isinstance(field, serializers.ListField)
                       and isinstance(field.child, serializers.CharField)
                       and isinstance(value, list)):
@@ -120,10 +125,17 @@ class JSONScalarField(serializers.Field):
 
 
 class BodyLimitedAPIView(APIView):
-    """Refuses oversized bodies with 413 before parsing and keeps the raw body for quarantine."""
+    """Refuses oversized bodies with 413 before parsing and keeps the raw body for quarantine.
+
+    A body sent where the operation reads none (a claim, a withdrawal) is refused with a 400
+    naming `body`, unless it is `{}`: whatever it asked for would otherwise be silently ignored.
+    """
+
+    # Methods whose handler reads a body.
+    body_methods: frozenset[str] = frozenset({"POST", "PUT", "PATCH"})
 
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
-        if request.method in ("POST", "PUT", "PATCH"):
+        if request.method in ("POST", "PUT", "PATCH", "DELETE"):
             limit = settings.API_MAX_BODY_BYTES
             try:
                 length = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -136,6 +148,11 @@ class BodyLimitedAPIView(APIView):
                 raise PayloadTooLarge(f"Request body is {length} bytes; the limit is {limit}.")
             request._rq_raw_body = request._request.body
         super().initial(request, *args, **kwargs)
+        # Parsed as any body is (not JSON: 415, bad JSON: 400); only `{}` asks for nothing.
+        if getattr(request, "_rq_raw_body", b"") and request.method not in self.body_methods \
+                and request.data != {}:
+            raise serializers.ValidationError(
+                {"body": ["This operation takes no body: send none, or {}."]})
 
 
 def token_scopes(request: Any) -> set[str] | None:

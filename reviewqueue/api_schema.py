@@ -34,6 +34,9 @@ WITH_BODY = {
     "413": "The body is larger than the API takes",
     "415": "The body's Content-Type is not one the operation reads (application/json)",
 }
+# A POST or DELETE that reads no body refuses one rather than ignore what it says.
+WITHOUT_BODY = {"400": "A body other than {} was sent (`body` in errors): this operation "
+                       "takes none"}
 
 
 def common_responses(result: dict[str, Any], generator: Any, request: Any, public: bool
@@ -49,10 +52,13 @@ def common_responses(result: dict[str, Any], generator: Any, request: Any, publi
             component["additionalProperties"] = False
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for path, operations in result.get("paths", {}).items():
-        for operation in operations.values():
+        for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
-            added = {**COMMON, **(NAMED if "{" in path else {}),
-                     **(WITH_BODY if "requestBody" in operation else {})}
+            added = {**COMMON, **(NAMED if "{" in path else {})}
+            if "requestBody" in operation:
+                added.update(WITH_BODY)
+            elif method in ("post", "delete"):
+                added.update(WITHOUT_BODY)
             for status, description in added.items():
                 responses.setdefault(status, {"description": description, "content": error})
             for status, response in responses.items():

@@ -472,7 +472,7 @@ def answer_timeline(trace_id: str) -> Timeline | None:
         entries=entries,
         verdict_count=len(verdicts),
         decision_count=len(decisions),
-        event_count=len(events),
+        event_count=len(events) + len(source_events),  # every event the page lists
         truncated=any(len(x) >= TIMELINE_LIMIT
                       for x in (verdicts, decisions, versions, events, source_events)),
     )

@@ -130,7 +130,8 @@ class QueueView(ReviewerView):
             OpenApiParameter("release", str, description="Index release"),
             OpenApiParameter("claim", str, enum=list(CLAIM_FILTERS)),
             OpenApiParameter("cursor", str, description="From `next` or `previous`"),
-            OpenApiParameter("limit", int),
+            OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                                       "default": DEFAULT_LIMIT}),
         ],
         responses={200: QueueOut, 400: OpenApiResponse(description="A bad filter or cursor")},
         summary="Held answers you may review, oldest first, a keyset page at a time",
@@ -183,6 +184,8 @@ class ClaimOut(serializers.Serializer):
 
 
 class ClaimView(ReviewerView):
+    body_methods: frozenset[str] = frozenset()  # a claim takes no options
+
     @extend_schema(
         request=None,
         responses={200: ClaimOut,
@@ -217,7 +220,8 @@ class ReleaseView(ReviewerView):
         summary="Release your lease (admins: break anyone's with force)",
     )
     def post(self, request: Request, trace_id: str) -> Response:
-        body = ReleaseIn(data=request.data or {})
+        # No body means no options; a body must be an object of them.
+        body = ReleaseIn(data=request.data if request._rq_raw_body else {})
         body.is_valid(raise_exception=True)
         answer = readable_answer(request, trace_id)
         released = lease_release(answer=answer, user=request.user, actor=actor_of(request),
@@ -241,6 +245,9 @@ class DecisionIn(StrictSerializer):
         action = attrs["action"]
         if action == "reject" and not attrs.get("reason"):
             raise serializers.ValidationError({"reason": ["Required to reject."]})
+        if action != "reject" and "reason" in attrs:
+            # Kept nowhere otherwise: the caller would believe a reason was recorded.
+            raise serializers.ValidationError({"reason": ["Only a reject takes a reason."]})
         if action == "reject" and attrs.get("reason") == "other" \
                 and not attrs.get("comment", "").strip():
             raise serializers.ValidationError({"comment": ["Say why the answer is rejected."]})

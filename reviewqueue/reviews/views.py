@@ -333,15 +333,14 @@ def leave(request: HttpRequest, trace_id: str) -> HttpResponse:
     answer = _readable_answer(request, trace_id)
     try:
         seen = datetime.fromisoformat(str(json.loads(request.body or b"{}")["until"]))
-        # In UTC: PostgreSQL holds no offset beyond 15:59, Python up to 23:59.
-        seen = seen.astimezone(UTC) if seen.tzinfo is not None else seen
+        if seen.tzinfo is None:
+            return JsonResponse({"error": "invalid", "detail": "until: the offset is missing"},
+                                status=400)
+        seen = seen.astimezone(UTC)  # PostgreSQL holds offsets up to 15:59, Python to 23:59
     except (ValueError, KeyError, TypeError, RecursionError, OverflowError):
         return JsonResponse({"error": "invalid",
                              "detail": "until: a date and time with its offset, as renew "
                                        "answered"}, status=400)
-    if timezone.is_naive(seen):
-        return JsonResponse({"error": "invalid", "detail": "until: the offset is missing"},
-                            status=400)
     shortened = lease_leave(answer=answer, user=request.user, seen_until=seen)
     return JsonResponse({"shortened": shortened})
 

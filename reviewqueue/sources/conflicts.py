@@ -248,6 +248,9 @@ def conflict_dismiss(
         after={
             "status": "dismissed",
             "revisions": [[p["document"], p["revision"]] for p in conflict.participants],
+            # The log keeps no free text (it can never be purged); its digest proves the
+            # justification the conflict page shows is the one given.
+            "reason_sha256": hashlib.sha256(conflict.dismissal_reason.encode()).hexdigest(),
         },
     )
     reevaluate_documents(conflict.documents, trigger="manual", actor=actor)

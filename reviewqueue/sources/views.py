@@ -446,9 +446,11 @@ def _conflict_documents(key: str) -> list[str]:
 def document_withdraw(request: HttpRequest, key: str) -> HttpResponse:
     _require_owner(request)
     document = _document_or_404(request, key)
-    if request.POST.get("confirm") != document.key:
-        messages.error(request, _("Type the document id to confirm the withdrawal."))
-        return redirect("sources:document", key=document.key)
+    typed = request.POST.get("confirm", "")
+    if typed != document.key:
+        # Said at the field, with what was typed kept, as every other form of the page does.
+        return _document_page(request, document, status=400, withdraw_typed=typed[:200],
+                              withdraw_error=_("Type the document id to confirm the withdrawal."))
     since = timezone.now()
     keys = [document.key, *_conflict_documents(document.key)]
     services.document_withdraw(document_key=document.key, actor=Actor.of_user(request.user))

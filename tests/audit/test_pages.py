@@ -256,6 +256,9 @@ def test_the_timeline_shows_every_verdict_with_its_revisions_and_the_decision(
     assert re.search(r"pricing-eu</a></td>\s*<td>r1</td><td>r2</td><td>Superseded</td>", page)
     assert "answer.ingested" in page
     assert "revision.published" in page  # the publication that caused the re-evaluation
+    # The summary counts the events the page lists, those of the cited documents included.
+    listed = page.count('<li class="tl tl-event')
+    assert listed >= 4 and f"{listed} audit events" in page
     # Ingest first, approval last.
     assert page.index(f"Verdict #{verdicts[0].pk}") < page.index(f"Verdict #{verdicts[1].pk}")
     assert page.index(f"Verdict #{verdicts[1].pk}") < page.index(f"Decision #{decision.pk}")

@@ -410,3 +410,25 @@ def test_the_schema_gives_the_trace_id_pattern(
     assert response.status_code == 400
     assert fields(response) == ["trace_id"]
     assert json.dumps(response.json()["errors"][0]["message"]).count("letters, digits") == 1
+
+
+# --- A body sent in chunks --------------------------------------------------------------------
+
+@pytest.mark.django_db(transaction=True)  # the app's own transactions, as under gunicorn
+def test_a_body_sent_in_chunks_is_read_whole(service: Any, owner: Any) -> None:
+    """As gunicorn hands it on: the chunks undone, no Content-Length."""
+    from reviewqueue.accounts.services import token_issue
+    from reviewqueue.audit.services import SYSTEM
+    from reviewqueue.wsgi import application
+
+    token = token_issue(user=service, actor=SYSTEM, scopes=["publish"], name="chunks")
+    data = json.dumps(revision_body()).encode()
+    started: list[str] = []
+    reply = b"".join(application({
+        "REQUEST_METHOD": "PUT", "PATH_INFO": "/api/v1/documents/pricing/revisions/r1",
+        "SERVER_NAME": "testserver", "SERVER_PORT": "80", "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(data), "HTTP_TRANSFER_ENCODING": "chunked",
+        "CONTENT_TYPE": "application/json", "HTTP_AUTHORIZATION": f"Token {token}",
+    }, lambda status, headers: started.append(status)))
+    assert started[0].startswith("201"), reply
+    assert Document.objects.get().key == "pricing"

@@ -358,3 +358,72 @@ def test_the_schema_says_request_bodies_take_no_undeclared_field(
                                {**revision_body(), "colour": "red"}, format="json")
     assert response.status_code == 400
     assert [e["field"] for e in response.json()["errors"]] == ["colour"]
+
+
+# --- Operations that read no body, and the options of a release -------------------------------
+
+@pytest.mark.parametrize(("body", "content_type", "status", "field"), [
+    ('{"x": 1}', "application/json", 400, "body"),
+    ("[]", "application/json", 400, "body"),
+    ("{bad json", "application/json", 400, None),
+    ("a=b", "application/x-www-form-urlencoded", 415, None),
+])
+def test_a_body_where_an_operation_reads_none_is_refused_not_ignored(
+    hold: Any, reviewer: Any, service_api: Any, token_client: Any, body: str,  # noqa: F811
+    content_type: str, status: int, field: str | None,
+) -> None:
+    from reviewqueue.reviews.models import ReviewItem
+    from reviewqueue.sources.models import Document
+
+    trace = hold()
+    api = token_client(reviewer)
+    response = api.post(f"/api/v1/answers/{trace}/claim", data=body, content_type=content_type)
+    assert response.status_code == status, response.content
+    if field:
+        assert fields(response) == [field]
+    assert ReviewItem.objects.get(answer__trace_id=trace).leased_by is None
+    response = service_api.delete("/api/v1/documents/pricing", data=body,
+                                  content_type=content_type)
+    assert response.status_code == status, response.content
+    assert not Document.objects.get(key="pricing").withdrawn_at
+    # Nothing, or {}, asks for nothing: the claim goes through.
+    assert api.post(f"/api/v1/answers/{trace}/claim").status_code == 200
+    assert send(api, f"/api/v1/answers/{trace}/claim", {}).status_code == 200
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"force": "true"}, "force"), ({"force": 1}, "force"),
+    ([], ""), (None, ""),  # the body as a whole
+])
+def test_a_release_takes_an_object_whose_force_is_true_or_false(
+    hold: Any, reviewer: Any, token_client: Any, body: Any, field: str  # noqa: F811
+) -> None:
+    trace = hold()
+    api = token_client(reviewer)
+    api.post(f"/api/v1/answers/{trace}/claim")
+    response = send(api, f"/api/v1/answers/{trace}/release", body)
+    assert response.status_code == 400, response.content
+    assert fields(response) == [field]
+    assert api.post(f"/api/v1/answers/{trace}/release").json()["released"] is True
+
+
+def test_the_schema_documents_the_refusal_of_a_body_where_none_is_read(
+    schema: dict[str, Any]
+) -> None:
+    claim = schema["paths"]["/api/v1/answers/{trace_id}/claim"]["post"]
+    withdraw = schema["paths"]["/api/v1/documents/{document_id}"]["delete"]
+    for operation in (claim, withdraw):
+        assert "requestBody" not in operation
+        assert "takes none" in operation["responses"]["400"]["description"]
+
+
+def test_the_schema_gives_the_queue_page_size_bounds(schema: dict[str, Any], reviewer: Any,
+                                                     token_client: Any) -> None:
+    limit = next(p for p in schema["paths"]["/api/v1/queue"]["get"]["parameters"]
+                 if p["name"] == "limit")["schema"]
+    assert (limit["minimum"], limit["maximum"]) == (1, 200)
+    api = token_client(reviewer)
+    assert api.get("/api/v1/queue?limit=200").status_code == 200
+    for refused in (0, 201):
+        response = api.get(f"/api/v1/queue?limit={refused}")
+        assert response.status_code == 400 and fields(response) == ["limit"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 from unittest import mock
@@ -128,6 +129,9 @@ def test_admins_see_the_list_of_jobs(five_answers: list[Answer], reviewer: Any,
     page = client.get("/jobs/")
     assert page.status_code == 200
     assert b"Chosen answers" in page.content
+    # The figures and the state read apart: "0 failed · Finished", not "0 failed Finished".
+    text = re.sub(r"<[^>]+>|\s+", " ", page.content.decode())
+    assert re.search(r"1 of 1 re-evaluated, 0 failed · Finished", re.sub(r" +", " ", text))
     client.force_login(reviewer)
     assert client.get("/jobs/").status_code == 403
 

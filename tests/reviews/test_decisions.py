@@ -274,11 +274,14 @@ def test_deciding_on_an_answer_one_may_not_read_is_404(hr_sources: Any, submit: 
     {"action": "approve", "answer": "changed"},
     {"action": "edit", "answer": "text [d1]."},
     {"action": "approve", "unknown": 1},
+    {"action": "approve", "reason": "sensitive"},  # no reason would be kept
+    {"action": "edit", "answer": "text [d1].", "claims": [], "reason": "outdated"},
 ])
 def test_bad_decision_bodies_are_400(hold: Any, api: Any, body: dict[str, Any]) -> None:
     trace = hold()
     response = decide(api, trace, **body)
     assert response.status_code == 400, response.content
+    assert not Decision.objects.exists()
 
 
 # --- Edits ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewqueue.audit.services import SYSTEM
+from reviewqueue.reviews.models import Answer
 from reviewqueue.reviews.selectors.item import diff_segments, strip_markers
 from reviewqueue.reviews.services.ingest import AnswerInput, RetrievedInput, answer_ingest
 from reviewqueue.sources.services import FactInput, PassageInput, RevisionInput, revision_publish
@@ -281,3 +282,17 @@ def test_a_passage_of_an_older_restricted_revision_is_not_shown(
     assert HR_MARKER not in html
     assert "That revision was restricted" in html
     assert response.context["page"].diffs == []
+
+
+def test_the_findings_heading_says_held_only_while_the_answer_is_held(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    assert "Why it was held" in alice.get(f"/answers/{trace}/").content.decode()
+    alice.post(f"/answers/{trace}/claim")
+    alice.post(f"/answers/{trace}/decide", {"action": "approve",
+                                            "approve-verdict": current_verdict_id(trace)})
+    assert Answer.objects.get(trace_id=trace).status == "approved"
+    page = alice.get(f"/answers/{trace}/").content.decode()
+    assert "Why it was held" not in page and "What the gate found" in page

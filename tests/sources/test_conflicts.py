@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import pytest
 from django.core import mail
 
+from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import SYSTEM
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import FieldError
@@ -98,6 +101,19 @@ def test_a_dismissal_needs_a_justification(publish: Any, owner: Any) -> None:
         conflict_dismiss(
             conflict_id=Conflict.objects.get().pk, reason="  ", user=owner, actor=SYSTEM
         )
+
+
+def test_a_dismissal_is_audited_with_the_digest_of_its_justification(
+    publish: Any, owner: Any
+) -> None:
+    publish("trial-policy", facts=trial(14))
+    publish("trial-promo", facts=trial(30))
+    conflict_dismiss(conflict_id=Conflict.objects.get().pk, reason="  different plans ",
+                     user=owner, actor=SYSTEM)
+    event = AuditEvent.objects.get(action="conflict.dismissed")
+    assert "different plans" not in json.dumps(event.after)  # no free text in the log
+    assert event.after["reason_sha256"] == hashlib.sha256(b"different plans").hexdigest()
+    assert Conflict.objects.get().dismissal_reason == "different plans"
 
 
 def test_a_dismissal_holds_while_the_same_revisions_are_current(publish: Any, owner: Any) -> None:

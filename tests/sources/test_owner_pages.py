@@ -229,8 +229,15 @@ def test_withdrawing_needs_the_id_typed_to_confirm(
     client: Any, other_owner: Any, conflict_holding_an_answer: Conflict
 ) -> None:
     client.force_login(other_owner)
-    client.post("/owner/documents/trial-promo/withdraw", {"confirm": "nope"})
+    response = client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-prom"})
     assert Document.objects.get(key="trial-promo").withdrawn_at is None
+    # Said at the field, with what was typed kept.
+    assert response.status_code == 400
+    page = response.content.decode()
+    field = page.split('id="withdraw-confirm"', 1)[1].split(">", 1)[0]
+    assert 'value="trial-prom"' in field and 'aria-invalid="true"' in field
+    assert ('<ul class="errorlist" id="withdraw-error"><li>Type the document id to confirm the '
+            "withdrawal.</li></ul>") in page
     client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-promo"})
     assert Document.objects.get(key="trial-promo").withdrawn_at is not None
     assert Conflict.objects.get().status == "closed"
