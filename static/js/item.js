@@ -95,19 +95,31 @@
   // Leaving the page (tab closed, link followed, reload): the lease lapses within a minute
   // instead of keeping colleagues out for its whole term. The server shortens it only while
   // it still ends when this page last saw it, so a page that renewed since keeps it.
-  // Said as the page starts to go (before the next page is asked for, so the queue it leads
-  // to shows the shortened lease) and again as it goes if the lease moved in between.
+  // Said as the page starts to go, and again as it goes if the lease moved in between.
+  // Returns the request, or null when there was nothing to say.
   var leftWith = "";
   function leaving() {
     var end = workspace.dataset.leaseEnd;
-    if (!workspace.dataset.leaseMine || !end || end === leftWith) return;
+    if (!workspace.dataset.leaseMine || !end || end === leftWith) return null;
     leftWith = end;
-    post(workspace.dataset.leaveUrl, { until: end })
-      .catch(function () { /* the lease then lapses at its usual time */ });
+    var sent = post(workspace.dataset.leaveUrl, { until: end });
     if (channel) channel.postMessage("leaving");
     // Still here ten seconds on: the navigation was called off (or is very slow). Take the
     // whole term back; if the page does go, it says so again with the new end.
     setTimeout(function () { if (workspace.dataset.leaseMine) renewLease(true); }, 10000);
+    return sent;
+  }
+
+  // A link of this site followed from the page (the queue, above all): say so first and go
+  // once the server has it (a second at most), so the next page already shows the shorter
+  // lease. Sent with the navigation instead, it could be read after that page was drawn.
+  function leaveThenGo(url) {
+    var gone = false;
+    function go() { if (!gone) { gone = true; window.location.href = url; } }
+    var sent = leaving();
+    if (!sent) { go(); return; }
+    sent.then(go, go);
+    setTimeout(go, 1000);
   }
 
   function expandAll() {
@@ -151,6 +163,18 @@
     if (own && window.location.pathname !== own.split("?")[0]) {
       window.history.replaceState(null, "", own);
     }
+  });
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[href]");
+    if (!workspace || !workspace.dataset.leaseMine || !link || event.defaultPrevented ||
+        event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey ||
+        event.altKey || link.target || link.hasAttribute("download") ||
+        link.origin !== window.location.origin || link.getAttribute("href").charAt(0) === "#" ||
+        (link.pathname === window.location.pathname && link.search === window.location.search)) {
+      return;
+    }
+    event.preventDefault();
+    leaveThenGo(link.href);
   });
   window.addEventListener("beforeunload", function () { if (workspace) leaving(); });
   window.addEventListener("pagehide", function () { if (workspace) leaving(); });
@@ -198,7 +222,7 @@
       case "a": openAction("approve", "textarea"); break;
       case "e": openAction("edit", "textarea"); break;
       case "r": openAction("reject", "select"); break;
-      case "u": window.location.href = document.querySelector(".crumbs a").href; break;
+      case "u": leaveThenGo(document.querySelector(".crumbs a").href); break;
       default: handled = false;
     }
     if (handled) event.preventDefault();

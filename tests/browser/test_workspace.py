@@ -26,6 +26,18 @@ def open_item(page: Any, trace_id: str) -> None:
     page.wait_for_url(f"**/answers/{trace_id}/")
 
 
+def renewal(page: Any, timeout: float | None = None) -> Any:
+    """Waits for the page's next lease renewal (use with `with`; the context's timeout by
+    default)."""
+    return page.expect_response(lambda r: r.url.endswith("/renew"), timeout=timeout)
+
+
+def open_item_renewed(page: Any, trace_id: str) -> None:
+    """Open the item from the queue and wait for the renewal the page sends as it opens."""
+    with renewal(page):
+        open_item(page, trace_id)
+
+
 def test_a_reviewer_reads_a_passage_approves_and_the_item_leaves_the_queue(
     hold: Any, publish: Any, reviewer: Any, bob: Any, sign_in: Any, screenshots: Any,
     live_server: Any,
@@ -247,13 +259,12 @@ def test_the_item_page_renews_its_lease_while_it_stays_open(
     settings.REVIEW_LEASE_SECONDS = 30  # the page renews every third of it: 10 seconds
     hold("t-renew")
     page = sign_in("alice")
-    with page.expect_response(lambda r: r.url.endswith("/renew")):  # as the page opens
-        open_item(page, "t-renew")
+    open_item_renewed(page, "t-renew")
     # Say the lease ran to three hours from now when the page was drawn: the renewal the page
     # sends as it opens moves the time the lease box shows to the lease's new end.
     drawn = timezone.now() + dt.timedelta(hours=3)
     ReviewItem.objects.filter(answer__trace_id="t-renew").update(lease_until=drawn)
-    with page.expect_response(lambda r: r.url.endswith("/renew")) as opening:
+    with renewal(page) as opening:
         page.reload()
     assert opening.value.status == 200
     box = page.locator(".lease-box.mine [data-lease-until]")
@@ -266,9 +277,9 @@ def test_the_item_page_renews_its_lease_while_it_stays_open(
     assert renewed < drawn
     expect(box).to_have_text(says_until(renewed))
     # And again a third of the lease later, with no reload.
-    with page.expect_response(lambda r: r.url.endswith("/renew"), timeout=20_000) as renewal:
+    with renewal(page, timeout=20_000) as ticked:
         pass
-    assert renewal.value.status == 200
+    assert ticked.value.status == 200
     later = ReviewItem.objects.get(answer__trace_id="t-renew").lease_until
     assert later > renewed
     expect(box).to_have_text(says_until(later))
@@ -284,12 +295,11 @@ def test_leaving_the_item_page_frees_the_answer_within_a_minute_and_a_reload_kee
 ) -> None:
     hold("t-leave")
     page = sign_in("alice")
-    with page.expect_response(lambda r: r.url.endswith("/renew")):
-        open_item(page, "t-leave")
+    open_item_renewed(page, "t-leave")
     expect(page.locator(".lease-box.mine")).to_be_visible()
     # A reload: the page that goes says it is leaving, the page that comes renews; the lease
     # keeps its whole term whichever of the two the server reads first.
-    with page.expect_response(lambda r: r.url.endswith("/renew")):
+    with renewal(page):
         page.reload()
     page.wait_for_timeout(500)
     holder, until = lease_of("t-leave")
@@ -315,15 +325,14 @@ def test_leaving_one_of_two_pages_of_an_answer_leaves_the_lease_to_the_other(
 ) -> None:
     hold("t-tabs")
     first = sign_in("alice")
-    with first.expect_response(lambda r: r.url.endswith("/renew")):
-        open_item(first, "t-tabs")
+    open_item_renewed(first, "t-tabs")
     second = first.context.new_page()
-    with second.expect_response(lambda r: r.url.endswith("/renew")):
+    with renewal(second):
         second.goto(f"{live_server.url}/answers/t-tabs/")
     # The second page renewed last, so its leave matches: the first page is told, and renews.
-    with first.expect_response(lambda r: r.url.endswith("/renew")) as renewal:
+    with renewal(first) as renewed:
         second.goto(f"{live_server.url}/")
-    assert renewal.value.status == 200
+    assert renewed.value.status == 200
     second.wait_for_timeout(500)
     holder, until = lease_of("t-tabs")
     assert holder == "alice" and until > timezone.now() + dt.timedelta(minutes=10)
