@@ -130,8 +130,9 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     ("sources:document-publish", "POST", "/owner/documents/pricing/publish", owner_page(400)),
     ("sources:document-end-validity", "POST", "/owner/documents/pricing/end-validity",
      owner_page(400)),
+    # Without the id typed to confirm: the page again, with the error at the field.
     ("sources:document-withdraw", "POST", "/owner/documents/pricing/withdraw",
-     owner_page(302)),
+     owner_page(400)),
     # --- jobs, webhooks, audit, insight (admins) ---------------------------------------------
     ("jobs:list", "GET", "/jobs/", admin_page(200)),
     ("jobs:start", "POST", "/jobs/start", admin_page(400)),
