@@ -53,24 +53,50 @@ def _actor_names(actor: str) -> set[str]:
     return {actor} if ":" in actor else {actor, f"user:{actor}"}
 
 
-def _field_conditions(f: EventFilter) -> dict[str, Q]:
-    """One condition per search field given, dates aside."""
+def _field_conditions(f: EventFilter) -> dict[str, list[Q]]:
+    """Each search field given, dates aside, as conditions that exclude each other: an event
+    matches the field when it meets one of them."""
     conditions = {}
     if f.trace_id:
-        conditions["trace_id"] = Q(trace_id=f.trace_id)
+        conditions["trace_id"] = [Q(trace_id=f.trace_id)]
     if f.actor:
         names = _actor_names(f.actor)
         matches = Q(actor__in=names)
         for name in names:
             matches |= Q(actor__startswith=f"{name} ")
-        conditions["actor"] = matches
+        conditions["actor"] = [matches]
     if f.action:
-        conditions["action"] = (Q(action__startswith=f.action[:-1]) if f.action.endswith("*")
-                                else Q(action=f.action))
+        conditions["action"] = [Q(action__startswith=f.action[:-1]) if f.action.endswith("*")
+                                else Q(action=f.action)]
     if f.document:
-        conditions["document"] = (Q(document_id=f.document)
-                                  | Q(object_type="document", object_id=f.document))
+        conditions["document"] = _parts_of_document(f.document)
     return conditions
+
+
+def _any(conditions: list[Q]) -> Q:
+    return functools.reduce(operator.or_, conditions)
+
+
+def _conflict_events(documents: list[str]) -> Q | None:
+    """Events about the conflicts these documents are in (or were in when it closed): such an
+    event names the document whose change caused it, or none for a dismissal or a reopening."""
+    from reviewqueue.sources.models import Conflict  # audit sits below the sources
+
+    ids = [str(pk) for pk in Conflict.objects.filter(documents__overlap=documents)
+           .order_by("pk").values_list("pk", flat=True)]
+    return Q(object_type="conflict", object_id__in=ids) if ids else None
+
+
+def _parts_of_document(document: str) -> list[Q]:
+    """A document search as disjoint conditions, each read through one index: the events that
+    name the document; those about it that name no document or another one (a partial index
+    holds only such events, so this part never walks past those that name it); and those
+    about its conflicts that do not name it."""
+    parts = [Q(document_id=document),
+             Q(object_type="document", object_id=document) & ~Q(document_id=F("object_id"))]
+    if (conflicts := _conflict_events([document])) is not None:
+        parts.append(conflicts & ~Q(document_id=document))
+    return parts
 
 
 def _dates(f: EventFilter) -> Q:
@@ -85,8 +111,8 @@ def _dates(f: EventFilter) -> Q:
 def filtered_events(f: EventFilter) -> QuerySet[AuditEvent]:
     """Every event matching the filter (the export reads them all)."""
     events = AuditEvent.objects.filter(_dates(f))
-    for condition in _field_conditions(f).values():
-        events = events.filter(condition)
+    for conditions in _field_conditions(f).values():
+        events = events.filter(_any(conditions))
     return events
 
 
@@ -142,16 +168,11 @@ class _Plan:
     residual: Q | None
 
 
-def _parts_by(name: str, f: EventFilter) -> list[Q] | None:
-    """The field `name` as disjoint index ranges, or None when it cannot be read that way."""
-    if name == "trace_id":
-        return [Q(trace_id=f.trace_id)]
-    if name == "document":
-        return [Q(document_id=f.document),
-                # About the document, naming no document or another one: a partial index
-                # holds only such events, so this part never walks past those that name it.
-                Q(object_type="document", object_id=f.document)
-                & ~Q(document_id=F("object_id"))]
+def _parts_by(name: str, f: EventFilter, conditions: list[Q]) -> list[Q] | None:
+    """The field `name` (its `conditions`) as disjoint index ranges, or None when it cannot be
+    read that way."""
+    if name in {"trace_id", "document"}:
+        return conditions
     if name == "actor":
         values = _actor_names(f.actor)
         for person in _actor_names(f.actor):
@@ -171,10 +192,10 @@ def _plan(f: EventFilter) -> _Plan:
     then an actor, then an action); with no such field, through the time index."""
     conditions = _field_conditions(f)
     for name in ("trace_id", "document", "actor", "action"):
-        if name in conditions and (parts := _parts_by(name, f)) is not None:
-            others = [q for other, q in conditions.items() if other != name]
+        if name in conditions and (parts := _parts_by(name, f, conditions[name])) is not None:
+            others = [_any(q) for other, q in conditions.items() if other != name]
             return _Plan(parts, _all(others))
-    return _Plan([Q()], _all(list(conditions.values())))
+    return _Plan([Q()], _all([_any(q) for q in conditions.values()]))
 
 
 def _all(conditions: list[Q]) -> Q | None:
@@ -433,9 +454,11 @@ def answer_timeline(trace_id: str) -> Timeline | None:
         .order_by("seq")[:TIMELINE_LIMIT]
     )
     documents = sorted({item.document_key for item in answer.retrieved.all()})
+    about_sources = Q(document_id__in=documents)
+    if documents and (conflicts := _conflict_events(documents)) is not None:
+        about_sources |= conflicts
     source_events = list(
-        AuditEvent.objects.filter(document_id__in=documents,
-                                  created_at__gte=answer.created_at)
+        AuditEvent.objects.filter(about_sources, created_at__gte=answer.created_at)
         .exclude(seq__in=[e.seq for e in events])
         .order_by("seq")[:TIMELINE_LIMIT]
     ) if documents else []

@@ -32,7 +32,8 @@ from reviewqueue.sources.models import Document
 log = logging.getLogger(__name__)
 
 # Triggers that come from a person rather than from a change in the sources or the calendar.
-_REQUESTED_TRIGGERS = {Verdict.Trigger.MANUAL, Verdict.Trigger.GATE_VERSION}
+_REQUESTED_TRIGGERS = {Verdict.Trigger.MANUAL, Verdict.Trigger.GATE_VERSION,
+                       Verdict.Trigger.DISMISSAL, Verdict.Trigger.REOPENING}
 # Any constant works; it only has to be the same for every process that starts a sweep.
 _VALIDITY_SWEEP_LOCK = 0x52510A0D18
 _CHUNK_INSERT_BATCH = 200

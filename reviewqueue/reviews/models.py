@@ -141,6 +141,8 @@ class Verdict(models.Model):
         VALIDITY = "validity", _("Validity date passed")
         GATE_VERSION = "gate_version", _("Gate version changed")
         MANUAL = "manual", _("Re-evaluated on request")
+        DISMISSAL = "dismissal", _("Conflict dismissed")
+        REOPENING = "reopening", _("Conflict reopened")
         DECISION = "decision", _("Checked at decision time")
 
     answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="verdicts")

@@ -121,6 +121,17 @@ def _held_by_message(exc: LeasedByOther) -> str:
         "holder": exc.holder, "until": _when(exc.until)}
 
 
+# What became of a request refused because someone else holds the answer. The page it comes
+# back to says who and until when, in its lease box: the message does not say it again.
+def _not_started() -> str:
+    return _("Not started: another reviewer is working on this answer.")
+
+
+def _not_recorded() -> str:
+    return _("Not recorded: another reviewer is working on this answer. What you wrote is "
+             "kept below.")
+
+
 def _filters(params: QueryDict) -> QueueFilters:
     claim = params.get("claim", "all")
     reason = params.get("reason", "")
@@ -266,8 +277,8 @@ def claim(request: HttpRequest, trace_id: str) -> HttpResponse:
     answer = _readable_answer(request, trace_id)
     try:
         lease_claim(answer=answer, user=request.user, actor=_actor(request))
-    except LeasedByOther as exc:
-        messages.warning(request, _held_by_message(exc))
+    except LeasedByOther:
+        messages.warning(request, _not_started())
     except NotHeld:
         messages.info(request, _("This answer is no longer waiting for review."))
     return HttpResponseRedirect(_item_url(trace_id, _back(request)))
@@ -282,8 +293,9 @@ def release(request: HttpRequest, trace_id: str) -> HttpResponse:
     try:
         released = lease_release(answer=answer, user=request.user, actor=_actor(request),
                                  force=force)
-    except LeasedByOther as exc:
-        messages.warning(request, _held_by_message(exc))
+    except LeasedByOther:
+        messages.warning(request, _("Not released: another reviewer is working on this "
+                                    "answer."))
         return HttpResponseRedirect(_item_url(trace_id, back))
     except NotHeld:
         return HttpResponseRedirect(_back_to_queue(back))
@@ -483,8 +495,8 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
                               for f in exc.verdict.findings],
             },
         )
-    except LeasedByOther as exc:
-        messages.warning(request, _held_by_message(exc))
+    except LeasedByOther:
+        messages.warning(request, _not_recorded())
         return _render_refused(request, trace_id, action)
     except NotHeld:
         messages.info(request, _("This answer is no longer waiting for review."))
@@ -597,7 +609,7 @@ def _handoff_refusal(exc: Exception) -> tuple[int, str, int]:
     if isinstance(exc, FieldError):
         return messages.ERROR, _("Say what the owner should look at."), 400
     if isinstance(exc, LeasedByOther):
-        return messages.WARNING, _held_by_message(exc), 409
+        return messages.WARNING, _not_recorded(), 409
     if isinstance(exc, NoOwnerToAsk):
         return messages.WARNING, _("None of the owners of these sources may read this answer "
                                    "in full, so it was not sent. Decide it here, or ask an "

@@ -100,9 +100,10 @@ def _signature(facts: list[Fact]) -> str:
 
 
 def conflicts_refresh(
-    *, pairs: Iterable[tuple[str, str]], actor: Actor, today: date | None = None
+    *, pairs: Iterable[tuple[str, str]], actor: Actor, cause: str, today: date | None = None
 ) -> list[ConflictChange]:
-    """Open, close or reopen the conflicts on these (subject, key) pairs. Caller's transaction."""
+    """Open, close or reopen the conflicts on these (subject, key) pairs, after a change of
+    the document `cause` (whose events name it). Caller's transaction."""
     today = today or timezone.localdate()
     pairs = set(pairs)
     facts = _current_facts(pairs, today)
@@ -155,6 +156,7 @@ def conflicts_refresh(
             action=f"conflict.{_verb(change)}",
             object_type="conflict",
             object_id=c.pk,
+            document_id=cause,
             before={"status": change.before},
             after={
                 "status": change.after,
@@ -253,7 +255,7 @@ def conflict_dismiss(
             "reason_sha256": hashlib.sha256(conflict.dismissal_reason.encode()).hexdigest(),
         },
     )
-    reevaluate_documents(conflict.documents, trigger="manual", actor=actor)
+    reevaluate_documents(conflict.documents, trigger="dismissal", actor=actor)
     return conflict
 
 
@@ -275,5 +277,5 @@ def conflict_reopen(*, conflict_id: int, actor: Actor) -> Conflict:
         before={"status": "dismissed"},
         after={"status": "open"},
     )
-    reevaluate_documents(conflict.documents, trigger="manual", actor=actor)
+    reevaluate_documents(conflict.documents, trigger="reopening", actor=actor)
     return conflict

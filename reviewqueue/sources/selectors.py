@@ -257,6 +257,30 @@ def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[Confl
     return out
 
 
+@dataclass(frozen=True)
+class ConflictClosing:
+    """When a closed conflict closed, and the document whose change closed it: None when
+    the viewer may not see that document (or the log names none)."""
+
+    at: Any
+    document: Document | None
+
+
+def conflict_closing(conflict: Conflict, user: Any) -> ConflictClosing | None:
+    """How `conflict` closed, from its last `conflict.closed` event; None unless it is closed
+    (2 queries)."""
+    from reviewqueue.audit.models import AuditEvent
+
+    if conflict.status != Conflict.Status.CLOSED:
+        return None
+    cause = (AuditEvent.objects.filter(object_type="conflict", object_id=str(conflict.pk),
+                                       action="conflict.closed")
+             .order_by("-seq").values_list("document_id", flat=True).first())
+    document = Document.objects.filter(key=cause).first() if cause else None
+    shown = document is not None and may_see_document(user, document)
+    return ConflictClosing(at=conflict.closed_at, document=document if shown else None)
+
+
 # `held`: the answers held for conflicting sources that cite one of the conflicts' documents,
 # once each, with the documents they cite and the keys their current version claims. It can be
 # read from either end, and each end is cheap only when it is the small one:
@@ -492,3 +516,12 @@ def readable_answers(answer_ids: set[int], user: Any) -> set[int]:
     principals = user_principals(user)
     return {answer_id for answer_id, ks in cited.items()
             if may_read_every(ks, allowed, principals)}
+
+
+def answers_citing(document_key: str) -> AtLeast:
+    """How many answers cite `document_key`, counted up to COUNT_CAP (one index range)."""
+    from reviewqueue.reviews.models import RetrievedItem
+
+    return AtLeast.of(
+        RetrievedItem.objects.filter(document_key=document_key).order_by("answer_id")
+        .values("answer_id").distinct()[:COUNT_CAP + 1].count())

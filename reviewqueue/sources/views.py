@@ -106,6 +106,7 @@ def _conflict_page(
         "sides": selectors.conflict_sides([conflict], request.user)[conflict.pk],
         "held": selectors.held_answer_counts([conflict], request.user)[conflict.pk],
         "reason_shown": conflict.pk in selectors.reasons_shown([conflict], request.user),
+        "closing": selectors.conflict_closing(conflict, request.user),
         "dismiss_form": form,
     }
     return render(request, "sources/conflict.html", context, status=status)
@@ -255,6 +256,7 @@ def _document_page(
         "conflicts": Conflict.objects.filter(documents__contains=[document.key]).exclude(
             status=Conflict.Status.CLOSED
         ),
+        "citing": selectors.answers_citing(document.key),
         "today": timezone.localdate(),
         "soon": timezone.localdate() + timedelta(days=30),
         **extra,

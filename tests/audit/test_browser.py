@@ -33,7 +33,13 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
         page.set_viewport_size({"width": 390, "height": 844})
         phone = {"page": page.evaluate("document.documentElement.scrollWidth"),
                  "change": page.locator("table.audit-table td.change").first
-                 .bounding_box()["width"]}
+                 .bounding_box()["width"],
+                 # Every menu link in sight: the menu wraps rather than scrolling sideways.
+                 "menu": page.evaluate("""Array.from(
+                     document.querySelectorAll('header.topbar nav a'), a => {
+                         const r = a.getBoundingClientRect();
+                         return [a.textContent.trim(), r.left >= 0 && r.right <= 390];
+                     })""")}
         page.set_viewport_size(wide)
         page.locator("table.audit-table a", has_text="t-browser").first.click()
         page.wait_for_url("**/audit/answers/t-browser/")
@@ -51,6 +57,8 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
     seen = in_browser(session_cookie(admin_user, live_server.url), steps)
     assert seen["rows"] >= 3  # ingested, re-evaluated, decided (and the lease claim)
     assert seen["phone"]["page"] <= 390 and seen["phone"]["change"] >= 250, seen["phone"]
+    assert seen["phone"]["menu"] == [[name, True] for name in (
+        "Queue", "My conflicts", "Audit", "Insight", "Jobs", "Webhooks")], seen["phone"]["menu"]
     headings = " | ".join(seen["headings"])
     assert f"Verdict #{verdicts[0]}" in headings
     assert f"Verdict #{verdicts[1]}" in headings

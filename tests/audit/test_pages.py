@@ -97,6 +97,39 @@ def test_search_by_document(admin_client: Any, db: Any) -> None:
     assert _seqs(admin_client.get("/audit/?document=pricing")) == [3, 2]
 
 
+def test_search_by_document_finds_its_conflicts_whoever_caused_them(
+    admin_client: Any, publish: Callable[..., Any], make_user: Callable[..., Any], owner: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from reviewqueue.sources.conflicts import conflict_dismiss
+    from reviewqueue.sources.models import Conflict
+
+    make_user("oscar", "owner")
+    trial = [{"key": "trial_days", "value": 14, "valid_from": "2026-01-01", "span": "p1"}]
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing", facts=trial)
+        publish("handbook", facts=[{**trial[0], "key": "vacation_days"}])
+        publish("trial-promo", owner="oscar", facts=[{**trial[0], "value": 30}])
+        conflict = Conflict.objects.get()
+        conflict_dismiss(conflict_id=conflict.pk, reason="both valid", user=owner,
+                         actor=Actor.of_user(owner))
+    opened = AuditEvent.objects.get(action="conflict.opened")
+    dismissed = AuditEvent.objects.get(action="conflict.dismissed")
+    # Opened by the promo's publication, which the event names; the dismissal names none.
+    assert (opened.document_id, dismissed.document_id) == ("trial-promo", "")
+    for document in ("pricing", "trial-promo"):
+        page = admin_client.get(f"/audit/?document={document}")
+        assert {opened.seq, dismissed.seq} <= set(_seqs(page)), document
+        exported = admin_client.get(f"/audit/export.jsonl?document={document}")
+        actions = b"".join(exported.streaming_content).decode()
+        assert '"conflict.opened"' in actions and '"conflict.dismissed"' in actions
+    handbook = set(_seqs(admin_client.get("/audit/?document=handbook")))
+    assert not {opened.seq, dismissed.seq} & handbook
+    # With another field, the document is still read through its parts.
+    assert _seqs(admin_client.get("/audit/?document=pricing&action=conflict.*")) == [
+        dismissed.seq, opened.seq]
+
+
 def test_search_by_date_range(admin_client: Any, bulk: Callable[..., None]) -> None:
     # Event 1 is the admin's account, created today; events 2 to 6 are dated 2026-10-01.
     bulk(5, start=dt.datetime(2026, 10, 1, 12, tzinfo=dt.UTC))
@@ -256,6 +289,8 @@ def test_the_timeline_shows_every_verdict_with_its_revisions_and_the_decision(
     assert re.search(r"pricing-eu</a></td>\s*<td>r1</td><td>r2</td><td>Superseded</td>", page)
     assert "answer.ingested" in page
     assert "revision.published" in page  # the publication that caused the re-evaluation
+    # The conflict that publication changed, though its event names only the other document.
+    assert "conflict.changed" in page and "on a conflict of a cited document" in page
     # The summary counts the events the page lists, those of the cited documents included.
     listed = page.count('<li class="tl tl-event')
     assert listed >= 4 and f"{listed} audit events" in page

@@ -351,8 +351,8 @@ def test_a_reject_refused_because_a_colleague_took_the_item_shows_what_was_writt
     page.select_option("#decide [data-action=reject] select", index=1)
     page.fill("#decide [data-action=reject] textarea", "The EU figure is outdated.")
     page.locator("#decide [data-action=reject] button[type=submit]").click()
-    expect(page.locator(".message.warning")).to_contain_text("bob is working on this answer "
-                                                             "until")
+    expect(page.locator(".message.warning")).to_contain_text("Not recorded: another reviewer")
+    expect(page.locator("[data-lease]")).to_contain_text("bob is working on this until")
     unsaved = page.locator("[data-unsaved]")
     expect(unsaved).to_contain_text("The EU figure is outdated.")
     expect(unsaved).to_be_in_viewport()

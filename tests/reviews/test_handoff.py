@@ -77,8 +77,8 @@ def test_a_hand_off_without_a_note_is_refused_in_the_reviewers_language(
 
 
 @pytest.mark.parametrize(("language", "says"), [
-    ("en", "bob is working on this answer until"),
-    ("ja", "bob さんが"),
+    ("en", "Not recorded: another reviewer is working on this answer."),
+    ("ja", "記録されていません"),
 ])
 def test_a_reviewer_cannot_hand_off_an_item_another_reviewer_holds(
     hold: Any, login: Any, reviewer: Any, bob: Any, language: str, says: str

@@ -121,6 +121,46 @@ def test_a_superseded_passage_is_compared_with_the_current_one(
     assert "<ins>calendar </ins>" in html
 
 
+def test_a_revision_that_only_moves_an_end_date_shows_it_beside_the_quoted_one(
+    sources: Any, submit: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    publish("pricing", revision="r2", facts=[fact("trial_days", 14, end=20),
+                                             fact("support_hours", "24/7", span="p2")],
+            passages=[{"span": "p1", "text": "The free trial lasts 14 days."},
+                      {"span": "p2", "text": "Support is available 24/7."}])
+    submit("old", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"}])
+    page = login(reviewer).get("/answers/old/").context["page"]
+    (diff,) = page.diffs
+    # Only the cited fact, whose end moved; support_hours is neither quoted nor claimed.
+    (change,) = diff.facts
+    assert change.what == "trial_days" and not change.value_changed and change.validity_changed
+    assert (change.before.valid_until.isoformat(), change.after.valid_until.isoformat()) == (
+        days(60), days(20))
+    assert diff.passage_same
+    html = login(reviewer).get("/answers/old/").content.decode()
+    assert f'<span class="validity changed">{days(-30)} → {days(20)}</span>' in html
+    assert f'<span class="validity changed">{days(-30)} → {days(60)}</span>' in html
+    assert "The quoted passage is the same in both revisions." in html
+    assert "<ins>" not in html
+
+
+def test_a_fact_the_current_revision_no_longer_states_is_shown_as_gone(
+    sources: Any, submit: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    publish("pricing", revision="r2", facts=[fact("support_hours", "24/7", span="p2")],
+            passages=[{"span": "p2", "text": "Support is available 24/7."}])
+    submit("old", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"}])
+    page = login(reviewer).get("/answers/old/").context["page"]
+    (diff,) = page.diffs
+    (change,) = diff.facts
+    assert (change.before.value, change.after) == (14, None)
+    assert diff.new_missing
+    html = login(reviewer).get("/answers/old/").content.decode()
+    assert "Not stated" in html and "The current revision no longer has this passage." in html
+
+
 @given(st.text(max_size=200), st.text(max_size=200))
 def test_diff_segments_rebuild_both_texts(before: str, after: str) -> None:
     old, new = diff_segments(before, after)

@@ -160,7 +160,9 @@ def test_a_note_to_the_owner_refused_because_a_colleague_claimed_the_item_is_kep
                                     {"note": "Which trial length is right for the EU?"})
     assert response.status_code == 409
     html = text_of(response)
-    assert "bob is working on this answer until" in html
+    assert "Not recorded: another reviewer is working on this answer." in html
+    # Who holds it, and until when, is said once: in the lease box.
+    assert html.count("bob is working on this") == 1
     assert "Which trial length is right for the EU?" in unsaved(html)
     assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
 

@@ -40,10 +40,10 @@ def test_dismissing_names_no_document_the_owner_may_not_read(
     named = client.get("/owner/progress?documents=pricing,secret-hr-salary-plan").content
     assert b"<code>pricing</code>" in named
     assert b"<code>secret-hr-salary-plan</code>" not in named
-    secret_job = Job.objects.get(document_key="secret-hr-salary-plan", trigger="manual")
+    secret_job = Job.objects.get(document_key="secret-hr-salary-plan", trigger="dismissal")
     assert secret_job.requested_by is None and secret_job.actor == "worker"
     assert client.get(f"/jobs/{secret_job.pk}/").status_code in (403, 404)
-    assert Job.objects.get(document_key="pricing", trigger="manual").requested_by == owner
+    assert Job.objects.get(document_key="pricing", trigger="dismissal").requested_by == owner
 
 
 def test_the_restricted_documents_owner_still_follows_its_job(
@@ -60,7 +60,7 @@ def test_the_restricted_documents_owner_still_follows_its_job(
                                {"reason": "both valid", "signature": conflict.signature})
     assert "pricing" in response["Location"] and "secret-hr-salary-plan" in response["Location"]
     assert Job.objects.get(document_key="secret-hr-salary-plan",
-                           trigger="manual").requested_by == hugo
+                           trigger="dismissal").requested_by == hugo
 
 
 def test_withdrawing_names_no_document_the_owner_may_not_read(
@@ -284,3 +284,14 @@ def test_a_note_too_long_says_so_and_not_something_about_the_day(
     assert "Keep the note to 5000 characters at most." in page
     assert "YYYY-MM-DD" not in page
     assert f'value="{days(20)}"' in page
+
+
+def test_a_conflict_closed_by_a_document_the_owner_may_not_read_does_not_name_it(
+    client: Any, owner: Any, publish: Any, secret_conflict: Conflict,
+) -> None:
+    publish("secret-hr-salary-plan", "r2", owner="hugo", principals=["group:hr"],
+            facts=[fact("trial_days", 14)])
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{secret_conflict.pk}/").content.decode()
+    assert "Closed on " in page and ": the documents no longer disagree." in page
+    assert "secret-hr-salary-plan" not in page and "after a change of" not in page

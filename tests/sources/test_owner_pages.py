@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 
 from reviewqueue.reviews.models import Answer, ReviewItem
 from reviewqueue.sources.models import Conflict, Document
 
 pytestmark = pytest.mark.django_db
+User = get_user_model()
 
 
 def trial(value: Any, end: str | None = None) -> list[dict[str, Any]]:
@@ -131,6 +134,32 @@ def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
     assert Conflict.objects.get().status == "open"
 
 
+def test_verdicts_after_a_dismissal_or_a_reopening_name_it_as_their_cause(
+    client: Any, owner: Any, reviewer: Any, admin_user: Any,
+    conflict_holding_an_answer: Conflict, django_capture_on_commit_callbacks: Any,
+) -> None:
+    pk = conflict_holding_an_answer.pk
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/owner/conflicts/{pk}/dismiss",
+                    {"reason": "different plans", "detail": "promo is for new teams",
+                     "signature": conflict_holding_an_answer.signature})
+    answer = Answer.objects.get(trace_id="t-1")
+    assert answer.current_verdict.trigger == "dismissal"
+    client.force_login(reviewer)
+    page = client.get(f"/answers/{answer.pk}/").content.decode()
+    assert "Conflict dismissed" in page and "Re-evaluated on request" not in page
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/owner/conflicts/{pk}/reopen")
+    # The reopened conflict holds the answer again, on the verdict it was first held with.
+    answer.refresh_from_db()
+    assert answer.current_verdict.trigger == "ingest"
+    client.force_login(admin_user)
+    jobs = client.get("/jobs/").content.decode()
+    assert "Conflict dismissed" in jobs and "Conflict reopened" in jobs
+
+
 def test_a_dismissed_conflict_says_why_answers_citing_both_documents_stay_held(
     client: Any, owner: Any, conflict_holding_an_answer: Conflict, submit: Any,
     django_capture_on_commit_callbacks: Any,
@@ -179,6 +208,16 @@ def test_publishing_a_corrected_revision_closes_the_conflict_and_clears_the_queu
     assert Conflict.objects.get().status == "closed"
     assert Answer.objects.get().status == "candidate"
     assert not ReviewItem.objects.exists()
+    # Both owners' page of the closed conflict says what closed it, and shows the values that
+    # disagreed as history: the promo's side is superseded, and neither side offers a fix.
+    for who in ("oscar", "olivia"):
+        client.force_login(User.objects.get(username=who))
+        page = client.get(f"/owner/conflicts/{conflict_holding_an_answer.pk}/").content.decode()
+        assert ("after a change of <code>trial-promo</code>: the documents no longer disagree"
+                in page)
+        assert re.search(r"trial-promo@r1</code>\s*<span class=\"badge\">superseded</span>", page)
+        assert "pricing@r1</code>\n" in page  # still current, so no badge
+        assert "Correct this document" not in page
 
 
 def test_a_value_that_changes_type_is_published_as_typed(
@@ -198,6 +237,19 @@ def test_a_value_that_changes_type_is_published_as_typed(
         },
     )
     assert Document.objects.get(key="trial-promo").current_revision.facts.get().value == "30"
+
+
+def test_the_document_page_says_how_many_answers_a_new_revision_sends_back(
+    client: Any, owner: Any, other_owner: Any, conflict_holding_an_answer: Conflict, submit: Any,
+) -> None:
+    submit("t-2", as_of=None)  # a second answer citing pricing only
+    client.force_login(owner)
+    page = client.get("/owner/documents/pricing/").content.decode()
+    assert "2 answers cite this document." in page
+    assert "even one that only ends a fact's validity" in page
+    client.force_login(other_owner)
+    page = client.get("/owner/documents/trial-promo/").content.decode()
+    assert "0 answers cite this document." in page and "even one that only ends" not in page
 
 
 def test_ending_a_fact_publishes_a_revision_with_that_last_day(

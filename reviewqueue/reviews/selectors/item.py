@@ -12,6 +12,7 @@ revision may have been more restricted than the current one).
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -155,14 +156,52 @@ class Segment:
 
 
 @dataclass
+class FactChange:
+    """A fact of the cited revision (`before`) against the current revision's (`after`); one
+    side is None when only one of the revisions states it."""
+
+    before: FactView | None
+    after: FactView | None
+
+    @property
+    def what(self) -> str:
+        return (self.before or self.after).what  # type: ignore[union-attr]
+
+    @property
+    def sides(self) -> tuple[FactView | None, FactView | None]:
+        return self.before, self.after
+
+    @property
+    def value_changed(self) -> bool:
+        return self.before is None or self.after is None or not _values_equal(
+            self.before.value, self.after.value)
+
+    @property
+    def validity_changed(self) -> bool:
+        return self.before is None or self.after is None or (
+            (self.before.valid_from, self.before.valid_until)
+            != (self.after.valid_from, self.after.valid_until))
+
+
+@dataclass
 class DiffView:
+    """What changed for one citation between the revision quoted and the current one: the
+    quoted passage word by word (None when there is no passage to compare), and the facts the
+    citation stands for whose value or validity period changed."""
+
     cite: str
     document_key: str
     old_revision: str
     new_revision: str
-    old: list[Segment]
-    new: list[Segment]
+    old: list[Segment] | None
+    new: list[Segment] | None
     new_missing: bool = False
+    facts: list[FactChange] = field(default_factory=list)
+
+    @property
+    def passage_same(self) -> bool:
+        return self.old is not None and not self.new_missing and all(
+            seg.kind == "same" for seg in [*self.old, *(self.new or [])])
 
 
 @dataclass
@@ -363,9 +402,11 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
             if pair in wanted:
                 older[pair] = revision
     current_ids = {d.current_revision_id for d in documents.values() if d.current_revision_id}
+    # The quoted revisions' facts too, for what changed since.
     facts_by_revision: dict[int, list[FactView]] = {}
-    for fact in Fact.objects.filter(revision_id__in=current_ids).order_by("revision_id",
-                                                                        "position"):
+    for fact in Fact.objects.filter(
+        revision_id__in=current_ids | {r.pk for r in older.values()}
+    ).order_by("revision_id", "position"):
         facts_by_revision.setdefault(fact.revision_id, []).append(fact_view(fact, on))
 
     claims: list[dict[str, Any]] = list(version.claims)
@@ -425,8 +466,9 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         _conflict(f, claims, citations, documents, facts_by_revision, passages, principals)
         for f in conflict_findings
     ]
-    diffs = [_diff(c, older, documents, passages, principals)
-             for c in citations.values() if c.superseded]
+    diffs = [_diff(r, citations[r.cite], older, documents, facts_by_revision, passages,
+                   principals, _keys_cited(claims, r.cite))
+             for r in retrieved if citations[r.cite].superseded]
 
     item = _review_item(answer)
     verdicts = list(Verdict.objects.filter(answer=answer).select_related("version")
@@ -518,9 +560,8 @@ def _citation(r: Any, document: Document | None, quoted: Revision | None,
         view.current_revision = current.revision
         view.current_updated_at = current.updated_at
         view.superseded = quoted is not None and current.pk != quoted.pk
-        facts = facts_by_revision.get(current.pk, [])
-        keys = {c["key"] for c in claims if c.get("cite") == r.cite}
-        view.facts = [f for f in facts if (r.span and f.span == r.span) or f.key in keys]
+        view.facts = _cited_facts(facts_by_revision.get(current.pk, []), r.span,
+                                  _keys_cited(claims, r.cite))
         if not view.title:
             view.title, view.url = current.title, current.url
     if r.span:
@@ -620,23 +661,52 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
     return ConflictView(sentence, sources)
 
 
-def _diff(citation: CitationView, older: Mapping[tuple[str, str], Revision],
-          documents: Mapping[str, Document], passages: Mapping[tuple[int, str], PassageView],
-          principals: frozenset[str]) -> DiffView | None:
+def _keys_cited(claims: list[dict[str, Any]], cite: str) -> set[str]:
+    return {c["key"] for c in claims if c.get("cite") == cite}
+
+
+def _cited_facts(facts: list[FactView], span: str, keys: set[str]) -> list[FactView]:
+    """The facts a citation stands for: those of its quoted span and those its claims name."""
+    return [f for f in facts if (span and f.span == span) or f.key in keys]
+
+
+def _fact_changes(old: list[FactView], new: list[FactView]) -> list[FactChange]:
+    """The facts whose value or validity changed, paired by (subject, key) in order."""
+    def by_name(facts: list[FactView]) -> dict[tuple[str, str], list[FactView]]:
+        grouped: dict[tuple[str, str], list[FactView]] = {}
+        for f in facts:
+            grouped.setdefault((f.subject, f.key), []).append(f)
+        return grouped
+
+    before, after = by_name(old), by_name(new)
+    changes = []
+    for name in sorted(before.keys() | after.keys()):
+        for pair in itertools.zip_longest(before.get(name, []), after.get(name, [])):
+            change = FactChange(*pair)
+            if change.value_changed or change.validity_changed:
+                changes.append(change)
+    return changes
+
+
+def _diff(r: Any, citation: CitationView, older: Mapping[tuple[str, str], Revision],
+          documents: Mapping[str, Document], facts_by_revision: Mapping[int, list[FactView]],
+          passages: Mapping[tuple[int, str], PassageView], principals: frozenset[str],
+          keys: set[str]) -> DiffView | None:
     quoted = older.get((citation.document_key, citation.revision))
     document = documents.get(citation.document_key)
     if quoted is None or document is None or document.current_revision is None:
         return None
     if not may_read(quoted.allowed_principals, principals):
         return None
-    span = citation.passage.span if citation.passage else None
-    if span is None:
+    facts = _fact_changes(_cited_facts(facts_by_revision.get(quoted.pk, []), r.span, keys),
+                          citation.facts)
+    old = passages.get((quoted.pk, r.span)) if r.span else None
+    new = passages.get((document.current_revision_id, r.span)) if r.span else None
+    if old is None and not facts:
         return None
-    old = passages.get((quoted.pk, span))
-    new = passages.get((document.current_revision_id, span))
-    if old is None:
-        return None
-    left, right = diff_segments(old.text, new.text if new is not None else "")
+    left, right = diff_segments(old.text, new.text if new is not None else "") if old else (
+        None, None)
     return DiffView(citation.cite, citation.document_key, quoted.revision,
-                    document.current_revision.revision, left, right, new_missing=new is None)
+                    document.current_revision.revision, left, right,
+                    new_missing=old is not None and new is None, facts=facts)
 
