@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.audit.services import WORKER, Actor, audit_record
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.sources.models import Conflict, Document, Fact
@@ -100,10 +100,12 @@ def _signature(facts: list[Fact]) -> str:
 
 
 def conflicts_refresh(
-    *, pairs: Iterable[tuple[str, str]], actor: Actor, cause: str, today: date | None = None
+    *, pairs: Iterable[tuple[str, str]], actor: Actor, cause: str, today: date | None = None,
+    close_only: bool = False,
 ) -> list[ConflictChange]:
     """Open, close or reopen the conflicts on these (subject, key) pairs, after a change of
-    the document `cause` (whose events name it). Caller's transaction."""
+    the document `cause` (whose events name it). With `close_only`, only close those whose
+    documents no longer disagree. Caller's transaction."""
     today = today or timezone.localdate()
     pairs = set(pairs)
     facts = _current_facts(pairs, today)
@@ -121,6 +123,8 @@ def conflicts_refresh(
         disagreeing = _disagreeing(by_pair.get(pair, []))
         conflict = existing.get(pair)
         before = conflict.status if conflict else None
+        if disagreeing and close_only:
+            continue
         if disagreeing:
             signature = _signature(disagreeing)
             documents = sorted({f.revision.document.key for f in disagreeing})
@@ -168,6 +172,17 @@ def conflicts_refresh(
         if change.after == Conflict.Status.OPEN and change.before != Conflict.Status.OPEN:
             transaction.on_commit(lambda c=c: _notify_owners(c.pk))
     return changes
+
+
+@transaction.atomic
+def conflicts_close_ended(*, today: date | None = None) -> list[ConflictChange]:
+    """Close the conflicts whose documents disagreed only over periods that have now ended:
+    no document changed, so no publish closed them. Daily, with the validity sweep; their
+    events name no document. A conflict still disagreeing is left as it is (a dismissal is
+    not reopened because one of its facts ended)."""
+    pairs = set(Conflict.objects.exclude(status=Conflict.Status.CLOSED)
+                .values_list("subject", "key"))
+    return conflicts_refresh(pairs=pairs, actor=WORKER, cause="", today=today, close_only=True)
 
 
 def reevaluate_documents(keys: Iterable[str], *, trigger: str, actor: Actor) -> None:

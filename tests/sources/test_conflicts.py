@@ -215,3 +215,33 @@ def test_the_conflict_mail_shows_an_owner_only_the_sides_they_may_read(
     assert "hr-trial-secret" not in to_oscar.body and "90" not in to_oscar.body
     [to_olivia] = [m for m in mail.outbox if m.to == ["olivia@example.test"]]
     assert "hr-trial-secret (r1): 90" in to_olivia.body
+
+
+def test_the_daily_sweep_closes_a_conflict_whose_overlap_has_ended(
+    publish: Any, owner: Any, second_owner: Any, client: Any, settings: Any
+) -> None:
+    import datetime as dt
+
+    from reviewqueue.jobs.tasks import sweep_validity_boundaries
+
+    publish("trial-policy", facts=trial(14, "2026-01-01", "2099-06-30"))
+    publish("trial-promo", owner="oscar", facts=trial(30, "2099-06-01"))
+    # A third pair stays in disagreement, and a dismissed one whose facts still overlap.
+    publish("eu-policy", facts=[{**trial(14)[0], "key": "eu_trial_days"}])
+    publish("eu-promo", owner="oscar", facts=[{**trial(30)[0], "key": "eu_trial_days"}])
+    ending, lasting = (Conflict.objects.get(key="trial_days"),
+                       Conflict.objects.get(key="eu_trial_days"))
+    conflict_dismiss(conflict_id=lasting.pk, reason="different plans", user=owner, actor=SYSTEM)
+    settings.REEVALUATION_TODAY = dt.date(2099, 6, 30)
+    sweep_validity_boundaries()
+    assert Conflict.objects.get(pk=ending.pk).status == "open"  # the last day they overlap
+    settings.REEVALUATION_TODAY = dt.date(2099, 7, 1)
+    sweep_validity_boundaries()
+    sweep_validity_boundaries()  # again, as a starting worker may: nothing more happens
+    assert Conflict.objects.get(pk=ending.pk).status == "closed"
+    assert Conflict.objects.get(pk=lasting.pk).status == "dismissed"
+    (closed,) = AuditEvent.objects.filter(action="conflict.closed")
+    assert (closed.actor, closed.document_id, closed.object_id) == ("worker", "", str(ending.pk))
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{ending.pk}/").content.decode()
+    assert ": the documents no longer disagree." in page and "after a change of" not in page
