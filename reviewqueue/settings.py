@@ -193,6 +193,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "jobs.sweep_validity_boundaries",
         "schedule": crontab(hour=0, minute=5),
     },
+    "close-ended-conflicts": {
+        "task": "sources.close_ended_conflicts",
+        "schedule": crontab(hour=0, minute=5),
+    },
     "resume-stalled-jobs": {
         "task": "jobs.resume_stalled",
         "schedule": float(env_int("JOBS_RESUME_EVERY_SECONDS", 5 * 60, minimum=1)),

@@ -78,11 +78,12 @@ def _any(conditions: list[Q]) -> Q:
 
 
 def _conflict_events(documents: list[str]) -> Q | None:
-    """Events about the conflicts these documents are in (or were in when it closed): such an
-    event names the document whose change caused it, or none for a dismissal or a reopening."""
+    """Events about the conflicts these documents are or ever were in: such an event names
+    the document whose change caused it, or none (a dismissal, a reopening, a close by date).
+    A conflict has a handful of events, so this part is read whole and sorted."""
     from reviewqueue.sources.models import Conflict  # audit sits below the sources
 
-    ids = [str(pk) for pk in Conflict.objects.filter(documents__overlap=documents)
+    ids = [str(pk) for pk in Conflict.objects.filter(documents_ever__overlap=documents)
            .order_by("pk").values_list("pk", flat=True)]
     return Q(object_type="conflict", object_id__in=ids) if ids else None
 

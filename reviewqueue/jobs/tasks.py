@@ -32,17 +32,11 @@ def fan_out_job(job_id: str) -> int:
 
 @shared_task(base=ReliableTask, name="jobs.sweep_validity_boundaries")
 def sweep_validity_boundaries() -> str | None:
-    """Daily (and when a worker starts): answers whose validity boundary has come, and
-    conflicts whose disagreement lay in periods that have ended."""
+    """Daily (and when a worker starts): answers whose validity boundary has come."""
     from reviewqueue.jobs.services import job_start_validity_sweep
     from reviewqueue.reviews.services import evaluation
-    from reviewqueue.sources.conflicts import conflicts_close_ended
 
     day = evaluation.today()
-    closed = conflicts_close_ended(today=day)
-    if closed:
-        log.info("conflicts closed by date", extra={"day": day.isoformat(),
-                                                    "conflicts": [c.conflict.pk for c in closed]})
     job = job_start_validity_sweep(day=day)
     log.info("validity sweep", extra={"day": day.isoformat(),
                                       "job": str(job.pk) if job else None})

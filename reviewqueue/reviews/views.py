@@ -128,8 +128,7 @@ def _not_started() -> str:
 
 
 def _not_recorded() -> str:
-    return _("Not recorded: another reviewer is working on this answer. What you wrote is "
-             "kept below.")
+    return _("Not recorded: another reviewer is working on this answer.")
 
 
 def _filters(params: QueryDict) -> QueueFilters:

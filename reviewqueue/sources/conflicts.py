@@ -108,15 +108,16 @@ def conflicts_refresh(
     documents no longer disagree. Caller's transaction."""
     today = today or timezone.localdate()
     pairs = set(pairs)
-    facts = _current_facts(pairs, today)
-    by_pair: dict[tuple[str, str], list[Fact]] = {}
-    for fact in facts:
-        by_pair.setdefault((fact.subject, fact.key), []).append(fact)
+    # Locked before the facts are read: a refresh that waited for another one's lock reads
+    # the facts that one committed.
     existing = {
         (c.subject, c.key): c
         for c in Conflict.objects.select_for_update().filter(key__in={k for _, k in pairs})
         if (c.subject, c.key) in pairs
     }
+    by_pair: dict[tuple[str, str], list[Fact]] = {}
+    for fact in _current_facts(pairs, today):
+        by_pair.setdefault((fact.subject, fact.key), []).append(fact)
     changes: list[ConflictChange] = []
     now = timezone.now()
     for pair in sorted(pairs):
@@ -143,6 +144,7 @@ def conflicts_refresh(
                     conflict.closed_at = None
                 conflict.status = after
                 conflict.documents = documents
+                conflict.documents_ever = sorted({*conflict.documents_ever, *documents})
                 conflict.participants = _participants(disagreeing)
                 conflict.signature = signature
                 conflict.save()
@@ -167,6 +169,7 @@ def conflicts_refresh(
                 "subject": c.subject,
                 "key": c.key,
                 "revisions": [[p["document"], p["revision"]] for p in c.participants],
+                **({"by": "validity"} if close_only else {}),
             },
         )
         if change.after == Conflict.Status.OPEN and change.before != Conflict.Status.OPEN:
@@ -177,9 +180,9 @@ def conflicts_refresh(
 @transaction.atomic
 def conflicts_close_ended(*, today: date | None = None) -> list[ConflictChange]:
     """Close the conflicts whose documents disagreed only over periods that have now ended:
-    no document changed, so no publish closed them. Daily, with the validity sweep; their
-    events name no document. A conflict still disagreeing is left as it is (a dismissal is
-    not reopened because one of its facts ended)."""
+    no document changed, so no publish closed them. Run daily by a beat task; the events
+    name no document and say `"by": "validity"`. A conflict still disagreeing is left as it
+    is (a dismissal is not reopened because one of its facts ended)."""
     pairs = set(Conflict.objects.exclude(status=Conflict.Status.CLOSED)
                 .values_list("subject", "key"))
     return conflicts_refresh(pairs=pairs, actor=WORKER, cause="", today=today, close_only=True)

@@ -118,6 +118,12 @@ class Conflict(models.Model):
         default=list,
         help_text="Keys of the documents involved now",
     )
+    documents_ever = ArrayField(
+        models.CharField(max_length=200),
+        default=list,
+        help_text="Keys of every document the conflict has involved: the audit search of a "
+        "document finds the events of its conflicts through it",
+    )
     participants = models.JSONField(
         default=list,
         help_text="[{document, revision, fact, value, valid_from, valid_until}] of the facts "
@@ -139,6 +145,7 @@ class Conflict(models.Model):
         ]
         indexes = [
             GinIndex(fields=["documents"], name="conflict_documents_gin"),
+            GinIndex(fields=["documents_ever"], name="conflict_documents_ever_gin"),
             models.Index(fields=["status", "opened_at"], name="conflict_status_opened"),
         ]
 

@@ -11,7 +11,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import F, Prefetch, QuerySet
 
-from reviewqueue.counting import COUNT_CAP, AtLeast
+from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
 
@@ -236,9 +236,16 @@ def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[Confl
     fact_ids = {p["fact"] for c in conflicts for p in c.participants}
     if not fact_ids:
         return {c.pk: [] for c in conflicts}
+    from reviewqueue.accounts.principals import may_read, user_principals
+
     facts = {f.pk: f for f in Fact.objects.filter(id__in=fact_ids).select_related(
         "revision", "revision__document", "revision__document__owner")}
-    shown = {pk for pk, f in facts.items() if may_see_document(user, f.revision.document)}
+    principals = user_principals(user)
+    # By the side's own revision: a closed conflict shows revisions since superseded, which
+    # may have been more restricted than the document is now.
+    shown = {pk for pk, f in facts.items()
+             if may_manage_document(user, f.revision.document)
+             or may_read(f.revision.allowed_principals, principals)}
     passages = {
         (p.revision_id, p.span): p.text
         for p in Passage.objects.filter(
@@ -259,11 +266,14 @@ def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[Confl
 
 @dataclass(frozen=True)
 class ConflictClosing:
-    """When a closed conflict closed, and the document whose change closed it: None when
-    the viewer may not see that document (or the log names none)."""
+    """When a closed conflict closed, and why: the periods in which its documents disagreed
+    ended (`by_date`), or a document changed: `document`, None when the viewer may not see
+    it, `withdrawn` when that change was its withdrawal."""
 
     at: Any
-    document: Document | None
+    by_date: bool = False
+    document: Document | None = None
+    withdrawn: bool = False
 
 
 def conflict_closing(conflict: Conflict, user: Any) -> ConflictClosing | None:
@@ -273,12 +283,18 @@ def conflict_closing(conflict: Conflict, user: Any) -> ConflictClosing | None:
 
     if conflict.status != Conflict.Status.CLOSED:
         return None
-    cause = (AuditEvent.objects.filter(object_type="conflict", object_id=str(conflict.pk),
+    event = (AuditEvent.objects.filter(object_type="conflict", object_id=str(conflict.pk),
                                        action="conflict.closed")
-             .order_by("-seq").values_list("document_id", flat=True).first())
+             .order_by("-seq").values("document_id", "after").first()) or {}
+    if (event.get("after") or {}).get("by") == "validity":
+        return ConflictClosing(at=conflict.closed_at, by_date=True)
+    cause = event.get("document_id")
     document = Document.objects.filter(key=cause).first() if cause else None
-    shown = document is not None and may_see_document(user, document)
-    return ConflictClosing(at=conflict.closed_at, document=document if shown else None)
+    if document is None or not may_see_document(user, document):
+        return ConflictClosing(at=conflict.closed_at)
+    withdrawn = document.withdrawn_at is not None and (
+        conflict.closed_at is None or document.withdrawn_at <= conflict.closed_at)
+    return ConflictClosing(at=conflict.closed_at, document=document, withdrawn=withdrawn)
 
 
 # `held`: the answers held for conflicting sources that cite one of the conflicts' documents,
@@ -522,6 +538,5 @@ def answers_citing(document_key: str) -> AtLeast:
     """How many answers cite `document_key`, counted up to COUNT_CAP (one index range)."""
     from reviewqueue.reviews.models import RetrievedItem
 
-    return AtLeast.of(
-        RetrievedItem.objects.filter(document_key=document_key).order_by("answer_id")
-        .values("answer_id").distinct()[:COUNT_CAP + 1].count())
+    return bounded_count(RetrievedItem.objects.filter(document_key=document_key)
+                         .values("answer_id").distinct())

@@ -130,6 +130,19 @@ def test_search_by_document_finds_its_conflicts_whoever_caused_them(
         dismissed.seq, opened.seq]
 
 
+def test_a_document_that_left_a_conflict_still_finds_its_events(
+    admin_client: Any, publish: Callable[..., Any], owner: Any,
+) -> None:
+    trial = {"key": "trial_days", "value": 14, "valid_from": "2026-01-01", "span": "p1"}
+    publish("pricing", facts=[trial])
+    publish("trial-promo", facts=[{**trial, "value": 30}])
+    publish("eu-promo", facts=[{**trial, "value": 45}])  # joins the conflict
+    publish("eu-promo", "r2", facts=[{**trial, "value": 14}])  # and leaves it
+    opened = AuditEvent.objects.get(action="conflict.opened")
+    assert opened.document_id == "trial-promo"
+    assert opened.seq in _seqs(admin_client.get("/audit/?document=eu-promo"))
+
+
 def test_search_by_date_range(admin_client: Any, bulk: Callable[..., None]) -> None:
     # Event 1 is the admin's account, created today; events 2 to 6 are dated 2026-10-01.
     bulk(5, start=dt.datetime(2026, 10, 1, 12, tzinfo=dt.UTC))

@@ -222,7 +222,7 @@ def test_the_daily_sweep_closes_a_conflict_whose_overlap_has_ended(
 ) -> None:
     import datetime as dt
 
-    from reviewqueue.jobs.tasks import sweep_validity_boundaries
+    from reviewqueue.sources.tasks import close_ended_conflicts
 
     publish("trial-policy", facts=trial(14, "2026-01-01", "2099-06-30"))
     publish("trial-promo", owner="oscar", facts=trial(30, "2099-06-01"))
@@ -233,15 +233,15 @@ def test_the_daily_sweep_closes_a_conflict_whose_overlap_has_ended(
                        Conflict.objects.get(key="eu_trial_days"))
     conflict_dismiss(conflict_id=lasting.pk, reason="different plans", user=owner, actor=SYSTEM)
     settings.REEVALUATION_TODAY = dt.date(2099, 6, 30)
-    sweep_validity_boundaries()
+    close_ended_conflicts()
     assert Conflict.objects.get(pk=ending.pk).status == "open"  # the last day they overlap
     settings.REEVALUATION_TODAY = dt.date(2099, 7, 1)
-    sweep_validity_boundaries()
-    sweep_validity_boundaries()  # again, as a starting worker may: nothing more happens
+    close_ended_conflicts()
+    close_ended_conflicts()  # again: nothing more happens
     assert Conflict.objects.get(pk=ending.pk).status == "closed"
     assert Conflict.objects.get(pk=lasting.pk).status == "dismissed"
     (closed,) = AuditEvent.objects.filter(action="conflict.closed")
     assert (closed.actor, closed.document_id, closed.object_id) == ("worker", "", str(ending.pk))
     client.force_login(owner)
     page = client.get(f"/owner/conflicts/{ending.pk}/").content.decode()
-    assert ": the documents no longer disagree." in page and "after a change of" not in page
+    assert "the periods in which the documents disagreed have ended." in page

@@ -294,4 +294,18 @@ def test_a_conflict_closed_by_a_document_the_owner_may_not_read_does_not_name_it
     client.force_login(owner)
     page = client.get(f"/owner/conflicts/{secret_conflict.pk}/").content.decode()
     assert "Closed on " in page and ": the documents no longer disagree." in page
-    assert "secret-hr-salary-plan" not in page and "after a change of" not in page
+    assert "secret-hr-salary-plan" not in page and "after a new revision of" not in page
+
+
+def test_a_closed_conflict_shows_no_side_from_a_revision_the_owner_could_not_read(
+    client: Any, owner: Any, publish: Any, secret_conflict: Conflict,
+) -> None:
+    # The salary plan is made public by the revision that closes the conflict; the revision
+    # that disagreed was for HR only, and stays so.
+    publish("secret-hr-salary-plan", "r2", owner="hugo", principals=["*"],
+            title="Salary plan, public", facts=[fact("trial_days", 14)])
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{secret_conflict.pk}/").content.decode()
+    assert "after a new revision of <code>secret-hr-salary-plan</code>" in page  # public now
+    assert "A document you may not read gives a different value." in page
+    assert "secret-hr-salary-plan@r1" not in page and "<code>90</code>" not in page

@@ -213,11 +213,23 @@ def test_publishing_a_corrected_revision_closes_the_conflict_and_clears_the_queu
     for who in ("oscar", "olivia"):
         client.force_login(User.objects.get(username=who))
         page = client.get(f"/owner/conflicts/{conflict_holding_an_answer.pk}/").content.decode()
-        assert ("after a change of <code>trial-promo</code>: the documents no longer disagree"
-                in page)
+        assert ("after a new revision of <code>trial-promo</code>: the documents no longer "
+                "disagree") in page
         assert re.search(r"trial-promo@r1</code>\s*<span class=\"badge\">superseded</span>", page)
         assert "pricing@r1</code>\n" in page  # still current, so no badge
         assert "Correct this document" not in page
+
+
+def test_a_conflict_closed_by_a_withdrawal_says_so(
+    client: Any, owner: Any, other_owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    client.force_login(other_owner)
+    client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-promo"})
+    assert Conflict.objects.get().status == "closed"
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{conflict_holding_an_answer.pk}/").content.decode()
+    assert ", when <code>trial-promo</code> was withdrawn." in page
+    assert re.search(r"trial-promo@r1</code>\s*<span class=\"badge\">withdrawn</span>", page)
 
 
 def test_a_value_that_changes_type_is_published_as_typed(

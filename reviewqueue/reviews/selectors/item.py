@@ -671,7 +671,8 @@ def _cited_facts(facts: list[FactView], span: str, keys: set[str]) -> list[FactV
 
 
 def _fact_changes(old: list[FactView], new: list[FactView]) -> list[FactChange]:
-    """The facts whose value or validity changed, paired by (subject, key) in order."""
+    """The facts of `old` and `new` that are not in both, paired by (subject, key) in order:
+    a fact stated unchanged in both revisions, wherever it sits, is no change."""
     def by_name(facts: list[FactView]) -> dict[tuple[str, str], list[FactView]]:
         grouped: dict[tuple[str, str], list[FactView]] = {}
         for f in facts:
@@ -681,10 +682,15 @@ def _fact_changes(old: list[FactView], new: list[FactView]) -> list[FactChange]:
     before, after = by_name(old), by_name(new)
     changes = []
     for name in sorted(before.keys() | after.keys()):
-        for pair in itertools.zip_longest(before.get(name, []), after.get(name, [])):
-            change = FactChange(*pair)
-            if change.value_changed or change.validity_changed:
-                changes.append(change)
+        gone, came = list(before.get(name, [])), list(after.get(name, []))
+        for fact in list(gone):
+            same = next((f for f in came if _values_equal(f.value, fact.value)
+                         and (f.valid_from, f.valid_until) == (fact.valid_from,
+                                                               fact.valid_until)), None)
+            if same is not None:
+                gone.remove(fact)
+                came.remove(same)
+        changes.extend(FactChange(*pair) for pair in itertools.zip_longest(gone, came))
     return changes
 
 
@@ -698,8 +704,14 @@ def _diff(r: Any, citation: CitationView, older: Mapping[tuple[str, str], Revisi
         return None
     if not may_read(quoted.allowed_principals, principals):
         return None
-    facts = _fact_changes(_cited_facts(facts_by_revision.get(quoted.pk, []), r.span, keys),
-                          citation.facts)
+    # Every fact, in either revision, named like one the citation stands for in either: a
+    # fact that moved to another span, or a period that was split, is compared whole.
+    quoted_facts = facts_by_revision.get(quoted.pk, [])
+    current_facts = facts_by_revision.get(document.current_revision_id, [])
+    names = {(f.subject, f.key) for f in [*_cited_facts(quoted_facts, r.span, keys),
+                                          *citation.facts]}
+    facts = _fact_changes([f for f in quoted_facts if (f.subject, f.key) in names],
+                          [f for f in current_facts if (f.subject, f.key) in names])
     old = passages.get((quoted.pk, r.span)) if r.span else None
     new = passages.get((document.current_revision_id, r.span)) if r.span else None
     if old is None and not facts:

@@ -1,0 +1,23 @@
+"""Celery tasks of the sources: thin shells around reviewqueue.sources.conflicts."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="sources.close_ended_conflicts")
+def close_ended_conflicts() -> int:
+    """Daily: close the conflicts whose documents disagreed only over periods that have
+    ended. Safe to run more than once."""
+    from reviewqueue.reviews.services.evaluation import today
+    from reviewqueue.sources.conflicts import conflicts_close_ended
+
+    day = today()
+    closed = conflicts_close_ended(today=day)
+    log.info("conflicts closed by date", extra={"day": day.isoformat(),
+                                                "conflicts": [c.conflict.pk for c in closed]})
+    return len(closed)
