@@ -131,8 +131,8 @@ _SENTENCES: dict[str, Callable[[Mapping[str, Any], str, str], str]] = {
         "answer (it has expired or has not started yet)."
     ) % {"who": _cap(who), "sources": sources},
     "superseded_revision": lambda f, who, sources: _(
-        "%(who)s quotes %(sources)s from a revision that has since been replaced; compare the "
-        "old and the new passage below."
+        "%(who)s quotes %(sources)s from a revision that has since been replaced; see below "
+        "what changed since."
     ) % {"who": _cap(who), "sources": sources},
     "conflicting_sources": lambda f, who, sources: _(
         "For %(who)s, sources in force give different values; see the sources side by side."

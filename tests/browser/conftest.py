@@ -56,7 +56,7 @@ def sign_in(browser: Any, live_server: Any) -> Iterator[Callable[..., Any]]:
     """Open a fresh browser context and sign in through the login form."""
     contexts: list[Any] = []
 
-    def do(username: str, *, locale: str = "en-US") -> Any:
+    def do(username: str, *, locale: str = "en-US", lands: str = "/") -> Any:
         context = browser.new_context(viewport={"width": 1440, "height": 900}, locale=locale)
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)
@@ -70,7 +70,7 @@ def sign_in(browser: Any, live_server: Any) -> Iterator[Callable[..., Any]]:
         page.fill("input[name=username]", username)
         page.fill("input[name=password]", PASSWORD)
         page.click("button[type=submit].primary")
-        page.wait_for_url(f"{live_server.url}/")
+        page.wait_for_url(f"{live_server.url}{lands}")
         return page
 
     yield do

@@ -444,3 +444,35 @@ def test_the_queue_and_an_item_fit_a_phone(hold: Any, reviewer: Any, sign_in: An
     key = page.locator("table.claims tbody td:nth-child(3) code").first
     assert key.evaluate("el => el.getClientRects().length") == 1, key.inner_text()
     expect(page.get_by_role("button", name="Sign out")).to_be_in_viewport()
+
+
+def test_the_owner_and_admin_pages_of_a_revised_source_fit_a_phone(
+    hold: Any, publish: Any, reviewer: Any, owner: Any, admin_user: Any, sign_in: Any,
+    live_server: Any,
+) -> None:
+    """At 390 px: the owner's document page, an item whose source was revised (its table of
+    fact changes), and the answer's audit timeline, with its long event lines."""
+    hold("t-rev")
+    publish("pricing", revision="r2",
+            facts=[fact("trial_days", 14, end=20), fact("support_hours", "24/7", span="p2")],
+            passages=[{"span": "p1", "text": "The free trial lasts 14 days."},
+                      {"span": "p2", "text": "Support is available 24/7."}])
+    pages = [("olivia", "/owner/", "/owner/documents/pricing/"),
+             ("alice", "/", "/answers/t-rev/"), ("ada", "/", "/audit/answers/t-rev/")]
+    for who, lands, url in pages:
+        page = sign_in(who, lands=lands)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(f"{live_server.url}{url}")
+        # What sticks out, to say where (a table scrolls inside its wrapper, so not its cells).
+        wide = page.evaluate("""Array.from(document.querySelectorAll('body *'))
+            .filter(e => e.getBoundingClientRect().right > 391
+                         && !e.parentElement.closest('.table-wrap'))
+            .slice(0, 6).map(e => e.tagName + '.' + e.className)""")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, (url, wide)
+    # The fact table stacks: each revision's value and dates in sight, not cut off.
+    page.goto(f"{live_server.url}/answers/t-rev/")
+    cells = page.locator("table.fact-changes tbody td")
+    expect(cells).to_have_count(2)
+    for i in range(2):
+        box = cells.nth(i).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box

@@ -123,13 +123,14 @@ def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
     client.force_login(owner)
     client.post(
         f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss",
-        {"reason": "different plans", "detail": "promo is for new teams",
+        {"reason": "different plans", "detail": "promo is for new teams.",
          "signature": conflict_holding_an_answer.signature},
     )
     client.force_login(other_owner)
     page = client.get("/owner/").content.decode()
     assert "Dismissed by olivia" in page
-    assert "Different plans or audiences: promo is for new teams" in page  # not its code
+    # Its code in words, and one full stop, not one inside the quotes and one after them.
+    assert "Different plans or audiences: promo is for new teams”." in page
     client.post(f"/owner/conflicts/{conflict_holding_an_answer.pk}/reopen")
     assert Conflict.objects.get().status == "open"
 
@@ -147,14 +148,20 @@ def test_verdicts_after_a_dismissal_or_a_reopening_name_it_as_their_cause(
     answer = Answer.objects.get(trace_id="t-1")
     assert answer.current_verdict.trigger == "dismissal"
     client.force_login(reviewer)
-    page = client.get(f"/answers/{answer.pk}/").content.decode()
-    assert "Conflict dismissed" in page and "Re-evaluated on request" not in page
+    page = client.get("/answers/t-1/").content.decode()
+    assert re.search(r"current</span><br>.*?</td>\s*<td>Conflict dismissed</td>", page, re.S)
+    assert "Re-evaluated on request" not in page
     client.force_login(owner)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/owner/conflicts/{pk}/reopen")
     # The reopened conflict holds the answer again, on the verdict it was first held with.
     answer.refresh_from_db()
     assert answer.current_verdict.trigger == "ingest"
+    client.force_login(reviewer)
+    page = client.get("/answers/t-1/").content.decode()
+    assert re.search(r"current</span> <span class=\"muted\" data-current-again>again: the "
+                     r"sources came back to what this verdict saw</span><br>.*?</td>\s*"
+                     r"<td>Ingested</td>", page, re.S)
     client.force_login(admin_user)
     jobs = client.get("/jobs/").content.decode()
     assert "Conflict dismissed" in jobs and "Conflict reopened" in jobs
@@ -261,7 +268,7 @@ def test_the_document_page_says_how_many_answers_a_new_revision_sends_back(
     assert "even one that only ends a fact's validity" in page
     client.force_login(other_owner)
     page = client.get("/owner/documents/trial-promo/").content.decode()
-    assert "0 answers cite this document." in page and "even one that only ends" not in page
+    assert "No answer cites this document." in page and "even one that only ends" not in page
 
 
 def test_ending_a_fact_publishes_a_revision_with_that_last_day(

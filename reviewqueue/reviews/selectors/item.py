@@ -162,6 +162,17 @@ class FactChange:
 
     before: FactView | None
     after: FactView | None
+    used: bool = False  # a claim citing this source names the fact
+
+    @property
+    def from_changed(self) -> bool:
+        return self.before is None or self.after is None or (
+            self.before.valid_from != self.after.valid_from)
+
+    @property
+    def until_changed(self) -> bool:
+        return self.before is None or self.after is None or (
+            self.before.valid_until != self.after.valid_until)
 
     @property
     def what(self) -> str:
@@ -178,9 +189,7 @@ class FactChange:
 
     @property
     def validity_changed(self) -> bool:
-        return self.before is None or self.after is None or (
-            (self.before.valid_from, self.before.valid_until)
-            != (self.after.valid_from, self.after.valid_until))
+        return self.from_changed or self.until_changed
 
 
 @dataclass
@@ -197,6 +206,11 @@ class DiffView:
     new: list[Segment] | None
     new_missing: bool = False
     facts: list[FactChange] = field(default_factory=list)
+
+    @property
+    def used_unchanged(self) -> bool:
+        """The facts the answer's claims name through this citation did not change."""
+        return not any(change.used for change in self.facts)
 
     @property
     def passage_same(self) -> bool:
@@ -712,6 +726,8 @@ def _diff(r: Any, citation: CitationView, older: Mapping[tuple[str, str], Revisi
                                           *citation.facts]}
     facts = _fact_changes([f for f in quoted_facts if (f.subject, f.key) in names],
                           [f for f in current_facts if (f.subject, f.key) in names])
+    for change in facts:
+        change.used = (change.before or change.after).key in keys  # type: ignore[union-attr]
     old = passages.get((quoted.pk, r.span)) if r.span else None
     new = passages.get((document.current_revision_id, r.span)) if r.span else None
     if old is None and not facts:

@@ -20,9 +20,9 @@ def typed(value: Any) -> str:
 @register.filter
 def dismissal(reason: str) -> str:
     """A stored dismissal reason ("different periods: the promo ends in May") with its code
-    said in the reader's language: "They apply to different periods: the promo ends in May"."""
+    said in the reader's language: "They apply to different periods: the promo ends in May".
+    Without its final full stop: the sentence it is quoted in ends with one."""
     code, sep, detail = reason.partition(": ")
     label = DISMISS_REASONS_SHOWN.get(code)
-    if label is None:
-        return reason
-    return f"{label}: {detail}" if sep else str(label)
+    shown = reason if label is None else f"{label}: {detail}" if sep else str(label)
+    return shown if shown.endswith("..") else shown.removesuffix(".")
