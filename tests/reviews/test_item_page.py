@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from django.utils.timesince import timesince
 from hypothesis import given
 from hypothesis import strategies as st
@@ -207,22 +208,23 @@ def test_the_item_page_speaks_japanese(hold: Any, reviewer: Any, login: Any) -> 
 
 # --- Cost -------------------------------------------------------------------------------------
 
+def _publish_public(owner: Any, key: str, revision: str, passages: tuple[Any, ...],
+                   facts: tuple[Any, ...]) -> None:
+    revision_publish(document_key=key, revision=revision, actor=SYSTEM, data=RevisionInput(
+        title=key, owner=owner.username, updated_at=timezone.now(), allowed_principals=("*",),
+        passages=passages, facts=facts))
+
+
 def _answer_with_citations(owner: Any, trace_id: str, n: int) -> None:
     for i in range(n):
-        revision_publish(
-            document_key=f"doc-{trace_id}-{i}", revision="r1", actor=SYSTEM,
-            data=RevisionInput(
-                title=f"Document {i}", owner=owner.username,
-                updated_at=__import__("django.utils.timezone").utils.timezone.now(),
-                allowed_principals=("*",),
-                passages=(PassageInput("p0", "Before."), PassageInput("p1", f"Fact {i}."),
-                          PassageInput("p2", "After.")),
-                facts=(FactInput(key=f"k{i}", value=i, valid_from=_date(-5),
-                                 valid_until=_date(5), span="p1"),
-                       FactInput(key="shared", value=i, valid_from=_date(-5),
-                                 valid_until=None, span="p1")),
-            ),
-        )
+        _publish_public(
+            owner, f"doc-{trace_id}-{i}", "r1",
+            (PassageInput("p0", "Before."), PassageInput("p1", f"Fact {i}."),
+             PassageInput("p2", "After.")),
+            (FactInput(key=f"k{i}", value=i, valid_from=_date(-5), valid_until=_date(5),
+                       span="p1"),
+             FactInput(key="shared", value=i, valid_from=_date(-5), valid_until=None,
+                       span="p1")))
     text = " ".join(f"Fact number {i} holds [c{i}]." for i in range(n))
     answer_ingest(actor=SYSTEM, data=AnswerInput(
         trace_id=trace_id, question="Many facts?", answer=text, asked_by=("*",),
@@ -263,15 +265,10 @@ def test_the_item_page_runs_as_many_queries_for_50_revised_citations_as_for_2(
     for trace, n in (("two", 2), ("fifty", 50)):
         _answer_with_citations(owner, trace, n)
         for i in range(n):  # every cited document revised: each citation gets its changes
-            revision_publish(
-                document_key=f"doc-{trace}-{i}", revision="r2", actor=SYSTEM,
-                data=RevisionInput(
-                    title=f"Document {i}", owner=owner.username,
-                    updated_at=__import__("django.utils.timezone").utils.timezone.now(),
-                    allowed_principals=("*",),
-                    passages=(PassageInput("p1", f"Fact {i}, revised."),),
-                    facts=(FactInput(key=f"k{i}", value=i, valid_from=_date(-5),
-                                     valid_until=_date(3), span="p1"),)))
+            _publish_public(owner, f"doc-{trace}-{i}", "r2",
+                            (PassageInput("p1", f"Fact {i}, revised."),),
+                            (FactInput(key=f"k{i}", value=i, valid_from=_date(-5),
+                                       valid_until=_date(3), span="p1"),))
     client = login(reviewer)
     client.get("/answers/two/")
 
