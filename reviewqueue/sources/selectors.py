@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F, Prefetch, QuerySet
+from django.utils import timezone
 
 from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.prepared import prepared_cursor
@@ -212,6 +213,15 @@ def conflicts_for_owner(user: Any, *, include_closed: bool = False) -> QuerySet[
     if not include_closed:
         conflicts = conflicts.exclude(status=Conflict.Status.CLOSED)
     return conflicts.select_related("dismissed_by").order_by("-opened_at", "-id")
+
+
+def conflicts_closed_recently(user: Any, *, days: int = 30, limit: int = 20) -> list[Conflict]:
+    """The conflicts of `conflicts_for_owner` that closed in the last `days`, newest first:
+    a closed conflict leaves the inbox, and its owner may want to see why."""
+    since = timezone.now() - timedelta(days=days)
+    return list(conflicts_for_owner(user, include_closed=True)
+                .filter(status=Conflict.Status.CLOSED, closed_at__gte=since)
+                .order_by("-closed_at", "-id")[:limit])
 
 
 @dataclass(frozen=True)

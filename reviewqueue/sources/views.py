@@ -80,6 +80,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         "sources/inbox.html",
         {
             "rows": rows,
+            "closed": selectors.conflicts_closed_recently(request.user),
             "expiring": selectors.expiring_facts(request.user, today=today),
             "sent_to_me": selectors.answers_sent_to(request.user),
             "documents": selectors.documents_owned_by(request.user).order_by("key")[:200],

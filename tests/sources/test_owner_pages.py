@@ -225,6 +225,11 @@ def test_publishing_a_corrected_revision_closes_the_conflict_and_clears_the_queu
         assert re.search(r"trial-promo@r1</code>\s*<span class=\"badge\">superseded</span>", page)
         assert "pricing@r1</code>\n" in page  # still current, so no badge
         assert "Correct this document" not in page
+    # It has left the inbox's open conflicts, and is listed among those closed lately.
+    inbox = client.get("/owner/").content.decode()
+    assert "No open conflicts involve your documents." in inbox
+    closed = inbox[inbox.index("Closed in the last 30 days"):]
+    assert f'href="/owner/conflicts/{conflict_holding_an_answer.pk}/"' in closed
 
 
 def test_a_conflict_closed_by_a_withdrawal_says_so(
