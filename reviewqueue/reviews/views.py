@@ -29,6 +29,7 @@ from django.urls import reverse
 from django.utils import formats, timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from reviewqueue.accounts.models import Role
@@ -123,12 +124,9 @@ def _held_by_message(exc: LeasedByOther) -> str:
 
 # What became of a request refused because someone else holds the answer. The page it comes
 # back to says who and until when, in its lease box: the message does not say it again.
-def _not_started() -> str:
-    return _("Not started: another reviewer is working on this answer.")
-
-
-def _not_recorded() -> str:
-    return _("Not recorded: another reviewer is working on this answer.")
+NOT_STARTED = gettext_lazy("Not started: another reviewer is working on this answer.")
+NOT_RELEASED = gettext_lazy("Not released: another reviewer is working on this answer.")
+NOT_RECORDED = gettext_lazy("Not recorded: another reviewer is working on this answer.")
 
 
 def _filters(params: QueryDict) -> QueueFilters:
@@ -277,7 +275,7 @@ def claim(request: HttpRequest, trace_id: str) -> HttpResponse:
     try:
         lease_claim(answer=answer, user=request.user, actor=_actor(request))
     except LeasedByOther:
-        messages.warning(request, _not_started())
+        messages.warning(request, NOT_STARTED)
     except NotHeld:
         messages.info(request, _("This answer is no longer waiting for review."))
     return HttpResponseRedirect(_item_url(trace_id, _back(request)))
@@ -293,8 +291,7 @@ def release(request: HttpRequest, trace_id: str) -> HttpResponse:
         released = lease_release(answer=answer, user=request.user, actor=_actor(request),
                                  force=force)
     except LeasedByOther:
-        messages.warning(request, _("Not released: another reviewer is working on this "
-                                    "answer."))
+        messages.warning(request, NOT_RELEASED)
         return HttpResponseRedirect(_item_url(trace_id, back))
     except NotHeld:
         return HttpResponseRedirect(_back_to_queue(back))
@@ -495,7 +492,7 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
             },
         )
     except LeasedByOther:
-        messages.warning(request, _not_recorded())
+        messages.warning(request, NOT_RECORDED)
         return _render_refused(request, trace_id, action)
     except NotHeld:
         messages.info(request, _("This answer is no longer waiting for review."))
@@ -608,7 +605,7 @@ def _handoff_refusal(exc: Exception) -> tuple[int, str, int]:
     if isinstance(exc, FieldError):
         return messages.ERROR, _("Say what the owner should look at."), 400
     if isinstance(exc, LeasedByOther):
-        return messages.WARNING, _not_recorded(), 409
+        return messages.WARNING, str(NOT_RECORDED), 409
     if isinstance(exc, NoOwnerToAsk):
         return messages.WARNING, _("None of the owners of these sources may read this answer "
                                    "in full, so it was not sent. Decide it here, or ask an "
