@@ -6,6 +6,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 
@@ -76,6 +77,13 @@ class Job(models.Model):
     @property
     def processed(self) -> int:
         return self.done + self.failed
+
+    @property
+    def summary(self) -> str:
+        """The figures in words, as the progress bar and its JSON say them."""
+        return gettext("%(done)s of %(total)s re-evaluated, %(changed)s with a new verdict, "
+                       "%(failed)s failed") % {"done": self.done, "total": self.total,
+                                               "changed": self.changed, "failed": self.failed}
 
     @property
     def percent(self) -> int:

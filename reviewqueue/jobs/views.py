@@ -73,8 +73,7 @@ def job_progress_json(request: HttpRequest, job_id: UUID) -> JsonResponse:
     job = _visible_job(request, job_id)
     return JsonResponse({
         **job_progress(job),
-        "text": _("%(done)s of %(total)s re-evaluated, %(failed)s failed") % {
-            "done": job.done, "total": job.total, "failed": job.failed},
+        "text": job.summary,
         "state_label": job.get_state_display(),
     })
 

@@ -484,12 +484,16 @@ def progress(request: HttpRequest) -> HttpResponse:
             },
             content_type="text/plain; charset=utf-8",
         )
+    since -= timedelta(seconds=5)
     jobs = Job.objects.filter(
         requested_by=request.user,
         document_key__in=keys,
-        created_at__gte=since - timedelta(seconds=5),
+        created_at__gte=since,
     ).order_by("created_at")[:50]
-    return render(request, "sources/progress.html", {"jobs": jobs, "documents": keys})
+    return render(request, "sources/progress.html", {
+        "jobs": jobs, "documents": keys,
+        "conflict_changes": selectors.conflict_changes_by(request.user, keys, since),
+    })
 
 
 def _since(raw: str | None) -> datetime | None:

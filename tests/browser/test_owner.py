@@ -45,7 +45,11 @@ def test_an_owner_publishes_a_corrected_revision_and_the_held_answers_leave_the_
         "() => [...document.querySelectorAll('[data-job-progress]')]"
         ".every(el => el.dataset.state === 'finished')"
     )
-    assert "2 of 2 re-evaluated" in page.inner_text("body")
+    assert "2 of 2 re-evaluated, 2 with a new verdict, 0 failed" in page.inner_text("body")
+    changes = page.locator("[data-conflict-changes] li")
+    assert changes.count() == 1
+    assert " ".join(changes.first.inner_text().split()) == (
+        "Closed trial_days The documents no longer disagree.")
     assert errors == []
 
     for trace in held:

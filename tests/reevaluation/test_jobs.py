@@ -77,7 +77,8 @@ def test_re_evaluate_now_returns_a_job_the_requester_can_follow(
     body = client.get(job.progress_url).json()
     assert (body["state"], body["total"], body["done"], body["failed"]) == ("finished", 3, 3, 0)
     assert body["finished"] is True and body["percent"] == 100
-    assert (body["text"], body["state_label"]) == ("3 of 3 re-evaluated, 0 failed", "Finished")
+    assert (body["text"], body["state_label"]) == (
+        "3 of 3 re-evaluated, 0 with a new verdict, 0 failed", "Finished")
     japanese = client.get(job.progress_url, HTTP_ACCEPT_LANGUAGE="ja").json()
     assert japanese["state"] == "finished" and japanese["state_label"] != "Finished"
     page = client.get(job.get_absolute_url())
@@ -131,7 +132,8 @@ def test_admins_see_the_list_of_jobs(five_answers: list[Answer], reviewer: Any,
     assert b"Chosen answers" in page.content
     # The figures and the state read apart: "0 failed · Finished", not "0 failed Finished".
     text = re.sub(r"<[^>]+>|\s+", " ", page.content.decode())
-    assert re.search(r"1 of 1 re-evaluated, 0 failed · Finished", re.sub(r" +", " ", text))
+    assert re.search(r"1 of 1 re-evaluated, 0 with a new verdict, 0 failed · Finished",
+                     re.sub(r" +", " ", text))
     client.force_login(reviewer)
     assert client.get("/jobs/").status_code == 403
 

@@ -1,0 +1,131 @@
+"""The page an owner lands on after a publish: the conflicts the change opened or closed, and
+how many answers got a new verdict."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from reviewqueue.audit.models import AuditEvent
+from reviewqueue.sources.models import Conflict
+from tests.reviews.conftest import days, fact
+from tests.sources.test_owner_fixes import posted_back
+
+pytestmark = pytest.mark.django_db
+
+PUBLISH = "/owner/documents/pricing/publish"
+
+
+def text_of(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def publish_in_the_page(client: Any, value: str, on_commit: Any,
+                        typed: dict[str, str] | None = None, **headers: str) -> str:
+    """olivia changes pricing's trial_days to `value` (and what else is `typed`); the progress
+    page it leads to."""
+    page = client.get("/owner/documents/pricing/").content.decode()
+    typed = {"facts-0-value": value, **(typed or {})}
+    with on_commit(execute=True):
+        response = client.post(PUBLISH, posted_back(page, PUBLISH, **typed))
+    assert response.status_code == 302, response.content.decode()
+    assert "/owner/progress" in response["Location"]
+    return client.get(response["Location"], **headers).content.decode()
+
+
+@pytest.fixture
+def terms_disagree(make_user: Any, publish: Any, owner: Any) -> Conflict:
+    make_user("oscar", "owner")
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("terms", owner="oscar", facts=[fact("trial_days", 30)])
+    return Conflict.objects.get()
+
+
+def test_a_correction_says_which_conflict_it_closed(
+    client: Any, owner: Any, terms_disagree: Conflict, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    submit("t-1")  # cites pricing r1, claims 14: held for the conflict
+    client.force_login(owner)
+    page = publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
+
+    section = re.search(r"<ul class=\"conflict-changes\".*?</ul>", page, re.S)
+    assert section is not None, page
+    assert f'href="/owner/conflicts/{terms_disagree.pk}/"' in section.group(0)
+    assert text_of(section.group(0)).strip() == (
+        "Closed trial_days The documents no longer disagree.")
+    # The answer went from "held for a conflict" to "held for a revised source".
+    assert "1 of 1 re-evaluated, 1 with a new verdict, 0 failed" in text_of(page)
+
+
+def test_a_value_that_starts_a_disagreement_says_the_conflict_opened(
+    client: Any, owner: Any, publish: Any, make_user: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    make_user("oscar", "owner")
+    publish("pricing", facts=[fact("trial_days", 30)])
+    publish("terms", owner="oscar", facts=[fact("trial_days", 30)])
+    client.force_login(owner)
+    page = publish_in_the_page(client, "21", django_capture_on_commit_callbacks)
+
+    conflict = Conflict.objects.get()
+    assert re.search(rf'<li data-verb="opened">.*?href="/owner/conflicts/{conflict.pk}/"', page,
+                     re.S)
+    assert "The documents now disagree." in page
+
+
+def test_a_change_that_touches_no_conflict_lists_none(
+    client: Any, owner: Any, publish: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14)])
+    client.force_login(owner)
+    page = publish_in_the_page(client, "21", django_capture_on_commit_callbacks)
+    assert "data-conflict-changes" not in page
+    assert "Re-evaluating the answers involved" in page
+
+
+def test_only_the_owners_own_changes_are_listed(
+    client: Any, owner: Any, terms_disagree: Conflict, publish: Any,
+) -> None:
+    # The document system closes the conflict through the API, not olivia.
+    publish("terms", revision="r2", owner="oscar", facts=[fact("trial_days", 14)])
+    assert Conflict.objects.get().status == Conflict.Status.CLOSED
+    client.force_login(owner)
+    page = client.get("/owner/progress", {"documents": "pricing,terms"}).content.decode()
+    assert "data-conflict-changes" not in page
+
+
+def test_a_conflict_the_owner_no_longer_takes_part_in_is_not_listed(
+    client: Any, owner: Any, publish: Any, make_user: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    make_user("oscar", "owner")
+    make_user("hugo", "owner", groups=("hr",))
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("terms", owner="oscar", facts=[fact("trial_days", 30)])
+    publish("secret-hr-salary-plan", owner="hugo", principals=["group:hr"],
+            facts=[fact("trial_days", 90)])
+    conflict = Conflict.objects.get()
+    client.force_login(owner)
+    # pricing's value now holds only after the others' have ended; terms and the HR document
+    # still disagree, without her.
+    page = publish_in_the_page(client, "14", django_capture_on_commit_callbacks, typed={
+        "facts-0-valid_from": days(100), "facts-0-valid_until": days(200)})
+    conflict.refresh_from_db()
+    assert (conflict.status, conflict.documents) == ("open", ["secret-hr-salary-plan", "terms"])
+    # Her publish changed it, and the log says so; the page does not.
+    assert AuditEvent.objects.filter(action="conflict.changed", document_id="pricing",
+                                     actor="user:olivia").exists()
+    assert "data-conflict-changes" not in page
+    assert "secret-hr-salary-plan" not in page
+
+
+def test_the_section_is_in_japanese(
+    client: Any, owner: Any, terms_disagree: Conflict, django_capture_on_commit_callbacks: Any,
+) -> None:
+    client.force_login(owner)
+    page = publish_in_the_page(client, "30", django_capture_on_commit_callbacks,
+                               HTTP_ACCEPT_LANGUAGE="ja")
+    section = re.search(r"<ul class=\"conflict-changes\".*?</ul>", page, re.S)
+    assert section is not None
+    assert "Closed" not in section.group(0) and "disagree" not in section.group(0)
