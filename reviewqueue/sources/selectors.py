@@ -227,19 +227,25 @@ def conflicts_closed_recently(user: Any, *, days: int = 30, limit: int = 20) -> 
 @dataclass(frozen=True)
 class ConflictChangeSeen:
     """What one change of a document did to one conflict: `verb` is the end of its event's
-    action (opened, changed, reopened or closed)."""
+    action (opened, changed, reopened or closed), or "left" for a conflict the change took
+    the person's documents out of, which goes on without them (its page is no longer theirs
+    to open, so it is not linked, and its documents are not named)."""
 
     conflict: Conflict
     verb: str
+
+    @property
+    def linked(self) -> bool:
+        return self.verb != "left"
 
 
 CHANGE_VERBS = ("opened", "changed", "reopened", "closed")
 
 
 def conflict_changes_by(user: Any, documents: list[str], since: Any) -> list[ConflictChangeSeen]:
-    """The conflicts that `user`'s publishes and withdrawals of `documents` opened, changed,
-    reopened or closed since `since`, each with its last such change, in the order they
-    happened; only conflicts the user may open (2 queries)."""
+    """The conflicts that `user`'s own publishes and withdrawals of `documents` opened,
+    changed, reopened or closed since `since`, each with its last such change, in the order
+    they happened (3 queries)."""
     from reviewqueue.audit.models import AuditEvent
     from reviewqueue.audit.services import Actor
 
@@ -249,9 +255,11 @@ def conflict_changes_by(user: Any, documents: list[str], since: Any) -> list[Con
                       action__in=[f"conflict.{verb}" for verb in CHANGE_VERBS])
               .order_by("seq").values_list("object_id", "action")[:200])
     last = {int(conflict_id): action.removeprefix("conflict.") for conflict_id, action in events}
-    conflicts = conflicts_for_owner(user, include_closed=True).in_bulk(list(last))
-    return [ConflictChangeSeen(conflicts[pk], verb) for pk, verb in last.items()
-            if pk in conflicts]
+    conflicts = Conflict.objects.in_bulk(list(last))
+    theirs = set(conflicts_for_owner(user, include_closed=True).filter(pk__in=list(last))
+                 .values_list("pk", flat=True))
+    return [ConflictChangeSeen(conflicts[pk], verb if pk in theirs else "left")
+            for pk, verb in last.items() if pk in conflicts]
 
 
 @dataclass(frozen=True)
