@@ -34,6 +34,10 @@ class Job(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     scope = models.CharField(max_length=16, choices=Scope.choices)
     document_key = models.CharField(max_length=200, blank=True)
+    cause = models.CharField(
+        max_length=200, blank=True,
+        help_text="The document whose revision or withdrawal started the job; an answer that "
+                  "does not cite it gets the trigger 'another document changed'")
     trigger = models.CharField(max_length=16, help_text="Verdict trigger recorded on new verdicts")
     as_of = models.DateField(null=True, blank=True, help_text="The day a validity sweep ran for")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)

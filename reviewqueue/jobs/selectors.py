@@ -90,12 +90,13 @@ def validity_sweep_due(day: date) -> bool:
     return Answer.objects.filter(current_verdict__next_boundary__lte=day).exists()
 
 
-def job_actor(job_id: str | None) -> Actor:
-    """Who the verdicts of a job are audited as: the worker, or the person who asked."""
+def job_actor_and_cause(job_id: str | None) -> tuple[Actor, str]:
+    """Who the verdicts of a job are audited as (the worker, or the person who asked), and
+    the document whose change started it ("" if none did)."""
     if job_id is None:
-        return WORKER
-    found = Job.objects.filter(pk=job_id).values_list("actor_type", "actor").first()
-    return Actor(found[0], found[1]) if found else WORKER
+        return WORKER, ""
+    found = Job.objects.filter(pk=job_id).values_list("actor_type", "actor", "cause").first()
+    return (Actor(found[0], found[1]), found[2]) if found else (WORKER, "")
 
 
 def job_visible_to(job: Job, user: Any, *, started_by_user_only: bool = False) -> bool:

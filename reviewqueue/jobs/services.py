@@ -60,12 +60,13 @@ def _chunks(ids: Iterable[int], size: int) -> Iterator[list[int]]:
 
 
 def _job_create(*, scope: str, trigger: str, actor: Actor | None, user: Any = None,
-                document_key: str = "", as_of: date | None = None) -> Job:
+                document_key: str = "", cause: str = "", as_of: date | None = None) -> Job:
     chosen = _actor_for(trigger, actor)
     return Job.objects.create(
         scope=scope,
         trigger=trigger,
         document_key=document_key,
+        cause=cause,
         as_of=as_of,
         requested_by=user if getattr(user, "is_authenticated", False) else None,
         actor_type=chosen.type,
@@ -161,11 +162,12 @@ def job_start_for_answers(answer_ids: Iterable[int], trigger: str, user: Any,
 
 @transaction.atomic
 def job_start_for_document(*, document_key: str, trigger: str, actor: Actor | None = None,
-                           user: Any = None) -> Job:
+                           user: Any = None, cause: str = "") -> Job:
     """Re-evaluate every answer citing `document_key`. The answers are looked up by the
-    fan-out task, through the index on cited documents."""
+    fan-out task, through the index on cited documents. `cause`: the document whose change
+    started it, when that is `document_key` or another document of one of its conflicts."""
     job = _job_create(scope=Job.Scope.DOCUMENT, trigger=trigger, actor=actor, user=user,
-                      document_key=document_key)
+                      document_key=document_key, cause=cause)
     if trigger in _REQUESTED_TRIGGERS and actor is not None:
         _audit_request(job, actor, None)
     _enqueue_fan_out(job)

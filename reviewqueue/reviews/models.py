@@ -143,6 +143,9 @@ class Verdict(models.Model):
         MANUAL = "manual", _("Re-evaluated on request")
         DISMISSAL = "dismissal", _("Conflict dismissed")
         REOPENING = "reopening", _("Conflict reopened")
+        # A revision published or a document withdrawn, of a document the answer does not
+        # cite: one that states a key it claims, or shares a conflict with one it cites.
+        OTHER_DOCUMENT = "other_document", _("Another document changed")
         DECISION = "decision", _("Checked at decision time")
 
     answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="verdicts")

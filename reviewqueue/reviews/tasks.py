@@ -35,7 +35,7 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
     """Re-evaluate a chunk of answers and count it into its job. Returns how many answers got
     a new verdict. Safe to run again: an unchanged answer is a no-op, a finished chunk is not
     counted twice."""
-    from reviewqueue.jobs.selectors import chunk_is_finished, job_actor
+    from reviewqueue.jobs.selectors import chunk_is_finished, job_actor_and_cause
     from reviewqueue.jobs.services import chunk_finish, chunk_mark_started, dead_letter_record
     from reviewqueue.reviews.services.reevaluation import answers_reevaluate
 
@@ -49,8 +49,9 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
         # were, taking its message for lost.
         chunk_mark_started(chunk_id=chunk_id)
     started = time.perf_counter()
-    outcome = answers_reevaluate(answer_ids=answer_ids, trigger=trigger,
-                                 actor=job_actor(job_id), reraise=PASS_THROUGH_ERRORS)
+    actor, cause = job_actor_and_cause(job_id)
+    outcome = answers_reevaluate(answer_ids=answer_ids, trigger=trigger, actor=actor,
+                                 cause=cause, reraise=PASS_THROUGH_ERRORS)
     for answer_id, error in outcome.errors:
         # An error a retry would not fix: keep the one answer so an admin can send it again.
         dead_letter_record(task_name=reevaluate_answers.name, task_id="",
@@ -74,7 +75,8 @@ def fan_out_document(document_key: str, trigger: str) -> str:
     return str(job_start_for_document(document_key=document_key, trigger=trigger).pk)
 
 
-def enqueue_document_reevaluation(*, document_key: str, trigger: str, actor: Actor) -> Any:
+def enqueue_document_reevaluation(*, document_key: str, trigger: str, actor: Actor,
+                                  cause: str = "") -> Any:
     """Start the job that re-evaluates the answers a changed document may affect, inside the
     transaction that changed it (a publish, a withdrawal, a conflict dismissed or reopened).
 
@@ -95,13 +97,14 @@ def enqueue_document_reevaluation(*, document_key: str, trigger: str, actor: Act
             # worker's doing, not theirs.
             user, requester = None, None
     return job_start_for_document(document_key=document_key, trigger=trigger,
-                                  actor=requester, user=user)
+                                  actor=requester, user=user, cause=cause)
 
 
 def enqueue_documents_reevaluation(*, document_keys: Iterable[str], trigger: str,
-                                   actor: Actor) -> list[Any]:
+                                   actor: Actor, cause: str = "") -> list[Any]:
     """`enqueue_document_reevaluation` for each document, once, in key order."""
-    return [enqueue_document_reevaluation(document_key=key, trigger=trigger, actor=actor)
+    return [enqueue_document_reevaluation(document_key=key, trigger=trigger, actor=actor,
+                                          cause=cause)
             for key in sorted(set(document_keys))]
 
 

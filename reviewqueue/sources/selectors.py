@@ -11,6 +11,8 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import F, Prefetch, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.prepared import prepared_cursor
@@ -226,10 +228,12 @@ def conflicts_closed_recently(user: Any, *, days: int = 30, limit: int = 20) -> 
 
 @dataclass(frozen=True)
 class ConflictChangeSeen:
-    """What one change of a document did to one conflict: `verb` is the end of its event's
-    action (opened, changed, reopened or closed), or "left" for a conflict the change took
-    the person's documents out of, which goes on without them (its page is no longer theirs
-    to open, so it is not linked, and its documents are not named)."""
+    """What a person's changes did to one conflict, by its status before and after the last
+    of them: `verb` is opened (also after it had closed), changed (open before and after),
+    reopened (dismissed before), dismissed (closed before, and back to the very revisions it
+    was dismissed for) or closed; or "left" for a conflict the change took the person's
+    documents out of, which goes on without them (its page is no longer theirs to open, so
+    it is not linked, and its documents are not named)."""
 
     conflict: Conflict
     verb: str
@@ -238,28 +242,65 @@ class ConflictChangeSeen:
     def linked(self) -> bool:
         return self.verb != "left"
 
+    @property
+    def words(self) -> tuple[str, str, str]:
+        """(badge, its CSS tone, sentence) in the active language."""
+        return _CHANGE_WORDS[self.verb]
 
-CHANGE_VERBS = ("opened", "changed", "reopened", "closed")
+
+_CHANGE_WORDS = {
+    "opened": (pgettext_lazy("conflict", "Opened"), "tone-review",
+               _("The documents now disagree.")),
+    "changed": (pgettext_lazy("conflict", "Changed"), "subtle",
+                _("Still open: the documents or revisions in it changed.")),
+    "reopened": (pgettext_lazy("conflict", "Reopened"), "tone-review",
+                 _("It had been dismissed, but the documents in it changed, so it is open "
+                   "again.")),
+    "dismissed": (pgettext_lazy("conflict", "Dismissed"), "subtle",
+                  _("The documents disagree again with the very revisions it was dismissed "
+                    "for, so it stays dismissed.")),
+    "closed": (pgettext_lazy("conflict", "Closed"), "tone-ok",
+               _("The documents no longer disagree.")),
+    "left": (pgettext_lazy("conflict", "Left"), "tone-ok",
+             _("Your documents no longer take part; other documents still disagree.")),
+}
 
 
-def conflict_changes_by(user: Any, documents: list[str], since: Any) -> list[ConflictChangeSeen]:
+def _seen_verb(before: str | None, after: str | None) -> str:
+    if after in (Conflict.Status.CLOSED, Conflict.Status.DISMISSED):
+        return str(after)
+    return {Conflict.Status.OPEN: "changed", Conflict.Status.DISMISSED: "reopened"}.get(
+        before, "opened")
+
+
+CONFLICT_CHANGES_READ = 200
+
+
+def conflict_changes_by(user: Any, documents: list[str], since: Any
+                        ) -> tuple[list[ConflictChangeSeen], bool]:
     """The conflicts that `user`'s own publishes and withdrawals of `documents` opened,
-    changed, reopened or closed since `since`, each with its last such change, in the order
-    they happened (3 queries)."""
+    changed or closed since `since`, in the order they were first touched, each as the last
+    change left it; and whether older changes were left out (only the newest
+    CONFLICT_CHANGES_READ events are read). 5 queries, however many."""
     from reviewqueue.audit.models import AuditEvent
     from reviewqueue.audit.services import Actor
 
-    events = (AuditEvent.objects
-              .filter(document_id__in=documents, created_at__gte=since, object_type="conflict",
-                      actor=Actor.of_user(user).name,
-                      action__in=[f"conflict.{verb}" for verb in CHANGE_VERBS])
-              .order_by("seq").values_list("object_id", "action")[:200])
-    last = {int(conflict_id): action.removeprefix("conflict.") for conflict_id, action in events}
+    events = list(AuditEvent.objects
+                  .filter(document_id__in=documents, created_at__gte=since,
+                          object_type="conflict", actor=Actor.of_user(user).name,
+                          action__in=["conflict.opened", "conflict.changed",
+                                      "conflict.reopened", "conflict.closed"])
+                  .order_by("-seq")
+                  .values_list("object_id", "before__status", "after__status")
+                  [:CONFLICT_CHANGES_READ])
+    last = {int(conflict_id): _seen_verb(before, after)
+            for conflict_id, before, after in reversed(events)}
     conflicts = Conflict.objects.in_bulk(list(last))
     theirs = set(conflicts_for_owner(user, include_closed=True).filter(pk__in=list(last))
                  .values_list("pk", flat=True))
-    return [ConflictChangeSeen(conflicts[pk], verb if pk in theirs else "left")
+    seen = [ConflictChangeSeen(conflicts[pk], verb if pk in theirs else "left")
             for pk, verb in last.items() if pk in conflicts]
+    return seen, len(events) == CONFLICT_CHANGES_READ
 
 
 @dataclass(frozen=True)

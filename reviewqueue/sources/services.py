@@ -101,7 +101,7 @@ def _after_content_change(
     for change in changes:
         keys.update(change.conflict.documents)
         keys.update(p["document"] for p in change.conflict.participants)
-    reevaluate_documents(keys, trigger=trigger, actor=actor)
+    reevaluate_documents(keys, trigger=trigger, actor=actor, cause=document_key)
 
 
 @transaction.atomic

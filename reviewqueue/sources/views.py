@@ -484,15 +484,16 @@ def progress(request: HttpRequest) -> HttpResponse:
             },
             content_type="text/plain; charset=utf-8",
         )
-    since -= timedelta(seconds=5)
+    window = since - timedelta(seconds=5)
     jobs = Job.objects.filter(
         requested_by=request.user,
         document_key__in=keys,
-        created_at__gte=since,
+        created_at__gte=window,
     ).order_by("created_at")[:50]
+    changes, cut = selectors.conflict_changes_by(request.user, keys, window)
     return render(request, "sources/progress.html", {
-        "jobs": jobs, "documents": keys,
-        "conflict_changes": selectors.conflict_changes_by(request.user, keys, since),
+        "jobs": jobs, "documents": keys, "since": since,
+        "conflict_changes": changes, "conflict_changes_cut": cut,
     })
 
 

@@ -45,7 +45,8 @@ def test_a_document_the_answer_does_not_cite_that_now_disagrees_holds_it(
     publish_doc("pricing-pro", "r1", facts=[about(30, "pro")])
     answer = current(answer)
     assert (answer.status, answer.current_verdict.reason) == ("held", "conflicting_sources")
-    assert answer.current_verdict.trigger == "revision"
+    # Its trigger says the change was not to a document it cites.
+    assert answer.current_verdict.trigger == "other_document"
     assert verdict_is_fresh(answer, answer.current_verdict)
 
 

@@ -15,8 +15,9 @@ WORKSPACE = ("reviewqueue/reviews/", "templates/reviews/", "templates/base.html"
              "templates/registration/")
 
 
-def entries() -> list[tuple[list[str], str, str]]:
-    """(references, msgid, first msgstr) of each entry of the Japanese .po file."""
+def entries() -> list[tuple[list[str], str, str, str]]:
+    """(references, msgid, first msgstr, msgctxt or "") of each entry of the Japanese .po
+    file."""
     out = []
     for block in (JA / "django.po").read_text(encoding="utf-8").split("\n\n")[1:]:
         refs = [r for line in block.splitlines() if line.startswith("#: ")
@@ -24,19 +25,21 @@ def entries() -> list[tuple[list[str], str, str]]:
         fields: dict[str, str] = {}
         current = None
         for line in block.splitlines():
-            match = re.match(r'^(msgid|msgid_plural|msgstr(?:\[0\])?|msgstr\[\d+\]) (".*")$', line)
+            match = re.match(r'^(msgctxt|msgid|msgid_plural|msgstr(?:\[0\])?|msgstr\[\d+\]) '
+                             r'(".*")$', line)
             if match:
                 current = match.group(1)
                 fields[current] = ast.literal_eval(match.group(2))
             elif line.startswith('"') and current:
                 fields[current] += ast.literal_eval(line)
         if "msgid" in fields:
-            out.append((refs, fields["msgid"], fields.get("msgstr", fields.get("msgstr[0]", ""))))
+            out.append((refs, fields["msgid"], fields.get("msgstr", fields.get("msgstr[0]", "")),
+                        fields.get("msgctxt", "")))
     return out
 
 
 def test_every_workspace_string_has_a_japanese_translation() -> None:
-    missing = [msgid for refs, msgid, msgstr in entries()
+    missing = [msgid for refs, msgid, msgstr, _ in entries()
                if any(r.startswith(WORKSPACE) for r in refs) and not msgstr]
     assert missing == []
 
@@ -49,8 +52,9 @@ def test_the_compiled_catalogue_is_up_to_date(lang: str) -> None:
         return
     with path.open("rb") as handle:
         compiled = gettext.GNUTranslations(handle)
-    stale = [msgid for _, msgid, msgstr in entries()
-             if msgstr and compiled.gettext(msgid) != msgstr]
+    stale = [msgid for _, msgid, msgstr, context in entries()
+             if msgstr and (compiled.pgettext(context, msgid) if context
+                            else compiled.gettext(msgid)) != msgstr]
     assert stale == []
 
 
@@ -59,7 +63,8 @@ def test_every_translation_uses_the_placeholders_of_its_message() -> None:
     def names(text: str) -> set[str]:
         return set(re.findall(r"%\((\w+)\)[sd]|\{\{ *(\w+) *\}\}", text)) if text else set()
 
-    wrong = [msgid for _, msgid, msgstr in entries() if msgstr and names(msgid) != names(msgstr)]
+    wrong = [msgid for _, msgid, msgstr, _ in entries()
+             if msgstr and names(msgid) != names(msgstr)]
     assert wrong == []
 
 

@@ -3,11 +3,15 @@ how many answers got a new verdict."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
+from reviewqueue.jobs.models import Job
+from reviewqueue.reviews.models import Answer
 from reviewqueue.sources.models import Conflict
 from tests.reviews.conftest import days, fact
 from tests.sources.test_owner_fixes import posted_back
@@ -122,6 +126,73 @@ def test_a_conflict_the_owner_left_is_said_without_its_link_or_documents(
     assert "secret-hr-salary-plan" not in page
 
 
+
+def changes_on(page: str) -> list[tuple[str, str]]:
+    """(verb, text) of each entry of the page's list of conflict changes."""
+    return [(verb, text_of(body).strip()) for verb, body in
+            re.findall(r'<li data-verb="(\w+)">(.*?)</li>', page, re.S)]
+
+
+def test_a_conflict_closed_then_disagreeing_again_says_opened_not_reopened(
+    client: Any, owner: Any, terms_disagree: Conflict, django_capture_on_commit_callbacks: Any,
+) -> None:
+    client.force_login(owner)
+    publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
+    page = publish_in_the_page(client, "21", django_capture_on_commit_callbacks)
+    # Both of her publishes are within the page's window; the conflict's last change counts.
+    assert changes_on(page) == [("opened", "Opened trial_days The documents now disagree.")]
+    assert "dismissed" not in page
+
+
+def test_a_conflict_that_stays_open_says_changed_and_a_reopened_one_says_so(
+    client: Any, owner: Any, terms_disagree: Conflict, make_user: Any, publish: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    make_user("hugo", "owner")
+    publish("faq", owner="hugo", facts=[fact("trial_days", 45)])
+    client.force_login(owner)
+    page = publish_in_the_page(client, "21", django_capture_on_commit_callbacks)
+    assert changes_on(page) == [("changed", "Changed trial_days Still open: the documents or "
+                                            "revisions in it changed.")]
+    conflict = Conflict.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/owner/conflicts/{conflict.pk}/dismiss",
+                    {"reason": "different plans", "signature": conflict.signature,
+                     "detail": "faq is for partners"})
+    page = publish_in_the_page(client, "22", django_capture_on_commit_callbacks)
+    assert changes_on(page) == [("reopened", "Reopened trial_days It had been dismissed, but "
+                                             "the documents in it changed, so it is open again.")]
+
+
+def test_changes_before_the_pages_since_are_not_listed(
+    client: Any, owner: Any, terms_disagree: Conflict, django_capture_on_commit_callbacks: Any,
+) -> None:
+    client.force_login(owner)
+    page = publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
+    assert "data-conflict-changes" in page
+    later = (timezone.now() + dt.timedelta(minutes=1)).isoformat()
+    page = client.get("/owner/progress", {"documents": "pricing", "since": later})
+    assert "data-conflict-changes" not in page.content.decode()
+
+
+def test_reading_the_changes_takes_five_queries_however_many(
+    owner: Any, make_user: Any, publish: Any, django_assert_num_queries: Any,
+) -> None:
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.sources.selectors import conflict_changes_by
+    from reviewqueue.sources.services import document_withdraw
+
+    make_user("oscar", "owner")
+    since = timezone.now()
+    keys = [f"k{n}" for n in range(5)]
+    publish("terms", owner="oscar", facts=[fact(k, 30) for k in keys])
+    publish("pricing", facts=[fact(k, 14) for k in keys])
+    document_withdraw(document_key="pricing", actor=Actor.of_user(owner))
+    with django_assert_num_queries(5):
+        changes, cut = conflict_changes_by(owner, ["pricing"], since)
+    assert ([c.verb for c in changes], cut) == (["closed"] * 5, False)
+
+
 def test_the_section_is_in_japanese(
     client: Any, owner: Any, terms_disagree: Conflict, django_capture_on_commit_callbacks: Any,
 ) -> None:
@@ -131,3 +202,44 @@ def test_the_section_is_in_japanese(
     section = re.search(r"<ul class=\"conflict-changes\".*?</ul>", page, re.S)
     assert section is not None
     assert "Closed" not in section.group(0) and "disagree" not in section.group(0)
+
+
+def test_answers_not_citing_the_changed_document_say_another_document_changed(
+    client: Any, owner: Any, reviewer: Any, terms_disagree: Conflict, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    submit("t-pricing", as_of=None)
+    submit("t-terms", as_of=None, answer="The free trial lasts 30 days [d1].",
+           retrieved=[{"cite": "d1", "document_id": "terms", "revision": "r1", "span": "p1"}],
+           claims=[{"key": "trial_days", "value": 30, "cite": "d1"}])
+    assert Answer.objects.get(trace_id="t-terms").status == Answer.Status.HELD
+    Job.objects.all().delete()  # those of the publishes above
+    client.force_login(owner)
+    publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
+
+    pricing, terms = (Answer.objects.get(trace_id=t) for t in ("t-pricing", "t-terms"))
+    assert pricing.current_verdict.trigger == "revision"
+    # terms did not change: its answer was released because pricing's conflict with it closed,
+    # whichever of the two documents' jobs reached it first.
+    assert (terms.status, terms.current_verdict.trigger) == (
+        Answer.Status.CANDIDATE, "other_document")
+    assert set(Job.objects.values_list("document_key", "cause", "trigger")) == {
+        ("pricing", "pricing", "revision"), ("terms", "pricing", "revision")}
+    client.force_login(reviewer)
+    page = client.get("/answers/t-terms/").content.decode()
+    assert re.search(r"current</span><br>.*?</td>\s*<td>Another document changed</td>",
+                     page, re.S)
+    assert "Revision published" not in page
+
+
+@pytest.mark.parametrize(("before", "after", "verb"), [
+    (None, "open", "opened"), ("closed", "open", "opened"), ("open", "open", "changed"),
+    ("dismissed", "open", "reopened"), ("closed", "dismissed", "dismissed"),
+    ("open", "closed", "closed"), ("dismissed", "closed", "closed"),
+])
+def test_each_status_change_has_its_own_words(before: str | None, after: str, verb: str) -> None:
+    from reviewqueue.sources.selectors import ConflictChangeSeen, _seen_verb
+
+    assert _seen_verb(before, after) == verb
+    badge, _tone, sentence = ConflictChangeSeen(Conflict(key="k"), verb).words
+    assert str(badge) and str(sentence).endswith(".")

@@ -17,8 +17,11 @@ from reviewqueue.reviews.services import evaluation
 from reviewqueue.reviews.services.transitions import answer_apply_verdict
 
 
-def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER) -> Verdict | None:
-    """Gate the answer's current version on the current revisions and today.
+def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER,
+                      cause: str = "") -> Verdict | None:
+    """Gate the answer's current version on the current revisions and today. `cause`: the
+    document whose change this follows; for an answer that does not cite it, a new verdict's
+    trigger says that another document changed.
 
     Returns the verdict that became current, or None when nothing changed: the fingerprint
     equals the current verdict's, or the answer is gone. Safe to run twice and concurrently:
@@ -39,6 +42,8 @@ def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER) ->
         # Read the documents only now, under the lock: a revision published after this point
         # queues its own re-evaluation, which waits for this lock and then sees it.
         retrieved = list(answer.retrieved.all())
+        if cause and all(r.document_key != cause for r in retrieved):
+            trigger = Verdict.Trigger.OTHER_DOCUMENT
         run = evaluation.run_gate(answer=answer, version=answer.current_version,
                                   retrieved=retrieved, as_of=evaluation.gate_day(answer))
         current = answer.current_verdict
@@ -81,6 +86,7 @@ def answers_reevaluate(
     answer_ids: Iterable[int],
     trigger: str,
     actor: Actor = WORKER,
+    cause: str = "",
     reraise: tuple[type[BaseException], ...] = (OperationalError, InterfaceError),
 ) -> BatchOutcome:
     """Re-evaluate each answer in its own transaction.
@@ -92,7 +98,8 @@ def answers_reevaluate(
     outcome = BatchOutcome()
     for answer_id in answer_ids:
         try:
-            verdict = answer_reevaluate(answer_id=answer_id, trigger=trigger, actor=actor)
+            verdict = answer_reevaluate(answer_id=answer_id, trigger=trigger, actor=actor,
+                                        cause=cause)
         except reraise:
             raise
         except Exception as exc:
