@@ -146,14 +146,6 @@ def test_facts_ending_soon_show_their_typed_value(
 # --- A dismissal covers the revisions the owner judged --------------------------------------
 
 
-@pytest.fixture
-def two_owners_disagree(make_user: Any, publish: Any, owner: Any) -> Conflict:
-    make_user("oscar", "owner")
-    publish("pricing", facts=[fact("trial_days", 14)])
-    publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30)])
-    return Conflict.objects.get()
-
-
 def test_a_dismissal_after_a_new_revision_is_refused_keeping_the_text(
     client: Any, owner: Any, publish: Any, two_owners_disagree: Conflict
 ) -> None:

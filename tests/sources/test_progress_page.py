@@ -38,16 +38,8 @@ def publish_in_the_page(client: Any, value: str, on_commit: Any,
     return client.get(response["Location"], **headers).content.decode()
 
 
-@pytest.fixture
-def terms_disagree(make_user: Any, publish: Any, owner: Any) -> Conflict:
-    make_user("oscar", "owner")
-    publish("pricing", facts=[fact("trial_days", 14)])
-    publish("terms", owner="oscar", facts=[fact("trial_days", 30)])
-    return Conflict.objects.get()
-
-
 def test_a_correction_says_which_conflict_it_closed(
-    client: Any, owner: Any, terms_disagree: Conflict, submit: Any,
+    client: Any, owner: Any, two_owners_disagree: Conflict, submit: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     submit("t-1")  # cites pricing r1, claims 14: held for the conflict
@@ -56,7 +48,7 @@ def test_a_correction_says_which_conflict_it_closed(
 
     section = re.search(r"<ul class=\"conflict-changes\".*?</ul>", page, re.S)
     assert section is not None, page
-    assert f'href="/owner/conflicts/{terms_disagree.pk}/"' in section.group(0)
+    assert f'href="/owner/conflicts/{two_owners_disagree.pk}/"' in section.group(0)
     assert text_of(section.group(0)).strip() == (
         "Closed trial_days The documents no longer disagree.")
     # The answer went from "held for a conflict" to "held for a revised source".
@@ -89,13 +81,13 @@ def test_a_change_that_touches_no_conflict_lists_none(
 
 
 def test_only_the_owners_own_changes_are_listed(
-    client: Any, owner: Any, terms_disagree: Conflict, publish: Any,
+    client: Any, owner: Any, two_owners_disagree: Conflict, publish: Any,
 ) -> None:
     # The document system closes the conflict through the API, not olivia.
-    publish("terms", revision="r2", owner="oscar", facts=[fact("trial_days", 14)])
+    publish("trial-promo", revision="r2", owner="oscar", facts=[fact("trial_days", 14)])
     assert Conflict.objects.get().status == Conflict.Status.CLOSED
     client.force_login(owner)
-    page = client.get("/owner/progress", {"documents": "pricing,terms"}).content.decode()
+    page = client.get("/owner/progress", {"documents": "pricing,trial-promo"}).content.decode()
     assert "data-conflict-changes" not in page
 
 
@@ -134,7 +126,7 @@ def changes_on(page: str) -> list[tuple[str, str]]:
 
 
 def test_a_conflict_closed_then_disagreeing_again_says_opened_not_reopened(
-    client: Any, owner: Any, terms_disagree: Conflict, django_capture_on_commit_callbacks: Any,
+    client: Any, owner: Any, two_owners_disagree: Conflict, django_capture_on_commit_callbacks: Any,
 ) -> None:
     client.force_login(owner)
     publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
@@ -145,7 +137,7 @@ def test_a_conflict_closed_then_disagreeing_again_says_opened_not_reopened(
 
 
 def test_a_conflict_that_stays_open_says_changed_and_a_reopened_one_says_so(
-    client: Any, owner: Any, terms_disagree: Conflict, make_user: Any, publish: Any,
+    client: Any, owner: Any, two_owners_disagree: Conflict, make_user: Any, publish: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     make_user("hugo", "owner")
@@ -165,7 +157,7 @@ def test_a_conflict_that_stays_open_says_changed_and_a_reopened_one_says_so(
 
 
 def test_changes_before_the_pages_since_are_not_listed(
-    client: Any, owner: Any, terms_disagree: Conflict, django_capture_on_commit_callbacks: Any,
+    client: Any, owner: Any, two_owners_disagree: Conflict, django_capture_on_commit_callbacks: Any,
 ) -> None:
     client.force_login(owner)
     page = publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
@@ -194,7 +186,7 @@ def test_reading_the_changes_takes_five_queries_however_many(
 
 
 def test_the_section_is_in_japanese(
-    client: Any, owner: Any, terms_disagree: Conflict, django_capture_on_commit_callbacks: Any,
+    client: Any, owner: Any, two_owners_disagree: Conflict, django_capture_on_commit_callbacks: Any,
 ) -> None:
     client.force_login(owner)
     page = publish_in_the_page(client, "30", django_capture_on_commit_callbacks,
@@ -205,12 +197,12 @@ def test_the_section_is_in_japanese(
 
 
 def test_answers_not_citing_the_changed_document_say_another_document_changed(
-    client: Any, owner: Any, reviewer: Any, terms_disagree: Conflict, submit: Any,
+    client: Any, owner: Any, reviewer: Any, two_owners_disagree: Conflict, submit: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     submit("t-pricing", as_of=None)
     submit("t-terms", as_of=None, answer="The free trial lasts 30 days [d1].",
-           retrieved=[{"cite": "d1", "document_id": "terms", "revision": "r1", "span": "p1"}],
+           retrieved=[{"cite": "d1", "document_id": "trial-promo", "revision": "r1", "span": "p1"}],
            claims=[{"key": "trial_days", "value": 30, "cite": "d1"}])
     assert Answer.objects.get(trace_id="t-terms").status == Answer.Status.HELD
     Job.objects.all().delete()  # those of the publishes above
@@ -219,12 +211,12 @@ def test_answers_not_citing_the_changed_document_say_another_document_changed(
 
     pricing, terms = (Answer.objects.get(trace_id=t) for t in ("t-pricing", "t-terms"))
     assert pricing.current_verdict.trigger == "revision"
-    # terms did not change: its answer was released because pricing's conflict with it closed,
+    # trial-promo did not change: its answer was released because pricing's conflict with it closed,
     # whichever of the two documents' jobs reached it first.
     assert (terms.status, terms.current_verdict.trigger) == (
         Answer.Status.CANDIDATE, "other_document")
     assert set(Job.objects.values_list("document_key", "cause", "trigger")) == {
-        ("pricing", "pricing", "revision"), ("terms", "pricing", "revision")}
+        ("pricing", "pricing", "revision"), ("trial-promo", "pricing", "revision")}
     client.force_login(reviewer)
     page = client.get("/answers/t-terms/").content.decode()
     assert re.search(r"current</span><br>.*?</td>\s*<td>Another document changed</td>",
