@@ -31,10 +31,11 @@ class ChunkTask(ReliableTask):
 
 @shared_task(base=ChunkTask, name="reviews.reevaluate_answers")
 def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None = None,
-                       chunk_id: int | None = None) -> int:
+                       chunk_id: int | None = None, cause: str = "") -> int:
     """Re-evaluate a chunk of answers and count it into its job. Returns how many answers got
     a new verdict. Safe to run again: an unchanged answer is a no-op, a finished chunk is not
-    counted twice."""
+    counted twice. `cause` (the changed document) is the job's, or given for an answer sent
+    again from the dead letters."""
     from reviewqueue.jobs.selectors import chunk_is_finished, job_actor_and_cause
     from reviewqueue.jobs.services import chunk_finish, chunk_mark_started, dead_letter_record
     from reviewqueue.reviews.services.reevaluation import answers_reevaluate
@@ -49,13 +50,15 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
         # were, taking its message for lost.
         chunk_mark_started(chunk_id=chunk_id)
     started = time.perf_counter()
-    actor, cause = job_actor_and_cause(job_id)
+    actor, job_cause = job_actor_and_cause(job_id)
+    cause = cause or job_cause
     outcome = answers_reevaluate(answer_ids=answer_ids, trigger=trigger, actor=actor,
                                  cause=cause, reraise=PASS_THROUGH_ERRORS)
     for answer_id, error in outcome.errors:
         # An error a retry would not fix: keep the one answer so an admin can send it again.
         dead_letter_record(task_name=reevaluate_answers.name, task_id="",
-                           args=[[answer_id], trigger], kwargs={}, error=error, attempts=1)
+                           args=[[answer_id], trigger], kwargs={"cause": cause} if cause else {},
+                           error=error, attempts=1)
     if chunk_id is not None:
         chunk_finish(chunk_id=chunk_id, done=outcome.done, failed=len(outcome.errors),
                      changed=outcome.changed)

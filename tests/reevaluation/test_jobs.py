@@ -202,6 +202,32 @@ def test_an_admin_retry_of_a_dead_letter_finishes_the_job(
     assert AuditEvent.objects.filter(action="dead_letter.retried").count() == 1
 
 
+def test_an_answer_sent_again_from_the_dead_letters_keeps_its_cause(
+    five_answers: list[Answer], publish: Any, on_commit: Any, admin_user: Any
+) -> None:
+    real = __import__("reviewqueue.reviews.services.reevaluation",
+                      fromlist=["x"]).answer_reevaluate
+    def fail_on_the_first_answer(**kwargs: Any) -> Any:
+        if kwargs["answer_id"] == five_answers[0].pk:
+            raise ValueError("not retried")
+        return real(**kwargs)
+
+    # Another document now disagrees on the key the answers claim; they do not cite it.
+    with mock.patch("reviewqueue.reviews.services.reevaluation.answer_reevaluate",
+                    side_effect=fail_on_the_first_answer), on_commit():
+        publish("pricing-pro", "r1", facts=[fact(30)])
+    # One from each job: pricing-pro's, and that of pricing, the other document of the
+    # conflict pricing-pro opened.
+    letters = list(DeadLetter.objects.order_by("pk").values_list("args", "kwargs"))
+    assert letters == [([[five_answers[0].pk], "revision"], {"cause": "pricing-pro"})] * 2
+    letter = DeadLetter.objects.order_by("pk").first()
+
+    with on_commit():
+        dead_letter_retry(dead_letter_id=letter.pk, user=admin_user, actor=SYSTEM)
+    answers = Answer.objects.select_related("current_verdict").order_by("pk")
+    assert {a.current_verdict.trigger for a in answers} == {"other_document"}
+
+
 def test_the_admin_action_sends_a_dead_letter_again(admin_user: Any, client: Any,
                                                     five_answers: list[Answer],
                                                     on_commit: Any) -> None:
