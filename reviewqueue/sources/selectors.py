@@ -228,19 +228,27 @@ def conflicts_closed_recently(user: Any, *, days: int = 30, limit: int = 20) -> 
 
 @dataclass(frozen=True)
 class ConflictChangeSeen:
-    """What a person's changes did to one conflict, by its status before and after the last
-    of them: `verb` is opened (also after it had closed), changed (open before and after),
-    reopened (dismissed before), dismissed (closed before, and back to the very revisions it
-    was dismissed for) or closed; or "left" for a conflict the change took the person's
+    """What a person's changes did to one conflict, by its status before and after them:
+    `verb` is opened, again (closed before), changed (open before and after), reopened
+    (dismissed before), dismissed (closed before, and back to the very revisions it was
+    dismissed for) or closed; or "left" for a conflict the change took the person's
     documents out of, which goes on without them (its page is no longer theirs to open, so
     it is not linked, and its documents are not named)."""
 
     conflict: Conflict
     verb: str
+    after: str  # the status the change left it in
 
     @property
     def linked(self) -> bool:
         return self.verb != "left"
+
+    @property
+    def now(self) -> str:
+        """Its status now in words, when a later step (a dismissal, say) has moved it on."""
+        if not self.linked or self.conflict.status == self.after:
+            return ""
+        return str(self.conflict.get_status_display())
 
     @property
     def words(self) -> tuple[str, str, str]:
@@ -251,6 +259,8 @@ class ConflictChangeSeen:
 _CHANGE_WORDS = {
     "opened": (pgettext_lazy("conflict", "Opened"), "tone-review",
                _("The documents now disagree.")),
+    "again": (pgettext_lazy("conflict", "Opened again"), "tone-review",
+              _("It had closed; the documents disagree again.")),
     "changed": (pgettext_lazy("conflict", "Changed"), "subtle",
                 _("Still open: the documents or revisions in it changed.")),
     "reopened": (pgettext_lazy("conflict", "Reopened"), "tone-review",
@@ -260,7 +270,7 @@ _CHANGE_WORDS = {
                   _("The documents disagree again with the very revisions it was dismissed "
                     "for, so it stays dismissed.")),
     "closed": (pgettext_lazy("conflict", "Closed"), "tone-ok",
-               _("The documents no longer disagree.")),
+               _("The documents no longer disagree over any period they share.")),
     "left": (pgettext_lazy("conflict", "Left"), "tone-ok",
              _("Your documents no longer take part; other documents still disagree.")),
 }
@@ -269,37 +279,43 @@ _CHANGE_WORDS = {
 def _seen_verb(before: str | None, after: str | None) -> str:
     if after in (Conflict.Status.CLOSED, Conflict.Status.DISMISSED):
         return str(after)
-    return {Conflict.Status.OPEN: "changed", Conflict.Status.DISMISSED: "reopened"}.get(
-        before, "opened")
+    return {Conflict.Status.OPEN: "changed", Conflict.Status.DISMISSED: "reopened",
+            Conflict.Status.CLOSED: "again"}.get(before, "opened")
 
 
 CONFLICT_CHANGES_READ = 200
 
 
-def conflict_changes_by(user: Any, documents: list[str], since: Any
+def conflict_changes_by(user: Any, documents: list[str], since: Any, until: Any = None
                         ) -> tuple[list[ConflictChangeSeen], bool]:
     """The conflicts that `user`'s own publishes and withdrawals of `documents` opened,
-    changed or closed since `since`, in the order they were first touched, each as the last
-    change left it; and whether older changes were left out (only the newest
-    CONFLICT_CHANGES_READ events are read). 5 queries, however many."""
+    changed or closed from `since` (to `until`), in the order they were first touched, each
+    from its status before the first change to its status after the last; and whether older
+    changes were left out (only the newest CONFLICT_CHANGES_READ events are read). 5 queries,
+    however many."""
     from reviewqueue.audit.models import AuditEvent
     from reviewqueue.audit.services import Actor
 
-    events = list(AuditEvent.objects
-                  .filter(document_id__in=documents, created_at__gte=since,
-                          object_type="conflict", actor=Actor.of_user(user).name,
-                          action__in=["conflict.opened", "conflict.changed",
-                                      "conflict.reopened", "conflict.closed"])
-                  .order_by("-seq")
+    events = (AuditEvent.objects
+              .filter(document_id__in=documents, created_at__gte=since,
+                      object_type="conflict", actor=Actor.of_user(user).name,
+                      action__in=["conflict.opened", "conflict.changed",
+                                  "conflict.reopened", "conflict.closed"]))
+    if until is not None:
+        events = events.filter(created_at__lte=until)
+    events = list(events.order_by("-seq")
                   .values_list("object_id", "before__status", "after__status")
                   [:CONFLICT_CHANGES_READ])
-    last = {int(conflict_id): _seen_verb(before, after)
-            for conflict_id, before, after in reversed(events)}
+    # Per conflict, its status before the first change read and after the last one.
+    last: dict[int, tuple[str | None, str | None]] = {}
+    for conflict_id, before, after in reversed(events):
+        last[int(conflict_id)] = (last.get(int(conflict_id), (before,))[0], after)
     conflicts = Conflict.objects.in_bulk(list(last))
     theirs = set(conflicts_for_owner(user, include_closed=True).filter(pk__in=list(last))
                  .values_list("pk", flat=True))
-    seen = [ConflictChangeSeen(conflicts[pk], verb if pk in theirs else "left")
-            for pk, verb in last.items() if pk in conflicts]
+    seen = [ConflictChangeSeen(conflicts[pk], _seen_verb(before, after) if pk in theirs
+                               else "left", after or "")
+            for pk, (before, after) in last.items() if pk in conflicts]
     return seen, len(events) == CONFLICT_CHANGES_READ
 
 

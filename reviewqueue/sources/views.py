@@ -56,9 +56,12 @@ def _document_or_404(request: HttpRequest, key: str) -> Document:
 
 
 def _progress_redirect(request: HttpRequest, keys: list[str], since: datetime) -> HttpResponse:
+    """To the progress of the change made since `since`, which has just ended: the page shows
+    what happened between the two, and nothing of a later change."""
     # Only documents the person may see: the link must not name the others.
     keys = selectors.documents_visible_to(request.user, keys)
-    query = urlencode({"documents": ",".join(keys), "since": since.isoformat()})
+    query = urlencode({"documents": ",".join(keys), "since": since.isoformat(),
+                       "until": timezone.now().isoformat()})
     return redirect(f"{reverse('sources:progress')}?{query}")
 
 
@@ -466,43 +469,49 @@ def document_withdraw(request: HttpRequest, key: str) -> HttpResponse:
 def progress(request: HttpRequest) -> HttpResponse:
     """The re-evaluations the signed-in person's last action started, with progress bars."""
     _require_owner(request)
-    if refused := refuse_unknown_params(request, ("documents", "since")):
+    if refused := refuse_unknown_params(request, ("documents", "since", "until")):
         return refused
     from reviewqueue.jobs.models import Job
 
     keys = selectors.documents_visible_to(
         request.user, [k for k in request.GET.get("documents", "").split(",") if k][:50]
     )
-    since = _since(request.GET.get("since"))
-    if since is None:
-        return HttpResponseBadRequest(
-            _("since: give a date and time between %(first)s and %(last)s, such as %(example)s.")
-            % {
-                "first": SearchDateField.FIRST,
-                "last": SearchDateField.LAST,
-                "example": timezone.now().replace(microsecond=0).isoformat(),
-            },
-            content_type="text/plain; charset=utf-8",
-        )
-    window = since - timedelta(seconds=5)
-    jobs = Job.objects.filter(
-        requested_by=request.user,
-        document_key__in=keys,
-        created_at__gte=window,
-    ).order_by("created_at")[:50]
-    changes, cut = selectors.conflict_changes_by(request.user, keys, window)
+    since = _moment(request.GET.get("since"), timezone.now() - timedelta(minutes=10))
+    until = _moment(request.GET.get("until"), None)
+    for name, moment in (("since", since), ("until", until)):
+        if moment is None and request.GET.get(name) is not None:
+            return HttpResponseBadRequest(
+                _("%(name)s: give a date and time between %(first)s and %(last)s, such as "
+                  "%(example)s.") % {
+                    "name": name,
+                    "first": SearchDateField.FIRST,
+                    "last": SearchDateField.LAST,
+                    "example": timezone.now().replace(microsecond=0).isoformat(),
+                },
+                content_type="text/plain; charset=utf-8",
+            )
+    # A link the change made holds the moments just before and after it, read by the process
+    # that made it and stamped its rows; a link without `until` is given a few seconds' slack.
+    window = (since, until) if until else (since - timedelta(seconds=5), None)
+    jobs = Job.objects.filter(requested_by=request.user, document_key__in=keys,
+                              created_at__gte=window[0])
+    if window[1]:
+        jobs = jobs.filter(created_at__lte=window[1])
+    jobs = list(jobs.order_by("created_at")[:50])
+    changes, cut = selectors.conflict_changes_by(request.user, keys, *window)
     return render(request, "sources/progress.html", {
-        "jobs": jobs, "documents": keys, "since": since,
+        "jobs": jobs, "documents": keys, "since": since, "until": until,
+        "changed_total": sum(job.changed for job in jobs),
         "conflict_changes": changes, "conflict_changes_cut": cut,
     })
 
 
-def _since(raw: str | None) -> datetime | None:
-    """The `since` of a progress link, the last ten minutes without one, None if unusable:
+def _moment(raw: str | None, default: datetime | None) -> datetime | None:
+    """The `since` or `until` of a progress link, `default` without one, None if unusable:
     not a date and time, or too far from now to count back from (0001-01-01 minus seconds
     is no date at all)."""
     if raw is None:
-        return timezone.now() - timedelta(minutes=10)
+        return default
     try:
         since = datetime.fromisoformat(raw)
     except ValueError:

@@ -23,6 +23,22 @@
       state.textContent = job.state_label;
     }
     el.dataset.state = job.state;
+    el.dataset.changed = job.changed;
+    showChangedTotal();
+  }
+
+  // A page following several jobs may show how many answers got a new verdict in all.
+  function showChangedTotal() {
+    var total = document.querySelector("[data-changed-total]");
+    if (!total) {
+      return;
+    }
+    var sum = 0;
+    var nodes = document.querySelectorAll("[data-job-progress]");
+    for (var i = 0; i < nodes.length; i++) {
+      sum += parseInt(nodes[i].dataset.changed || "0", 10);
+    }
+    total.textContent = String(sum);
   }
 
   function follow(el) {

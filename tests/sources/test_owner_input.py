@@ -316,11 +316,13 @@ def test_a_fact_value_that_cannot_be_stored_is_a_400_naming_it(
 # --- The progress page -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("since", ["0001-01-01", "9999-12-31T23:59:59", "yesterday"])
-def test_a_since_the_progress_page_cannot_use_is_a_clear_400(
-    client: Any, owner: Any, since: str
+@pytest.mark.parametrize("name", ["since", "until"])
+@pytest.mark.parametrize("moment", ["0001-01-01", "9999-12-31T23:59:59", "yesterday"])
+def test_a_since_or_until_the_progress_page_cannot_use_is_a_clear_400(
+    client: Any, owner: Any, name: str, moment: str
 ) -> None:
     client.force_login(owner)
-    response = client.get("/owner/progress", {"documents": "pricing", "since": since})
+    response = client.get("/owner/progress", {"documents": "pricing", name: moment})
     assert response.status_code == 400
-    assert b"since: give a date and time between 1970-01-01 and 2999-12-31" in response.content
+    assert (f"{name}: give a date and time between 1970-01-01 and 2999-12-31".encode()
+            in response.content)

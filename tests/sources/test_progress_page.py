@@ -25,17 +25,24 @@ def text_of(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
-def publish_in_the_page(client: Any, value: str, on_commit: Any,
-                        typed: dict[str, str] | None = None, **headers: str) -> str:
-    """olivia changes pricing's trial_days to `value` (and what else is `typed`); the progress
-    page it leads to."""
+def publish_from_the_page(client: Any, value: str, on_commit: Any,
+                          typed: dict[str, str] | None = None) -> str:
+    """olivia changes pricing's trial_days to `value` (and what else is `typed`); the address
+    of the progress page it leads to."""
     page = client.get("/owner/documents/pricing/").content.decode()
     typed = {"facts-0-value": value, **(typed or {})}
     with on_commit(execute=True):
         response = client.post(PUBLISH, posted_back(page, PUBLISH, **typed))
     assert response.status_code == 302, response.content.decode()
     assert "/owner/progress" in response["Location"]
-    return client.get(response["Location"], **headers).content.decode()
+    return response["Location"]
+
+
+def publish_in_the_page(client: Any, value: str, on_commit: Any,
+                        typed: dict[str, str] | None = None, **headers: str) -> str:
+    """The progress page `publish_from_the_page` leads to."""
+    location = publish_from_the_page(client, value, on_commit, typed)
+    return client.get(location, **headers).content.decode()
 
 
 def test_a_correction_says_which_conflict_it_closed(
@@ -50,9 +57,21 @@ def test_a_correction_says_which_conflict_it_closed(
     assert section is not None, page
     assert f'href="/owner/conflicts/{two_owners_disagree.pk}/"' in section.group(0)
     assert text_of(section.group(0)).strip() == (
-        "Closed trial_days The documents no longer disagree.")
-    # The answer went from "held for a conflict" to "held for a revised source".
-    assert "1 of 1 re-evaluated, 1 with a new verdict, 0 failed" in text_of(page)
+        "Closed trial_days The documents no longer disagree over any period they share.")
+    assert "Conflicts this change touched" in page
+    # The answer went from "held for a conflict" to "held for a revised source": pricing's
+    # job reached it first, trial-promo's found nothing more to change.
+    cards = [text_of(card).strip() for card in re.findall(r'<div class="card">(.*?)</div>\s*</div>',
+                                                          page, re.S)]
+    assert [card.split(" re-evaluated")[0].replace("100% ", "") for card in cards] == [
+        "pricing the document you changed: the answers citing it or claiming one of its keys "
+        "1 of 1",
+        "trial-promo shares a conflict with pricing: the answers citing it or claiming one of "
+        "its keys 1 of 1"]
+    assert "1 of 1 re-evaluated, 1 with a new verdict, 0 failed" in cards[0]
+    assert "1 of 1 re-evaluated, 0 with a new verdict, 0 failed" in cards[1]
+    assert re.search(r"Answers with a new verdict so far: <strong data-changed-total>1</strong>",
+                     page)
 
 
 def test_a_value_that_starts_a_disagreement_says_the_conflict_opened(
@@ -77,7 +96,7 @@ def test_a_change_that_touches_no_conflict_lists_none(
     client.force_login(owner)
     page = publish_in_the_page(client, "21", django_capture_on_commit_callbacks)
     assert "data-conflict-changes" not in page
-    assert "Re-evaluating the answers involved" in page
+    assert "No re-evaluation was needed" not in page  # its own document's job
 
 
 def test_only_the_owners_own_changes_are_listed(
@@ -125,15 +144,22 @@ def changes_on(page: str) -> list[tuple[str, str]]:
             re.findall(r'<li data-verb="(\w+)">(.*?)</li>', page, re.S)]
 
 
-def test_a_conflict_closed_then_disagreeing_again_says_opened_not_reopened(
+def test_each_change_has_its_own_page_which_says_where_the_conflict_is_now(
     client: Any, owner: Any, two_owners_disagree: Conflict, django_capture_on_commit_callbacks: Any,
 ) -> None:
     client.force_login(owner)
-    publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
+    first = publish_from_the_page(client, "30", django_capture_on_commit_callbacks)
     page = publish_in_the_page(client, "21", django_capture_on_commit_callbacks)
-    # Both of her publishes are within the page's window; the conflict's last change counts.
-    assert changes_on(page) == [("opened", "Opened trial_days The documents now disagree.")]
-    assert "dismissed" not in page
+    # A closed conflict that opens again is the same conflict: not "reopened", which is said
+    # of a dismissed one.
+    assert changes_on(page) == [
+        ("again", "Opened again trial_days It had closed; the documents disagree again.")]
+    # The first change's page, opened again, shows that change alone, and where it is now.
+    page = client.get(first).content.decode()
+    assert changes_on(page) == [
+        ("closed", "Closed trial_days The documents no longer disagree over any period they "
+                   "share. now: Open")]
+    assert page.count('<div class="card">') == 2  # its own two jobs, not the second change's
 
 
 def test_a_conflict_that_stays_open_says_changed_and_a_reopened_one_says_so(
@@ -143,14 +169,18 @@ def test_a_conflict_that_stays_open_says_changed_and_a_reopened_one_says_so(
     make_user("hugo", "owner")
     publish("faq", owner="hugo", facts=[fact("trial_days", 45)])
     client.force_login(owner)
-    page = publish_in_the_page(client, "21", django_capture_on_commit_callbacks)
-    assert changes_on(page) == [("changed", "Changed trial_days Still open: the documents or "
-                                            "revisions in it changed.")]
+    changed = publish_from_the_page(client, "21", django_capture_on_commit_callbacks)
+    assert changes_on(client.get(changed).content.decode()) == [
+        ("changed", "Changed trial_days Still open: the documents or revisions in it changed.")]
     conflict = Conflict.objects.get()
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/owner/conflicts/{conflict.pk}/dismiss",
                     {"reason": "different plans", "signature": conflict.signature,
                      "detail": "faq is for partners"})
+    # Not "still open" once dismissed.
+    assert changes_on(client.get(changed).content.decode()) == [
+        ("changed", "Changed trial_days Still open: the documents or revisions in it changed. "
+                    "now: Dismissed")]
     page = publish_in_the_page(client, "22", django_capture_on_commit_callbacks)
     assert changes_on(page) == [("reopened", "Reopened trial_days It had been dismissed, but "
                                              "the documents in it changed, so it is open again.")]
@@ -165,6 +195,13 @@ def test_changes_before_the_pages_since_are_not_listed(
     later = (timezone.now() + dt.timedelta(minutes=1)).isoformat()
     page = client.get("/owner/progress", {"documents": "pricing", "since": later})
     assert "data-conflict-changes" not in page.content.decode()
+
+
+def test_without_a_change_to_follow_the_page_says_what_it_is_for(client: Any, owner: Any) -> None:
+    client.force_login(owner)
+    page = client.get("/owner/progress").content.decode()
+    assert "This page follows what a change of yours set off." in page
+    assert "No re-evaluation was needed" not in page
 
 
 def test_reading_the_changes_takes_five_queries_however_many(
@@ -225,7 +262,7 @@ def test_answers_not_citing_the_changed_document_say_another_document_changed(
 
 
 @pytest.mark.parametrize(("before", "after", "verb"), [
-    (None, "open", "opened"), ("closed", "open", "opened"), ("open", "open", "changed"),
+    (None, "open", "opened"), ("closed", "open", "again"), ("open", "open", "changed"),
     ("dismissed", "open", "reopened"), ("closed", "dismissed", "dismissed"),
     ("open", "closed", "closed"), ("dismissed", "closed", "closed"),
 ])
@@ -233,5 +270,5 @@ def test_each_status_change_has_its_own_words(before: str | None, after: str, ve
     from reviewqueue.sources.selectors import ConflictChangeSeen, _seen_verb
 
     assert _seen_verb(before, after) == verb
-    badge, _tone, sentence = ConflictChangeSeen(Conflict(key="k"), verb).words
+    badge, _tone, sentence = ConflictChangeSeen(Conflict(key="k"), verb, after).words
     assert str(badge) and str(sentence).endswith(".")
