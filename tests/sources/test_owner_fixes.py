@@ -285,7 +285,7 @@ def test_a_conflict_closed_by_a_document_the_owner_may_not_read_does_not_name_it
             facts=[fact("trial_days", 14)])
     client.force_login(owner)
     page = client.get(f"/owner/conflicts/{secret_conflict.pk}/").content.decode()
-    assert "Closed on " in page and ": the documents no longer disagree." in page
+    assert "Closed on " in page and ": the documents no longer disagree over any period" in page
     assert "secret-hr-salary-plan" not in page and "after a new revision of" not in page
 
 
