@@ -476,3 +476,32 @@ def test_the_owner_and_admin_pages_of_a_revised_source_fit_a_phone(
     for i in range(2):
         box = cells.nth(i).bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+
+
+def test_long_names_on_the_owner_pages_and_japanese_history_fit_a_phone(
+    hold: Any, publish: Any, reviewer: Any, owner: Any, sign_in: Any, live_server: Any,
+) -> None:
+    """A long key beside a conflict's badges, a long revision label beside a title, and the
+    verdict history in Japanese, whose words may break between any two characters."""
+    key = "customer_record_retention_days"
+    publish("trial-promo-autumn-campaign", revision="2026-12-02.4",
+            facts=[fact(key, 30)], title="Autumn campaign for the free trial")
+    publish("data-retention-policy", revision="2026-12-02.1", facts=[fact(key, 90)])
+    hold("t-ja")
+    page = sign_in("olivia", lands="/owner/")
+    page.set_viewport_size({"width": 390, "height": 844})
+    for url in ("/owner/", "/owner/documents/trial-promo-autumn-campaign/"):
+        page.goto(f"{live_server.url}{url}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, url
+    page = sign_in("alice", locale="ja-JP")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{live_server.url}/answers/t-ja/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # The decision and the reason each read on one or two lines, not one character a line.
+    for column in (3, 4):
+        cell = page.locator(f"table.history tbody tr >> nth=0 >> td:nth-child({column})")
+        lines = cell.evaluate("""el => {
+            const range = document.createRange(); range.selectNodeContents(el);
+            return new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top))).size;
+        }""")
+        assert lines <= 2, (column, cell.inner_text(), lines)

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 
 from reviewqueue.reviews.models import Answer, ReviewItem
 from reviewqueue.sources.models import Conflict, Document
+from tests.reviews.conftest import fact
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()
@@ -403,3 +404,17 @@ def test_facts_ending_soon_list_only_answers_the_owner_may_read(
     assert "How long is the free trial?" in page and "/answers/t-open/" in page
     assert "Bob" not in page and "t-hr" not in page
     assert "and 1 you may not read" in page
+
+
+def test_times_just_past_and_a_last_day_today_read_as_such(
+    client: Any, owner: Any, publish: Any, make_user: Any
+) -> None:
+    make_user("oscar", "owner")
+    publish("pricing", facts=[fact("trial_days", 14, end=0)])
+    publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30)])
+    client.force_login(owner)
+    page = re.sub(r"\s+", " ", client.get("/owner/").content.decode())
+    assert "opened just now" in page and "0 minutes" not in page
+    assert "(today)" in page and "in 0 days" not in page
+    japanese = client.get("/owner/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert "たった今に発生" in japanese and "(本日)" in japanese
