@@ -93,6 +93,26 @@ class FactEditForm(forms.Form):
 FactEditFormSet = forms.formset_factory(FactEditForm, extra=0, max_num=1000)
 
 
+class PassageEditForm(forms.Form):
+    """A passage's text in a corrected revision: the evidence a citation quotes, which should
+    say what the corrected facts say. Kept as typed, spaces and line breaks included."""
+
+    span = forms.CharField(widget=forms.HiddenInput, max_length=200)
+    text = forms.CharField(max_length=100_000, strip=False, label=_("Text"),
+                           widget=forms.Textarea(attrs={"rows": 3}),
+                           error_messages={"required": _("A passage cannot be empty.")})
+
+    def clean_text(self) -> str:
+        text: str = self.cleaned_data["text"]
+        if not text.strip():
+            raise forms.ValidationError(_("A passage cannot be empty."), code="required")
+        # A browser sends a textarea's line breaks as CR LF; the stored text has LF.
+        return text.replace("\r\n", "\n")
+
+
+PassageEditFormSet = forms.formset_factory(PassageEditForm, extra=0, max_num=1000)
+
+
 class CorrectionNoteForm(forms.Form):
     note = forms.CharField(
         max_length=5000,

@@ -257,7 +257,8 @@ class FactEdit:
 
 
 def _revision_as_input(
-    revision: Revision, *, facts: tuple[FactInput, ...], note: str
+    revision: Revision, *, facts: tuple[FactInput, ...], note: str,
+    passages: tuple[PassageInput, ...] | None = None,
 ) -> RevisionInput:
     return RevisionInput(
         title=revision.title,
@@ -265,7 +266,8 @@ def _revision_as_input(
         url=revision.url,
         updated_at=timezone.now(),
         allowed_principals=tuple(revision.allowed_principals),
-        passages=tuple(PassageInput(p.span, p.text) for p in revision.passages.order_by("id")),
+        passages=passages if passages is not None else tuple(
+            PassageInput(p.span, p.text) for p in revision.passages.order_by("id")),
         facts=facts,
         note=note,
     )
@@ -318,8 +320,10 @@ def revision_publish_corrected(
     actor: Actor,
     user: Any,
     based_on: str | None = None,
+    passages: dict[str, str] | None = None,
 ) -> PublishResult:
-    """Publish a new revision that copies the current one with some facts changed.
+    """Publish a new revision that copies the current one with some facts changed, and the
+    text of the passages named in `passages` (by span) replaced.
 
     `based_on` is the revision the edits were made on; if another revision was published
     since, nothing is published and RevisionChanged says which.
@@ -348,10 +352,18 @@ def revision_publish_corrected(
     for index, fact in enumerate(facts):
         if fact.valid_until is not None and fact.valid_from > fact.valid_until:
             raise FieldError(f"facts[{index}].valid_until", "must not be before valid_from")
+    texts = {p.span: p.text for p in current.passages.order_by("id")}
+    for span, text in (passages or {}).items():
+        if span not in texts:
+            raise FieldError(f"passages[{span}]", "is not a passage of the current revision")
+        if not text.strip():
+            raise FieldError(f"passages[{span}].text", "must not be empty")
+        texts[span] = text
     return revision_publish(
         document_key=document.key,
         revision=_next_revision_id(document),
-        data=_revision_as_input(current, facts=tuple(facts), note=note),
+        data=_revision_as_input(current, facts=tuple(facts), note=note,
+                                passages=tuple(PassageInput(s, t) for s, t in texts.items())),
         actor=actor,
         user=user,
     )

@@ -30,6 +30,7 @@ from reviewqueue.sources.forms import (
     DismissForm,
     EndValidityForm,
     FactEditFormSet,
+    PassageEditFormSet,
     as_input,
 )
 from reviewqueue.sources.models import Conflict, Document, Fact, Revision
@@ -194,6 +195,26 @@ def _fact_formset(
     return FactEditFormSet(data=data, initial=initial, prefix="facts")
 
 
+def _passage_formset(
+    revision: Revision | None, data: Any = None, typed: dict[str, str] | None = None
+) -> Any:
+    """The passage forms of `revision`; `typed` shows what the owner typed over some."""
+    initial = [{"span": p.span, "text": (typed or {}).get(p.span, p.text)}
+               for p in (revision.passages.order_by("id") if revision else [])]
+    return PassageEditFormSet(data=data, initial=initial, prefix="passages")
+
+
+def _typed_passages(formset: Any) -> dict[str, str]:
+    """The passages whose text the owner changed, by span, as typed (line breaks as stored:
+    a browser sends CR LF for each)."""
+    typed = {}
+    for form in formset.forms if formset is not None else []:
+        text = form["text"].value()
+        if text is not None and text.replace("\r\n", "\n") != form.initial.get("text"):
+            typed[str(form["span"].value())] = text.replace("\r\n", "\n")
+    return typed
+
+
 def _edited_forms(formset: Any) -> dict[int, Any]:
     """The fact forms the owner changed, by the fact id they carry."""
     return {
@@ -244,6 +265,7 @@ def _document_page(
     formset = extra.pop("formset", None)
     if formset is None:
         formset = _fact_formset(revision)
+    passage_formset = extra.pop("passage_formset", None) or _passage_formset(revision)
     context = {
         "document": document,
         "revision": revision,
@@ -254,6 +276,7 @@ def _document_page(
             for form, f in zip(formset.forms, facts, strict=False)
         ],
         "formset": formset,
+        "passage_formset": passage_formset,
         "note_form": extra.pop("note_form", None) or CorrectionNoteForm(),
         "end_rows": _end_forms(facts, extra.pop("end_form", None)),
         "history": selectors.document_history(document)[:20],
@@ -279,6 +302,10 @@ def _document_changed(
     """The page on the revision published meanwhile, with every value the owner typed."""
     document = _document_or_404(request, document.key)  # its current revision moved on
     typed, unplaced = _carry_over(document, page.pop("formset", None))
+    texts = _typed_passages(page.pop("passage_formset", None))
+    spans = set(document.current_revision.passages.values_list("span", flat=True)
+                if document.current_revision else [])
+    unplaced_passages = [(span, text) for span, text in texts.items() if span not in spans]
     if page.get("end_form") is not None:
         page["end_form"], page["unplaced_end"] = _carry_end_form(document, page["end_form"])
     return _document_page(
@@ -286,7 +313,9 @@ def _document_changed(
         document,
         status=409,
         formset=_fact_formset(document.current_revision, typed=typed),
+        passage_formset=_passage_formset(document.current_revision, typed=texts),
         unplaced=unplaced,
+        unplaced_passages=unplaced_passages,
         error=_(
             "This document changed since you opened it: revision %(revision)s was published. "
             "Your values are kept below; check them against the new revision and submit again."
@@ -333,8 +362,15 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
         document.revisions.filter(revision=based_on).first() or document.current_revision,
         request.POST,
     )
+    # A form without passages (a page opened before they could be edited) changes none.
+    passage_formset = _passage_formset(
+        document.revisions.filter(revision=based_on).first() or document.current_revision,
+        request.POST if "passages-TOTAL_FORMS" in request.POST else None,
+    )
     note_form = CorrectionNoteForm(request.POST)
-    valid = all([formset.is_valid(), note_form.is_valid()])
+    valid = all([formset.is_valid(), not passage_formset.is_bound or passage_formset.is_valid(),
+                 note_form.is_valid()])
+    forms = {"formset": formset, "passage_formset": passage_formset, "note_form": note_form}
     if document.current_revision is not None:
         # Before the field errors: those of a revision no longer current would mislead.
         try:
@@ -342,15 +378,9 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
                 document=document, based_on=based_on, fact_ids=set(_edited_forms(formset))
             )
         except services.RevisionChanged as exc:
-            return _document_changed(request, document, exc, formset=formset, note_form=note_form)
+            return _document_changed(request, document, exc, **forms)
     if not valid:
-        return _document_page(
-            request,
-            document,
-            formset=formset,
-            note_form=note_form,
-            error=_("Some values need fixing."),
-        )
+        return _document_page(request, document, error=_("Some values need fixing."), **forms)
     edits = [
         services.FactEdit(
             fact_id=f.cleaned_data["fact_id"],
@@ -361,7 +391,8 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
         for f in formset.forms
         if f.has_changed()
     ]
-    if not edits and not note_form.cleaned_data["note"]:
+    passages = _typed_passages(passage_formset)
+    if not edits and not passages and not note_form.cleaned_data["note"]:
         messages.info(request, _("Nothing changed, so nothing was published."))
         return redirect("sources:document", key=document.key)
     return _publish_then_progress(
@@ -374,9 +405,9 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
             actor=Actor.of_user(request.user),
             user=request.user,
             based_on=based_on,
+            passages=passages,
         ),
-        formset=formset,
-        note_form=note_form,
+        **forms,
     )
 
 
