@@ -93,24 +93,23 @@ class FactEditForm(forms.Form):
 FactEditFormSet = forms.formset_factory(FactEditForm, extra=0, max_num=1000)
 
 
-class PassageEditForm(forms.Form):
-    """A passage's text in a corrected revision: the evidence a citation quotes, which should
-    say what the corrected facts say. Kept as typed, spaces and line breaks included."""
-
-    span = forms.CharField(widget=forms.HiddenInput, max_length=200)
-    text = forms.CharField(max_length=100_000, strip=False, label=_("Text"),
-                           widget=forms.Textarea(attrs={"rows": 3}),
-                           error_messages={"required": _("A passage cannot be empty.")})
-
-    def clean_text(self) -> str:
-        text: str = self.cleaned_data["text"]
-        if not text.strip():
-            raise forms.ValidationError(_("A passage cannot be empty."), code="required")
-        # A browser sends a textarea's line breaks as CR LF; the stored text has LF.
-        return text.replace("\r\n", "\n")
+PASSAGE_FIELD = "passage:"  # + the span: the name of a passage's text in the form
+PASSAGE_MAX_CHARS = 100_000
 
 
-PassageEditFormSet = forms.formset_factory(PassageEditForm, extra=0, max_num=1000)
+def passage_text(raw: str) -> str:
+    """A passage's text as a browser posts it, as it is stored: a textarea sends each line
+    break as CR LF."""
+    return raw.replace("\r\n", "\n")
+
+
+def passage_error(text: str) -> str:
+    """Why a passage's new text cannot be published, or ""."""
+    if not text.strip():
+        return str(_("A passage cannot be empty."))
+    if len(text) > PASSAGE_MAX_CHARS:
+        return str(_("A passage has at most %(max)d characters.") % {"max": PASSAGE_MAX_CHARS})
+    return ""
 
 
 class CorrectionNoteForm(forms.Form):

@@ -231,17 +231,14 @@ class ConflictChangeSeen:
     """What a person's changes did to one conflict, by its status before and after them:
     `verb` is opened, again (closed before), changed (open before and after), reopened
     (dismissed before), dismissed (closed before, and back to the very revisions it was
-    dismissed for) or closed; or "left" for a conflict the change took the person's
-    documents out of, which goes on without them (its page is no longer theirs to open, so
-    it is not linked, and its documents are not named)."""
+    dismissed for) or closed; or "left" for a conflict the change took the changed document
+    out of, which goes on without it (its page may no longer be the person's to open, so it
+    is not linked, and its documents are not named)."""
 
     conflict: Conflict
     verb: str
     after: str  # the status the change left it in
-
-    @property
-    def linked(self) -> bool:
-        return self.verb != "left"
+    linked: bool = True  # its page is the person's to open (now)
 
     @property
     def now(self) -> str:
@@ -304,19 +301,22 @@ def conflict_changes_by(user: Any, documents: list[str], since: Any, until: Any 
     if until is not None:
         events = events.filter(created_at__lte=until)
     events = list(events.order_by("-seq")
-                  .values_list("object_id", "before__status", "after__status")
-                  [:CONFLICT_CHANGES_READ])
-    # Per conflict, its status before the first change read and after the last one.
-    last: dict[int, tuple[str | None, str | None]] = {}
-    for conflict_id, before, after in reversed(events):
-        last[int(conflict_id)] = (last.get(int(conflict_id), (before,))[0], after)
+                  .values_list("object_id", "document_id", "before__status", "after__status",
+                               "after__revisions")[:CONFLICT_CHANGES_READ + 1])
+    cut = len(events) > CONFLICT_CHANGES_READ
+    # Per conflict, its status before the first change read and after the last one, and
+    # whether the last one left the changed document out of it.
+    last: dict[int, tuple[str | None, str | None, bool]] = {}
+    for conflict_id, cause, before, after, revisions in reversed(events[:CONFLICT_CHANGES_READ]):
+        left = after != Conflict.Status.CLOSED and cause not in {d for d, _ in revisions or []}
+        last[int(conflict_id)] = (last.get(int(conflict_id), (before,))[0], after, left)
     conflicts = Conflict.objects.in_bulk(list(last))
     theirs = set(conflicts_for_owner(user, include_closed=True).filter(pk__in=list(last))
                  .values_list("pk", flat=True))
-    seen = [ConflictChangeSeen(conflicts[pk], _seen_verb(before, after) if pk in theirs
-                               else "left", after or "")
-            for pk, (before, after) in last.items() if pk in conflicts]
-    return seen, len(events) == CONFLICT_CHANGES_READ
+    seen = [ConflictChangeSeen(conflicts[pk], "left" if left else _seen_verb(before, after),
+                               after or "", linked=pk in theirs and not left)
+            for pk, (before, after, left) in last.items() if pk in conflicts]
+    return seen, cut
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,14 @@ from reviewqueue.params import SearchDateField, refuse_unknown_params
 from reviewqueue.sources import selectors, services
 from reviewqueue.sources.conflicts import conflict_dismiss, conflict_reopen
 from reviewqueue.sources.forms import (
+    PASSAGE_FIELD,
     CorrectionNoteForm,
     DismissForm,
     EndValidityForm,
     FactEditFormSet,
-    PassageEditFormSet,
     as_input,
+    passage_error,
+    passage_text,
 )
 from reviewqueue.sources.models import Conflict, Document, Fact, Revision
 
@@ -195,24 +197,25 @@ def _fact_formset(
     return FactEditFormSet(data=data, initial=initial, prefix="facts")
 
 
-def _passage_formset(
-    revision: Revision | None, data: Any = None, typed: dict[str, str] | None = None
-) -> Any:
-    """The passage forms of `revision`; `typed` shows what the owner typed over some."""
-    initial = [{"span": p.span, "text": (typed or {}).get(p.span, p.text)}
-               for p in (revision.passages.order_by("id") if revision else [])]
-    return PassageEditFormSet(data=data, initial=initial, prefix="passages")
+def _posted_passages(post: Any, revision: Revision | None) -> dict[str, str]:
+    """The passages of `revision` whose text the form changed, by span. A passage the form
+    did not send (the form offers only those the facts quote) or sent unchanged is not."""
+    stored = {p.span: p.text for p in revision.passages.all()} if revision else {}
+    posted = {name.removeprefix(PASSAGE_FIELD): passage_text(post[name])
+              for name in post if name.startswith(PASSAGE_FIELD)}
+    return {span: text for span, text in posted.items()
+            if span not in stored or text != passage_text(stored[span])}
 
 
-def _typed_passages(formset: Any) -> dict[str, str]:
-    """The passages whose text the owner changed, by span, as typed (line breaks as stored:
-    a browser sends CR LF for each)."""
-    typed = {}
-    for form in formset.forms if formset is not None else []:
-        text = form["text"].value()
-        if text is not None and text.replace("\r\n", "\n") != form.initial.get("text"):
-            typed[str(form["span"].value())] = text.replace("\r\n", "\n")
-    return typed
+def _passage_rows(revision: Revision | None, typed: dict[str, str],
+                  errors: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(span, text, error) of each passage a fact of `revision` quotes, in the revision's
+    order, with what the owner typed over some: the text that should say a corrected value."""
+    if revision is None:
+        return []
+    quoted = set(revision.facts.values_list("span", flat=True))
+    return [(p.span, typed.get(p.span, p.text), errors.get(p.span, ""))
+            for p in revision.passages.order_by("id") if p.span in quoted]
 
 
 def _edited_forms(formset: Any) -> dict[int, Any]:
@@ -265,7 +268,8 @@ def _document_page(
     formset = extra.pop("formset", None)
     if formset is None:
         formset = _fact_formset(revision)
-    passage_formset = extra.pop("passage_formset", None) or _passage_formset(revision)
+    passages_typed = extra.pop("passages_typed", None) or {}
+    passage_rows = _passage_rows(revision, passages_typed, extra.pop("passage_errors", None) or {})
     context = {
         "document": document,
         "revision": revision,
@@ -276,7 +280,8 @@ def _document_page(
             for form, f in zip(formset.forms, facts, strict=False)
         ],
         "formset": formset,
-        "passage_formset": passage_formset,
+        "passage_rows": passage_rows,
+        "passage_field": PASSAGE_FIELD,
         "note_form": extra.pop("note_form", None) or CorrectionNoteForm(),
         "end_rows": _end_forms(facts, extra.pop("end_form", None)),
         "history": selectors.document_history(document)[:20],
@@ -302,7 +307,8 @@ def _document_changed(
     """The page on the revision published meanwhile, with every value the owner typed."""
     document = _document_or_404(request, document.key)  # its current revision moved on
     typed, unplaced = _carry_over(document, page.pop("formset", None))
-    texts = _typed_passages(page.pop("passage_formset", None))
+    texts = page.pop("passages_typed", None) or {}
+    page.pop("passage_errors", None)
     spans = set(document.current_revision.passages.values_list("span", flat=True)
                 if document.current_revision else [])
     unplaced_passages = [(span, text) for span, text in texts.items() if span not in spans]
@@ -313,7 +319,7 @@ def _document_changed(
         document,
         status=409,
         formset=_fact_formset(document.current_revision, typed=typed),
-        passage_formset=_passage_formset(document.current_revision, typed=texts),
+        passages_typed={span: text for span, text in texts.items() if span in spans},
         unplaced=unplaced,
         unplaced_passages=unplaced_passages,
         error=_(
@@ -358,19 +364,15 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
     # The revision the form was rendered from; forms posted without one are checked by the
     # fact ids they carry, which belong to a single revision.
     based_on = request.POST.get("revision") or None
-    formset = _fact_formset(
-        document.revisions.filter(revision=based_on).first() or document.current_revision,
-        request.POST,
-    )
-    # A form without passages (a page opened before they could be edited) changes none.
-    passage_formset = _passage_formset(
-        document.revisions.filter(revision=based_on).first() or document.current_revision,
-        request.POST if "passages-TOTAL_FORMS" in request.POST else None,
-    )
+    based = document.revisions.filter(revision=based_on).first() or document.current_revision
+    formset = _fact_formset(based, request.POST)
+    passages = _posted_passages(request.POST, based)
+    passage_errors = {span: error for span, text in passages.items()
+                      if (error := passage_error(text))}
     note_form = CorrectionNoteForm(request.POST)
-    valid = all([formset.is_valid(), not passage_formset.is_bound or passage_formset.is_valid(),
-                 note_form.is_valid()])
-    forms = {"formset": formset, "passage_formset": passage_formset, "note_form": note_form}
+    valid = all([formset.is_valid(), note_form.is_valid(), not passage_errors])
+    forms = {"formset": formset, "note_form": note_form, "passages_typed": passages,
+             "passage_errors": passage_errors}
     if document.current_revision is not None:
         # Before the field errors: those of a revision no longer current would mislead.
         try:
@@ -391,7 +393,6 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
         for f in formset.forms
         if f.has_changed()
     ]
-    passages = _typed_passages(passage_formset)
     if not edits and not passages and not note_form.cleaned_data["note"]:
         messages.info(request, _("Nothing changed, so nothing was published."))
         return redirect("sources:document", key=document.key)
@@ -447,6 +448,7 @@ def _publish_then_progress(
     request: HttpRequest, document: Document, publish: Any, **page: Any
 ) -> HttpResponse:
     since = timezone.now()
+    before = _conflict_documents(document.key)
     try:
         result = publish()
     except services.RevisionChanged as exc:
@@ -469,11 +471,14 @@ def _publish_then_progress(
         _("Published revision %(revision)s. Answers citing it are re-evaluated.")
         % {"revision": result.revision.revision},
     )
-    keys = [document.key, *_conflict_documents(document.key)]
-    return _progress_redirect(request, keys, since)
+    return _progress_redirect(request, [document.key, *before,
+                                        *_conflict_documents(document.key)], since)
 
 
 def _conflict_documents(key: str) -> list[str]:
+    """The documents `key` shares a conflict with: read before a change as well as after it,
+    since the change may take it out of a conflict whose other documents' answers it sends
+    to re-evaluation all the same."""
     rows = Conflict.objects.filter(documents__contains=[key]).values_list("documents", flat=True)
     return [k for documents in rows for k in documents]
 
@@ -521,6 +526,9 @@ def progress(request: HttpRequest) -> HttpResponse:
                 },
                 content_type="text/plain; charset=utf-8",
             )
+    if until is not None and until < since:
+        return HttpResponseBadRequest(_("until: must not be before since."),
+                                      content_type="text/plain; charset=utf-8")
     # A link the change made holds the moments just before and after it, read by the process
     # that made it and stamped its rows; a link without `until` is given a few seconds' slack.
     window = (since, until) if until else (since - timedelta(seconds=5), None)

@@ -417,4 +417,4 @@ def test_times_just_past_and_a_last_day_today_read_as_such(
     assert "opened just now" in page and "0 minutes" not in page
     assert "(today)" in page and "in 0 days" not in page
     japanese = client.get("/owner/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
-    assert "たった今に発生" in japanese and "(本日)" in japanese
+    assert "発生: たった今" in japanese and "(本日)" in japanese

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 import pytest
@@ -16,12 +17,14 @@ pytestmark = pytest.mark.django_db
 PAGE = "/owner/documents/pricing/"
 PUBLISH = "/owner/documents/pricing/publish"
 PASSAGES = [{"span": "p1", "text": "The free trial lasts 14 days."},
-            {"span": "p2", "text": "Support answers\non weekdays."}]
+            {"span": "p2", "text": "Support answers\non weekdays."},
+            {"span": "p3", "text": "Nothing here is a fact."}]
+FACTS = [fact("trial_days", 14), fact("support_days", 5, span="p2")]
 
 
 @pytest.fixture
 def pricing(publish: Any, owner: Any, client: Any) -> None:
-    publish("pricing", facts=[fact("trial_days", 14)], passages=PASSAGES)
+    publish("pricing", facts=FACTS, passages=PASSAGES)
     client.force_login(owner)
 
 
@@ -37,19 +40,25 @@ def post(client: Any, **typed: str) -> Any:
 
 def test_the_value_and_its_passage_are_corrected_together(client: Any, pricing: None) -> None:
     response = post(client, **{"facts-0-value": "30",
-                               "passages-0-text": "The free trial lasts 30 days."})
+                               "passage:p1": "The free trial lasts 30 days."})
     assert response.status_code == 302, response.content.decode()
     revision = Document.objects.get(key="pricing").current_revision
     assert revision.revision != "r1"
-    assert texts() == {"p1": "The free trial lasts 30 days.", "p2": PASSAGES[1]["text"]}
-    assert [f.value for f in revision.facts.all()] == [30]
+    assert texts() == {"p1": "The free trial lasts 30 days.", "p2": PASSAGES[1]["text"],
+                       "p3": PASSAGES[2]["text"]}
+    assert [f.value for f in revision.facts.order_by("position")] == [30, 5]
+
+
+def test_only_the_passages_the_facts_quote_are_offered(client: Any, pricing: None) -> None:
+    page = client.get(PAGE).content.decode()
+    assert re.findall(r'<textarea[^>]*name="passage:(\w+)"', page) == ["p1", "p2"]
 
 
 def test_a_passage_sent_back_with_the_browsers_line_breaks_is_no_change(
     client: Any, pricing: None
 ) -> None:
     # A browser sends a textarea's line breaks as CR LF.
-    response = post(client, **{"passages-1-text": "Support answers\r\non weekdays."})
+    response = post(client, **{"passage:p2": "Support answers\r\non weekdays."})
     assert response.status_code == 302
     assert Document.objects.get(key="pricing").current_revision.revision == "r1"
     assert "Nothing changed" in client.get(PAGE).content.decode()
@@ -58,10 +67,14 @@ def test_a_passage_sent_back_with_the_browsers_line_breaks_is_no_change(
 def test_an_empty_passage_is_refused_at_its_field_keeping_what_was_typed(
     client: Any, pricing: None
 ) -> None:
-    response = post(client, **{"facts-0-value": "30", "passages-0-text": "   "})
+    response = post(client, **{"facts-0-value": "30", "passage:p1": "   ",
+                               "passage:p2": "Support answers every day."})
     assert response.status_code == 400
     page = response.content.decode()
-    assert "A passage cannot be empty." in page
+    # Said under the passage's own box, which keeps what was typed, as do the others.
+    assert re.search(r'name="passage:p1"[^>]*aria-invalid="true"[^>]*>\n   </textarea>\s*'
+                     r'<ul class="errorlist"[^>]*><li>A passage cannot be empty.</li>', page)
+    assert ">\nSupport answers every day.</textarea>" in page
     assert 'name="facts-0-value" value="30"' in page
     assert Document.objects.get(key="pricing").current_revision.revision == "r1"
 
@@ -69,7 +82,7 @@ def test_an_empty_passage_is_refused_at_its_field_keeping_what_was_typed(
 def test_a_span_that_is_not_a_passage_of_the_revision_publishes_nothing(
     client: Any, pricing: None
 ) -> None:
-    response = post(client, **{"passages-0-span": "p9", "passages-0-text": "Made up."})
+    response = post(client, **{"passage:p9": "Made up."})
     assert response.status_code == 400
     assert "passages[p9]" in html.unescape(response.content.decode())
     assert Document.objects.get(key="pricing").current_revision.revision == "r1"
@@ -80,10 +93,10 @@ def test_text_typed_on_an_older_revision_is_kept_on_the_new_one(
 ) -> None:
     page = client.get(PAGE).content.decode()
     # Meanwhile the document system publishes r2, which has no passage p2.
-    publish("pricing", revision="r2", facts=[fact("trial_days", 14)], passages=PASSAGES[:1])
+    publish("pricing", revision="r2", facts=FACTS[:1], passages=PASSAGES[:1])
     response = client.post(PUBLISH, posted_back(page, PUBLISH, **{
-        "passages-0-text": "The free trial lasts 30 days.",
-        "passages-1-text": "Support answers every day."}))
+        "passage:p1": "The free trial lasts 30 days.",
+        "passage:p2": "Support answers every day."}))
     assert response.status_code == 409
     shown = html.unescape(response.content.decode())
     assert "The free trial lasts 30 days.</textarea>" in shown
@@ -96,6 +109,33 @@ def test_a_form_without_passages_changes_none(client: Any, pricing: None) -> Non
     """As posted by a page opened before passages could be edited."""
     typed = {name: value for name, value in posted_back(
         client.get(PAGE).content.decode(), PUBLISH, **{"facts-0-value": "30"}).items()
-        if not name.startswith("passages-")}
+        if not name.startswith("passage:")}
     assert client.post(PUBLISH, typed).status_code == 302
-    assert texts() == {"p1": PASSAGES[0]["text"], "p2": PASSAGES[1]["text"]}
+    assert texts() == {p["span"]: p["text"] for p in PASSAGES}
+
+
+def test_a_passage_stored_with_cr_lf_or_blank_does_not_block_or_change(
+    client: Any, publish: Any, owner: Any
+) -> None:
+    """The API keeps passages as sent: line breaks as CR LF, or only spaces."""
+    publish("pricing", facts=[fact("trial_days", 14), fact("support_days", 5, span="p2")],
+            passages=[{"span": "p1", "text": "The free trial\r\nlasts 14 days."},
+                      {"span": "p2", "text": " "}])
+    client.force_login(owner)
+    assert post(client).status_code == 302  # nothing typed: nothing published
+    assert Document.objects.get(key="pricing").current_revision.revision == "r1"
+    assert post(client, **{"facts-0-value": "30"}).status_code == 302
+    assert texts() == {"p1": "The free trial\r\nlasts 14 days.", "p2": " "}
+
+
+def test_the_form_of_a_revision_with_a_thousand_facts_can_be_sent(
+    client: Any, publish: Any, owner: Any
+) -> None:
+    """As many facts as the API takes, each quoting its own passage: some 6,000 fields."""
+    publish("pricing", facts=[fact(f"k{n}", n, span=f"p{n}") for n in range(1000)],
+            passages=[{"span": f"p{n}", "text": f"Key {n} is {n}."} for n in range(1000)])
+    client.force_login(owner)
+    response = post(client, **{"facts-999-value": "1", "passage:p999": "Key 999 is 1."})
+    assert response.status_code == 302, response.content.decode()[:500]
+    revision = Document.objects.get(key="pricing").current_revision
+    assert revision.passages.get(span="p999").text == "Key 999 is 1."

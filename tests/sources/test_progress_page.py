@@ -135,6 +135,10 @@ def test_a_conflict_the_owner_left_is_said_without_its_link_or_documents(
     assert f"/owner/conflicts/{conflict.pk}/" not in page
     assert client.get(f"/owner/conflicts/{conflict.pk}/").status_code == 404
     assert "secret-hr-salary-plan" not in page
+    # The answers of the conflict she left were re-evaluated too: terms's job is hers to
+    # follow; the HR document's is not, and is not named.
+    assert re.findall(r'<div class="card">\s*<p><code>([^<]+)</code>', page) == [
+        "pricing", "terms"]
 
 
 
@@ -204,8 +208,9 @@ def test_without_a_change_to_follow_the_page_says_what_it_is_for(client: Any, ow
     assert "No re-evaluation was needed" not in page
 
 
+@pytest.mark.parametrize("conflicts", [2, 12])
 def test_reading_the_changes_takes_five_queries_however_many(
-    owner: Any, make_user: Any, publish: Any, django_assert_num_queries: Any,
+    owner: Any, make_user: Any, publish: Any, django_assert_num_queries: Any, conflicts: int,
 ) -> None:
     from reviewqueue.audit.services import Actor
     from reviewqueue.sources.selectors import conflict_changes_by
@@ -213,13 +218,59 @@ def test_reading_the_changes_takes_five_queries_however_many(
 
     make_user("oscar", "owner")
     since = timezone.now()
-    keys = [f"k{n}" for n in range(5)]
+    keys = [f"k{n}" for n in range(conflicts)]
     publish("terms", owner="oscar", facts=[fact(k, 30) for k in keys])
     publish("pricing", facts=[fact(k, 14) for k in keys])
     document_withdraw(document_key="pricing", actor=Actor.of_user(owner))
     with django_assert_num_queries(5):
         changes, cut = conflict_changes_by(owner, ["pricing"], since)
-    assert ([c.verb for c in changes], cut) == (["closed"] * 5, False)
+    assert ([c.verb for c in changes], cut) == (["closed"] * conflicts, False)
+
+
+def test_more_changes_than_are_read_are_said_to_be_cut(
+    owner: Any, make_user: Any, publish: Any, monkeypatch: Any,
+) -> None:
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.sources import selectors
+    from reviewqueue.sources.services import document_withdraw
+
+    make_user("oscar", "owner")
+    since = timezone.now()
+    publish("terms", owner="oscar", facts=[fact(f"k{n}", 30) for n in range(4)])
+    publish("pricing", facts=[fact(f"k{n}", 14) for n in range(4)])
+    document_withdraw(document_key="pricing", actor=Actor.of_user(owner))
+    for read, cut in ((4, False), (3, True)):
+        monkeypatch.setattr(selectors, "CONFLICT_CHANGES_READ", read)
+        changes, was_cut = selectors.conflict_changes_by(owner, ["pricing"], since)
+        assert (len(changes), was_cut) == (read, cut)
+
+
+def test_an_old_page_keeps_what_the_change_did_after_others_changed_the_conflict(
+    client: Any, owner: Any, two_owners_disagree: Conflict, publish: Any, make_user: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    client.force_login(owner)
+    first = publish_from_the_page(client, "30", django_capture_on_commit_callbacks)
+    # Then the document system moves pricing's value past the others', and hugo's faq
+    # disagrees with trial-promo, without pricing.
+    publish("pricing", revision="r9", facts=[fact("trial_days", 30, start=100, end=200)])
+    make_user("hugo", "owner")
+    publish("faq", owner="hugo", facts=[fact("trial_days", 45)])
+    assert Conflict.objects.get().documents == ["faq", "trial-promo"]
+    page = client.get(first).content.decode()
+    assert changes_on(page) == [
+        ("closed", "Closed trial_days The documents no longer disagree over any period they "
+                   "share.")]  # not "Left": her change closed it; it is no longer hers to open
+    assert f"/owner/conflicts/{two_owners_disagree.pk}/" not in page
+
+
+def test_an_until_before_the_since_is_a_clear_400(client: Any, owner: Any) -> None:
+    client.force_login(owner)
+    response = client.get("/owner/progress", {"documents": "pricing",
+                                              "since": "2026-12-02T10:00:00+00:00",
+                                              "until": "2026-12-02T09:00:00+00:00"})
+    assert response.status_code == 400
+    assert response.content == b"until: must not be before since."
 
 
 def test_the_section_is_in_japanese(
@@ -261,6 +312,18 @@ def test_answers_not_citing_the_changed_document_say_another_document_changed(
     assert "Revision published" not in page
 
 
+WORDS = {
+    "opened": ("Opened", "The documents now disagree."),
+    "again": ("Opened again", "It had closed; the documents disagree again."),
+    "changed": ("Changed", "Still open: the documents or revisions in it changed."),
+    "reopened": ("Reopened", "It had been dismissed, but the documents in it changed, so it "
+                             "is open again."),
+    "dismissed": ("Dismissed", "The documents disagree again with the very revisions it was "
+                               "dismissed for, so it stays dismissed."),
+    "closed": ("Closed", "The documents no longer disagree over any period they share."),
+}
+
+
 @pytest.mark.parametrize(("before", "after", "verb"), [
     (None, "open", "opened"), ("closed", "open", "again"), ("open", "open", "changed"),
     ("dismissed", "open", "reopened"), ("closed", "dismissed", "dismissed"),
@@ -271,4 +334,4 @@ def test_each_status_change_has_its_own_words(before: str | None, after: str, ve
 
     assert _seen_verb(before, after) == verb
     badge, _tone, sentence = ConflictChangeSeen(Conflict(key="k"), verb, after).words
-    assert str(badge) and str(sentence).endswith(".")
+    assert (str(badge), str(sentence)) == WORDS[verb]
