@@ -35,7 +35,7 @@ from reviewqueue.sources.forms import (
     passage_error,
     passage_text,
 )
-from reviewqueue.sources.models import Conflict, Document, Fact, Revision
+from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
 
 
 def _require_owner(request: HttpRequest) -> None:
@@ -207,15 +207,13 @@ def _posted_passages(post: Any, revision: Revision | None) -> dict[str, str]:
             if span not in stored or text != passage_text(stored[span])}
 
 
-def _passage_rows(revision: Revision | None, typed: dict[str, str],
+def _passage_rows(passages: list[Passage], facts: list[Fact], typed: dict[str, str],
                   errors: dict[str, str]) -> list[tuple[str, str, str]]:
-    """(span, text, error) of each passage a fact of `revision` quotes, in the revision's
-    order, with what the owner typed over some: the text that should say a corrected value."""
-    if revision is None:
-        return []
-    quoted = set(revision.facts.values_list("span", flat=True))
+    """(span, text, error) of each of `passages` one of `facts` quotes, with what the owner
+    typed over some: the text that should say a corrected value."""
+    quoted = {f.span for f in facts}
     return [(p.span, typed.get(p.span, p.text), errors.get(p.span, ""))
-            for p in revision.passages.order_by("id") if p.span in quoted]
+            for p in passages if p.span in quoted]
 
 
 def _edited_forms(formset: Any) -> dict[int, Any]:
@@ -264,12 +262,13 @@ def _document_page(
 ) -> HttpResponse:
     revision = document.current_revision
     facts = list(revision.facts.order_by("position")) if revision else []
-    passages = {p.span: p.text for p in revision.passages.all()} if revision else {}
+    passage_list = list(revision.passages.order_by("id")) if revision else []
+    passages = {p.span: p.text for p in passage_list}
     formset = extra.pop("formset", None)
     if formset is None:
         formset = _fact_formset(revision)
-    passages_typed = extra.pop("passages_typed", None) or {}
-    passage_rows = _passage_rows(revision, passages_typed, extra.pop("passage_errors", None) or {})
+    passage_rows = _passage_rows(passage_list, facts, extra.pop("passages_typed", None) or {},
+                                 extra.pop("passage_errors", None) or {})
     context = {
         "document": document,
         "revision": revision,
