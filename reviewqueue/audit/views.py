@@ -23,7 +23,7 @@ from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm
 from reviewqueue.audit.models import AuditEvent, VerificationRun
 from reviewqueue.audit.permissions import admin_required
 from reviewqueue.audit.services import Actor, audit_alert_acknowledge
-from reviewqueue.audit.templatetags.audit_tags import compact_json
+from reviewqueue.audit.templatetags.audit_tags import actor_name, compact_json
 from reviewqueue.params import unexpected_params
 from reviewqueue.reviews.labels import decision_label, reject_reason_label, verdict_reason_label
 from reviewqueue.reviews.selectors.answers import user_may_read_answer
@@ -105,6 +105,8 @@ def event_rows(events: list[Any]) -> list[dict[str, Any]]:
             "actor_type": e.actor_type,
             "actor_type_label": actor_types.get(e.actor_type, e.actor_type),
             "actor": e.actor,
+            "actor_name": actor_name(e.actor),
+            "actor_link": f"{log}?actor={quote(e.actor, safe=':')}" if e.actor else "",
             "action": e.action,
             "object_type": e.object_type,
             "object_id": e.object_id,
@@ -126,7 +128,8 @@ def event_rows(events: list[Any]) -> list[dict[str, Any]]:
 def _row_words() -> dict[str, str]:
     """The few words every row repeats, translated once per page rather than per row."""
     return {"from_here": _("Show the log from here"), "doc": _("doc"), "before": _("before"),
-            "after": _("after"), "request_id": _("request id")}
+            "after": _("after"), "request_id": _("request id"),
+            "actor_events": _("Show this actor's events")}
 
 
 @require_GET

@@ -50,6 +50,27 @@
     });
   });
 
+  // A table wider than its box scrolls sideways inside it. The side with more to see fades
+  // out (data-more, styled in app.css), so a reader on a phone can tell the table goes on.
+  var SCROLLERS = ".table-wrap, .table-scroll, main table:not(.queue)";
+
+  function markMore(box) {
+    var left = box.scrollLeft > 1;
+    var right = box.scrollLeft + box.clientWidth < box.scrollWidth - 1;
+    var more = left && right ? "both" : left ? "left" : right ? "right" : "";
+    if (more) box.setAttribute("data-more", more);
+    else box.removeAttribute("data-more");
+  }
+
+  function markAll() { document.querySelectorAll(SCROLLERS).forEach(markMore); }
+
+  document.addEventListener("DOMContentLoaded", markAll);
+  window.addEventListener("resize", markAll);
+  document.addEventListener("scroll", function (event) {  // scroll does not bubble: capture it
+    var box = event.target;
+    if (box.matches && box.matches(SCROLLERS)) markMore(box);
+  }, { capture: true, passive: true });
+
   document.addEventListener("keydown", function (event) {
     if (event.key === "?" && !isTyping(event) && !hasModifier(event)) {
       event.preventDefault();

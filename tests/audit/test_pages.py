@@ -77,6 +77,25 @@ def test_search_by_actor_finds_the_person_and_their_tokens(admin_client: Any, db
     assert _seqs(admin_client.get("/audit/?actor=worker")) == [5]
 
 
+def test_each_row_names_its_actor_once_and_links_to_their_events(admin_client: Any,
+                                                                 db: Any) -> None:
+    _record(Actor("user", "user:alice"), "lease.claimed")
+    _record(Actor("service", "user:alice token:rq_AbCdEfG"), "answer.ingested")
+    _record(Actor("worker", "worker"), "verdict.created")
+    page = admin_client.get("/audit/").content.decode()
+    cells = re.findall(r"<td><span class=\"pill pill-\w+\">(.*?)</td>", page)
+    assert cells == [
+        "worker</span>",
+        'service</span> <a href="/audit/?actor=user:alice%20token:rq_AbCdEfG" '
+        'title="Show this actor&#x27;s events: user:alice token:rq_AbCdEfG">'
+        "alice · token rq_AbCdEfG</a>",
+        'user</span> <a href="/audit/?actor=user:alice" '
+        'title="Show this actor&#x27;s events: user:alice">alice</a>',
+        "system</span>",  # the chain's first event
+    ]
+    assert _seqs(admin_client.get("/audit/?actor=user:alice%20token:rq_AbCdEfG")) == [3]
+
+
 def test_search_by_action_exact_or_by_prefix(admin_client: Any, db: Any) -> None:
     _record(Actor("worker", "worker"), "revision.published", object_type="document",
             object_id="pricing")

@@ -25,7 +25,7 @@ REFERENCE_ROW = """{% load audit_tags %}
 <tr{% if intact is False %} class="is-broken"{% endif %}>
   <td class="num"><a href="{% url 'audit:events' %}?before={{ event.seq|add:1 }}" title="Show the log from here">#{{ event.seq }}</a></td>
   <td class="nowrap">{{ event.created_at|date:"Y-m-d H:i:s" }}</td>
-  <td><span class="pill pill-{{ event.actor_type }}">{{ event.actor_type }}</span> {{ event.actor }}</td>
+  <td><span class="pill pill-{{ event.actor_type }}">{{ event.actor_type }}</span>{% with name=event.actor|actor_name %}{% if name %} <a href="{% url 'audit:events' %}?actor={{ event.actor|urlencode:':' }}" title="Show this actor&#x27;s events: {{ event.actor }}">{{ name }}</a>{% endif %}{% endwith %}</td>
   <td><code>{{ event.action }}</code></td>
   <td>{{ event.object_type }}:{% if event.object_type == "answer" %}<a href="{% url 'audit:timeline' event.object_id %}">{{ event.object_id }}</a>{% else %}{{ event.object_id }}{% endif %}</td>
   <td>{% if event.trace_id %}<a href="{% url 'audit:timeline' event.trace_id %}">{{ event.trace_id }}</a>{% endif %}{% if event.document_id %}<div class="muted">doc <a href="{% url 'audit:events' %}?document={{ event.document_id|urlencode }}">{{ event.document_id }}</a></div>{% endif %}</td>

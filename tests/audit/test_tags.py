@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from reviewqueue.accounts.templatetags.roles import is_admin, is_owner
-from reviewqueue.audit.templatetags.audit_tags import compact_json, duration, percent
+from reviewqueue.audit.templatetags.audit_tags import actor_name, compact_json, duration, percent
 
 
 @pytest.mark.django_db
@@ -48,3 +48,11 @@ def test_durations_are_said_in_the_readers_language(seconds: Any, shown: str) ->
 
     with translation.override("ja"):
         assert duration(seconds) == shown
+
+
+@pytest.mark.parametrize("logged, shown", [
+    ("user:olivia", "olivia"), ("user:svc-ingest token:rq_ab12", "svc-ingest · token rq_ab12"),
+    ("worker", ""), ("system", ""), ("anonymous", "anonymous"), ("user:a:b", "a:b"),
+])
+def test_an_actor_reads_without_repeating_its_type(logged: str, shown: str) -> None:
+    assert actor_name(logged) == shown

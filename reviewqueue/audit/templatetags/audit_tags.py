@@ -21,6 +21,19 @@ def compact_json(value: Any) -> str:
 
 
 @register.filter
+def actor_name(actor: str) -> str:
+    """An actor as a person reads it beside its type's pill: "user:alice" is "alice", and
+    "user:alice token:rq_ab12" is "alice · token rq_ab12". A bare "worker" or "system"
+    repeats its pill and shows as nothing."""
+    if actor in ("worker", "system"):
+        return ""
+    person, _space, token = actor.partition(" token:")
+    person = person.removeprefix("user:")
+    return _("%(person)s · token %(token)s") % {"person": person, "token": token} if token \
+        else person
+
+
+@register.filter
 def percent(value: Any, digits: int = 1) -> str:
     if value is None or value == "":
         return NO_VALUE
