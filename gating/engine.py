@@ -777,11 +777,16 @@ def _matched_facts(
     ]
 
 
+# The valid_until of a fact whose validity never ends.
+NO_END = datetime.date.max.isoformat()
+
+
 def _periods(facts: Iterable[tuple[FactT, str]]) -> str:
     """The validity periods of the dated facts that are not in force, for a step 5 message."""
     return "; ".join(
         sorted(
-            f"valid {fact[2]} to {fact[3]}, "
+            (f"valid from {fact[2]}, with no end, " if fact[3] == NO_END
+             else f"valid {fact[2]} to {fact[3]}, ")
             + ("expired" if status is AFTER else "not yet in force")
             for fact, status in facts
             if status is AFTER or status is BEFORE

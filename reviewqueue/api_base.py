@@ -88,7 +88,30 @@ class IdField(serializers.CharField):
         return value
 
 
+def path_id_problem(value: str) -> str | None:
+    """Why an id that is part of an address (a document's, a revision's) could never be sent
+    there, or None: a slash would split the address, and browsers and HTTP clients drop the
+    segments . and .. before sending it. The fast intake path asks this too."""
+    if "/" in value:
+        return "Must not contain /: this id is part of an address."
+    if value in (".", ".."):
+        return f"{value!r} cannot be part of an address; use another id."
+    return None
+
+
+class PathIdField(IdField):
+    """An id that names something in an address: a document or a revision."""
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if problem := path_id_problem(value):
+            raise serializers.ValidationError(problem)
+        return value
+
+
 MAX_SCALAR_CHARS = 2000
+# From here on a float is written with an exponent, which PostgreSQL reads as a whole number.
+FLOAT_LIMIT = 1e16
 
 
 def scalar_problem(value: Any) -> str | None:
@@ -106,7 +129,17 @@ def scalar_problem(value: Any) -> str | None:
         # The gate's own limit: a wider integer would pass here and fail every gate run.
         return None if MIN_INT <= value <= MAX_INT else "Integer outside the 64-bit range."
     if isinstance(value, float):
-        return None if math.isfinite(value) else "Must be a finite number."
+        # PostgreSQL keeps a JSON number as a decimal: 1e16 comes back as the integer
+        # 10000000000000000 and -0.0 as 0.0. Either would then differ from what was gated
+        # (another type, another fingerprint), so neither is taken.
+        if not math.isfinite(value):
+            return "Must be a finite number."
+        if abs(value) >= FLOAT_LIMIT:
+            return ("A number with a fraction or an exponent must be below 1e16 in size: "
+                    "send a whole number this large as an integer.")
+        if value == 0 and math.copysign(1, value) < 0:
+            return "Negative zero is not kept as such: send 0."
+        return None
     return "Must be a string, number or boolean."
 
 

@@ -126,7 +126,10 @@ def quarantine_from_request(request: Any, response: Response) -> None:
         errors=errors,
         body=body,
         trace_id=trace_id,
-        max_bytes=getattr(settings, "QUARANTINE_MAX_BYTES", 64 * 1024),
+        # A body the API read is kept whole, so that the field its errors name is in it; one
+        # refused for its size only in part (what it held was never read).
+        max_bytes=(settings.QUARANTINE_OVERSIZED_BYTES if response.status_code == 413
+                   else settings.API_MAX_BODY_BYTES),
     )
 
 

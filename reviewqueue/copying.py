@@ -98,6 +98,9 @@ def copy_rows(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> None
 
 
 def _copy(sql: str, rows: list[list[Any]]) -> None:
-    with connection.cursor() as cursor, cursor.copy(sql) as copy:
+    # COPY is psycopg's own: its errors are made Django's here, as `execute` makes them, so
+    # that a duplicate key is an IntegrityError to the caller like any other.
+    with connection.wrap_database_errors, connection.cursor() as cursor, \
+            cursor.copy(sql) as copy:
         for row in rows:
             copy.write_row(row)

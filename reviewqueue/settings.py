@@ -250,6 +250,9 @@ SPECTACULAR_SETTINGS = {
 # Request bodies above this size are refused with 413 (and quarantined, truncated).
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# How much of a body refused as too large the quarantine keeps (any other refused body is
+# kept whole).
+QUARANTINE_OVERSIZED_BYTES = 64 * 1024
 # The owner's correction form of a revision as large as the API takes (1,000 facts): four
 # fields a fact and the text of the passage it quotes, with room to spare.
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 6000

@@ -203,7 +203,8 @@ def review_outcomes(w: Window) -> dict[str, Any]:
     """What reviewers did with what the gate held, and with the audit samples.
 
     Held answers are those whose first verdict was `review`; each counts with its first
-    decision. Over-hold: approved unchanged, out of held answers decided. Edit and reject
+    decision that took it out of the queue (an edit the gate still held did not), as an edit
+    when it was edited on the way. Over-hold: approved unchanged, out of held answers decided. Edit and reject
     rates share that denominator, so the three add up to one. Time to decision runs from the
     first verdict to the first decision.
 
@@ -221,9 +222,19 @@ def review_outcomes(w: Window) -> dict[str, Any]:
             WHERE v.trigger = 'ingest' AND v.created_at >= %(start)s AND v.created_at < %(end)s
               AND (%(release)s = '' OR a.index_release = %(release)s)
         ), first_decision AS (
-            SELECT DISTINCT ON (d.answer_id) d.answer_id, d.verdict_id, d.action, d.created_at
+            -- The first decision that took the answer out of the queue: an edit the gate
+            -- still held left it there. An answer edited before it went counts as edited.
+            SELECT DISTINCT ON (d.answer_id) d.answer_id, d.verdict_id, d.created_at,
+                   CASE WHEN EXISTS (SELECT 1 FROM {decision} AS e
+                                     WHERE e.answer_id = d.answer_id AND e.action = 'edit'
+                                       AND e.id <= d.id)
+                        THEN 'edit' ELSE d.action END AS action
             FROM {decision} AS d
             WHERE d.answer_id IN (SELECT answer_id FROM ingest)
+              AND (d.action <> 'edit' OR EXISTS (
+                  SELECT 1 FROM {verdict} AS ev
+                  WHERE ev.version_id = d.new_version_id AND ev.trigger = 'edit'
+                    AND ev.decision = 'candidate'))
             ORDER BY d.answer_id, d.created_at, d.id
         ), joined AS (
             SELECT i.decision AS gate, i.verdict_id AS ingest_verdict, f.verdict_id,

@@ -22,8 +22,10 @@ from reviewqueue.api_base import (
     DayField,
     IdField,
     JSONScalarField,
+    PathIdField,
     RoleAndScope,
     StrictSerializer,
+    path_id_problem,
     scalar_problem,
 )
 from reviewqueue.api_errors import (
@@ -51,7 +53,8 @@ from reviewqueue.storable import NOT_STORABLE, storable
 TRACE_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,200}$")
 _TRACE_ID_RULE = "Use 1 to 200 letters, digits and . _ : - only."
 # GET /api/v1/answers/batch is the batch endpoint: an answer of that name could not be read.
-RESERVED_TRACE_IDS = frozenset({"batch"})
+# And "." and "..": clients drop them from an address, so /answers/.. is never asked for.
+RESERVED_TRACE_IDS = frozenset({"batch", ".", ".."})
 MAX_ANSWER_CHARS = 200_000
 
 
@@ -68,8 +71,8 @@ def answer_bytes_problem(text: str) -> str | None:
 
 class RetrievedIn(StrictSerializer):
     cite = IdField(max_length=200)
-    document_id = IdField(max_length=200)
-    revision = IdField(max_length=200)
+    document_id = PathIdField(max_length=200)
+    revision = PathIdField(max_length=200)
     span = IdField(max_length=200, required=False, allow_blank=True, default="")
 
 
@@ -183,7 +186,8 @@ def _retrieved_item(item: Any) -> RetrievedInput | None:
     cite, document, revision = item.get("cite"), item.get("document_id"), item.get("revision")
     span = item.get("span", "")
     if _text(cite, 200) and _text(document, 200) and _text(revision, 200) and _text(
-            span, 200, blank=True):
+            span, 200, blank=True) and not path_id_problem(document) \
+            and not path_id_problem(revision):
         return RetrievedInput(cite, document, revision, span)
     return None
 

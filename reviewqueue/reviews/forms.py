@@ -14,6 +14,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
 import gating
+from reviewqueue.api_base import FLOAT_LIMIT
 from reviewqueue.reviews.labels import REJECT_REASONS
 from reviewqueue.reviews.services.decisions import MAX_COMMENT_CHARS, DecisionInput
 
@@ -23,6 +24,9 @@ _INTEGER = re.compile(r"^[+-]?\d+$")
 class _DecisionForm(forms.Form):
     action = ""
     verdict = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+    # Whether the page was drawn under the reviewer's own lease: if that lease has ended since
+    # (an admin broke it), the decision is refused once rather than claiming the item again.
+    held = forms.BooleanField(widget=forms.HiddenInput, required=False)
     comment = forms.CharField(
         label=_("Comment"), required=False, max_length=MAX_COMMENT_CHARS,
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -31,7 +35,8 @@ class _DecisionForm(forms.Form):
     def to_input(self, **extra: Any) -> DecisionInput:
         d = self.cleaned_data
         return DecisionInput(action=self.action, verdict_id=d["verdict"],
-                             comment=d.get("comment") or "", **extra)
+                             comment=d.get("comment") or "", lease_held=d.get("held", False),
+                             **extra)
 
 
 class ApproveForm(_DecisionForm):
@@ -105,12 +110,16 @@ class ClaimForm(forms.Form):
                 number = math.nan
             if isinstance(number, float) and not math.isfinite(number):
                 self.add_error("value", _("Enter a number, such as 14 or 2.5."))
+            elif isinstance(number, float) and abs(number) >= FLOAT_LIMIT:
+                # Stored, it would come back as a whole number: see scalar_problem.
+                self.add_error("value", _("Write a number this large as a whole number, "
+                                          "without a decimal point or an exponent."))
             elif isinstance(number, int) and not gating.MIN_INT <= number <= gating.MAX_INT:
                 # The gate takes 64-bit whole numbers: said here, on the row, not later.
                 self.add_error("value", _("Enter a whole number between %(min)s and %(max)s.")
                                % {"min": gating.MIN_INT, "max": gating.MAX_INT})
             else:
-                data["parsed"] = number
+                data["parsed"] = number + 0  # -0.0 is 0.0, as it would be stored
         elif kind == "boolean":
             word = raw.strip().lower()
             if word not in ("true", "false"):

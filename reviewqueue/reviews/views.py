@@ -389,12 +389,14 @@ def item(request: HttpRequest, trace_id: str) -> HttpResponse:
 def _forms(page: ItemPage, data: QueryDict | None = None) -> dict[str, Any]:
     version = page.answer.current_version
     assert version is not None
-    verdict = {"verdict": page.verdict.pk}
+    verdict = {"verdict": page.verdict.pk, "held": page.lease.mine}
     if data is not None:
-        # Keep what the reviewer typed, but bind it to the verdict the page now shows.
+        # Keep what the reviewer typed, but bind it to the verdict and the lease the page now
+        # shows.
         data = data.copy()
         for prefix in ("approve", "reject", "edit"):
             data[f"{prefix}-verdict"] = str(page.verdict.pk)
+            data[f"{prefix}-held"] = str(page.lease.mine)
     return {
         "approve_form": ApproveForm(data if _posted(data, "approve") else None,
                                     initial=verdict),
@@ -493,6 +495,12 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         )
     except LeasedByOther:
         messages.warning(request, NOT_RECORDED)
+        return _render_refused(request, trace_id, action)
+    except LeaseLost:
+        messages.warning(request, _(
+            "Nothing was recorded: your lease on this answer ended while you worked on it (an "
+            "admin broke it, or it expired). What you wrote is kept; send it again to take the "
+            "answer back and record your decision."))
         return _render_refused(request, trace_id, action)
     except NotHeld:
         messages.info(request, _("This answer is no longer waiting for review."))

@@ -45,7 +45,10 @@
         });
       });
     });
+    // Only a page with shortcuts has their help: elsewhere the button stays hidden.
+    var hasHelp = !!document.getElementById("help");
     document.querySelectorAll("[data-help]").forEach(function (button) {
+      button.hidden = !hasHelp;
       button.addEventListener("click", openHelp);
     });
   });

@@ -24,6 +24,8 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
 
     def steps(page: Any) -> dict[str, Any]:
         page.goto(f"{live_server.url}/audit/")
+        # The audit pages have no keyboard shortcuts, so no button for their help either.
+        help_shown = page.locator("[data-help]").is_visible()
         page.fill("input[name=trace_id]", "t-browser")
         page.click("form.audit-search button[type=submit]")
         page.wait_for_url("**/audit/?*trace_id=t-browser*")
@@ -47,6 +49,7 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
         page.screenshot(path=str(shot), full_page=True)
         return {
             "rows": rows,
+            "help_shown": help_shown,
             "phone": phone,
             "headings": page.locator(".timeline h3").all_inner_texts(),
             "status": page.locator("[data-testid=answer-status]").inner_text(),
@@ -56,6 +59,7 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
 
     seen = in_browser(session_cookie(admin_user, live_server.url), steps)
     assert seen["rows"] >= 3  # ingested, re-evaluated, decided (and the lease claim)
+    assert seen["help_shown"] is False
     assert seen["phone"]["page"] <= 390 and seen["phone"]["change"] >= 250, seen["phone"]
     assert seen["phone"]["menu"] == [[name, True] for name in (
         "Queue", "My conflicts", "Audit", "Insight", "Jobs", "Webhooks")], seen["phone"]["menu"]

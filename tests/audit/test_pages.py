@@ -252,7 +252,9 @@ def test_an_admin_can_verify_from_the_page(admin_client: Any, chain: Callable[..
     assert response.status_code == 200
     run = VerificationRun.objects.get()
     assert (run.ok, run.trigger, run.requested_by) == (True, "manual", "user:ada")
-    assert "All 3 events check out" in response.content.decode()
+    page = response.content.decode()
+    assert "All 3 events check out" in page
+    assert page.count("Verification requested") == 1  # the message is shown once
 
 
 def test_a_broken_chain_shows_on_the_page_with_an_alert(

@@ -518,3 +518,30 @@ def test_long_names_on_the_owner_pages_and_japanese_history_fit_a_phone(
             return new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top))).size;
         }""")
         assert lines <= 2, (column, cell.inner_text(), lines)
+
+
+def test_long_urls_in_a_fact_and_a_webhook_address_fit_a_phone(
+    publish: Any, submit: Any, owner: Any, reviewer: Any, admin_user: Any, sign_in: Any,
+    live_server: Any,
+) -> None:
+    from reviewqueue.webhooks.models import WebhookEndpoint
+
+    link = "https://docs.example.test/policies/" + "refund-and-cancellation-terms-" * 3
+    publish("links", facts=[fact("policy_url", link)])
+    response = submit("t-url", as_of=None, answer="The policy is online [d1].",
+                      claims=[{"key": "policy_url", "value": "elsewhere", "cite": "d1"}],
+                      retrieved=[{"cite": "d1", "document_id": "links", "revision": "r1",
+                                  "span": "p1"}])
+    assert response.status_code == 201, response.content
+    endpoint = WebhookEndpoint.objects.create(url="https://hooks.example.test/" + "x" * 150,
+                                              secret="s" * 32)
+    page = sign_in("alice")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{live_server.url}/answers/t-url/")
+    page.locator("details.cite summary").first.click()
+    expect(page.locator("details.cite .fact code").first).to_contain_text("refund")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page = sign_in("ada")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{live_server.url}/webhooks/{endpoint.pk}/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390

@@ -836,3 +836,15 @@ def test_a_long_answer_whose_only_brackets_are_in_code_is_uncited(cases):
     answer = LONG_UNCITED + "Call `plans[0]` for details."
 
     assert gating.evaluate_record(cases.record(answer=answer))["reason"] == "uncited_answer"
+
+
+def test_a_period_with_no_end_says_so_rather_than_naming_the_last_day(cases):
+    record = cases.record(
+        evidence=[cases.item("d1", "trial_days", 14, "2027-01-04", "9999-12-31")],
+        answer="The trial lasts 14 days [d1].",
+    )
+
+    finding = gating.evaluate_record(record)["findings"][0]
+
+    assert "valid from 2027-01-04, with no end, not yet in force" in finding["message"]
+    assert "9999" not in finding["message"]

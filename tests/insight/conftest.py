@@ -103,14 +103,26 @@ class Builder:
         return verdict
 
     def decide(self, answer: Any, action: str, *, when: dt.datetime,
-               read_passages: bool = False, verdict: Any = None) -> Any:
-        from reviewqueue.reviews.models import Decision
+               read_passages: bool = False, verdict: Any = None,
+               gate_on_edit: str = "candidate") -> Any:
+        """`gate_on_edit`: the verdict on an edit's new version; "review" keeps it held."""
+        from reviewqueue.reviews.models import AnswerVersion, Decision, Verdict
 
+        new_version = None
+        if action == "edit":
+            new_version = AnswerVersion.objects.create(
+                answer=answer, number=answer.versions.count() + 1, text=SECRET_TEXT,
+                claims=[{"key": "k", "value": 2, "cite": "d1"}])
+            Verdict.objects.create(
+                answer=answer, version=new_version, decision=gate_on_edit,
+                reason="supported" if gate_on_edit == "candidate" else "conflicting_sources",
+                fingerprint=f"{next(_ids):064d}", gate_version="test", as_of=when.date(),
+                revisions_used=used("d1"), trigger="edit")
         decision = Decision.objects.create(
             answer=answer, verdict=verdict or answer.current_verdict,
             version=answer.current_version, action=action, reviewer=self.reviewer,
             reject_reason="wrong_value" if action == "reject" else "",
-            read_passages=read_passages, comment=SECRET_TEXT,
+            read_passages=read_passages, comment=SECRET_TEXT, new_version=new_version,
         )
         Decision.objects.filter(pk=decision.pk).update(created_at=when)
         return decision

@@ -85,6 +85,20 @@ def test_over_hold_edit_and_reject_rates_use_each_answers_first_decision(
     assert review["reject"] == share(1, 4)
 
 
+def test_an_edit_the_gate_still_held_is_no_decision_yet(build: Builder) -> None:
+    """c1's edit was saved but still held; c2 was edited (held), then approved: edited."""
+    c1 = build.answer("c1", when=at(5), decision="review", reason="conflicting_sources")
+    c2 = build.answer("c2", when=at(5), decision="review", reason="conflicting_sources")
+    build.decide(c1, "edit", when=at(5, 10), gate_on_edit="review")
+    build.decide(c2, "edit", when=at(5, 10), gate_on_edit="review")
+    build.decide(c2, "approve", when=at(5, 12))
+    review = selectors.review_outcomes(WINDOW)
+    assert (review["held"], review["decided"]) == (2, 1)
+    assert review["edit"] == share(1, 1)
+    assert review["over_hold"] == share(0, 1)
+    assert review["time_to_decision_seconds"]["median"] == 3 * 3600.0
+
+
 def test_time_from_held_to_decision(scenario: Builder) -> None:
     waits = selectors.review_outcomes(WINDOW)["time_to_decision_seconds"]
     # 1 h, 2 h, 3 h and 4 h. Median: halfway between 2 h and 3 h. 95th percentile, linear

@@ -172,6 +172,20 @@ def test_an_oversized_body_is_413_and_kept_truncated(
     assert kept.size_bytes > 2048
 
 
+def test_a_large_body_refused_for_one_field_is_kept_whole(
+    publish: Any, service_api: Any
+) -> None:
+    """300 KB, over the 64 KiB kept of an oversized body: the bad field at its end is kept."""
+    publish()
+    body = answer_body(answer="The free trial lasts 14 days [d1]. " + "x" * 300_000)
+    body["claims"].append({"key": "seats", "value": [1], "cite": "d1"})
+    response = service_api.post("/api/v1/answers", body, format="json")
+    assert response.status_code == 400
+    kept = QuarantinedPayload.objects.get()
+    assert not kept.truncated and kept.size_bytes > 300_000
+    assert json.loads(kept.body)["claims"][1]["value"] == [1]
+
+
 def test_a_reviewer_token_cannot_submit(token_client: Any, reviewer: Any) -> None:
     response = token_client(reviewer).post("/api/v1/answers", answer_body(), format="json")
     assert response.status_code == 403

@@ -341,9 +341,12 @@ def test_an_id_with_spaces_in_an_answer_is_refused(
 
 # --- The trace_id the batch endpoint's address takes ------------------------------------------
 
-def test_the_trace_id_batch_is_reserved(publish: Any, service_api: Any) -> None:
+@pytest.mark.parametrize("trace_id", ["batch", ".", ".."])
+def test_a_trace_id_no_address_could_name_is_refused(publish: Any, service_api: Any,
+                                                     trace_id: str) -> None:
+    """/api/v1/answers/batch is the batch endpoint; clients drop . and .. from an address."""
     publish()
-    body = answer_body("batch")
+    body = answer_body(trace_id)
     assert fast_answer_input(body) is None
     response = service_api.post("/api/v1/answers", body, format="json")
     assert response.status_code == 400
@@ -351,7 +354,26 @@ def test_the_trace_id_batch_is_reserved(publish: Any, service_api: Any) -> None:
     [result] = batch(service_api, body)
     assert [e["field"] for e in result["errors"]] == ["trace_id"]
     assert not Answer.objects.exists()
-    assert QuarantinedPayload.objects.filter(trace_id="batch").count() == 2
+    assert QuarantinedPayload.objects.filter(trace_id=trace_id).count() == 2
+
+
+@pytest.mark.parametrize("field", ["document_id", "revision"])
+@pytest.mark.parametrize("value", ["a/b", ".", ".."])
+def test_a_cited_document_or_revision_no_address_could_name_is_refused(
+    publish: Any, service_api: Any, field: str, value: str
+) -> None:
+    """Such a document could never be published (PUT /documents/a/b/... is no address), so
+    the answer would wait for it for ever."""
+    publish()
+    body = answer_body()
+    body["retrieved"][0][field] = value
+    assert fast_answer_input(body) is None
+    response = service_api.post("/api/v1/answers", body, format="json")
+    assert response.status_code == 400
+    assert fields(response) == [f"retrieved[0].{field}"]
+    [result] = batch(service_api, body)
+    assert [e["field"] for e in result["errors"]] == [f"retrieved[0].{field}"]
+    assert not Answer.objects.exists()
 
 
 # --- Unknown addresses under /api/ ------------------------------------------------------------

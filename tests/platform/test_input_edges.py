@@ -12,6 +12,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from reviewqueue.audit.models import QuarantinedPayload
 from reviewqueue.reviews.models import Answer, AnswerVersion, Decision
+from reviewqueue.reviews.services.reevaluation import answer_reevaluate
 from reviewqueue.sources.models import Revision
 from tests.conftest import answer_body, revision_body
 from tests.reviews.conftest import current_verdict_id, hold, sources  # noqa: F401
@@ -20,6 +21,8 @@ pytestmark = pytest.mark.django_db
 
 REVISION = "/api/v1/documents/pricing/revisions/r1"
 UNSTORABLE = ["nul\x00", "lone \ud800 surrogate"]
+# PostgreSQL would give these back as another value: 1e16 as the integer 10000000000000000.
+FLOATS_CHANGED_BY_STORAGE = [1e16, 1e19, -1.5e300, -0.0]
 
 
 def send(client: Any, url: str, body: Any, method: str = "post") -> Any:
@@ -44,7 +47,8 @@ def stored_trace_ids() -> set[str]:
 
 # --- Values the gate cannot take --------------------------------------------------------------
 
-@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**40, *UNSTORABLE])
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**40, *UNSTORABLE,
+                                   *FLOATS_CHANGED_BY_STORAGE])
 def test_a_fact_value_the_gate_or_postgresql_cannot_hold_is_refused_naming_the_field(
     service_api: Any, owner: Any, value: int | str
 ) -> None:
@@ -63,7 +67,7 @@ def test_a_fact_value_on_the_64_bit_edge_is_published(service_api: Any, owner: A
     assert send(service_api, REVISION, body, "put").status_code == 201
 
 
-@pytest.mark.parametrize("value", [10**40, -(2**63) - 1, *UNSTORABLE])
+@pytest.mark.parametrize("value", [10**40, -(2**63) - 1, *UNSTORABLE, *FLOATS_CHANGED_BY_STORAGE])
 def test_a_claim_value_the_gate_or_postgresql_cannot_hold_is_refused_naming_the_field(
     publish: Any, service_api: Any, value: int | str
 ) -> None:
@@ -89,6 +93,25 @@ def test_a_claim_value_too_large_for_a_float_is_refused_naming_the_field(
     assert "1e400" in QuarantinedPayload.objects.get().body
 
 
+def test_a_float_below_the_limit_is_gated_and_stored_as_the_same_value(
+    service_api: Any, owner: Any, reviewer: Any, token_client: Any
+) -> None:
+    value = 9999999999999998.0  # the largest float PostgreSQL gives back as a float
+    body = revision_body()
+    body["facts"][0]["value"] = value
+    assert send(service_api, REVISION, body, "put").status_code == 201
+    answer = answer_body(claims=[{"key": "trial_days", "value": value, "cite": "d1"}])
+    response = send(service_api, "/api/v1/answers", answer)
+    assert response.status_code == 201, response.content
+    verdict = response.json()["verdict"]
+    assert verdict["reason"] != "unsupported_claim", verdict
+    stored = AnswerVersion.objects.get().claims[0]["value"]
+    assert stored == value and isinstance(stored, float)
+    assert Revision.objects.get().facts.get().value == value
+    # Gated again on what the database gives back: the same fingerprint, no new verdict.
+    assert answer_reevaluate(answer_id=Answer.objects.get().pk, trigger="revision") is None
+
+
 # --- Text PostgreSQL cannot store: NUL, lone surrogates ---------------------------------------
 
 @pytest.mark.parametrize("value", UNSTORABLE)
@@ -107,7 +130,7 @@ def test_an_edit_claiming_an_unstorable_value_is_refused_naming_the_field(
     assert QuarantinedPayload.objects.get().status_code == 400
 
 
-@pytest.mark.parametrize("value", [10**40, *UNSTORABLE])
+@pytest.mark.parametrize("value", [10**40, *UNSTORABLE, 1e19])
 def test_a_batch_item_with_a_value_the_gate_or_postgresql_cannot_hold_is_that_items_error(
     publish: Any, service_api: Any, value: int | str
 ) -> None:

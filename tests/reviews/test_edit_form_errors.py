@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from reviewqueue.reviews.forms import ClaimForm
 from reviewqueue.reviews.models import Answer, AnswerVersion
+from tests.reviews.conftest import current_verdict_id
 from tests.reviews.test_decisions import claims_form, page_post
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +63,27 @@ def test_a_number_past_64_bits_is_refused_on_its_row(
     assert row.index("Enter a whole number between -9223372036854775808 and "
                      "9223372036854775807.") < row.index('name="claims-1-value_type"')
     assert_nothing_saved(trace)
+
+
+def test_a_decimal_number_too_large_to_keep_as_typed_is_refused_on_its_row(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    big = {"key": "seats", "value": "1e16", "value_type": "number", "cite": "d1"}
+    response = page_post(login(reviewer), trace, "edit", answer=SUPPORTED_TEXT,
+                         **claims_form(SUPPORT, big))
+    assert response.status_code == 400
+    row = response.content.decode().split('name="claims-1-value"', 1)[1]
+    assert row.index("Write a number this large as a whole number, without a decimal point "
+                     "or an exponent.") < row.index('name="claims-1-value_type"')
+    assert_nothing_saved(trace)
+
+
+def test_negative_zero_is_read_as_zero() -> None:
+    form = ClaimForm({"key": "seats", "value": "-0.0", "value_type": "number", "cite": "d1"},
+                     cites=["d1"])
+    assert form.is_valid(), form.errors
+    assert repr(form.cleaned_data["parsed"]) == "0.0"
 
 
 def test_a_row_with_only_a_subject_is_not_empty_either(hold: Any, reviewer: Any,
@@ -122,3 +145,23 @@ def test_an_edit_with_blank_text_is_refused_in_the_reviewers_language(
     assert "answer:" not in html
     assert 'id="id_edit-answer_error"' in html
     assert_nothing_saved(trace)
+
+
+def test_the_language_menu_of_a_refused_form_returns_to_the_page_it_was_sent_from(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    """The refused page has the address of the form (POST only): changing the language there
+    must not land on it, which would say that what was sent was not saved."""
+    trace = hold()
+    client = login(reviewer)
+    sent_from = f"http://testserver/answers/{trace}/?back=%2F%3Freason%3Dconflicting_sources"
+    response = client.post(f"/answers/{trace}/decide",
+                           {"action": "reject", "reject-verdict": current_verdict_id(trace)},
+                           HTTP_REFERER=sent_from)  # no reason given
+    assert response.status_code == 400
+    assert f'name="next" value="{sent_from.replace("&", "&amp;")}"' in response.content.decode()
+    back = client.post("/language", {"language": "ja", "next": sent_from})
+    assert back.status_code == 302 and back["Location"] == sent_from
+    # A page read with GET comes back to itself, as before.
+    page = client.get(f"/answers/{trace}/?back=%2F").content.decode()
+    assert f'name="next" value="/answers/{trace}/?back=%2F"' in page

@@ -148,6 +148,25 @@ def test_a_revision_that_only_moves_an_end_date_shows_it_beside_the_quoted_one(
     assert "<ins>" not in html
 
 
+def test_only_the_facts_of_the_claimed_subject_are_marked_claimed(
+    submit: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    """The answer claims the pro plan's price; the basic plan's price, in the same passage,
+    changed too, but no claim asks about it."""
+    price = "monthly_price_usd"
+    publish("plans", revision="r1", facts=[fact(price, 20, subject="basic"),
+                                           fact(price, 50, subject="pro")])
+    submit("pro", as_of=None, claims=[{"subject": "pro", "key": price, "value": 50,
+                                       "cite": "d1"}],
+           answer="Pro costs 50 dollars [d1].",
+           retrieved=[{"cite": "d1", "document_id": "plans", "revision": "r1", "span": "p1"}])
+    publish("plans", revision="r2", facts=[fact(price, 25, subject="basic"),
+                                           fact(price, 55, subject="pro")])
+    (diff,) = login(reviewer).get("/answers/pro/").context["page"].diffs
+    assert {(c.what, c.used) for c in diff.facts} == {
+        (f"pro.{price}", True), (f"basic.{price}", False)}
+
+
 def test_a_fact_moved_to_another_passage_unchanged_is_no_change(
     sources: Any, submit: Any, publish: Any, reviewer: Any, login: Any
 ) -> None:

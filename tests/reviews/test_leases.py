@@ -12,13 +12,14 @@ from django.utils import timezone
 
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import Actor
-from reviewqueue.reviews.models import Answer, ReviewItem
+from reviewqueue.reviews.models import Answer, Decision, ReviewItem
 from reviewqueue.reviews.services.leases import (
     LeasedByOther,
     NotHeld,
     lease_claim,
     lease_release,
 )
+from tests.reviews.test_decisions import page_post
 
 pytestmark = pytest.mark.django_db
 
@@ -274,3 +275,28 @@ def test_an_admin_can_break_a_lease_from_the_item_page(hold: Any, reviewer: Any,
     assert "Break lease" in admin.get(f"/answers/{trace}/").content.decode()
     admin.post(f"/answers/{trace}/release", {"force": "1"})
     assert ReviewItem.objects.get(answer__trace_id=trace).leased_by is None
+
+
+def test_a_decision_sent_from_a_page_whose_lease_an_admin_broke_is_refused_once(
+    hold: Any, reviewer: Any, admin_user: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    assert 'name="approve-held" value="True"' in alice.get(f"/answers/{trace}/").content.decode()
+    login(admin_user).post(f"/answers/{trace}/release", {"force": "1"})
+
+    response = page_post(alice, trace, "approve", comment="Checked the pricing page.",
+                         held="True")
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "Nothing was recorded: your lease on this answer ended while you worked on it" in page
+    assert "Checked the pricing page." in page  # what she wrote is kept
+    assert not Decision.objects.exists()
+    assert ReviewItem.objects.get(answer__trace_id=trace).leased_by is None  # not taken back
+    # The page she got back knows the lease is gone: sending it again takes the answer back.
+    assert 'name="approve-held" value="False"' in page
+    response = page_post(alice, trace, "approve", comment="Checked the pricing page.",
+                         held="False")
+    assert response.status_code == 302
+    assert Decision.objects.get().reviewer == reviewer

@@ -302,6 +302,18 @@ def test_next_claims_the_oldest_unclaimed_item_and_opens_it(
     assert ReviewItem.objects.get(pk=items[1].pk).leased_by == reviewer
 
 
+def test_next_skips_answers_waiting_for_their_owner(
+    pricing_documents: Any, reviewer: Any, login: Any
+) -> None:
+    """The reviewer sent the oldest to the owner: until the owner acts, it is not handed out."""
+    items = bulk_held(2, prefix="w")
+    ReviewItem.objects.filter(pk=items[0].pk).update(waiting_for_owner=True)
+    response = login(reviewer).post("/next")
+    assert response["Location"] == "/answers/w-1/"
+    response = login(reviewer).post("/next", follow=True)  # w-1 is now hers
+    assert "Nothing unclaimed is waiting for you." in response.content.decode()
+
+
 def test_next_with_nothing_unclaimed_says_so(pricing_documents: Any, reviewer: Any,
                                              login: Any) -> None:
     response = login(reviewer).post("/next", follow=True)

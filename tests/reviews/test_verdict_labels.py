@@ -117,7 +117,8 @@ def test_a_held_answer_that_is_no_audit_sample_does_not_say_audit_sample(
     hold: Any, reviewer: Any, login: Any
 ) -> None:
     html = text_of(login(reviewer).get(f"/answers/{hold()}/"))
-    assert "Needs review · Conflicting sources" in status_strip(html)
+    # Beside the answer's status, which may already be Approved: the gate's word on it now.
+    assert "Gate: Needs review · Conflicting sources" in status_strip(html)
     assert "Audit sample" not in html
 
 

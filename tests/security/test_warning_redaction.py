@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from reviewqueue.reviews.models import Answer, Verdict
-from reviewqueue.reviews.selectors.answers import RESTRICTED_WARNING
+from reviewqueue.reviews.selectors.answers import RESTRICTED_WARNING, UNREADABLE_REVISION_MESSAGE
 from tests.conftest import answer_body
 from tests.security.conftest import fact
 
@@ -123,3 +123,26 @@ def test_the_answer_api_reads_the_documents_once_however_many_verdicts(
     assert len(response.json()["verdicts"]) == 31
     assert SECRET.encode() not in response.content
     assert len(thirty_one.captured_queries) == len(one.captured_queries)
+
+
+def test_an_older_verdict_computed_on_a_revision_the_reader_may_not_read_says_only_that(
+    publish: Callable[..., Any], service_api: Any, token_client: Any, reviewer: Any
+) -> None:
+    """policy@r1 was HR-only; r2 is public, so the reviewer may now read the answer, but the
+    verdict computed on r1 must not tell them what r1 said."""
+    publish("policy", revision="r1", principals=["group:hr"], facts=[fact("k", 777001)])
+    body = answer_body("t-old", as_of=None, asked_by=["group:hr"],
+                       claims=[{"key": "k", "value": 5, "cite": "d1"}],
+                       retrieved=[{"cite": "d1", "document_id": "policy", "revision": "r1",
+                                   "span": "p1"}])
+    assert service_api.post("/api/v1/answers", body, format="json").status_code == 201
+    publish("policy", revision="r2", principals=["*"], facts=[fact("k", 5)])
+    response = token_client(reviewer).get("/api/v1/answers/t-old")
+    assert response.status_code == 200
+    assert b"777001" not in response.content
+    old = response.json()["verdicts"][-1]
+    assert old["findings"] and {f["message"] for f in old["findings"]} == {
+        UNREADABLE_REVISION_MESSAGE}
+    assert old["reason"] == "unsupported_claim"  # the reason itself is kept
+    # The service sent r1 itself: it sees every message.
+    assert b"777001" in service_api.get("/api/v1/answers/t-old").content

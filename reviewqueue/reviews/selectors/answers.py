@@ -10,7 +10,7 @@ from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.principals import may_read, may_read_every, user_principals
 from reviewqueue.accounts.roles import has_role, remember_groups
 from reviewqueue.reviews.models import Answer, Decision, RetrievedItem, Verdict
-from reviewqueue.sources.models import Document
+from reviewqueue.sources.models import Document, Revision
 
 
 def answer_ids_citing(document_key: str) -> QuerySet[Answer]:
@@ -46,6 +46,8 @@ def user_may_read_answer(answer: Answer, principals: frozenset[str]) -> bool:
 
 
 RESTRICTED_MESSAGE = "sources in force disagree, and one of them is a document you may not read"
+UNREADABLE_REVISION_MESSAGE = ("this verdict was computed on a revision of a cited document "
+                               "that you may not read")
 RESTRICTED_WARNING = "claim {claim} rests on a single source: a document you may not read"
 # Warnings stored before the gate listed their kb_documents name them only in the message.
 _KB_NAMED = re.compile(r"knowledge-base document (.+?)(?=, |$)")
@@ -55,7 +57,11 @@ def redact_verdicts(verdicts: list[dict[str, Any]], principals: frozenset[str]
                     ) -> list[dict[str, Any]]:
     """Verdict bodies whose findings and warnings draw on a knowledge-base document the caller
     may not read, with those messages saying only that such a document exists: no value, no
-    document id. One query for any number of verdicts."""
+    document id. One query for any number of verdicts.
+
+    An older verdict may also have been computed on a revision the caller may not read (the
+    document was restricted then): each of its messages then says only that."""
+    verdicts = _redact_unreadable_revisions(verdicts, principals)
     keys = {d for v in verdicts for entry in (*v["findings"], *v["warnings"])
             for d in _kb_documents(entry)}
     if not keys:
@@ -71,6 +77,29 @@ def redact_verdicts(verdicts: list[dict[str, Any]], principals: frozenset[str]
          "warnings": [_redacted(w, hidden, RESTRICTED_WARNING.format(claim=w.get("claim")))
                       for w in v["warnings"]]}
         for v in verdicts
+    ]
+
+
+def _redact_unreadable_revisions(verdicts: list[dict[str, Any]], principals: frozenset[str]
+                                 ) -> list[dict[str, Any]]:
+    """See redact_verdicts. One query, none when no verdict names the revisions it used."""
+    used = [{(r["document"], r["current"]) for r in v.get("revisions_used") or ()
+             if r.get("current")} for v in verdicts]
+    pairs = set().union(*used)
+    if not pairs:
+        return verdicts
+    readable = {
+        (key, revision) for key, revision, allowed in Revision.objects.filter(
+            document__key__in={d for d, _ in pairs}, revision__in={r for _, r in pairs},
+        ).values_list("document__key", "revision", "allowed_principals")
+        if may_read(allowed, principals)
+    }
+    return [
+        v if pairs_used <= readable else
+        {**v,
+         "findings": [{**f, "message": UNREADABLE_REVISION_MESSAGE} for f in v["findings"]],
+         "warnings": [{**w, "message": UNREADABLE_REVISION_MESSAGE} for w in v["warnings"]]}
+        for v, pairs_used in zip(verdicts, used, strict=True)
     ]
 
 

@@ -481,7 +481,7 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         for f in conflict_findings
     ]
     diffs = [_diff(r, citations[r.cite], older, documents, facts_by_revision, passages,
-                   principals, _keys_cited(claims, r.cite))
+                   principals, _what_claims_ask(claims, r.cite))
              for r in retrieved if citations[r.cite].superseded]
 
     item = _review_item(answer)
@@ -575,7 +575,7 @@ def _citation(r: Any, document: Document | None, quoted: Revision | None,
         view.current_updated_at = current.updated_at
         view.superseded = quoted is not None and current.pk != quoted.pk
         view.facts = _cited_facts(facts_by_revision.get(current.pk, []), r.span,
-                                  _keys_cited(claims, r.cite))
+                                  _what_claims_ask(claims, r.cite))
         if not view.title:
             view.title, view.url = current.title, current.url
     if r.span:
@@ -675,13 +675,23 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
     return ConflictView(sentence, sources)
 
 
-def _keys_cited(claims: list[dict[str, Any]], cite: str) -> set[str]:
-    return {c["key"] for c in claims if c.get("cite") == cite}
+# What the claims citing one source ask about: (key, subject), with None for a claim that names
+# no subject, which the gate matches against that key's facts of every subject.
+Claimed = set[tuple[str, str | None]]
 
 
-def _cited_facts(facts: list[FactView], span: str, keys: set[str]) -> list[FactView]:
+def _what_claims_ask(claims: list[dict[str, Any]], cite: str) -> Claimed:
+    return {(c["key"], c.get("subject") or None) for c in claims if c.get("cite") == cite}
+
+
+def _is_claimed(fact: FactView, claimed: Claimed) -> bool:
+    """Whether a claim asks about `fact`, as the gate pairs them."""
+    return (fact.key, None) in claimed or (fact.key, fact.subject or None) in claimed
+
+
+def _cited_facts(facts: list[FactView], span: str, claimed: Claimed) -> list[FactView]:
     """The facts a citation stands for: those of its quoted span and those its claims name."""
-    return [f for f in facts if (span and f.span == span) or f.key in keys]
+    return [f for f in facts if (span and f.span == span) or _is_claimed(f, claimed)]
 
 
 def _fact_changes(old: list[FactView], new: list[FactView]) -> list[FactChange]:
@@ -711,7 +721,7 @@ def _fact_changes(old: list[FactView], new: list[FactView]) -> list[FactChange]:
 def _diff(r: Any, citation: CitationView, older: Mapping[tuple[str, str], Revision],
           documents: Mapping[str, Document], facts_by_revision: Mapping[int, list[FactView]],
           passages: Mapping[tuple[int, str], PassageView], principals: frozenset[str],
-          keys: set[str]) -> DiffView | None:
+          claimed: Claimed) -> DiffView | None:
     quoted = older.get((citation.document_key, citation.revision))
     document = documents.get(citation.document_key)
     if quoted is None or document is None or document.current_revision is None:
@@ -722,12 +732,12 @@ def _diff(r: Any, citation: CitationView, older: Mapping[tuple[str, str], Revisi
     # fact that moved to another span, or a period that was split, is compared whole.
     quoted_facts = facts_by_revision.get(quoted.pk, [])
     current_facts = facts_by_revision.get(document.current_revision_id, [])
-    names = {(f.subject, f.key) for f in [*_cited_facts(quoted_facts, r.span, keys),
+    names = {(f.subject, f.key) for f in [*_cited_facts(quoted_facts, r.span, claimed),
                                           *citation.facts]}
     facts = _fact_changes([f for f in quoted_facts if (f.subject, f.key) in names],
                           [f for f in current_facts if (f.subject, f.key) in names])
     for change in facts:
-        change.used = (change.before or change.after).key in keys  # type: ignore[union-attr]
+        change.used = _is_claimed(change.before or change.after, claimed)  # type: ignore[arg-type]
     old = passages.get((quoted.pk, r.span)) if r.span else None
     new = passages.get((document.current_revision_id, r.span)) if r.span else None
     if old is None and not facts:

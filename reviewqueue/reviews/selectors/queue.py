@@ -313,8 +313,10 @@ def reason_counts(*, principals: Iterable[str], filters: QueueFilters, user: Any
 
 def next_unclaimed(*, principals: Iterable[str], filters: QueueFilters, user: Any,
                    how_many: int = 5) -> list[Answer]:
-    """The oldest visible unclaimed answers, for "Next" to try in order."""
+    """The oldest visible unclaimed answers, for "Next" to try in order. An answer a reviewer
+    sent to its owners waits for them: it is opened from the queue, not handed out."""
     unclaimed = QueueFilters(reason=filters.reason, document=filters.document,
                              release=filters.release, claim="unclaimed")
-    qs = queue_queryset(principals=principals, filters=unclaimed, user=user)
+    qs = queue_queryset(principals=principals, filters=unclaimed, user=user).filter(
+        waiting_for_owner=False)
     return [item.answer for item in qs.select_related("answer")[:how_many]]

@@ -35,7 +35,13 @@ from reviewqueue.reviews.services.evaluation import (
     store_verdict,
     verdict_is_fresh,
 )
-from reviewqueue.reviews.services.leases import LeasedByOther, NotHeld, lease_claim, lease_state
+from reviewqueue.reviews.services.leases import (
+    LeasedByOther,
+    LeaseLost,
+    NotHeld,
+    lease_claim,
+    lease_state,
+)
 from reviewqueue.reviews.services.transitions import answer_apply_decision, answer_apply_verdict
 
 ACTIONS = ("approve", "reject", "edit")
@@ -82,6 +88,8 @@ class DecisionInput:
     reject_reason: str = ""
     text: str | None = None
     claims: list[dict[str, Any]] | None = None
+    # The decision was made on a page drawn under the reviewer's lease (see _decide).
+    lease_held: bool = False
 
 
 @dataclass(frozen=True)
@@ -188,6 +196,10 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
         assert lease.holder is not None and lease.until is not None
         raise LeasedByOther(lease.holder, lease.until)
     if not lease.active:
+        if data.lease_held:
+            # The reviewer's lease ended while they worked (an admin broke it, or it expired):
+            # they are told before anything is recorded, rather than claiming it back unseen.
+            raise LeaseLost
         # Deciding on a free item claims it first, so the claim is audited like any other.
         lease_claim(answer=answer, user=user, actor=actor)
 

@@ -120,7 +120,9 @@ def answers_ingest(
             results[index] = _replayed(stored[data.trace_id], digests[index])
         elif data.trace_id not in first:
             first[data.trace_id] = index
-    new = list(first.values())
+    # Inserted in trace_id order: two batches sharing trace_ids then wait for one another on
+    # the first they share, never each for the other (a deadlock).
+    new = sorted(first.values(), key=lambda index: items[index].trace_id)
     if new:
         try:
             with transaction.atomic():
