@@ -31,6 +31,12 @@ log = logging.getLogger(__name__)
 
 FAR_FUTURE = date(9999, 12, 31)
 
+# A dismissal's reason is its code and the person's justification ("different periods: the
+# promo ends in May"): the stored reason has room for the longest code before a justification
+# of the most the owner's page takes, and a longer one is refused, never cut.
+DISMISSAL_DETAIL_MAX_CHARS = 2000
+DISMISSAL_REASON_MAX_CHARS = DISMISSAL_DETAIL_MAX_CHARS + 100
+
 
 @dataclass(frozen=True)
 class ConflictChange:
@@ -249,6 +255,9 @@ def conflict_dismiss(
     reason = reason.strip()
     if not reason:
         raise FieldError("reason", "a justification is required")
+    if len(reason) > DISMISSAL_REASON_MAX_CHARS:
+        raise FieldError("reason", f"at most {DISMISSAL_REASON_MAX_CHARS} characters "
+                                   f"(it has {len(reason)})")
     conflict = Conflict.objects.select_for_update().filter(pk=conflict_id).first()
     if conflict is None:
         raise NotFound("no such conflict")
@@ -259,7 +268,7 @@ def conflict_dismiss(
     conflict.status = Conflict.Status.DISMISSED
     conflict.dismissed_by = user
     conflict.dismissed_at = timezone.now()
-    conflict.dismissal_reason = reason[:2000]
+    conflict.dismissal_reason = reason
     conflict.dismissed_signature = conflict.signature
     conflict.save()
     audit_record(

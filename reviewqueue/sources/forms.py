@@ -9,6 +9,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from reviewqueue.api_base import scalar_problem
+from reviewqueue.sources.conflicts import DISMISSAL_DETAIL_MAX_CHARS
 
 DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
 
@@ -142,8 +143,10 @@ class DismissForm(forms.Form):
     # The revisions the person judged: a dismissal never covers ones they did not see.
     signature = forms.CharField(widget=forms.HiddenInput, max_length=64)
     reason = forms.ChoiceField(choices=DISMISS_REASONS, label=_("Why these values do not conflict"))
+    # Stored after the reason's code ("different periods: ..."), which conflict_dismiss
+    # leaves room for: what is typed here is kept whole.
     detail = forms.CharField(
-        max_length=2000,
+        max_length=DISMISSAL_DETAIL_MAX_CHARS,
         required=False,
         label=_("Justification"),
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -151,7 +154,9 @@ class DismissForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("reason") == "other" and not (data.get("detail") or "").strip():
+        # A justification refused already (too long) is there: asking for one would confuse.
+        if data.get("reason") == "other" and not self.has_error("detail") \
+                and not (data.get("detail") or "").strip():
             self.add_error("detail", _("Explain why the values do not conflict."))
         return data
 

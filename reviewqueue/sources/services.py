@@ -104,6 +104,17 @@ def _after_content_change(
     reevaluate_documents(keys, trigger=trigger, actor=actor, cause=document_key)
 
 
+def _new_owner(username: str) -> Any:
+    """The user a revision names as its document's new owner: an active owner or admin."""
+    owner = get_user_model().objects.filter(username=username, is_active=True).first()
+    if owner is None:
+        raise FieldError("owner", f"no active user named {username!r}")
+    if not has_role(owner, Role.OWNER, Role.ADMIN):
+        # The owner is who resolves the document's conflicts on the owner's pages.
+        raise FieldError("owner", f"{username!r} is not a document owner (nor an admin)")
+    return owner
+
+
 @transaction.atomic
 def revision_publish(
     *, document_key: str, revision: str, data: RevisionInput, actor: Actor, user: Any = None
@@ -112,19 +123,22 @@ def revision_publish(
 
     The same body again changes nothing; a different body for an existing revision is a
     conflict. Answers citing the document are re-evaluated after the transaction commits.
+    The owner named must be an active owner (or admin) when it is new to the document; the
+    document's current owner is kept as they are, even deactivated since.
     """
-    owner = get_user_model().objects.filter(username=data.owner, is_active=True).first()
-    if owner is None:
-        raise FieldError("owner", f"no active user named {data.owner!r}")
-    if not has_role(owner, Role.OWNER, Role.ADMIN):
-        # The owner is who resolves the document's conflicts on the owner's pages.
-        raise FieldError("owner", f"{data.owner!r} is not a document owner (nor an admin)")
     digest = data.digest()
-
-    document, _ = Document.objects.get_or_create(key=document_key, defaults={"owner": owner})
     # Lock the document: concurrent publishes of one document are applied one at a time.
-    document = Document.objects.select_for_update().get(pk=document.pk)
+    document = (Document.objects.select_for_update(of=("self",)).select_related("owner")
+                .filter(key=document_key).first())
+    if document is None:
+        # Another publish may create it first: then this one waits for it, and sees it.
+        Document.objects.get_or_create(key=document_key,
+                                       defaults={"owner": _new_owner(data.owner)})
+        document = (Document.objects.select_for_update(of=("self",)).select_related("owner")
+                    .get(key=document_key))
 
+    # Before the owner is looked at: a replay is answered as the first time, whatever
+    # happened to the owner since.
     existing = Revision.objects.filter(document=document, revision=revision).first()
     if existing is not None:
         if existing.body_digest == digest:
@@ -134,6 +148,8 @@ def revision_publish(
             "different body; revisions are immutable, publish a new revision id",
             extra={"revision": revision},
         )
+    owner = (document.owner if data.owner == document.owner.get_username()
+             else _new_owner(data.owner))
 
     seq = (document.revisions.aggregate(m=Max("seq"))["m"] or 0) + 1
     new = Revision.objects.create(
