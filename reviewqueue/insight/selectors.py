@@ -205,8 +205,8 @@ def review_outcomes(w: Window) -> dict[str, Any]:
     Held answers are those whose first verdict was `review`; each counts with its first
     decision that took it out of the queue (an edit the gate still held did not), as an edit
     when it was edited on the way. Over-hold: approved unchanged, out of held answers decided.
-    Edit and reject rates share that denominator, so the three add up to one. Time to decision runs from the
-    first verdict to the first decision.
+    Edit and reject rates share that denominator, so the three add up to one. Time to
+    decision runs from the first verdict to that decision.
 
     Audit samples are answers the gate passed as candidates that were sent to the queue at
     random (AUDIT_SAMPLE_RATE); a sample's first decision is taken on that candidate verdict.
