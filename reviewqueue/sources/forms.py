@@ -8,7 +8,8 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from reviewqueue.api_base import scalar_problem
+from gating import MAX_INT, MIN_INT
+from reviewqueue.api_base import MAX_SCALAR_CHARS, scalar_problem
 from reviewqueue.sources.conflicts import DISMISSAL_DETAIL_MAX_CHARS
 
 DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
@@ -36,9 +37,18 @@ def parse_value(raw: str) -> Any:
         value = text
     if not isinstance(value, (str, int, float, bool)):
         raise forms.ValidationError(_("A value is a single number, boolean or text."))
-    if problem := scalar_problem(value):
-        raise forms.ValidationError(problem)
-    return value
+    if scalar_problem(value) is None:
+        return value
+    # Said in the owner's language (the API's own words are English).
+    if not isinstance(value, str):
+        raise forms.ValidationError(_(
+            "Enter a number the gate can keep: a whole number between %(min)s and %(max)s, "
+            "or a number with a fraction below 1e16 in size.") % {"min": MIN_INT, "max": MAX_INT})
+    if len(value) > MAX_SCALAR_CHARS:
+        raise forms.ValidationError(_("Keep a text value to %(max)s characters.")
+                                    % {"max": MAX_SCALAR_CHARS})
+    raise forms.ValidationError(_("Remove the NUL character or the broken character from "
+                                  "the text."))
 
 
 def as_input(value: Any) -> str:

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F, Prefetch, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
@@ -525,11 +525,30 @@ def held_answer_counts(conflicts: list[Conflict], user: Any) -> dict[int, AtLeas
 class ExpiringFact:
     document: Document
     fact: Fact
-    days_left: int
+    days_left: int  # negative: the fact ended that many days ago
     answers: list[dict[str, Any]]
     answer_count: int
     unreadable: int
     more: bool
+
+    @property
+    def ended(self) -> bool:
+        return self.days_left < 0
+
+    @property
+    def days_ago(self) -> int:
+        return -self.days_left
+
+    @property
+    def not_listed(self) -> int:
+        return self.answer_count - len(self.answers)
+
+
+def claims_fact(claim: dict[str, Any], fact: Fact) -> bool:
+    """Whether `claim` asks about `fact`, as the gate pairs them: the same key, and the same
+    subject when the claim names one."""
+    subject = claim.get("subject")
+    return claim.get("key") == fact.key and (not subject or subject == fact.subject)
 
 
 def expiring_facts(
@@ -540,8 +559,10 @@ def expiring_facts(
     answers_per_fact: int = 5,
     scan_limit: int = 5000,
 ) -> list[ExpiringFact]:
-    """Facts of the user's current revisions whose validity ends within `within_days`, with
-    the answers that rest on them (cite the document and claim the fact's key).
+    """Facts of the user's current revisions that have ended, or end within `within_days`,
+    with nothing after them: no fact of the revision about the same subject and key is valid
+    for longer. The ones that have ended come first. Each comes with the answers resting on
+    it: a claim citing the document asks about the fact.
 
     Only answers `user` may read in full are listed; the others are counted in `unreadable`,
     with nothing about them shown. Four queries whatever the number of facts; the answers are
@@ -549,24 +570,28 @@ def expiring_facts(
     """
     from reviewqueue.reviews.models import Answer, RetrievedItem
 
+    later = Fact.objects.filter(
+        revision=OuterRef("revision"), subject=OuterRef("subject"), key=OuterRef("key"),
+    ).filter(Q(valid_until__isnull=True) | Q(valid_until__gt=OuterRef("valid_until")))
     facts = list(
         Fact.objects.filter(
             revision__document__owner=user,
             revision__document__current_revision=F("revision"),
-            valid_until__gte=today,
             valid_until__lte=today + timedelta(days=within_days),
         )
+        .exclude(Exists(later))
         .select_related("revision", "revision__document")
         .order_by("valid_until", "id")[:200]
     )
     if not facts:
         return []
-    rows = (
+    rows = list(
         RetrievedItem.objects.filter(document_key__in={f.revision.document.key for f in facts})
         .exclude(answer__status=Answer.Status.REJECTED)
         .order_by("-answer_id")
         .values_list(
             "document_key",
+            "cite",
             "answer_id",
             "answer__trace_id",
             "answer__question",
@@ -574,20 +599,20 @@ def expiring_facts(
             "answer__current_version__claims",
         )[:scan_limit]
     )
-    rows = list(rows)
     truncated = len(rows) == scan_limit
     resting_on = {
         fact.pk: [row for row in rows if row[0] == fact.revision.document.key
-                  and any(c.get("key") == fact.key for c in row[5] or [])]
+                  and any(c.get("cite") == row[1] and claims_fact(c, fact)
+                          for c in row[6] or [])]
         for fact in facts
     }
-    readable = readable_answers({row[1] for rs in resting_on.values() for row in rs}, user)
+    readable = readable_answers({row[2] for rs in resting_on.values() for row in rs}, user)
     out = []
     for fact in facts:
         resting = [
             {"trace_id": trace_id, "question": question, "status": status,
              "status_label": Answer.Status(status).label}
-            for _, answer_id, trace_id, question, status, _ in resting_on[fact.pk]
+            for _, _, answer_id, trace_id, question, status, _ in resting_on[fact.pk]
             if answer_id in readable
         ]
         out.append(

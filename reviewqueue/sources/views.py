@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
+from django.utils.text import capfirst
 from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -247,9 +248,13 @@ def _carry_over(
 
 
 def _end_forms(facts: list[Fact], submitted: EndValidityForm | None) -> list[Any]:
-    """One end-validity form per fact; the one just submitted keeps what was typed."""
+    """One end-validity form per fact that has not ended yet (one that has is extended or
+    corrected in the correction form instead); the one just submitted keeps what was typed."""
+    today = timezone.localdate()
     rows = []
     for fact in facts:
+        if fact.valid_until is not None and fact.valid_until < today:
+            continue
         form = submitted
         if form is None or form["fact_id"].value() != str(fact.pk):
             form = EndValidityForm(initial={"fact_id": fact.pk, "last_day": timezone.localdate()})
@@ -459,7 +464,7 @@ def _publish_then_progress(
         if end_form is not None and exc.field in end_form.fields:
             # Said in the owner's language, on the field's own label.
             refusal = gettext(exc.field_message)
-            end_form.add_error(exc.field, refusal)
+            end_form.add_error(exc.field, capfirst(refusal))
             error = f"{end_form[exc.field].label}: {refusal}"
         return _document_page(request, document, error=error, **page)
     except DomainError as exc:

@@ -159,6 +159,8 @@ def test_a_value_typed_for_a_fact_the_new_revision_dropped_is_still_shown(
         "Infinity",
         "-Infinity",
         "1e400",
+        "1e16",  # PostgreSQL would keep it as the integer 10000000000000000
+        "-0.0",
         "99999999999999999999",
         "-9223372036854775809",
         '"a\\u0000b"',  # NUL written as a JSON escape
@@ -178,6 +180,22 @@ def test_a_value_that_cannot_be_stored_is_a_field_error_keeping_the_typed_text(
     page = response.content.decode()
     assert field_errors(page, "id_facts-0-value"), page
     assert field_value(page, "facts-0-value") == typed
+
+
+def test_a_number_that_cannot_be_stored_is_refused_in_the_owners_language(
+    client: Any, publish: Any, owner: Any
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14)])
+    client.force_login(owner)
+    response = client.post(
+        "/owner/documents/pricing/publish",
+        publish_form(list(current().facts.all()), {"trial_days": "1e400"}, revision="r1"),
+        HTTP_ACCEPT_LANGUAGE="ja",
+    )
+    assert response.status_code == 400
+    assert ("ゲートが保持できる数値を入力してください: -9223372036854775808 から "
+            "9223372036854775807 までの整数、または大きさが 1e16 未満の小数です。") in field_errors(
+        response.content.decode(), "id_facts-0-value")
     assert current().revision == "r1"
 
 

@@ -330,9 +330,82 @@ def test_facts_ending_soon_are_listed_with_the_answers_resting_on_them(
     submit(as_of=None)
     client.force_login(owner)
     page = client.get("/owner/").content.decode()
-    assert "Facts ending within 30 days" in page
+    assert "Facts that have ended or end within 30 days" in page
     assert "in 10 days" in page
-    assert "How long is the free trial?" in page
+    assert '<a href="/answers/t-1/">t-1</a> How long is the free trial?' in page
+
+
+def _inbox_rows(page: str) -> list[str]:
+    table = page.split("data-expiring", 1)[1].split("</table>", 1)[0]
+    return [" ".join(re.sub(r"<[^>]+>", " ", row.split(">", 1)[1]).split())
+            for row in table.split("<tr")[2:]]
+
+
+def test_facts_that_have_ended_are_listed_first_with_the_answers_held_on_them(
+    client: Any, publish: Any, submit: Any, owner: Any, today: Any
+) -> None:
+    """trial_days ended 12 days ago with nothing after it; seats ended too, but the document
+    states seats again from then on, so nothing is missing there."""
+    from datetime import timedelta
+
+    ended = (today - timedelta(days=12)).isoformat()
+    soon = (today + timedelta(days=3)).isoformat()
+    publish("pricing", facts=[
+        *trial(14, ended),
+        {"key": "seats", "value": 5, "valid_from": "2026-01-01", "valid_until": ended,
+         "span": "p1"},
+        {"key": "seats", "value": 6, "valid_from": ended, "valid_until": None, "span": "p1"},
+        {"key": "regions", "value": 3, "valid_from": "2026-01-01", "valid_until": soon,
+         "span": "p1"},
+    ])
+    for n in range(7):
+        assert submit(f"t-{n}", as_of=None).json()["status"] == "held"
+    client.force_login(owner)
+    rows = _inbox_rows(client.get("/owner/").content.decode())
+    assert len(rows) == 2
+    assert rows[0].startswith(f"pricing trial_days = 14 {ended} (ended 12 days ago) 7 t-6 ")
+    # Five are listed, newest first, each by its trace id; the count says what is left out.
+    assert [f"t-{n}" for n in (6, 5, 4, 3, 2)] == re.findall(r"\bt-\d\b", rows[0])
+    assert "and 2 more" in rows[0]
+    assert rows[1].startswith(f"pricing regions = 3 {soon} (in 3 days) 0")
+
+
+def test_answers_rest_on_the_fact_of_the_subject_they_claim(
+    client: Any, publish: Any, submit: Any, owner: Any, today: Any
+) -> None:
+    from datetime import timedelta
+
+    end = (today + timedelta(days=5)).isoformat()
+    price = "monthly_price_usd"
+    publish("plans", facts=[
+        {"subject": subject, "key": price, "value": value, "valid_from": "2026-01-01",
+         "valid_until": end, "span": "p1"} for subject, value in (("basic", 20), ("pro", 50))])
+    retrieved = [{"cite": "d1", "document_id": "plans", "revision": "r1", "span": "p1"}]
+    submit("t-pro", as_of=None, retrieved=retrieved, answer="Pro costs 50 [d1].",
+           claims=[{"subject": "pro", "key": price, "value": 50, "cite": "d1"}])
+    submit("t-any", as_of=None, retrieved=retrieved, answer="Prices start at 20 [d1].",
+           claims=[{"key": price, "value": 20, "cite": "d1"}])
+    client.force_login(owner)
+    rows = _inbox_rows(client.get("/owner/").content.decode())
+    basic, pro = (next(r for r in rows if f"{s} {price}" in r) for s in ("basic ·", "pro ·"))
+    # A claim naming no subject asks about the key's facts of every subject, as in the gate.
+    assert "t-any" in basic and "t-pro" not in basic
+    assert "t-any" in pro and "t-pro" in pro
+
+
+def test_a_fact_that_has_ended_is_marked_and_offered_for_correction_not_for_ending(
+    client: Any, publish: Any, owner: Any, today: Any
+) -> None:
+    from datetime import timedelta
+
+    ended = (today - timedelta(days=1)).isoformat()
+    publish("pricing", facts=trial(14, ended))
+    client.force_login(owner)
+    page = client.get("/owner/documents/pricing/").content.decode()
+    assert '<code>trial_days</code> <span class="badge tone-abstain" data-ended>ended</span>' in page
+    assert 'name="last_day"' not in page
+    assert ("Every fact of this revision has ended already: extend one by correcting its dates "
+            "above.") in page
 
 
 def test_a_conflict_side_from_a_document_the_owner_may_not_read_shows_nothing_of_it(
