@@ -402,7 +402,8 @@ def test_a_fact_that_has_ended_is_marked_and_offered_for_correction_not_for_endi
     publish("pricing", facts=trial(14, ended))
     client.force_login(owner)
     page = client.get("/owner/documents/pricing/").content.decode()
-    assert '<code>trial_days</code> <span class="badge tone-abstain" data-ended>ended</span>' in page
+    assert ('<code>trial_days</code> <span class="badge tone-abstain" data-ended>ended</span>'
+            in page)
     assert 'name="last_day"' not in page
     assert ("Every fact of this revision has ended already: extend one by correcting its dates "
             "above.") in page
