@@ -400,3 +400,27 @@ def test_the_findings_heading_says_held_only_while_the_answer_is_held(
     assert Answer.objects.get(trace_id=trace).status == "approved"
     page = alice.get(f"/answers/{trace}/").content.decode()
     assert "Why it was held" not in page and "What the gate found" in page
+
+
+def test_a_citation_card_escapes_every_value_it_shows() -> None:
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from reviewqueue.reviews.selectors.item import CitationView, FactView, PassageView
+    from reviewqueue.reviews.templatetags.review_tags import citation_card
+
+    hostile = "<script>alert(1)</script>&\""
+    card = CitationView(
+        cite=hostile, document_key=hostile, status="ok", revision=hostile, title=hostile,
+        url=f'https://docs.example.test/"{hostile}', updated_at=timezone.now(),
+        current_revision=hostile, current_updated_at=timezone.now(), superseded=True,
+        passage=PassageView("p1", hostile, before=hostile, after=hostile), passage_now=True,
+        facts=[FactView(hostile, hostile, hostile, dt.date(2026, 1, 1), None, "p1", hostile,
+                        hostile)])
+    html = str(citation_card(hostile, card))
+    assert "<script" not in html and 'test/"' not in html
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;"
+    assert html.count(escaped) == 15, html
+    assert "Replaced by revision " + escaped in html
+    assert "2026-01-01 → no end" in html
