@@ -25,6 +25,7 @@ from gating.model import (
     Options,
     Sentence,
     Verdict,
+    claim_asks_about,
 )
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "Sentence",
     "Verdict",
     "citation_only_pass",
+    "claim_asks_about",
     "evaluate",
     "evaluate_record",
     "extract_markers",

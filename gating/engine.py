@@ -22,7 +22,7 @@ from gating.markers import extract_markers
 
 # GATE_VERSION is re-exported: tests elsewhere patch gating.engine.GATE_VERSION.
 from gating.model import GATE_VERSION as GATE_VERSION
-from gating.model import UNCITED_MIN_CHARS, JSONScalar
+from gating.model import UNCITED_MIN_CHARS, JSONScalar, claim_asks_about
 
 # key, value, valid_from, valid_until, subject, span
 FactT: TypeAlias = tuple[str, JSONScalar, str, str, str | None, str | None]
@@ -453,6 +453,7 @@ def run(
                 item = items[index]
                 superseded = superseded or _is_superseded(item)
                 for fact, status in zip(item[1], item_statuses[index], strict=True):
+                    # claim_asks_about, written out: this loop runs for every fact.
                     if fact[0] == key and (subject is None or fact[4] == subject):
                         same = fact[1] == value and type(fact[1]) is value_type
                         if status is CURRENT:
@@ -773,7 +774,7 @@ def _matched_facts(
         (fact, status)
         for index in indexes
         for fact, status in zip(items[index][1], item_statuses[index], strict=True)
-        if fact[0] == key and (subject is None or fact[4] == subject)
+        if claim_asks_about(key, subject, fact[0], fact[4])
     ]
 
 

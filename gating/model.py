@@ -58,6 +58,14 @@ class InputError(ValueError):
         return f"{self.path}: {self.message}"
 
 
+def claim_asks_about(claim_key: str, claim_subject: str | None, fact_key: str,
+                     fact_subject: str | None) -> bool:
+    """Whether a claim is about a fact, as the gate pairs them: the same key, and the same
+    subject when the claim names one (a claim naming none is about the key's facts of every
+    subject)."""
+    return claim_key == fact_key and (not claim_subject or claim_subject == fact_subject)
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """One checkable statement of the answer: ``key`` has ``value``, according to ``cite``."""

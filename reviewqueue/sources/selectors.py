@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+import gating
 from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
@@ -544,13 +545,6 @@ class ExpiringFact:
         return self.answer_count - len(self.answers)
 
 
-def claims_fact(claim: dict[str, Any], fact: Fact) -> bool:
-    """Whether `claim` asks about `fact`, as the gate pairs them: the same key, and the same
-    subject when the claim names one."""
-    subject = claim.get("subject")
-    return claim.get("key") == fact.key and (not subject or subject == fact.subject)
-
-
 def expiring_facts(
     user: Any,
     *,
@@ -602,7 +596,9 @@ def expiring_facts(
     truncated = len(rows) == scan_limit
     resting_on = {
         fact.pk: [row for row in rows if row[0] == fact.revision.document.key
-                  and any(c.get("cite") == row[1] and claims_fact(c, fact)
+                  and any(c.get("cite") == row[1]
+                          and gating.claim_asks_about(c.get("key"), c.get("subject"),
+                                                      fact.key, fact.subject)
                           for c in row[6] or [])]
         for fact in facts
     }

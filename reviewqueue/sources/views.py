@@ -257,7 +257,7 @@ def _end_forms(facts: list[Fact], submitted: EndValidityForm | None) -> list[Any
             continue
         form = submitted
         if form is None or form["fact_id"].value() != str(fact.pk):
-            form = EndValidityForm(initial={"fact_id": fact.pk, "last_day": timezone.localdate()})
+            form = EndValidityForm(initial={"fact_id": fact.pk, "last_day": today})
         rows.append((fact, form))
     return rows
 

@@ -686,7 +686,8 @@ def _what_claims_ask(claims: list[dict[str, Any]], cite: str) -> Claimed:
 
 def _is_claimed(fact: FactView, claimed: Claimed) -> bool:
     """Whether a claim asks about `fact`, as the gate pairs them."""
-    return (fact.key, None) in claimed or (fact.key, fact.subject or None) in claimed
+    return any(gating.claim_asks_about(key, subject, fact.key, fact.subject)
+               for key, subject in claimed)
 
 
 def _cited_facts(facts: list[FactView], span: str, claimed: Claimed) -> list[FactView]:
