@@ -35,6 +35,7 @@ from reviewqueue.accounts.services import (
     user_password_set,
     user_reactivate,
 )
+from reviewqueue.accounts.views import refuse_throttled_sign_in
 from reviewqueue.admin_base import ReadOnlyAdmin
 from reviewqueue.audit.services import Actor
 
@@ -234,3 +235,20 @@ def _audited_password_change(request: HttpRequest,
 
 # An instance attribute: the admin site builds its URLs from `self.password_change`.
 admin.site.password_change = _audited_password_change  # type: ignore[method-assign]
+
+
+_django_login = admin.site.login
+
+
+def _throttled_login(request: HttpRequest,
+                     extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    """The admin's own sign-in form (/admin/login/) checks passwords too: without the
+    throttle of /accounts/login/ it would let anyone guess an admin's password without end."""
+    if request.method == "POST":
+        next_url = request.POST.get("next") or request.GET.get("next") or reverse("admin:index")
+        if refused := refuse_throttled_sign_in(request, next_url=str(next_url)):
+            return refused
+    return _django_login(request, extra_context)
+
+
+admin.site.login = _throttled_login  # type: ignore[method-assign]

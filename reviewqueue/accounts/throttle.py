@@ -10,7 +10,17 @@ from rest_framework.throttling import SimpleRateThrottle
 
 
 def _client_address(request: Any) -> str:
-    return str(getattr(request, "META", {}).get("REMOTE_ADDR", "unknown"))
+    """The address failures are counted against. Behind the TLS proxy (BEHIND_TLS_PROXY, which
+    sets SECURE_PROXY_SSL_HEADER) REMOTE_ADDR is the proxy's for every request, so counting it
+    would let five failures from anyone refuse every sign-in: the client is the last address
+    of X-Forwarded-For, the one the proxy appended (those before it are the client's to write).
+    Without a proxy the header is anyone's to write and is ignored."""
+    meta = getattr(request, "META", {})
+    if settings.SECURE_PROXY_SSL_HEADER:
+        forwarded = [a.strip() for a in str(meta.get("HTTP_X_FORWARDED_FOR", "")).split(",")]
+        if forwarded[-1]:
+            return forwarded[-1][:64]
+    return str(meta.get("REMOTE_ADDR", "unknown"))
 
 
 def _keys(username: str, request: Any) -> list[str]:

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -13,18 +14,28 @@ from django.utils.translation import gettext as _
 from reviewqueue.accounts.throttle import login_blocked
 
 
+def refuse_throttled_sign_in(request: HttpRequest, form: Any = None,
+                             next_url: str = "") -> HttpResponse | None:
+    """A 429 sign-in page when the username or the client has failed too often, else None.
+    Every view that checks a password (this site's and the Django admin's) asks first."""
+    username = str(request.POST.get("username", ""))[:150]
+    if not login_blocked(username, request):
+        return None
+    minutes = max(1, settings.LOGIN_FAILURE_WINDOW_SECONDS // 60)
+    message = _("Too many failed sign-ins. Try again in %(minutes)d minutes.") % {
+        "minutes": minutes
+    }
+    return render(
+        request,
+        "registration/login.html",
+        {"form": form or AuthenticationForm(request), "throttled": message, "next": next_url},
+        status=429,
+    )
+
+
 class ThrottledLoginView(auth_views.LoginView):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        username = str(request.POST.get("username", ""))[:150]
-        if login_blocked(username, request):
-            minutes = max(1, settings.LOGIN_FAILURE_WINDOW_SECONDS // 60)
-            message = _("Too many failed sign-ins. Try again in %(minutes)d minutes.") % {
-                "minutes": minutes
-            }
-            return render(
-                request,
-                "registration/login.html",
-                {"form": self.get_form(), "throttled": message},
-                status=429,
-            )
+        next_url = str(request.POST.get(self.redirect_field_name, ""))
+        if refused := refuse_throttled_sign_in(request, self.get_form(), next_url):
+            return refused
         return super().post(request, *args, **kwargs)

@@ -96,6 +96,9 @@ class ChainReport:
     anchor: Anchor | None = None
     anchor_matched: bool = False
     may_be_partial: bool = False  # an export, which may hold only some events
+    # Every anchor checked (`anchor` and any others) was there with its hash: only then may
+    # the end of this walk serve as the next walk's anchor.
+    anchors_held: bool = True
 
     @property
     def ok(self) -> bool:
@@ -190,7 +193,8 @@ class _Findings:
 
 
 def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
-         allow_partial: bool = False, limit: int = MAX_LISTED) -> ChainReport:
+         also: Sequence[Anchor] = (), allow_partial: bool = False,
+         limit: int = MAX_LISTED) -> ChainReport:
     """Check every event, going on past bad ones, and report every problem found.
 
     For each event, in order: its seq follows the one before (a gap means events were
@@ -198,7 +202,8 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
     directly, its stored prev_hash is the stored hash of the event before (otherwise something
     before it was changed and re-hashed, or it was inserted or moved); and the hash of its
     own canonical content equals its stored hash (otherwise it was edited). The anchor, when
-    given, must be there with the same hash.
+    given, must be there with the same hash, and so must every anchor in `also` (the summary
+    speaks of `anchor` only; a broken one of `also` is a problem like any other).
 
     `allow_partial` is for an export, which may hold only the events of a search: a gap is
     then not a problem but something the file lacks, and the report says it is not a full
@@ -211,7 +216,12 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
     prev_hash = GENESIS_HASH
     first_seq: int | None = None
     checked = absent = links = 0
-    anchor_seen = anchor_matched = False
+    anchors = [a for a in (anchor, *also) if a is not None]
+    by_seq: dict[int, list[Anchor]] = {}
+    for one in anchors:
+        by_seq.setdefault(one.seq, []).append(one)
+    seen: set[Anchor] = set()
+    held: set[Anchor] = set()
 
     for row in rows:
         seq = int(row["seq"])
@@ -242,12 +252,15 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
         if computed != stored:
             found.add(seq, Problem.CHANGED,
                       "its content no longer matches its hash: the event was edited.", computed)
-        if anchor is not None and seq == anchor.seq:
-            anchor_seen = True
-            anchor_matched = stored == anchor.hash
-            if not anchor_matched:
+        for one in by_seq.get(seq, ()):
+            if one in seen:
+                continue
+            seen.add(one)
+            if stored == one.hash:
+                held.add(one)
+            else:
                 found.add(seq, Problem.REWRITTEN,
-                          f"its hash differs from the one {anchor.source}: the chain up to "
+                          f"its hash differs from the one {one.source}: the chain up to "
                           "here was rewritten and re-hashed.", stored)
         # An event out of order is checked but does not become the one the next must follow:
         # the events around it are judged against each other, not against the intruder.
@@ -256,17 +269,20 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
             if first_seq is None:
                 first_seq = seq
 
-    if anchor is not None and not anchor_seen:
-        if anchor.seq > prev_seq:
+    for one in anchors:
+        if one in seen:
+            continue
+        seen.add(one)
+        if one.seq > prev_seq:
             ends = (f"the chain ends at event #{prev_seq}, so events after #{prev_seq} were "
                     "removed." if prev_seq else "no event is left: every event was removed.")
-            found.add(anchor.seq, Problem.TRUNCATED,
-                      f"the anchor ({anchor.source}) names it, but it is not there: {ends}")
+            found.add(one.seq, Problem.TRUNCATED,
+                      f"the anchor ({one.source}) names it, but it is not there: {ends}")
         elif allow_partial:
             # On the table a gap over the anchor is already a MISSING problem; a partial
             # export simply lacks it, and then cannot vouch for it.
-            found.add(anchor.seq, Problem.NOT_IN_EXPORT,
-                      f"the anchor ({anchor.source}) names it, but this file does not hold "
+            found.add(one.seq, Problem.NOT_IN_EXPORT,
+                      f"the anchor ({one.source}) names it, but this file does not hold "
                       "it, so it cannot be checked against the anchor.")
 
     return ChainReport(
@@ -281,7 +297,8 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
         absent=absent,
         links_checked=links,
         anchor=anchor,
-        anchor_matched=anchor_matched,
+        anchor_matched=anchor is not None and anchor in held,
+        anchors_held=len(held) == len(set(anchors)),
     )
 
 

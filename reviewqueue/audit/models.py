@@ -93,10 +93,11 @@ class QuarantinedPayload(models.Model):
 class VerificationRun(models.Model):
     """One walk of the audit chain: who asked, what it found, and the tip it vouched for.
 
-    A successful run records the last event it checked (`last_seq`, `last_hash`). The next run
-    compares the log against that anchor, so removing events from the end of the log, or
-    rewriting and re-hashing the whole chain up to the anchor, is caught even though the walk
-    itself would find a consistent chain.
+    A successful run records the last event it checked (`last_seq`, `last_hash`); a run that
+    finds the chain broken records it too (`checked_to_seq`, `tip_hash`) when the anchor it
+    checked held. The next run compares the log against that anchor, so removing events from
+    the end of the log, or rewriting and re-hashing the whole chain up to the anchor, is caught
+    even though the walk itself would find a consistent chain.
 
     A walk goes on past a bad event, so a run records every problem: how many, the first
     MAX_LISTED of them, and a digest of all of them, which the next run compares with its own
@@ -122,6 +123,12 @@ class VerificationRun(models.Model):
     detail = models.TextField(blank=True)
     # Unlike last_seq (set only when the run vouches for the chain), how far a broken walk got.
     checked_to_seq = models.BigIntegerField(null=True, blank=True)
+    # The hash of event #checked_to_seq, kept when every anchor the run checked was there with
+    # its hash, broken chain or not: the next run's anchor. Without it, once the chain was
+    # broken anywhere no run would vouch for its end again, and events removed from the end
+    # after that would go unnoticed. A run that finds an anchor broken keeps none, so the next
+    # run checks against that same anchor and finds it broken again.
+    tip_hash = models.CharField(max_length=64, blank=True, default="")
     problem_count = models.BigIntegerField(default=0)
     problems = models.JSONField(default=list, blank=True,
                                 help_text="The first problems found: seq, problem, detail")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from reviewqueue.audit.chain import Anchor, walk
@@ -234,11 +235,17 @@ def _chain_rows(chunk: int = VERIFY_CHUNK) -> Iterator[dict[str, Any]]:
 
 
 def _anchor() -> Anchor | None:
-    run = (VerificationRun.objects.filter(ok=True, last_seq__isnull=False)
+    """The end of the log as the last run that could vouch for it saw it: a clean run, or a
+    broken one whose own anchor held (runs recorded before `tip_hash` existed kept none)."""
+    run = (VerificationRun.objects
+           .filter(Q(ok=True, last_seq__isnull=False)
+                   | Q(checked_to_seq__isnull=False) & ~Q(tip_hash=""))
            .order_by("-finished_at", "-id").first())
     if run is None:
         return None
-    return Anchor(seq=run.last_seq, hash=run.last_hash,
+    seq, digest = ((run.last_seq, run.last_hash) if run.ok and run.last_seq is not None
+                   else (run.checked_to_seq, run.tip_hash))
+    return Anchor(seq=seq, hash=digest,
                   source=f"verified on {run.finished_at:%Y-%m-%d %H:%M} UTC")
 
 
@@ -251,13 +258,18 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
                  anchor: Anchor | None = None) -> VerificationRun:
     """Walk the whole chain, then store the outcome; problems not found before raise an alert.
 
-    The walk also checks the log against an anchor: the tip the last successful verification
-    vouched for, which catches events removed from the end and a chain rewritten wholesale;
-    or, when given, one kept outside the database (printed by verify_audit and logged by every
-    successful run), which whoever can write to the database cannot forge.
+    The walk also checks the log against an anchor: the tip the last verification vouched
+    for, which catches events removed from the end and a chain rewritten wholesale; and,
+    when given, one kept outside the database (printed by verify_audit and logged by every
+    successful run), which whoever can write to the database cannot forge. Both are checked:
+    an older anchor given by hand must not let a run pass over what the stored one shows.
     """
     started = timezone.now()
-    report = walk(_chain_rows(), anchor=anchor or _anchor())
+    stored = _anchor()
+    if anchor is None:
+        report = walk(_chain_rows(), anchor=stored)
+    else:
+        report = walk(_chain_rows(), anchor=anchor, also=[stored] if stored else [])
     run = VerificationRun(
         started_at=started,
         finished_at=timezone.now(),
@@ -269,6 +281,7 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
         last_seq=report.last_seq if report.ok else None,
         last_hash=report.last_hash if report.ok else "",
         checked_to_seq=report.last_seq,
+        tip_hash=report.last_hash if report.anchors_held else "",
         first_bad_seq=report.first_bad_seq,
         problem=report.problem,
         detail=report.describe(),

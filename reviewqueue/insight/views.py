@@ -6,6 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from rest_framework.negotiation import BaseContentNegotiation
@@ -108,7 +109,15 @@ def insight(request: HttpRequest) -> HttpResponse:
         "metrics": metrics,
         "charts": _charts(metrics) if metrics else None,
         "reason_matrix": _reason_matrix(metrics["releases"]) if metrics else None,
+        "last_verification_at": _last_verification_at(metrics),
     })
+
+
+def _last_verification_at(metrics: dict[str, Any] | None) -> Any:
+    """When the audit chain was last verified, as a datetime the page shows in its time zone,
+    like every other time on it (the snapshot keeps it as UTC text)."""
+    stamp = metrics["operations"]["audit"]["last_verification_at"] if metrics else None
+    return parse_datetime(stamp) if stamp else None
 
 
 def _reason_matrix(releases: list[dict[str, Any]]) -> dict[str, Any]:

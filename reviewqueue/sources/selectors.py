@@ -180,12 +180,24 @@ def may_manage_document(user: Any, document: Document) -> bool:
 
 
 def may_see_document(user: Any, document: Document) -> bool:
-    """Whether `user` may learn that `document` exists and what it says: they manage it or
-    one of their principals may read it."""
+    """Whether `user` may learn that `document` exists: its id, its revisions' ids, the jobs
+    and conflicts naming it. They manage it or one of their principals may read it; what a
+    revision says is for `may_read_revision` to tell."""
     from reviewqueue.accounts.principals import may_read, user_principals
 
     return may_manage_document(user, document) or may_read(document.allowed_principals,
                                                             user_principals(user))
+
+
+def may_read_revision(user: Any, document: Document, revision: Revision) -> bool:
+    """Whether `user` may read what `revision` of `document` says: its owner may, anyone else
+    only when one of their principals is allowed (invariant 5). Managing every document is no
+    reason for an admin to read a restricted one: the Django admin's lists follow the same
+    rule."""
+    from reviewqueue.accounts.principals import may_read, user_principals
+
+    return document.owner_id == user.pk or may_read(revision.allowed_principals,
+                                                     user_principals(user))
 
 
 def documents_visible_to(user: Any, keys: Iterable[str]) -> list[str]:
@@ -322,9 +334,9 @@ def conflict_changes_by(user: Any, documents: list[str], since: Any, until: Any 
 
 @dataclass(frozen=True)
 class ConflictSide:
-    """One fact of a conflict, with what an owner needs to judge it. A side from a document
-    the viewer may neither read nor manage is `restricted`: the page says that such a document
-    disagrees, never what it says or which it is, and carries none of it."""
+    """One fact of a conflict, with what an owner needs to judge it. A side from a revision
+    the viewer may not read (`may_read_revision`) is `restricted`: the page says that such a
+    document disagrees, never what it says or which it is, and carries none of it."""
 
     document: Document | None
     revision: Revision | None
@@ -342,16 +354,12 @@ def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[Confl
     fact_ids = {p["fact"] for c in conflicts for p in c.participants}
     if not fact_ids:
         return {c.pk: [] for c in conflicts}
-    from reviewqueue.accounts.principals import may_read, user_principals
-
     facts = {f.pk: f for f in Fact.objects.filter(id__in=fact_ids).select_related(
         "revision", "revision__document", "revision__document__owner")}
-    principals = user_principals(user)
     # By the side's own revision: a closed conflict shows revisions since superseded, which
     # may have been more restricted than the document is now.
     shown = {pk for pk, f in facts.items()
-             if may_manage_document(user, f.revision.document)
-             or may_read(f.revision.allowed_principals, principals)}
+             if may_read_revision(user, f.revision.document, f.revision)}
     passages = {
         (p.revision_id, p.span): p.text
         for p in Passage.objects.filter(

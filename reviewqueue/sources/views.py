@@ -266,8 +266,11 @@ def _document_page(
     request: HttpRequest, document: Document, status: int | None = None, **extra: Any
 ) -> HttpResponse:
     revision = document.current_revision
-    facts = list(revision.facts.order_by("position")) if revision else []
-    passage_list = list(revision.passages.order_by("id")) if revision else []
+    # An admin manages every document but reads only those their principals allow: the page
+    # then names the document and its revisions, and shows nothing of what they say.
+    readable = revision is None or selectors.may_read_revision(request.user, document, revision)
+    facts = list(revision.facts.order_by("position")) if revision and readable else []
+    passage_list = list(revision.passages.order_by("id")) if revision and readable else []
     passages = {p.span: p.text for p in passage_list}
     formset = extra.pop("formset", None)
     if formset is None:
@@ -277,6 +280,7 @@ def _document_page(
     context = {
         "document": document,
         "revision": revision,
+        "readable": readable,
         "facts": facts,
         # Each row with the fact's name, which labels its inputs for a screen reader.
         "rows": [
@@ -352,6 +356,17 @@ def _carry_end_form(
     return EndValidityForm({**form.data.dict(), "fact_id": str(same.pk)}), None
 
 
+def _refuse_unreadable(request: HttpRequest, document: Document) -> HttpResponse | None:
+    """The page, with 403, when the person may manage `document` but not read its current
+    revision: correcting values one cannot see would be blind."""
+    revision = document.current_revision
+    if revision is None or selectors.may_read_revision(request.user, document, revision):
+        return None
+    return _document_page(request, document, status=403, error=_(
+        "None of your principals may read this document, so you cannot correct it. Its owner "
+        "or someone allowed to read it can."))
+
+
 @login_required
 @require_GET
 def document_detail(request: HttpRequest, key: str) -> HttpResponse:
@@ -365,6 +380,8 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
     """Publish a corrected revision: the current one with the edited facts and a note."""
     _require_owner(request)
     document = _document_or_404(request, key)
+    if refused := _refuse_unreadable(request, document):
+        return refused
     # The revision the form was rendered from; forms posted without one are checked by the
     # fact ids they carry, which belong to a single revision.
     based_on = request.POST.get("revision") or None
@@ -421,6 +438,8 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
 def document_end_validity(request: HttpRequest, key: str) -> HttpResponse:
     _require_owner(request)
     document = _document_or_404(request, key)
+    if refused := _refuse_unreadable(request, document):
+        return refused
     form = EndValidityForm(request.POST)
     if not form.is_valid():
         problems = {

@@ -85,7 +85,9 @@ def _is_internal(address: IPAddress) -> bool:
         if address.is_site_local or address in _NAT64_LOCAL_USE:
             return True
         address = _embedded_ipv4(address) or address
-    return not address.is_global or address.is_multicast
+    # Reserved too: Python counts unassigned IPv6 space as global, ::ffff:0:a00:5 (the SIIT
+    # form of 10.0.0.5) among it; public unicast lives in 2000::/3, which is not reserved.
+    return not address.is_global or address.is_multicast or address.is_reserved
 
 
 # getaddrinfo takes no timeout and cannot be interrupted, so lookups run on these threads and

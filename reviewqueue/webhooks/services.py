@@ -128,12 +128,17 @@ def webhook_events_record(changes: list[tuple[Any, str, Any]]) -> list[int]:
     def send() -> None:
         from reviewqueue.webhooks.tasks import deliver_webhook
 
-        for delivery_id in ids:
+        for sent, delivery_id in enumerate(ids):
             try:
                 deliver_webhook.delay(delivery_id)
-            except Exception as exc:  # the change is committed; the minute sweep sends it
-                log.warning("webhook not enqueued", extra={"delivery": delivery_id,
-                                                           "error_type": type(exc).__name__})
+            except Exception as exc:
+                # The change is committed; the minute sweep sends what is left. Stop at the
+                # first failure: with the broker down every further try would wait out its
+                # own connection retries, holding the request that committed for minutes.
+                log.warning("webhooks not enqueued", extra={
+                    "delivery": delivery_id, "not_enqueued": len(ids) - sent,
+                    "error_type": type(exc).__name__})
+                return
 
     transaction.on_commit(send)
     return ids
@@ -263,12 +268,19 @@ def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
 
 
 def webhook_deliveries_due(*, limit: int = 500) -> list[int]:
-    """Free deliveries whose sender vanished mid-attempt, and list those due now."""
+    """Free deliveries whose sender vanished mid-attempt, and list those due now.
+
+    The vanished attempt counted (the claim counts it), so a delivery whose last allowed
+    attempt vanished is given up rather than freed: a receiver that kills the worker on every
+    attempt would otherwise be sent the event again every few minutes, forever."""
     now = timezone.now()
-    WebhookDelivery.objects.filter(state=WebhookDelivery.State.SENDING,
-                                   lease_until__lt=now).update(
-        state=WebhookDelivery.State.PENDING, next_attempt_at=now, lease_until=None
+    vanished = WebhookDelivery.objects.filter(state=WebhookDelivery.State.SENDING,
+                                              lease_until__lt=now)
+    vanished.filter(attempts__gte=settings.WEBHOOK_MAX_ATTEMPTS).update(
+        state=WebhookDelivery.State.FAILED, lease_until=None, last_status_code=None,
+        last_error="no outcome: the attempt stopped midway",
     )
+    vanished.update(state=WebhookDelivery.State.PENDING, next_attempt_at=now, lease_until=None)
     return list(
         WebhookDelivery.objects.filter(state=WebhookDelivery.State.PENDING,
                                        next_attempt_at__lte=now)

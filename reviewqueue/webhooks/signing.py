@@ -48,4 +48,7 @@ def verify(secret: str, body: bytes, timestamp: str, signature_header: str, *,
     current = time.time() if now is None else now
     if abs(current - stamp) > tolerance:
         return False
-    return hmac.compare_digest(signature(secret, stamp, body), signature_header or "")
+    # Compared as bytes: compare_digest raises TypeError on a str with non-ASCII characters,
+    # which a forged header may well hold; that is a mismatch, not a receiver's 500.
+    given = str(signature_header or "").encode("utf-8", "replace")
+    return hmac.compare_digest(signature(secret, stamp, body).encode(), given)

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from reviewqueue.reviews.models import Answer, ReviewItem
-from reviewqueue.sources.models import Conflict, Document
+from reviewqueue.sources.models import Conflict, Document, Fact, Revision
 from tests.reviews.conftest import fact
 
 pytestmark = pytest.mark.django_db
@@ -423,12 +423,58 @@ def test_a_conflict_side_from_a_document_the_owner_may_not_read_shows_nothing_of
         assert "pricing@r1" in page and "The free trial lasts 14 days." in page
         for secret in ("Staff get 30 days.", "Staff handbook", "hr-trial", "oscar", ">30<"):
             assert secret not in page, (url, secret)
-    # The restricted document's own owner, and an admin, see both sides in full.
-    for viewer in (other_owner, admin_user):
+    # The restricted document's own owner, and an admin in the group allowed, see both sides
+    # in full.
+    hr_admin = make_user("adam", "admin", groups=("hr",))
+    for viewer in (other_owner, hr_admin):
         client.force_login(viewer)
         page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
         assert "Staff get 30 days." in page and "The free trial lasts 14 days." in page
         assert "may not read" not in page
+    # An admin manages every document, and may resolve the conflict, but reads only what
+    # their principals allow.
+    client.force_login(admin_user)
+    page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    assert "A document you may not read gives a different value." in page
+    assert "The free trial lasts 14 days." in page
+    assert "Staff get 30 days." not in page and "Staff handbook" not in page
+
+
+def test_an_admin_who_may_not_read_a_document_manages_it_without_seeing_its_text(
+    client: Any, publish: Any, other_owner: Any, make_user: Any, admin_user: Any
+) -> None:
+    publish("hr-trial", owner="oscar", facts=trial(30), principals=["group:hr"],
+            title="Staff handbook", passages=[{"span": "p1", "text": "Staff get 30 days."}])
+    client.force_login(admin_user)
+    response = client.get("/owner/documents/hr-trial/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert ("None of your principals may read this document, so its facts and passages are "
+            "not shown here. Its owner, oscar, or someone allowed to read it can correct it; "
+            "you can still withdraw it.") in page
+    assert "hr-trial@r1" in page and "Withdraw the document" in page
+    for secret in ("Staff get 30 days.", "Staff handbook", "trial_days", ">30<",
+                   "Publish corrected revision", 'name="last_day"'):
+        assert secret not in page, secret
+    # Posting a correction anyway is refused, and says why; nothing is published.
+    fact = Fact.objects.get(revision__document__key="hr-trial")
+    for url, data in (
+        ("/owner/documents/hr-trial/publish", {"revision": "r1", "note": "blind"}),
+        ("/owner/documents/hr-trial/end-validity",
+         {"fact_id": fact.pk, "last_day": "2026-01-01"}),
+    ):
+        refused = client.post(url, data)
+        assert refused.status_code == 403, url
+        text = refused.content.decode()
+        assert "None of your principals may read this document, so you cannot correct it." in text
+        assert "Staff get 30 days." not in text
+    assert Revision.objects.filter(document__key="hr-trial").count() == 1
+    # The document's owner, and an admin allowed to read it, see and correct it.
+    for viewer in (other_owner, make_user("adam", "admin", groups=("hr",))):
+        client.force_login(viewer)
+        page = client.get("/owner/documents/hr-trial/").content.decode()
+        assert "Staff get 30 days." in page and "Publish corrected revision" in page
+        assert "data-unreadable" not in page
 
 
 def test_the_inbox_reads_its_conflicts_in_queries_that_do_not_grow_with_them(

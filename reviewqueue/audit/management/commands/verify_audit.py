@@ -17,6 +17,22 @@ from reviewqueue.audit.services import audit_verify
 _EVENT_FIELDS = (*HASHED_FIELDS, "prev_hash", "hash")
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different. JSON allows a key twice; `json` keeps the last
+    value and other readers the first, so a line could hash as the event it was and be read
+    as another. PostgreSQL's export never writes a key twice."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _DuplicateKey(key)
+        found[key] = value
+    return found
+
+
 def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
     """The events of an export, one a line, read as they come (an export of millions of
     events is never held whole).
@@ -28,9 +44,13 @@ def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json.loads(line, object_pairs_hook=_one_value_per_key)
             except json.JSONDecodeError as exc:
                 raise CommandError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            except _DuplicateKey as exc:
+                raise CommandError(f"{path}:{number}: the key {exc.args[0]!r} is given twice "
+                                   "in one object, so the line does not say one thing: not "
+                                   "an export of the audit log") from None
             missing = ([name for name in _EVENT_FIELDS if name not in row]
                        if isinstance(row, dict) else list(_EVENT_FIELDS))
             if missing:

@@ -1,0 +1,111 @@
+"""Sign-in throttling holds wherever a password can be tried, and counts each client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "pw-for-tests-only"
+
+
+@pytest.fixture(autouse=True)
+def _fast_hashing(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.LOGIN_FAILURE_LIMIT = 3
+
+
+def test_the_admin_sign_in_refuses_a_password_after_repeated_failures(
+        client: Client, admin_user: Any) -> None:
+    for _ in range(3):
+        response = client.post("/admin/login/?next=/admin/",
+                               {"username": "ada", "password": "wrong"})
+        assert response.status_code == 200
+
+    response = client.post("/admin/login/?next=/admin/", {"username": "ada", "password": PASSWORD})
+
+    assert response.status_code == 429
+    assert "Too many failed sign-ins" in response.content.decode()
+    assert client.get("/admin/").status_code == 302  # still signed out
+
+
+def test_failures_on_the_admin_sign_in_count_on_the_site_sign_in_too(
+        client: Client, admin_user: Any) -> None:
+    for _ in range(3):
+        client.post("/admin/login/", {"username": "ada", "password": "wrong"})
+
+    response = client.post("/accounts/login/", {"username": "ada", "password": PASSWORD})
+
+    assert response.status_code == 429
+
+
+def test_the_admin_sign_in_still_works_below_the_limit(client: Client, admin_user: Any) -> None:
+    client.post("/admin/login/", {"username": "ada", "password": "wrong"})
+
+    response = client.post("/admin/login/?next=/admin/", {"username": "ada", "password": PASSWORD})
+
+    assert response.status_code == 302
+    assert client.get("/admin/").status_code == 200
+
+
+# --- Behind the TLS proxy every request comes from the proxy's address -------------------------
+
+PROXY = "10.0.0.2"
+
+
+def sign_in(client: Client, username: str, password: str, client_address: str) -> Any:
+    return client.post("/accounts/login/", {"username": username, "password": password},
+                       REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=client_address)
+
+
+@pytest.fixture
+def behind_proxy(settings: Any) -> None:
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+
+def test_behind_the_proxy_one_clients_failures_do_not_lock_everyone_out(
+        client: Client, reviewer: Any, behind_proxy: None) -> None:
+    for name in ("bob", "carol", "dave"):
+        assert sign_in(client, name, "wrong", "203.0.113.7").status_code == 200
+
+    response = sign_in(client, "alice", PASSWORD, "198.51.100.20")
+
+    assert response.status_code == 302
+
+
+def test_behind_the_proxy_a_client_that_keeps_failing_is_throttled(
+        client: Client, reviewer: Any, behind_proxy: None) -> None:
+    for name in ("bob", "carol", "dave"):
+        sign_in(client, name, "wrong", "203.0.113.7")
+
+    # An address the client wrote itself in front of the proxy's does not hide it.
+    response = sign_in(client, "alice", PASSWORD, "192.0.2.1, 203.0.113.7")
+
+    assert response.status_code == 429
+
+
+def test_without_a_proxy_the_forwarded_header_is_not_trusted(
+        client: Client, reviewer: Any) -> None:
+    for number, name in enumerate(("bob", "carol", "dave")):
+        client.post("/accounts/login/", {"username": name, "password": "wrong"},
+                    HTTP_X_FORWARDED_FOR=f"192.0.2.{number}")
+
+    response = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD},
+                           HTTP_X_FORWARDED_FOR="198.51.100.20")
+
+    assert response.status_code == 429
+
+
+def test_a_throttled_sign_in_keeps_the_page_it_was_going_to(
+        client: Client, reviewer: Any) -> None:
+    for _ in range(3):
+        client.post("/accounts/login/", {"username": "alice", "password": "wrong"})
+
+    response = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD,
+                                                "next": "/answers/t-1/"})
+
+    assert response.status_code == 429
+    assert '<input type="hidden" name="next" value="/answers/t-1/">' in response.content.decode()

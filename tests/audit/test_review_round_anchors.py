@@ -1,0 +1,118 @@
+"""Events removed from the end of the log are found whatever came before: a chain already
+broken somewhere, or an older anchor given by hand. An export line cannot say two things."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from reviewqueue.audit.models import AuditAlert, AuditEvent
+from tests.audit.conftest import verify
+
+pytestmark = pytest.mark.django_db
+
+
+def _problems(run: Any) -> list[tuple[int, str]]:
+    return [(p["seq"], p["problem"]) for p in run.problems]
+
+
+def _break_then_grow(chain: Callable[..., Any], tamper: Any) -> None:
+    """A chain found broken at #2, that then grew to 8 events and was verified again."""
+    chain(4)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET actor = 'user:mallory' WHERE seq = 2")
+    assert _problems(verify()) == [(2, "changed")]
+    chain(4)
+    assert _problems(verify()) == [(2, "changed")]
+
+
+def test_events_removed_from_the_end_after_the_chain_broke_are_named(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    _break_then_grow(chain, tamper)
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq >= 6")
+    run = verify()
+    assert _problems(run) == [(2, "changed"), (8, "truncated")]
+    assert "events after #5 were removed" in run.problems[1]["detail"]
+    newest = AuditAlert.objects.order_by("-id").first()
+    assert AuditAlert.objects.count() == 2
+    assert "event #8: the anchor" in newest.message
+
+
+def test_events_removed_from_the_end_stay_named_night_after_night(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    _break_then_grow(chain, tamper)
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq >= 6")
+    verify()
+    run = verify()
+    assert _problems(run) == [(2, "changed"), (8, "truncated")]
+    assert AuditAlert.objects.count() == 2  # the same problems raise no new alert
+
+
+def test_events_appended_after_a_break_raise_no_alert(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    _break_then_grow(chain, tamper)
+    chain(2)
+    assert _problems(verify()) == [(2, "changed")]
+    assert AuditAlert.objects.count() == 1
+
+
+def test_an_older_anchor_given_by_hand_does_not_hide_events_removed_from_the_end(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(6)
+    kept_outside = f"2:{AuditEvent.objects.get(seq=2).hash}"
+    assert verify().ok
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq >= 5")
+    with pytest.raises(CommandError) as failure:
+        call_command("verify_audit", "--anchor", kept_outside)
+    assert "events after #4 were removed" in str(failure.value)
+    assert _problems(verify()) == [(6, "truncated")]
+
+
+def test_a_line_giving_a_key_twice_is_refused(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    """A reader keeping the first of two values sees a forged event; the hash covers the
+    last, so the line would otherwise check out."""
+    chain(3)
+    body = b"".join(admin_client.get("/audit/export.jsonl").streaming_content).decode()
+    lines = body.split("\n")[:-1]
+    lines[2] = lines[2].replace('{"seq":3,', '{"after":{"status":"approved"},"seq":3,', 1)
+    export = tmp_path / "audit.jsonl"
+    export.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    with pytest.raises(CommandError, match=r"audit.jsonl:3: the key 'after' is given twice"):
+        call_command("verify_audit", "--jsonl", str(export), stdout=io.StringIO())
+
+
+def test_a_rewritten_chain_stays_named_the_night_after(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    """A run that finds its anchor broken vouches for nothing: the next run checks against
+    the same anchor, rather than against the forged end the broken run saw."""
+    from reviewqueue.audit.hashing import event_hash, hashed_fields_of
+
+    chain(4)
+    assert verify().ok
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET object_id = 'forged' WHERE seq = 3")
+        for seq in (3, 4):  # re-linked and re-hashed, as a careful forger would
+            prev = AuditEvent.objects.get(seq=seq - 1).hash
+            row = {**AuditEvent.objects.filter(seq=seq).values().get(), "prev_hash": prev}
+            cursor.execute("UPDATE audit_auditevent SET prev_hash = %s, hash = %s "
+                           "WHERE seq = %s", [prev, event_hash(hashed_fields_of(row), prev), seq])
+    assert _problems(verify()) == [(4, "rewritten")]
+    run = verify()
+    assert _problems(run) == [(4, "rewritten")]
+    assert run.tip_hash == ""
+    assert AuditAlert.objects.count() == 1
