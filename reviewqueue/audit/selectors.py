@@ -414,9 +414,11 @@ class Timeline:
     truncated: bool
 
 
-def _event_checks(events: list[AuditEvent]) -> dict[int, bool]:
-    """Per event: does its content still match its hash, and does it link to the event
-    before it? A quick local look; the full walk is `verify_audit`."""
+def _event_checks(events: list[AuditEvent]) -> dict[int, str]:
+    """Per event: "ok" when its content still matches its hash and it links to the event
+    before it, "edited" when its content does not match its hash, "unlinked" when it does but
+    the event before it is missing or holds another hash. A quick local look; the full walk
+    is `verify_audit`."""
     if not events:
         return {}
     previous = dict(
@@ -427,7 +429,8 @@ def _event_checks(events: list[AuditEvent]) -> dict[int, bool]:
         fields = hashed_fields_of({name: getattr(event, name) for name in HASHED_FIELDS})
         own = event_hash(fields, event.prev_hash) == event.hash
         expected_prev = previous.get(event.seq - 1, GENESIS_HASH if event.seq == 1 else None)
-        checks[event.seq] = own and event.prev_hash == expected_prev
+        checks[event.seq] = ("edited" if not own
+                             else "ok" if event.prev_hash == expected_prev else "unlinked")
     return checks
 
 
@@ -487,9 +490,9 @@ def answer_timeline(trace_id: str) -> Timeline | None:
     for version in versions:
         entries.append(TimelineEntry(version.created_at, "version", 0, version))
     for e in events:
-        entries.append(TimelineEntry(e.created_at, "event", 3, e, {"intact": checks.get(e.seq)}))
+        entries.append(TimelineEntry(e.created_at, "event", 3, e, {"check": checks.get(e.seq)}))
     for e in source_events:
-        entries.append(TimelineEntry(e.created_at, "source", 3, e, {"intact": checks.get(e.seq)}))
+        entries.append(TimelineEntry(e.created_at, "source", 3, e, {"check": checks.get(e.seq)}))
     entries.sort(key=lambda entry: (entry.at, entry.order))
     return Timeline(
         answer=answer,

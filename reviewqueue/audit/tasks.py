@@ -11,12 +11,18 @@ from typing import Any
 
 from celery import Celery, Task, shared_task
 from celery.schedules import crontab
+from django.core.cache import cache
 
 from reviewqueue.celery import app
 
 log = logging.getLogger(__name__)
 
 NIGHTLY_KEY = "verify-audit-chain-nightly"
+# Set while a verification asked for on the audit page waits or runs (the page asks for no
+# second one meanwhile: each is a walk of the whole log); cleared when it ends, and expires
+# with the task's time limit should its worker die.
+MANUAL_PENDING_KEY = "audit:verify:manual-pending"
+MANUAL_PENDING_SECONDS = 3660
 NIGHTLY_ENTRY = {
     "task": "audit.verify_chain",
     # After the validity sweep (00:05) so the night's re-evaluations are already in the chain.
@@ -38,12 +44,16 @@ except ImportError:  # pragma: no cover - the jobs area is optional for this mod
     # and a run lost with its worker is made up by the next night's.
     acks_late=False,
     soft_time_limit=3600,
-    time_limit=3660,
+    time_limit=MANUAL_PENDING_SECONDS,
 )
 def verify_chain(trigger: str = "nightly", requested_by: str = "") -> dict[str, Any]:
     from reviewqueue.audit.services import audit_verify
 
-    run = audit_verify(trigger=trigger, requested_by=requested_by or "celery beat")
+    try:
+        run = audit_verify(trigger=trigger, requested_by=requested_by or "celery beat")
+    finally:
+        if trigger == "manual":
+            cache.delete(MANUAL_PENDING_KEY)
     return {"ok": run.ok, "events": run.events_checked, "first_bad_seq": run.first_bad_seq,
             "problems": run.problem_count}
 

@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import quote
 
 from django.contrib import messages
+from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -188,12 +189,17 @@ def _label_timeline(found: selectors.Timeline) -> None:
 @require_POST
 @admin_required
 def verify(request: HttpRequest) -> HttpResponse:
-    from reviewqueue.audit.tasks import verify_chain
+    from reviewqueue.audit.tasks import MANUAL_PENDING_KEY, MANUAL_PENDING_SECONDS, verify_chain
 
     actor = Actor.of_user(request.user)
+    if not cache.add(MANUAL_PENDING_KEY, actor.name, timeout=MANUAL_PENDING_SECONDS):
+        messages.info(request, _("A verification is already running. Its result appears below "
+                                 "when it is done."))
+        return redirect("audit:events")
     try:
         verify_chain.delay(trigger=VerificationRun.Trigger.MANUAL, requested_by=actor.name)
     except Exception as exc:  # a broker that is down must not turn into a 500
+        cache.delete(MANUAL_PENDING_KEY)
         messages.error(request, _("The verification could not be started (%(error)s).")
                        % {"error": type(exc).__name__})
     else:

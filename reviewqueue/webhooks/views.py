@@ -18,6 +18,9 @@ from reviewqueue.webhooks.models import WebhookEndpoint
 from reviewqueue.webhooks.selectors import endpoint_deliveries, endpoints_with_counts
 from reviewqueue.webhooks.services import webhook_endpoint_register, webhook_endpoint_set_active
 
+# The session key holding a just-registered endpoint's id and secret until the page shows them.
+_REGISTERED = "webhooks.registered"
+
 
 def _require_admin(request: HttpRequest) -> None:
     if not has_role(request.user, Role.ADMIN):
@@ -31,7 +34,6 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
     if refused := refuse_unknown_params(request):
         return refused
     form = EndpointForm(request.POST or None)
-    registered = None
     if request.method == "POST" and form.is_valid():
         try:
             registered = webhook_endpoint_register(
@@ -42,11 +44,20 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
         except FieldError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.field_message)
         else:
-            form = EndpointForm()
-    status = 400 if request.method == "POST" and registered is None else 200
-    return render(request, "webhooks/list.html", {
-        "endpoints": endpoints_with_counts(), "form": form, "registered": registered,
-    }, status=status)
+            # Redirected, so that reloading the page registers nothing a second time; the
+            # secret waits in the (server-side) session for the one page that shows it.
+            request.session[_REGISTERED] = {"id": registered.endpoint.pk,
+                                            "secret": registered.secret}
+            return redirect("webhooks:list")
+    shown = request.session.pop(_REGISTERED, None) if request.method == "GET" else None
+    endpoint = WebhookEndpoint.objects.filter(pk=shown["id"]).first() if shown else None
+    response = render(request, "webhooks/list.html", {
+        "endpoints": endpoints_with_counts(), "form": form,
+        "registered": {"endpoint": endpoint, "secret": shown["secret"]} if endpoint else None,
+    }, status=400 if request.method == "POST" else 200)
+    if endpoint:
+        response["Cache-Control"] = "no-store"  # the secret is shown once, and kept nowhere
+    return response
 
 
 @login_required

@@ -257,6 +257,29 @@ def test_an_admin_can_verify_from_the_page(admin_client: Any, chain: Callable[..
     assert page.count("Verification requested") == 1  # the message is shown once
 
 
+def test_a_verification_is_not_asked_for_again_while_one_is_running(
+    admin_client: Any, chain: Callable[..., Any]
+) -> None:
+    from django.core.cache import cache
+
+    from reviewqueue.audit.tasks import MANUAL_PENDING_KEY
+
+    chain(2)
+    cache.set(MANUAL_PENDING_KEY, "user:ada")  # one asked for, still waiting for a worker
+    try:
+        page = admin_client.post("/audit/verify", follow=True).content.decode()
+        assert "A verification is already running. Its result appears below when it is done." \
+            in page
+        assert not VerificationRun.objects.exists()
+    finally:
+        cache.delete(MANUAL_PENDING_KEY)
+    # Once it has ended, another may be asked for; the run itself clears the mark.
+    admin_client.post("/audit/verify")
+    admin_client.post("/audit/verify")
+    assert VerificationRun.objects.count() == 2
+    assert cache.get(MANUAL_PENDING_KEY) is None
+
+
 def test_a_broken_chain_shows_on_the_page_with_an_alert(
     admin_client: Any, chain: Callable[..., Any], tamper: Any
 ) -> None:
@@ -353,6 +376,21 @@ def test_the_timeline_marks_an_event_that_no_longer_matches_its_hash(
                        [ingested.seq])
     page = story_timeline(admin_client)
     assert "does not match its hash" in page
+    assert "does not link to the event before it" not in page
+
+
+def test_the_timeline_says_when_an_event_lost_the_event_before_it(
+    admin_client: Any, answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    answer_story("t-story")
+    ingested = AuditEvent.objects.get(action="answer.ingested", trace_id="t-story")
+    assert ingested.seq > 1
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = %s", [ingested.seq - 1])
+    page = story_timeline(admin_client)
+    # Its own content still matches its hash: what broke is the link.
+    assert "does not link to the event before it" in page
+    assert "does not match its hash" not in page
 
 
 def test_the_timeline_shows_a_decisions_comment_against_the_digest_its_event_recorded(

@@ -123,11 +123,14 @@ def test_an_admin_registers_an_endpoint_on_the_page_and_sees_the_secret_once(
     admin_user: Any, client: Any, receiver: Receiver
 ) -> None:
     client.force_login(admin_user)
-    response = client.post("/webhooks/", {"url": receiver.url, "description": "CRM"})
-    assert response.status_code == 200
+    response = client.post("/webhooks/", {"url": receiver.url, "description": "CRM"},
+                           follow=True)
+    assert response.redirect_chain == [("/webhooks/", 302)]  # a reload registers nothing more
     endpoint = WebhookEndpoint.objects.get()
     assert endpoint.secret.encode() in response.content
+    assert response["Cache-Control"] == "no-store"
     assert endpoint.secret.encode() not in client.get("/webhooks/").content
+    assert WebhookEndpoint.objects.count() == 1
 
 
 def test_a_reviewer_cannot_open_the_webhooks_page(reviewer: Any, client: Any) -> None:
