@@ -31,7 +31,7 @@ log = logging.getLogger("reviewqueue.audit")
 
 # Any constant works; it only has to be the same for every writer of the chain.
 _CHAIN_LOCK_KEY = 0x52510A0D17
-_TAIL_SQL = (f'SELECT seq, hash FROM "{AuditEvent._meta.db_table}" '
+_TAIL_SQL = (f'SELECT seq, hash, created_at FROM "{AuditEvent._meta.db_table}" '
              "ORDER BY seq DESC LIMIT 1")
 
 
@@ -170,7 +170,9 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
         cursor.execute(_TAIL_SQL)
         tail = cursor.fetchone()
     seq, prev_hash = (tail[0], tail[1]) if tail else (0, GENESIS_HASH)
-    now = timezone.now()  # read under the lock, so time never goes backwards along the chain
+    # Read under the lock, and never before the tail's: hosts whose clocks drift apart append
+    # to one chain, and its times must not go backwards along it.
+    now = max(timezone.now(), tail[2]) if tail else timezone.now()
     for row in rows:
         seq += 1
         row.update(seq=seq, created_at=now, prev_hash=prev_hash)

@@ -123,3 +123,32 @@ def test_a_verification_run_cannot_be_changed_or_removed(chain: Callable[..., An
         lambda: VerificationRun.objects.filter(pk=run.pk).update(last_seq=1))
     assert "DELETE refused" in _refused(lambda: VerificationRun.objects.all().delete())
     assert VerificationRun.objects.get().last_seq == 2
+
+
+def test_an_event_is_never_dated_before_the_one_it_follows(
+    chain: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host whose clock runs behind appends after one whose clock runs ahead."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    import reviewqueue.audit.services as services
+
+    tail = chain(1)[0]
+    behind = tail.created_at - dt.timedelta(minutes=5)
+
+    class SlowClock:
+        @staticmethod
+        def now() -> dt.datetime:
+            return behind
+
+    monkeypatch.setattr(services, "timezone", SlowClock)
+    with transaction.atomic():
+        audit_record(actor=WORKER, action="verdict.created", object_type="verdict",
+                     object_id=2)
+    monkeypatch.undo()
+    later = AuditEvent.objects.get(seq=tail.seq + 1)
+    assert later.created_at == tail.created_at
+    assert timezone.now() >= later.created_at
+    assert verify().ok
