@@ -326,6 +326,8 @@ SECURE_CSP = {
 }
 # Failed sign-ins allowed per username and per client address within the window.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+# Failures from one client address, over every username, before that address is refused too.
+LOGIN_FAILURE_ADDRESS_LIMIT = env_int("LOGIN_FAILURE_ADDRESS_LIMIT", 50, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, minimum=1)
 
 # --- Re-evaluation and webhooks ------------------------------------------------------------------

@@ -23,13 +23,19 @@ def _client_address(request: Any) -> str:
     return str(meta.get("REMOTE_ADDR", "unknown"))
 
 
-def _keys(username: str, request: Any) -> list[str]:
-    return [f"login-fail:user:{username.lower()}", f"login-fail:addr:{_client_address(request)}"]
+def _limits(username: str, request: Any) -> list[tuple[str, int]]:
+    """The counters a failure adds to, each with the count that blocks: the username's, low,
+    so one account's password is not guessed; and the client address's, much higher, so one
+    client cannot try a password on every account, while the typos of one person behind an
+    office's shared address do not lock out all their colleagues."""
+    return [(f"login-fail:user:{username.lower()}", settings.LOGIN_FAILURE_LIMIT),
+            (f"login-fail:addr:{_client_address(request)}",
+             settings.LOGIN_FAILURE_ADDRESS_LIMIT)]
 
 
 def login_failure_record(username: str, request: Any) -> None:
     window = settings.LOGIN_FAILURE_WINDOW_SECONDS
-    for key in _keys(username, request):
+    for key, _limit in _limits(username, request):
         if cache.add(key, 1, timeout=window):
             continue
         try:
@@ -43,8 +49,7 @@ def login_failures_clear(username: str, request: Any) -> None:
 
 
 def login_blocked(username: str, request: Any) -> bool:
-    limit = settings.LOGIN_FAILURE_LIMIT
-    return any((cache.get(key) or 0) >= limit for key in _keys(username, request))
+    return any((cache.get(key) or 0) >= limit for key, limit in _limits(username, request))
 
 
 class TokenRateThrottle(SimpleRateThrottle):

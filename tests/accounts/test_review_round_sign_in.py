@@ -16,6 +16,7 @@ PASSWORD = "pw-for-tests-only"
 def _fast_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.LOGIN_FAILURE_LIMIT = 3
+    settings.LOGIN_FAILURE_ADDRESS_LIMIT = 3
 
 
 def test_the_admin_sign_in_refuses_a_password_after_repeated_failures(
@@ -109,3 +110,26 @@ def test_a_throttled_sign_in_keeps_the_page_it_was_going_to(
 
     assert response.status_code == 429
     assert '<input type="hidden" name="next" value="/answers/t-1/">' in response.content.decode()
+
+
+def test_one_persons_failures_do_not_lock_out_others_at_the_same_address(
+        client: Client, reviewer: Any, hr_reviewer: Any, settings: Any) -> None:
+    settings.LOGIN_FAILURE_ADDRESS_LIMIT = 10
+    for _ in range(4):
+        client.post("/accounts/login/", {"username": "hana", "password": "wrong"})
+
+    assert client.post("/accounts/login/",
+                       {"username": "hana", "password": PASSWORD}).status_code == 429
+    # A colleague behind the same address signs in.
+    assert client.post("/accounts/login/",
+                       {"username": "alice", "password": PASSWORD}).status_code == 302
+
+
+def test_an_address_trying_many_accounts_is_refused_for_all_of_them(
+        client: Client, reviewer: Any, settings: Any) -> None:
+    settings.LOGIN_FAILURE_ADDRESS_LIMIT = 6
+    for number in range(6):
+        client.post("/accounts/login/", {"username": f"guess-{number}", "password": "wrong"})
+
+    assert client.post("/accounts/login/",
+                       {"username": "alice", "password": PASSWORD}).status_code == 429
