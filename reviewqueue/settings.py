@@ -299,6 +299,8 @@ HTTPS = env_bool("HTTPS", False)
 SECURE_SSL_REDIRECT = HTTPS
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
+# A refused form is a page of the product, with what it held (reviewqueue/denied.py).
+CSRF_FAILURE_VIEW = "reviewqueue.denied.csrf_failure"
 SECURE_HSTS_SECONDS = 31_536_000 if HTTPS else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
 SECURE_HSTS_PRELOAD = HTTPS

@@ -56,8 +56,13 @@ class JobIn(StrictSerializer):
     document_id = IdField(max_length=200, required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if bool(attrs.get("trace_ids")) == bool(attrs.get("document_id")):
-            raise serializers.ValidationError("Give either trace_ids or document_id.")
+        # Named by field, as every refusal is: a client reads `errors[].field`.
+        if attrs.get("trace_ids") and attrs.get("document_id"):
+            raise serializers.ValidationError(
+                {"document_id": ["Give either trace_ids or document_id, not both."]})
+        if not attrs.get("trace_ids") and not attrs.get("document_id"):
+            raise serializers.ValidationError(
+                {"trace_ids": ["Give either trace_ids (at least one) or document_id."]})
         return attrs
 
 
@@ -70,7 +75,10 @@ class JobStartView(BodyLimitedAPIView):
                                              400: OpenApiResponse(description="Bad field"),
                                              404: OpenApiResponse(description="Unknown answer")},
                    summary="Re-evaluate answers now (reviewers: answers they may read; "
-                           "admins: also every answer citing a document)")
+                           "admins: also every answer citing a document)",
+                   description="Give either `trace_ids` (1 to 500) or `document_id`. The job "
+                               "runs in the background; follow it at `progress_url`. An "
+                               "answer or document you may not read is answered as missing.")
     def post(self, request: Request) -> Response:
         serializer = JobIn(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -363,6 +363,10 @@ class AnswerCreateView(BodyLimitedAPIView):
             413: OpenApiResponse(description="Body too large"),
         },
         summary="Submit an answer; the gate runs at once",
+        description="201 with the verdict the first time; 200 with the stored result for the "
+                    "same body again (the trace_id is the idempotency key); 409 when the "
+                    "trace_id was used for another body. A bad body is a 400 naming each bad "
+                    "field and is kept in the quarantine.",
     )
     def post(self, request: Request) -> Response:
         data, errors = answer_input(request.data)
@@ -410,6 +414,10 @@ class AnswerBatchView(BodyLimitedAPIView):
             413: OpenApiResponse(description="Body too large"),
         },
         summary="Submit up to 500 answers; one result per item, in order",
+        description="Each result carries the status_code the single-answer endpoint would "
+                    "give (201, 200 for a replay, 400 naming the field, 409 for a trace_id "
+                    "used for another body). A trace_id repeated in the batch answers as a "
+                    "replay of its first occurrence.",
     )
     def post(self, request: Request) -> Response:
         batch = BatchIn(data=request.data)
@@ -474,6 +482,9 @@ class AnswerDetailView(BodyLimitedAPIView):
             404: OpenApiResponse(description="No such answer, or one you may not read"),
         },
         summary="Status, verdicts and decisions of an answer",
+        description="People see only answers whose every retrieved document they may read "
+                    "(services and admins see all); a finding drawn from a document the "
+                    "caller may not read says only that such a document exists.",
     )
     def get(self, request: Request, trace_id: str) -> Response:
         answer = answer_detail(trace_id)

@@ -135,6 +135,8 @@ class QueueView(ReviewerView):
         ],
         responses={200: QueueOut, 400: OpenApiResponse(description="A bad filter or cursor")},
         summary="Held answers you may review, oldest first, a keyset page at a time",
+        description="Only answers whose every retrieved document you may read. An unknown "
+                    "or repeated parameter is a 400 naming it. Counts per reason are capped.",
     )
     def get(self, request: Request) -> Response:
         # Filters come from an allowlist: an unknown or repeated parameter is a 400, never
@@ -193,6 +195,8 @@ class ClaimView(ReviewerView):
                    409: OpenApiResponse(description="`leased_by_other` (with holder and until)"
                                                     " or `not_held`")},
         summary="Claim a held answer for REVIEW_LEASE_SECONDS, or renew your lease",
+        description="Takes no body (or `{}`). A colleague's active lease is a 409 naming "
+                    "the holder and until when.",
     )
     def post(self, request: Request, trace_id: str) -> Response:
         answer = readable_answer(request, trace_id)
@@ -218,6 +222,8 @@ class ReleaseView(ReviewerView):
         responses={200: ReleaseOut, 403: OpenApiResponse(description="force without admin"),
                    409: OpenApiResponse(description="`leased_by_other` or `not_held`")},
         summary="Release your lease (admins: break anyone's with force)",
+        description="No body, or `{}`, releases your own lease; `{\"force\": true}` lets an "
+                    "admin break a colleague's.",
     )
     def post(self, request: Request, trace_id: str) -> Response:
         # No body means no options; a body must be an object of them.
@@ -306,6 +312,11 @@ class DecisionView(ReviewerView):
                                              "`not_held` or `leased_by_other`"),
         },
         summary="Approve, reject or edit a held answer, on the verdict you saw",
+        description="`verdict` is the id of the verdict the decision was made on. If it is "
+                    "no longer the answer's current verdict, or no longer fresh, nothing is "
+                    "applied: the answer is re-evaluated and the 409 carries the current "
+                    "verdict. An id that is not one of the answer's verdicts is a 400 naming "
+                    "`verdict`. Deciding on a free item claims it first.",
     )
     def post(self, request: Request, trace_id: str) -> Response:
         body = DecisionIn(data=request.data)

@@ -74,3 +74,40 @@ def test_a_signed_in_users_pages_are_not_kept_by_the_browser(
     client.force_login(admin_user)
     assert "no-store" in client.get(url)["Cache-Control"]
 
+
+
+def test_a_form_refused_for_its_csrf_token_says_why_and_keeps_what_was_typed(
+    reviewer: Any
+) -> None:
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(reviewer)
+    client.get("/")  # a CSRF cookie, which a form from before the last sign-in no longer fits
+    response = client.post(
+        "/answers/t-1/decide",
+        {"csrfmiddlewaretoken": "x" * 64, "action": "reject", "verdict": "12",
+         "comment": "The source says 30 days <b>now</b>."},
+        HTTP_ORIGIN="http://testserver", HTTP_REFERER="http://testserver/answers/t-1/")
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "The form was not sent" in page and 'class="topbar' in page
+    assert "nothing was saved" in page
+    # The comment, to copy, escaped; not the ids and choices around it.
+    assert ">The source says 30 days &lt;b&gt;now&lt;/b&gt;.</textarea>" in page
+    assert page.count("<textarea") == 1
+    assert '<a href="http://testserver/answers/t-1/">Open the page again</a>' in page
+
+
+def test_a_refused_form_from_another_site_gets_nothing_back(reviewer: Any) -> None:
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(reviewer)
+    response = client.post("/answers/t-1/decide", {"comment": "Call 555 0100 now"},
+                           HTTP_ORIGIN="https://elsewhere.example",
+                           HTTP_REFERER="https://elsewhere.example/page")
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "The form was not sent" in page
+    assert "555 0100" not in page and "elsewhere.example" not in page

@@ -25,3 +25,17 @@ def is_reviewer(user: Any) -> bool:
 @register.filter
 def is_owner(user: Any) -> bool:
     return has_role(user, Role.OWNER, Role.ADMIN)
+
+
+@register.filter
+def return_to(request: Any) -> str:
+    """Where the language menu returns to: the page itself, or after a refused form the page
+    the form came from when that is one of this site's (never an address from elsewhere)."""
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    if request.method == "GET":
+        return str(request.get_full_path())
+    back = request.headers.get("Referer", "")
+    safe = url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure())
+    return str(back) if safe else "/"

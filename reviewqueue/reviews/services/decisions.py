@@ -42,6 +42,7 @@ from reviewqueue.reviews.services.leases import (
     lease_claim,
     lease_state,
 )
+from reviewqueue.reviews.services.reevaluation import record_cleared
 from reviewqueue.reviews.services.transitions import answer_apply_decision, answer_apply_verdict
 
 ACTIONS = ("approve", "reject", "edit")
@@ -190,7 +191,12 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
         # A mistake, not a stale view: nothing is claimed or re-evaluated for it.
         raise FieldError("verdict", "not a verdict of this answer")
 
-    item = ReviewItem.objects.select_related("leased_by").filter(answer=answer).first()
+    # Locked until the decision commits: the lease read here is the one the decision is made
+    # under. Unlocked, an admin could break it and a colleague claim the item in between, be
+    # told the item is theirs, and see it decided from under them a moment later. Now their
+    # claim waits for this transaction and finds the item decided (NotHeld).
+    item = (ReviewItem.objects.select_for_update(of=("self",)).select_related("leased_by")
+            .filter(answer=answer).first())
     lease = lease_state(item, user)
     if lease.active and not lease.mine:
         assert lease.holder is not None and lease.until is not None
@@ -244,7 +250,13 @@ def _refresh(answer: Answer, actor: Actor) -> Verdict:
     fresh, _ = store_verdict(answer=answer, version=answer.current_version, run=run,
                              trigger=Verdict.Trigger.DECISION)
     if answer.current_verdict_id != fresh.pk:
-        answer_apply_verdict(answer=answer, verdict=fresh, actor=actor, cause="decision")
+        old_status = answer.status
+        new_status = answer_apply_verdict(answer=answer, verdict=fresh, actor=actor,
+                                          cause=Verdict.Trigger.DECISION)
+        # The fresh verdict may let the answer through (or abstain): it leaves the queue
+        # undecided, which the log says as it does after any other re-evaluation.
+        record_cleared(answer=answer, old_status=old_status, new_status=new_status,
+                       verdict=fresh, trigger=Verdict.Trigger.DECISION, actor=actor)
     return fresh
 
 

@@ -55,20 +55,29 @@ def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER,
         old_status = answer.status
         new_status = answer_apply_verdict(answer=answer, verdict=verdict, actor=actor,
                                           cause=trigger)
-        if old_status == Answer.Status.HELD and new_status != Answer.Status.HELD:
-            # The item left the queue without a reviewer: say so in the log in plain terms.
-            audit_record(
-                actor=actor,
-                action="review_item.cleared",
-                object_type="answer",
-                object_id=answer.trace_id,
-                trace_id=answer.trace_id,
-                before={"status": old_status},
-                after={"status": new_status, "by": "reevaluation", "trigger": trigger,
-                       "verdict": verdict.pk, "decision": verdict.decision,
-                       "reason": verdict.reason},
-            )
+        record_cleared(answer=answer, old_status=old_status, new_status=new_status,
+                       verdict=verdict, trigger=trigger, actor=actor)
         return verdict
+
+
+def record_cleared(*, answer: Answer, old_status: str, new_status: str, verdict: Verdict,
+                   trigger: str, actor: Actor) -> None:
+    """A fresh verdict took the answer out of the queue without a reviewer's decision: say so
+    in the log in plain terms. Every path that applies a re-evaluated verdict calls this (a
+    trigger, or a decision refused on a stale verdict)."""
+    if old_status != Answer.Status.HELD or new_status == Answer.Status.HELD:
+        return
+    audit_record(
+        actor=actor,
+        action="review_item.cleared",
+        object_type="answer",
+        object_id=answer.trace_id,
+        trace_id=answer.trace_id,
+        before={"status": old_status},
+        after={"status": new_status, "by": "reevaluation", "trigger": trigger,
+               "verdict": verdict.pk, "decision": verdict.decision,
+               "reason": verdict.reason},
+    )
 
 
 @dataclass

@@ -1,0 +1,40 @@
+"""The schema describes what each reviewer and ingest operation does, not the base class
+every API view shares (whose text speaks of bodies, even on operations that read none)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+BASE_TEXT = "Refuses oversized bodies"
+OPERATIONS = [
+    ("/api/v1/answers", "post"),
+    ("/api/v1/answers/batch", "post"),
+    ("/api/v1/answers/{trace_id}", "get"),
+    ("/api/v1/answers/{trace_id}/claim", "post"),
+    ("/api/v1/answers/{trace_id}/release", "post"),
+    ("/api/v1/answers/{trace_id}/decisions", "post"),
+    ("/api/v1/queue", "get"),
+    ("/api/v1/jobs", "post"),
+]
+
+
+@pytest.fixture(scope="module")
+def paths() -> dict[str, Any]:
+    from drf_spectacular.generators import SchemaGenerator
+
+    return SchemaGenerator().get_schema(request=None, public=True)["paths"]  # type: ignore
+
+
+@pytest.mark.parametrize(("path", "method"), OPERATIONS)
+def test_each_operation_has_its_own_description(paths: dict[str, Any], path: str,
+                                                method: str) -> None:
+    description = paths[path][method].get("description") or ""
+    assert description and BASE_TEXT not in description
+
+
+def test_the_decision_operation_says_what_a_stale_verdict_gets(paths: dict[str, Any]) -> None:
+    operation = paths["/api/v1/answers/{trace_id}/decisions"]["post"]
+    assert "409 carries the current verdict" in operation["description"]
+    assert "stale_verdict" in operation["responses"]["409"]["description"]
