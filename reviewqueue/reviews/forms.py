@@ -126,6 +126,11 @@ class ClaimForm(forms.Form):
                 self.add_error("value", _("Enter true or false."))
             else:
                 data["parsed"] = word == "true"
+        elif not raw.strip() and not (self.initial.get("value_type") == "text"
+                                      and self.initial.get("value") == raw):
+            # An empty text is a claim no source makes; the row's key was typed for a value.
+            # (A claim that came in empty and is left as it was is kept.)
+            self.add_error("value", _("Enter a value."))
         else:
             data["parsed"] = raw
         return data

@@ -79,6 +79,26 @@ def test_a_decimal_number_too_large_to_keep_as_typed_is_refused_on_its_row(
     assert_nothing_saved(trace)
 
 
+def test_a_text_claim_with_no_value_is_refused_on_its_row(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    empty = {"key": "trial_days", "value": "  ", "value_type": "text", "cite": "d1"}
+    response = page_post(login(reviewer), trace, "edit", answer=SUPPORTED_TEXT,
+                         **claims_form(SUPPORT, empty))
+    assert response.status_code == 400
+    row = response.content.decode().split('name="claims-1-value"', 1)[1]
+    assert row.index("Enter a value.") < row.index('name="claims-1-value_type"')
+    assert_nothing_saved(trace)
+
+
+def test_a_claim_that_came_in_empty_may_be_left_as_it_was() -> None:
+    initial = {"key": "note", "value": "", "value_type": "text", "cite": "d1"}
+    form = ClaimForm(dict(initial), initial=initial, cites=["d1"])
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["parsed"] == ""
+
+
 def test_negative_zero_is_read_as_zero() -> None:
     form = ClaimForm({"key": "seats", "value": "-0.0", "value_type": "number", "cite": "d1"},
                      cites=["d1"])
