@@ -66,8 +66,14 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate(self, request):  # type: ignore[no-untyped-def]
         header = authentication.get_authorization_header(request).split()
-        if not header or header[0].lower() != self.keyword.lower().encode():
+        if not header:
             return None
+        if header[0].lower() != self.keyword.lower().encode():
+            # A key pasted bare, or sent as "Bearer <key>": credentials were given, in a form
+            # this API does not read; saying "not provided" would send the caller astray.
+            raise exceptions.AuthenticationFailed(
+                "Send the key as 'Authorization: Token <key>': this header has no 'Token' "
+                "before the key.")
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("Authorization header must be 'Token <key>'.")
         try:

@@ -12,5 +12,6 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
             "type": "apiKey",
             "in": "header",
             "name": "Authorization",
-            "description": "`Token <key>`; issue one with `python manage.py issue_token NAME`.",
+            "description": ("The word `Token`, a space, then the key: `Token rq_…` (a bare key "
+                            "is refused). Issue one with `python manage.py issue_token NAME`."),
         }

@@ -57,6 +57,21 @@ def test_issue_token_prints_a_token_that_is_stored_only_hashed(service: Any) -> 
     assert raw not in str(list(AuditEvent.objects.values_list("after", flat=True)))
 
 
+@pytest.mark.parametrize("header", ["{key}", "Bearer {key}"])
+def test_a_key_sent_without_the_token_word_is_told_how_to_send_it(
+    service: Any, header: str
+) -> None:
+    from reviewqueue.accounts.services import token_issue
+    from reviewqueue.audit.services import SYSTEM
+
+    raw = token_issue(user=service, actor=SYSTEM)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=header.format(key=raw))
+    response = client.get("/api/v1/answers/none")
+    assert response.status_code == 401
+    assert "Send the key as 'Authorization: Token <key>'" in response.json()["detail"]
+
+
 def test_a_revoked_token_stops_working(service: Any, owner: Any) -> None:
     out = StringIO()
     call_command("issue_token", "rag-service", stdout=out)
