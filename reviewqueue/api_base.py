@@ -53,6 +53,12 @@ class StrictSerializer(serializers.Serializer):
                     if wrong:
                         errors[name] = wrong
             if errors:
+                # With what every other field says, so the caller fixes the body in one go.
+                try:
+                    super().to_internal_value({k: v for k, v in data.items() if k not in errors})
+                except serializers.ValidationError as exc:
+                    for name, detail in dict(exc.detail).items():  # type: ignore[arg-type]
+                        errors.setdefault(name, detail)
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
 

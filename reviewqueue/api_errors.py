@@ -85,6 +85,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         summary = "; ".join(
             f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors[:5]
         )
+        if len(errors) > 5:
+            summary += f"; and {len(errors) - 5} more in errors"
         response = Response(error_body("invalid", summary or "Invalid input.", errors), status=400)
     else:
         response = drf_exception_handler(exc, context)

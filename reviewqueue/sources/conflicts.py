@@ -43,6 +43,8 @@ class ConflictChange:
     conflict: Conflict
     before: str | None
     after: str
+    # The documents the conflict was between before the change (none when it was not open).
+    was_between: tuple[str, ...] = ()
 
 
 def _current_facts(pairs: set[tuple[str, str]], today: date) -> list[Fact]:
@@ -130,6 +132,7 @@ def conflicts_refresh(
         disagreeing = _disagreeing(by_pair.get(pair, []))
         conflict = existing.get(pair)
         before = conflict.status if conflict else None
+        was_between = tuple(conflict.documents) if before == Conflict.Status.OPEN else ()
         if disagreeing and close_only:
             continue
         if disagreeing:
@@ -154,7 +157,7 @@ def conflicts_refresh(
                 conflict.participants = _participants(disagreeing)
                 conflict.signature = signature
                 conflict.save()
-                changes.append(ConflictChange(conflict, before, after))
+                changes.append(ConflictChange(conflict, before, after, was_between))
         elif conflict is not None and conflict.status != Conflict.Status.CLOSED:
             conflict.status = Conflict.Status.CLOSED
             conflict.closed_at = now
@@ -180,6 +183,11 @@ def conflicts_refresh(
         )
         if change.after == Conflict.Status.OPEN and change.before != Conflict.Status.OPEN:
             transaction.on_commit(lambda c=c: _notify_owners(c.pk))
+        elif change.after == Conflict.Status.OPEN and set(c.documents) - set(change.was_between):
+            # A document joined a conflict already open: its owner hears of it as the first
+            # owners did; they, who know of it already, are not mailed again.
+            transaction.on_commit(
+                lambda c=c, told=change.was_between: _notify_owners(c.pk, already_told=told))
     return changes
 
 
@@ -216,16 +224,21 @@ def _verb(change: ConflictChange) -> str:
     return "reopened"
 
 
-def _notify_owners(conflict_id: int) -> None:
+def _notify_owners(conflict_id: int, already_told: Iterable[str] = ()) -> None:
     """Mail each owner of the conflict's documents, one mail each: a side from a document the
-    owner may neither read nor manage is only said to exist, as on the owner's pages."""
+    owner may not read is only said to exist, as on the owner's pages. Owners of the documents
+    in `already_told` (those it was between when it opened) are not mailed."""
     from reviewqueue.sources.selectors import conflict_sides
 
     conflict = Conflict.objects.filter(pk=conflict_id).first()
     if conflict is None:
         return
-    owners = {d.owner for d in Document.objects.filter(key__in=conflict.documents)
-              .select_related("owner") if d.owner.email and d.owner.is_active}
+    documents = list(Document.objects.filter(key__in={*conflict.documents, *already_told})
+                     .select_related("owner"))
+    told = {d.owner_id for d in documents if d.key in set(already_told)}
+    owners = {d.owner for d in documents
+              if d.key in conflict.documents and d.owner_id not in told
+              and d.owner.email and d.owner.is_active}
     name = f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}"
     for owner in sorted(owners, key=lambda o: o.pk):
         lines = [
@@ -235,7 +248,8 @@ def _notify_owners(conflict_id: int) -> None:
         ]
         try:
             send_mail(
-                subject=f"[ReviewQueue] Conflict opened on {name}",
+                subject=(f"[ReviewQueue] Your document joined the conflict on {name}"
+                         if already_told else f"[ReviewQueue] Conflict opened on {name}"),
                 message="Documents disagree, at least one of them yours:\n"
                 + "\n".join(lines)
                 + "\n\nResolve it in ReviewQueue on your owner page (/owner/, 'My conflicts').",

@@ -99,6 +99,19 @@ def test_bad_revision_bodies_name_the_field_and_are_quarantined(
     assert field in [e["field"] for e in kept.errors]
 
 
+def test_every_bad_field_of_a_revision_is_named_at_once(service_api: Any, owner: Any) -> None:
+    body = revision_body(principals=["*", 5])  # a number where a string belongs, checked first
+    body.update(url="not a url", title=7)
+    body["facts"][0].update(valid_from="2026-1-1", colour="red")
+    body["passages"][0]["text"] = None
+    response = service_api.put(URL, body, format="json")
+    assert response.status_code == 400
+    assert sorted(e["field"] for e in response.json()["errors"]) == [
+        "allowed_principals[1]", "facts[0].colour", "facts[0].valid_from", "passages[0].text",
+        "title", "url"]
+    assert response.json()["detail"].endswith("; and 1 more in errors")
+
+
 def test_the_owner_named_must_be_a_document_owner(service_api: Any, owner: Any,
                                                   reviewer: Any) -> None:
     response = service_api.put(URL, revision_body(owner=reviewer.username), format="json")

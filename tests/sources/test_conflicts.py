@@ -217,6 +217,32 @@ def test_the_conflict_mail_shows_an_owner_only_the_sides_they_may_read(
     assert "hr-trial-secret (r1): 90" in to_olivia.body
 
 
+def test_a_document_joining_an_open_conflict_mails_its_owner_only(
+    publish: Any, owner: Any, second_owner: Any, make_user: Any,
+    django_capture_on_commit_callbacks: Any
+) -> None:
+    owner.email = "olivia@example.test"
+    owner.save()
+    third = make_user("otto", "owner")
+    third.email = "otto@example.test"
+    third.save()
+    publish("trial-policy", facts=trial(14))
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("trial-promo", owner="oscar", facts=trial(30))
+    opened = len(mail.outbox)
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("trial-faq", owner="otto", facts=trial(7))
+    assert Conflict.objects.get().documents == ["trial-faq", "trial-policy", "trial-promo"]
+    [to_otto] = mail.outbox[opened:]
+    assert to_otto.to == ["otto@example.test"]
+    assert to_otto.subject == "[ReviewQueue] Your document joined the conflict on trial_days"
+    assert "trial-faq (r1): 7" in to_otto.body and "trial-policy (r1): 14" in to_otto.body
+    # A change among the same documents mails no one.
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("trial-faq", "r2", owner="otto", facts=trial(8))
+    assert len(mail.outbox) == opened + 1
+
+
 def test_the_daily_sweep_closes_a_conflict_whose_overlap_has_ended(
     publish: Any, owner: Any, second_owner: Any, client: Any, settings: Any
 ) -> None:
