@@ -271,7 +271,7 @@ def test_the_item_page_renews_its_lease_while_it_stays_open(
     box = page.locator(".lease-box.mine [data-lease-until]")
 
     def says_until(moment: dt.datetime) -> str:
-        return (f"You are working on this until {timezone.localtime(moment):%H:%M}; the lease "
+        return (f"You are working on this until {timezone.localtime(moment):%H:%M} UTC; the lease "
                 "renews while this page is open.")
 
     renewed = ReviewItem.objects.get(answer__trace_id="t-renew").lease_until

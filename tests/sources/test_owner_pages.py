@@ -316,8 +316,14 @@ def test_withdrawing_needs_the_id_typed_to_confirm(
     assert ('<ul class="errorlist" id="withdraw-error"><li>Type the document id to confirm the '
             "withdrawal.</li></ul>") in page
     client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-promo"})
-    assert Document.objects.get(key="trial-promo").withdrawn_at is not None
+    withdrawn_at = Document.objects.get(key="trial-promo").withdrawn_at
+    assert withdrawn_at is not None
     assert Conflict.objects.get().status == "closed"
+    # Its page says so once, in the heading and first in its history.
+    page = client.get("/owner/documents/trial-promo/").content.decode()
+    assert page.count(">trial-promo<") == 1
+    assert '<span class="badge tone-abstain" data-withdrawn>withdrawn</span>' in page
+    assert f"<li data-withdrawn-at>Withdrawn on {withdrawn_at:%Y-%m-%d %H:%M} UTC</li>" in page
 
 
 def test_facts_ending_soon_are_listed_with_the_answers_resting_on_them(
