@@ -164,11 +164,14 @@ class JSONScalarField(serializers.Field):
 
 
 class BodyLimitedAPIView(APIView):
-    """Refuses oversized bodies with 413 before parsing and keeps the raw body for quarantine.
-
-    A body sent where the operation reads none (a claim, a withdrawal) is refused with a 400
-    naming `body`, unless it is `{}`: whatever it asked for would otherwise be silently ignored.
-    """
+    # Refuses oversized bodies with 413 before parsing and keeps the raw body for quarantine.
+    #
+    # A body sent where the operation reads none (a claim, a withdrawal) is refused with a 400
+    # naming `body`, unless it is `{}`: whatever it asked for would otherwise be silently
+    # ignored.
+    #
+    # (A comment, not a docstring: the OpenAPI schema would give it, inherited, as the
+    # description of every operation that has none of its own.)
 
     # Methods whose handler reads a body.
     body_methods: frozenset[str] = frozenset({"POST", "PUT", "PATCH"})

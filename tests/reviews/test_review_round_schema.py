@@ -38,3 +38,9 @@ def test_the_decision_operation_says_what_a_stale_verdict_gets(paths: dict[str, 
     operation = paths["/api/v1/answers/{trace_id}/decisions"]["post"]
     assert "409 carries the current verdict" in operation["description"]
     assert "stale_verdict" in operation["responses"]["409"]["description"]
+
+
+def test_no_operation_is_described_by_the_shared_base_view(paths: dict[str, Any]) -> None:
+    borrowed = [(path, method) for path, item in paths.items() for method, op in item.items()
+                if "oversized bodies" in (op.get("description") or "")]
+    assert borrowed == []
