@@ -41,7 +41,8 @@ def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     if isinstance(detail, dict):
         for key, value in detail.items():
             if key == "non_field_errors":
-                out += flatten_errors(value, prefix)
+                # At the top, about the body as a whole ("Expected a dictionary"): named so.
+                out += flatten_errors(value, prefix or "body")
             elif isinstance(key, int):
                 out += flatten_errors(value, f"{prefix}[{key}]")
             else:

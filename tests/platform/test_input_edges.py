@@ -450,3 +450,17 @@ def test_the_schema_gives_the_queue_page_size_bounds(schema: dict[str, Any], rev
     for refused in (0, 201):
         response = api.get(f"/api/v1/queue?limit={refused}")
         assert response.status_code == 400 and fields(response) == ["limit"]
+
+
+@pytest.mark.parametrize("body", ["null", "[]", "5", '"x"'])
+@pytest.mark.parametrize("url", ["/api/v1/answers/t-1/decisions", "/api/v1/answers/t-1/release",
+                                 "/api/v1/jobs", "/api/v1/answers", "/api/v1/answers/batch"])
+def test_a_body_that_is_not_an_object_is_refused_naming_the_body(
+    token_client: Any, service: Any, reviewer: Any, url: str, body: str
+) -> None:
+    ingest = url.startswith("/api/v1/answers") and not url.startswith("/api/v1/answers/t-1")
+    user = service if ingest else reviewer
+    response = token_client(user).generic("POST", url, body, content_type="application/json")
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["field"] == "body"
