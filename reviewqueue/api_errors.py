@@ -41,8 +41,7 @@ def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     if isinstance(detail, dict):
         for key, value in detail.items():
             if key == "non_field_errors":
-                # At the top, about the body as a whole ("Expected a dictionary"): named so.
-                out += flatten_errors(value, prefix or "body")
+                out += flatten_errors(value, prefix)
             elif isinstance(key, int):
                 out += flatten_errors(value, f"{prefix}[{key}]")
             else:
@@ -82,7 +81,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, DomainError):
         response = Response(domain_error_body(exc), status=exc.status_code)
     elif isinstance(exc, exceptions.ValidationError):
-        errors = flatten_errors(exc.detail)
+        # An error about the body as a whole ("Expected a dictionary") is named so.
+        errors = [{**e, "field": e["field"] or "body"} for e in flatten_errors(exc.detail)]
         summary = "; ".join(
             f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors[:5]
         )

@@ -144,13 +144,15 @@ def test_paging_a_date_range_has_no_overlap_or_gap(
 
 
 def _days_of_events(monkeypatch: pytest.MonkeyPatch, days: int) -> None:
-    """Four events every six hours from 1 October 2026 on, through audit_record: alice, one of
-    her tokens, the worker and a look-alike in turn, claiming or releasing, some on pricing."""
+    """Four events every six hours from 1 October 2036 on, through audit_record: alice, one of
+    her tokens, the worker and a look-alike in turn, claiming or releasing, some on pricing.
+    In the future: the fixtures' own events are dated today, and an event is never dated
+    before the one it follows."""
     from django.utils import timezone
 
     actors = [Actor("user", "user:alice"), Actor("service", "user:alice token:rq_x1"),
               Actor("worker", "worker"), Actor("user", "user:alicia")]
-    start = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
+    start = dt.datetime(2036, 10, 1, tzinfo=dt.UTC)
     for i in range(days * 4):
         monkeypatch.setattr(timezone, "now", lambda i=i: start + dt.timedelta(hours=6 * i))
         with transaction.atomic():
@@ -184,11 +186,11 @@ def test_paging_a_person_within_dates_has_no_overlap_or_gap(
 ) -> None:
     _days_of_events(monkeypatch, 40)
     expected = _newest_first(actor__startswith="user:alice", created_at__gte=dt.datetime(
-        2026, 10, 5, tzinfo=dt.UTC), created_at__lt=dt.datetime(2026, 11, 1, tzinfo=dt.UTC))
+        2036, 10, 5, tzinfo=dt.UTC), created_at__lt=dt.datetime(2036, 11, 1, tzinfo=dt.UTC))
     expected = [seq for seq in expected
                 if not AuditEvent.objects.filter(seq=seq, actor="user:alicia").exists()]
     assert len(expected) > 50
-    query = "actor=alice&since=2026-10-05&until=2026-10-31"
+    query = "actor=alice&since=2036-10-05&until=2036-10-31"
     assert _all_pages(admin_client, query) == expected
     assert _all_newer_pages(admin_client, query, expected[-1]) == expected[:-1]
 
@@ -198,9 +200,9 @@ def test_paging_an_action_prefix_within_dates_has_no_overlap_or_gap(
 ) -> None:
     _days_of_events(monkeypatch, 30)
     expected = _newest_first(action__startswith="lease.", created_at__gte=dt.datetime(
-        2026, 10, 3, tzinfo=dt.UTC), created_at__lt=dt.datetime(2026, 10, 29, tzinfo=dt.UTC))
+        2036, 10, 3, tzinfo=dt.UTC), created_at__lt=dt.datetime(2036, 10, 29, tzinfo=dt.UTC))
     assert len(expected) > 100
-    assert _all_pages(admin_client, "action=lease.*&since=2026-10-03&until=2026-10-28") == (
+    assert _all_pages(admin_client, "action=lease.*&since=2036-10-03&until=2036-10-28") == (
         expected)
 
 
@@ -212,9 +214,9 @@ def test_paging_a_document_within_dates_shows_each_event_once(
         audit_record(actor=Actor("user", "user:olivia"), action="document.withdrawn",
                      object_type="document", object_id="pricing")
     expected = _newest_first(document_id="pricing", created_at__gte=dt.datetime(
-        2026, 10, 2, tzinfo=dt.UTC))
+        2036, 10, 2, tzinfo=dt.UTC))
     withdrawn = AuditEvent.objects.get(action="document.withdrawn").seq
-    assert _all_pages(admin_client, "document=pricing&since=2026-10-02") == [
+    assert _all_pages(admin_client, "document=pricing&since=2036-10-02") == [
         withdrawn, *expected]
 
 

@@ -416,7 +416,7 @@ def test_a_body_where_an_operation_reads_none_is_refused_not_ignored(
 
 @pytest.mark.parametrize(("body", "field"), [
     ({"force": "true"}, "force"), ({"force": 1}, "force"),
-    ([], ""), (None, ""),  # the body as a whole
+    ([], "body"), (None, "body"),  # the body as a whole
 ])
 def test_a_release_takes_an_object_whose_force_is_true_or_false(
     hold: Any, reviewer: Any, token_client: Any, body: Any, field: str  # noqa: F811
