@@ -39,20 +39,26 @@ def _same_origin(request: HttpRequest) -> bool:
     return bool(origin) and origin == f"{request.scheme}://{request.get_host()}"
 
 
+def referer_on_this_site(request: HttpRequest) -> str:
+    """The page a request was sent from, when it is one of this site's; otherwise "". For
+    the ways back from a refused form (never to an address elsewhere)."""
+    back = request.headers.get("Referer", "")
+    safe = url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure())
+    return back if safe else ""
+
+
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """A form refused for its CSRF token, most often one sent from a page opened before its
     sender signed out and in again (in another tab too): the product's page, in the reader's
     language, with the way back and, when the form came from this site, the text it held, to
     copy into the form again. Nothing of it was saved."""
     _log_denied(request, "csrf")
-    back = request.headers.get("Referer", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                           require_https=request.is_secure()):
-        back = ""
     typed = []
     if _same_origin(request):
         # Free text only: what has a space or a line break in it (ids and choices have none).
         typed = [value for name, value in request.POST.items()
                  if name != "csrfmiddlewaretoken" and value.strip() and any(
                      c.isspace() for c in value.strip())][:20]
-    return render(request, "403_csrf.html", {"back": back, "typed": typed}, status=403)
+    return render(request, "403_csrf.html",
+                  {"back": referer_on_this_site(request), "typed": typed}, status=403)

@@ -268,7 +268,7 @@ def _document_page(
     revision = document.current_revision
     # An admin manages every document but reads only those their principals allow: the page
     # then names the document and its revisions, and shows nothing of what they say.
-    readable = revision is None or selectors.may_read_revision(request.user, document, revision)
+    readable = _readable(request, document)
     facts = list(revision.facts.order_by("position")) if revision and readable else []
     passage_list = list(revision.passages.order_by("id")) if revision and readable else []
     passages = {p.span: p.text for p in passage_list}
@@ -356,11 +356,16 @@ def _carry_end_form(
     return EndValidityForm({**form.data.dict(), "fact_id": str(same.pk)}), None
 
 
+def _readable(request: HttpRequest, document: Document) -> bool:
+    """Whether the person may read what `document` says now (a withdrawn one says nothing)."""
+    revision = document.current_revision
+    return revision is None or selectors.may_read_revision(request.user, document, revision)
+
+
 def _refuse_unreadable(request: HttpRequest, document: Document) -> HttpResponse | None:
     """The page, with 403, when the person may manage `document` but not read its current
     revision: correcting values one cannot see would be blind."""
-    revision = document.current_revision
-    if revision is None or selectors.may_read_revision(request.user, document, revision):
+    if _readable(request, document):
         return None
     return _document_page(request, document, status=403, error=_(
         "None of your principals may read this document, so you cannot correct it. Its owner "

@@ -31,11 +31,8 @@ def is_owner(user: Any) -> bool:
 def return_to(request: Any) -> str:
     """Where the language menu returns to: the page itself, or after a refused form the page
     the form came from when that is one of this site's (never an address from elsewhere)."""
-    from django.utils.http import url_has_allowed_host_and_scheme
+    from reviewqueue.denied import referer_on_this_site
 
     if request.method == "GET":
         return str(request.get_full_path())
-    back = request.headers.get("Referer", "")
-    safe = url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                           require_https=request.is_secure())
-    return str(back) if safe else "/"
+    return referer_on_this_site(request) or "/"
