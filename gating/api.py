@@ -24,11 +24,11 @@ def evaluate(claims: Sequence[Claim], evidence: Sequence[Evidence], options: Opt
     Raises ``InputError`` (with the JSON path of the field) on malformed input; every other
     outcome, including dates that do not parse, is a verdict.
     """
-    raw_claims, items, as_of, answer, principals, kb, unresolved = objects_to_raw(
+    raw_claims, items, as_of, answer, principals, kb, unresolved, allowed = objects_to_raw(
         claims, evidence, options
     )
     decision, reason, findings, warnings, digest, boundary = engine.run(
-        raw_claims, items, as_of, answer, principals, kb, unresolved
+        raw_claims, items, as_of, answer, principals, kb, unresolved, allowed
     )
     return Verdict(
         decision=decision,
@@ -59,9 +59,9 @@ def parse_record(
 
 
 def _run_raw(case: RawCase) -> dict[str, object]:
-    case_id, claims, items, as_of, answer, principals, kb, unresolved = case
+    case_id, claims, items, as_of, answer, principals, kb, unresolved, allowed = case
     decision, reason, findings, warnings, digest, boundary = engine.run(
-        claims, items, as_of, answer, principals, kb, unresolved
+        claims, items, as_of, answer, principals, kb, unresolved, allowed
     )
     return {
         "id": case_id,

@@ -145,10 +145,7 @@ def evaluate_stream(stream: IO[bytes], out: Writer, as_of: datetime.date) -> int
             bad += 1
             pending.append(_error_line(number, record, str(exc)))
             continue
-        case_id, claims, items, day, answer, principals, kb, unresolved = case
-        pending.append(
-            result_line(case_id, run(claims, items, day, answer, principals, kb, unresolved))
-        )
+        pending.append(result_line(case[0], run(*case[1:])))
         if len(pending) >= 512:
             pending.append("")
             out.write("\n".join(pending))

@@ -42,6 +42,8 @@ ItemT: TypeAlias = tuple[
 KbT: TypeAlias = tuple[str, str, str, JSONScalar, str, str, str | None, str | None]
 # key, value, cite, subject
 ClaimT: TypeAlias = tuple[str, JSONScalar, str, str | None]
+# unresolved id, allowed principals of its document's current revision
+UnresolvedPrincipalsT: TypeAlias = tuple[str, tuple[str, ...]]
 # code, step, claim, evidence ids, message, kb documents
 FindingT: TypeAlias = tuple[str, str, int | None, tuple[str, ...], str, tuple[str, ...]]
 # code, claim, evidence ids, message, kb documents
@@ -252,6 +254,7 @@ def fingerprint(
     kb_statuses: list[str],
     unresolved: Sequence[tuple[str, str]],
     distinct_ids: bool,
+    unresolved_principals: Sequence[UnresolvedPrincipalsT] = (),
 ) -> str:
     """SHA-256 (hex) of the compact JSON of the canonical inputs and the gate version.
 
@@ -259,7 +262,8 @@ def fingerprint(
     fingerprint changes exactly when a validity boundary is crossed. Evidence items, the facts
     inside an item, kb facts, principals and unresolved ids are put in a canonical order first,
     so their input order does not matter; claims keep theirs (findings refer to them by index).
-    ``allowed_principals`` arrive sorted and deduplicated from validation.
+    ``allowed_principals`` (of evidence and of unresolved ids) arrive sorted and deduplicated
+    from validation.
     """
     if len(items) == 1 and len(items[0][1]) < 2:
         canonical, statuses = items, item_statuses  # one item with one fact: already canonical
@@ -281,6 +285,8 @@ def fingerprint(
             statuses,
             kb,
             kb_statuses,
+            sorted(unresolved_principals) if len(unresolved_principals) > 1
+            else unresolved_principals,
         )
     )
     return hashlib.sha256(payload.encode()).hexdigest()
@@ -300,8 +306,12 @@ def run(
     principals: tuple[str, ...] | None = None,
     kb: Sequence[KbT] = (),
     unresolved: Sequence[tuple[str, str]] = (),
+    unresolved_principals: Sequence[UnresolvedPrincipalsT] = (),
 ) -> ResultT:
     """Run every step on validated input; ``as_of`` is an ISO date string.
+
+    ``unresolved_principals`` are the allowed principals of unresolved ids whose document is
+    known: step 0 reads them as it reads those of evidence items.
 
     This is the hot path of ``python -m gating evaluate``: it prefers local names and plain
     loops to helpers, and builds message text only for problems it has found.
@@ -389,9 +399,9 @@ def run(
     markers = extract_markers(answer) if answer else []
     unresolved_why = dict(unresolved) if unresolved else {}
 
-    # Step 0: the asker may not read a retrieved item.
+    # Step 0: the asker may not read a retrieved item (resolved or not).
     if principals is not None:
-        _unauthorized(items, principals, add)
+        _unauthorized(items, principals, add, unresolved_principals)
 
     # Steps 1 and 2.
     if not claims:
@@ -447,7 +457,7 @@ def run(
         else:
             # The cited facts about the claim's key (and subject, when the claim names one).
             dated = 0
-            in_force_here = supported_now = supported_ever = False
+            in_force_here = supported_now = supported_ever = matched = False
             superseded = False
             for index in indexes:
                 item = items[index]
@@ -455,6 +465,7 @@ def run(
                 for fact, status in zip(item[1], item_statuses[index], strict=True):
                     # claim_asks_about, written out: this loop runs for every fact.
                     if fact[0] == key and (subject is None or fact[4] == subject):
+                        matched = True
                         same = fact[1] == value and type(fact[1]) is value_type
                         if status is CURRENT:
                             in_force_here = True
@@ -465,6 +476,21 @@ def run(
             # Step 5: only dated facts, none in force (undated ones were step 3's business).
             if dated and not in_force_here:
                 add(_noncurrent(claim_index, claims[claim_index], items, indexes, item_statuses))
+            elif not matched and _not_in_force(indexes, item_statuses):
+                # No cited fact is about the claim's key (step 7 says so too): judge the item
+                # as a whole, as for a [marker], so that a claim and a marker citing the same
+                # expired item get the same step 5 finding.
+                add(
+                    (
+                        "noncurrent_citation",
+                        "5",
+                        claim_index,
+                        (cite,),
+                        f"claim {claim_index} cites {cite}, which is not in force on the as_of "
+                        f"date ({_item_periods(items, indexes, item_statuses)})",
+                        no_kb,
+                    )
+                )
             # Step 5b (one finding per superseded item: repeated ids may differ in revision).
             if superseded:
                 for index in indexes:
@@ -570,6 +596,7 @@ def run(
         kb_statuses,
         unresolved,
         len(by_id) == len(items),
+        unresolved_principals,
     )
     return decision, reason, findings, warnings, digest, boundary
 
@@ -579,13 +606,24 @@ def run(
 _Add = Callable[[FindingT], None]
 
 
-def _unauthorized(items: Sequence[ItemT], principals: tuple[str, ...], add: _Add) -> None:
+def _unauthorized(
+    items: Sequence[ItemT],
+    principals: tuple[str, ...],
+    add: _Add,
+    unresolved_principals: Sequence[UnresolvedPrincipalsT] = (),
+) -> None:
     held = set(principals)
     refused = {
         item[0]
         for item in items
         if item[6] is not None and "*" not in item[6] and held.isdisjoint(item[6])
     }
+    # An unresolved item whose document is known: its current revision's principals decide.
+    refused.update(
+        cite_id
+        for cite_id, allowed in unresolved_principals
+        if "*" not in allowed and held.isdisjoint(allowed)
+    )
     for evidence_id in sorted(refused):
         # Name the id only: the passage (and who may read it) is exactly what must not leak.
         add(
@@ -707,7 +745,8 @@ def _marker_citations(
 
     An id that some claim cites is checked there, against the claim's key, and not again here.
     A marker names no key, so its item counts as not valid on as_of (step 5) when none of its
-    facts is in force and at least one has usable dates (bad dates are step 3's business).
+    facts is in force and at least one has usable dates (bad dates are step 3's business); a
+    claim whose key the item does not state is judged the same way.
     """
     for marker in markers:
         indexes = by_id.get(marker)
@@ -725,19 +764,8 @@ def _marker_citations(
                     )
                 )
         elif marker not in cited_by_claims:
-            dated = in_force = False
-            for index in indexes:
-                for status in item_statuses[index]:
-                    if status is CURRENT:
-                        in_force = True
-                    elif status is not INVALID:
-                        dated = True
-            if dated and not in_force:
-                periods = _periods(
-                    (fact, status)
-                    for index in indexes
-                    for fact, status in zip(items[index][1], item_statuses[index], strict=True)
-                )
+            if _not_in_force(indexes, item_statuses):
+                periods = _item_periods(items, indexes, item_statuses)
                 add(
                     (
                         "noncurrent_citation",
@@ -761,6 +789,29 @@ def _marker_citations(
                             (),
                         )
                     )
+
+
+def _not_in_force(indexes: list[int], item_statuses: list[list[str]]) -> bool:
+    """Step 5 for a cited item as a whole (all items with its id): at least one fact has usable
+    dates and none is in force on as_of. Facts with bad dates are step 3's business."""
+    dated = False
+    for index in indexes:
+        for status in item_statuses[index]:
+            if status is CURRENT:
+                return False
+            if status is not INVALID:
+                dated = True
+    return dated
+
+
+def _item_periods(
+    items: Sequence[ItemT], indexes: list[int], item_statuses: list[list[str]]
+) -> str:
+    return _periods(
+        (fact, status)
+        for index in indexes
+        for fact, status in zip(items[index][1], item_statuses[index], strict=True)
+    )
 
 
 def _matched_facts(

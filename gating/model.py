@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-GATE_VERSION = "2026.11.2"
+GATE_VERSION = "2026.12.1"
 """Version of the rules. It is hashed into every fingerprint, so bumping it makes every stored
 verdict stale and lets the Django side re-run the gate everywhere."""
 
@@ -131,6 +131,12 @@ class Options:
     ``principals`` of ``None`` skips step 0. ``unresolved`` lists cited ids the caller could
     not turn into evidence, each with why: ``"withdrawn"`` (step 4) or
     ``"revision_not_received"`` (step 3). A mapping is accepted and stored as sorted pairs.
+
+    ``unresolved_principals`` gives, for some of those ids, the allowed principals of their
+    document's current revision (as ``Evidence.allowed_principals``; ``None`` is the same as
+    not listing the id): step 0 then applies to the unresolved item as to evidence, so that an
+    answer resting on a document the asker may not read abstains even when the cited revision
+    never arrived. A mapping is accepted and stored as sorted pairs.
     """
 
     as_of: datetime.date
@@ -138,6 +144,9 @@ class Options:
     principals: tuple[str, ...] | None = None
     kb_facts: tuple[KbFact, ...] = ()
     unresolved: Mapping[str, str] | tuple[tuple[str, str], ...] = field(default=())
+    unresolved_principals: (
+        Mapping[str, tuple[str, ...] | None] | tuple[tuple[str, tuple[str, ...]], ...]
+    ) = field(default=())
 
     def __post_init__(self) -> None:
         pairs = tuple(
@@ -147,6 +156,23 @@ class Options:
         with contextlib.suppress(TypeError):
             pairs = tuple(sorted(pairs))
         object.__setattr__(self, "unresolved", pairs)
+        allowed: tuple[object, ...] = tuple(
+            self.unresolved_principals.items()
+            if isinstance(self.unresolved_principals, Mapping)
+            else self.unresolved_principals
+        )
+        # None means unrestricted, as if the id were not listed; lists become tuples so that
+        # the options stay hashable. Anything malformed is left for evaluate() to report.
+        allowed = tuple(
+            (pair[0], tuple(pair[1]) if isinstance(pair[1], list) else pair[1])
+            if isinstance(pair, tuple | list) and len(pair) == 2
+            else pair
+            for pair in allowed
+            if not (isinstance(pair, tuple | list) and len(pair) == 2 and pair[1] is None)
+        )
+        with contextlib.suppress(TypeError):
+            allowed = tuple(sorted(allowed))  # type: ignore[type-var]
+        object.__setattr__(self, "unresolved_principals", allowed)
 
     @property
     def unresolved_pairs(self) -> tuple[tuple[str, str], ...]:
@@ -154,6 +180,15 @@ class Options:
         if isinstance(self.unresolved, Mapping):  # pragma: no cover - normalised on init
             return tuple(sorted(self.unresolved.items()))
         return self.unresolved
+
+    @property
+    def unresolved_principal_pairs(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """``unresolved_principals`` as sorted ``(cite_id, allowed_principals)`` pairs."""
+        if isinstance(self.unresolved_principals, Mapping):  # pragma: no cover - normalised
+            return tuple(
+                sorted((k, v) for k, v in self.unresolved_principals.items() if v is not None)
+            )
+        return self.unresolved_principals
 
 
 @dataclass(frozen=True, slots=True)

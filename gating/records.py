@@ -5,8 +5,10 @@ Validation is separate from verdicts: anything malformed raises ``InputError`` n
 does not parse, a duplicate id) goes through to the gate and becomes a finding.
 
 Values compare strictly by JSON type: ``14``, ``14.0``, ``"14"`` and ``true`` are four different
-values (``1`` and ``true`` too). Integers must fit in 64 bits and floats must be finite, so that
-every accepted value has exactly one JSON spelling.
+values (``1`` and ``true`` too). Integers must fit in 64 bits and floats must be finite and not
+negative zero, so that every accepted value has exactly one JSON spelling (``-0.0`` equals
+``0.0`` but is written differently). An empty subject is no subject: ``""`` becomes ``None``
+for claims, facts and kb facts alike.
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
-from gating.engine import ISO_DATE_MEMO, ClaimT, FactT, ItemT, KbT, is_iso_date
+from gating.engine import (
+    ISO_DATE_MEMO,
+    ClaimT,
+    FactT,
+    ItemT,
+    KbT,
+    UnresolvedPrincipalsT,
+    is_iso_date,
+)
 from gating.model import (
     MAX_CLAIMS,
     MAX_EVIDENCE,
@@ -38,7 +48,8 @@ from gating.model import (
 )
 
 CaseId: TypeAlias = str | int | None
-# id, claims, items, as_of (ISO), answer, principals, kb facts, unresolved pairs
+# id, claims, items, as_of (ISO), answer, principals, kb facts, unresolved pairs, allowed
+# principals of unresolved ids
 RawCase: TypeAlias = tuple[
     CaseId,
     list[ClaimT],
@@ -48,6 +59,7 @@ RawCase: TypeAlias = tuple[
     tuple[str, ...] | None,
     list[KbT],
     list[tuple[str, str]],
+    list[UnresolvedPrincipalsT],
 ]
 
 TOP_LEVEL_FIELDS = frozenset(
@@ -89,6 +101,7 @@ FACT_FIELDS = frozenset({"key", "value", "valid_from", "valid_until", "subject",
 KB_FIELDS = frozenset(
     {"document", "revision", "key", "value", "valid_from", "valid_until", "subject", "span"}
 )
+UNRESOLVED_FIELDS = frozenset({"reason", "allowed_principals"})
 
 _MISSING = object()
 _SCALAR_MESSAGE = "must be a string, number, boolean or null"
@@ -123,10 +136,19 @@ def check_scalar(value: object, path: str) -> JSONScalar:
             return value  # type: ignore[return-value]
         raise InputError(path, "integer outside the 64-bit range")
     if kind is float:
-        if math.isfinite(value):  # type: ignore[arg-type]
-            return value  # type: ignore[return-value]
-        raise InputError(path, "must be a finite number")
+        if not math.isfinite(value):  # type: ignore[arg-type]
+            raise InputError(path, "must be a finite number")
+        if value == 0 and math.copysign(1.0, value) < 0:
+            # -0.0 equals 0.0 but is written differently: one value, two spellings.
+            raise InputError(path, "negative zero is not accepted: write 0.0")
+        return value  # type: ignore[return-value]
     raise InputError(path, _SCALAR_MESSAGE)
+
+
+def _plain_float(value: float) -> bool:
+    """Whether a float passes ``check_scalar`` as it is: finite and not negative zero (the
+    inline fast paths call this, anything else goes through ``check_scalar`` for its error)."""
+    return -math.inf < value < math.inf and (value != 0 or math.copysign(1.0, value) > 0)
 
 
 def _need_str(value: object, path: str, *, empty_ok: bool = False) -> str:
@@ -143,6 +165,17 @@ def _need_str(value: object, path: str, *, empty_ok: bool = False) -> str:
 
 def _opt_str(value: object, path: str) -> str | None:
     if value is None or value is _MISSING:
+        return None
+    if isinstance(value, str):
+        return str(value)
+    raise InputError(path, "must be a string or null")
+
+
+def _subject(value: object, path: str) -> str | None:
+    """A subject of a claim, fact or kb fact: a string, or None for no subject. An empty string
+    names no subject either, so it becomes None (a claim with subject "" would otherwise be
+    about facts of subject "" in one place and about every subject in another)."""
+    if value is None or value is _MISSING or value == "":
         return None
     if isinstance(value, str):
         return str(value)
@@ -249,7 +282,7 @@ def _claim(raw: object, path: str) -> ClaimT:
         key,
         value,
         _need_str(raw.get("cite", _MISSING), f"{path}.cite"),
-        _opt_str(raw.get("subject"), f"{path}.subject"),
+        _subject(raw.get("subject"), f"{path}.subject"),
     )
 
 
@@ -260,7 +293,7 @@ def _fact(raw: object, path: str) -> FactT:
         key,
         value,
         *_validity(raw, path),
-        _opt_str(raw.get("subject"), f"{path}.subject"),
+        _subject(raw.get("subject"), f"{path}.subject"),
         _opt_str(raw.get("span"), f"{path}.span"),
     )
 
@@ -290,7 +323,7 @@ def _plain_item(raw: object) -> ItemT | None:
                 or kind is bool
                 or value is None
                 or (kind is int and MIN_INT <= value <= MAX_INT)
-                or (kind is float and -math.inf < value < math.inf)
+                or (kind is float and _plain_float(value))
             )
         ):
             return (
@@ -320,7 +353,7 @@ def _evidence_item(raw: object, path: str, budget: _RecordBudget) -> ItemT:
                 key,
                 value,
                 *_validity(raw, path),
-                _opt_str(raw.get("subject"), f"{path}.subject"),
+                _subject(raw.get("subject"), f"{path}.subject"),
                 None,
             ),
         )
@@ -367,9 +400,72 @@ def _kb_fact(raw: object, path: str) -> KbT:
         key,
         value,
         *_validity(raw, path),
-        _opt_str(raw.get("subject"), f"{path}.subject"),
+        _subject(raw.get("subject"), f"{path}.subject"),
         _opt_str(raw.get("span"), f"{path}.span"),
     )
+
+
+def _unresolved_entries(
+    mapping: dict[object, object],
+) -> tuple[list[tuple[str, str]], list[UnresolvedPrincipalsT]]:
+    """The JSON ``unresolved`` object: each id maps to its reason, or to an object with the
+    reason and the allowed principals of the document's current revision (for step 0)."""
+    pairs: list[tuple[object, object]] = []
+    allowed: list[UnresolvedPrincipalsT] = []
+    for cite_id, entry in mapping.items():
+        if isinstance(entry, dict):
+            path = child_path("unresolved", cite_id)
+            if not entry.keys() <= UNRESOLVED_FIELDS:
+                _unknown_field(entry, UNRESOLVED_FIELDS, path)
+            why = entry.get("reason", _MISSING)
+            if why is _MISSING:
+                raise InputError(f"{path}.reason", "required")
+            if not isinstance(why, str) or why not in UNRESOLVED_REASONS:
+                raise InputError(f"{path}.reason", "must be 'withdrawn' or 'revision_not_received'")
+            principals = entry.get("allowed_principals")
+            if principals is not None and isinstance(cite_id, str) and cite_id:
+                allowed.append(
+                    (cite_id, _principal_set(principals, f"{path}.allowed_principals"))
+                )
+            pairs.append((cite_id, why))
+        else:
+            pairs.append((cite_id, entry))
+    checked = _check_unresolved(pairs)
+    allowed.sort()
+    return checked, allowed
+
+
+def _check_unresolved_principals(
+    pairs: Sequence[object], unresolved: list[tuple[str, str]]
+) -> list[UnresolvedPrincipalsT]:
+    """``Options.unresolved_principals``: each id must be listed as unresolved."""
+    listed = {cite_id for cite_id, _ in unresolved}
+    checked: list[UnresolvedPrincipalsT] = []
+    seen: set[str] = set()
+    for index, pair in enumerate(pairs):
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise InputError(
+                f"unresolved_principals[{index}]", "must be an (id, allowed principals) pair"
+            )
+        cite_id, principals = pair
+        if not isinstance(cite_id, str) or not cite_id:
+            raise InputError(
+                child_path("unresolved_principals", cite_id), "must be a non-empty string id"
+            )
+        path = child_path("unresolved", cite_id)
+        if cite_id not in listed:
+            raise InputError(
+                child_path("unresolved_principals", cite_id), "is not listed as unresolved"
+            )
+        if cite_id in seen:
+            raise InputError(child_path("unresolved_principals", cite_id), "listed twice")
+        seen.add(cite_id)
+        if principals is not None:
+            checked.append(
+                (str(cite_id), _principal_set(principals, f"{path}.allowed_principals"))
+            )
+    checked.sort()
+    return checked
 
 
 def _check_unresolved(pairs: Sequence[object]) -> list[tuple[str, str]]:
@@ -439,7 +535,7 @@ def parse_raw(record: object, default_as_of: datetime.date | None = None) -> Raw
                     or kind is bool
                     or value is None
                     or (kind is int and MIN_INT <= value <= MAX_INT)
-                    or (kind is float and -math.inf < value < math.inf)
+                    or (kind is float and _plain_float(value))
                 )
             ):
                 claims.append((key, value, cite, None))
@@ -483,15 +579,18 @@ def parse_raw(record: object, default_as_of: datetime.date | None = None) -> Raw
         kb = [_kb_fact(raw, f"kb_facts[{index}]") for index, raw in enumerate(kb_raw)]
 
     unresolved: list[tuple[str, str]] = []
+    unresolved_allowed: list[UnresolvedPrincipalsT] = []
     unresolved_raw = record.get("unresolved")
     if unresolved_raw is not None:
         if not isinstance(unresolved_raw, dict):
             raise InputError("unresolved", "must be an object mapping ids to a reason")
         if len(unresolved_raw) > MAX_EVIDENCE:
             raise InputError("unresolved", f"too many entries (limit {MAX_EVIDENCE})")
-        unresolved = _check_unresolved(list(unresolved_raw.items()))
+        unresolved, unresolved_allowed = _unresolved_entries(unresolved_raw)
 
-    return case_id, claims, items, as_of, answer, principals, kb, unresolved
+    return (
+        case_id, claims, items, as_of, answer, principals, kb, unresolved, unresolved_allowed
+    )
 
 
 # -- dataclasses --------------------------------------------------------------------------------
@@ -506,7 +605,7 @@ def _typed_fact_core(
         check_scalar(fact.value, f"{path}.value"),
         _date_str(fact.valid_from, f"{path}.valid_from"),
         _date_str(fact.valid_until, f"{path}.valid_until"),
-        _opt_str(fact.subject, f"{path}.subject"),
+        _subject(fact.subject, f"{path}.subject"),
     )
 
 
@@ -526,9 +625,9 @@ def _plain_fact(fact: Fact | KbFact) -> tuple[object, ...] | None:
         return None
     kind = type(value)
     if not (kind in _PLAIN or (kind is int and MIN_INT <= value <= MAX_INT)  # type: ignore[operator]
-            or (kind is float and math.isfinite(value))):  # type: ignore[arg-type]
+            or (kind is float and _plain_float(value))):  # type: ignore[arg-type]
         return None
-    return (key, value, fact.valid_from, fact.valid_until, subject, span)
+    return (key, value, fact.valid_from, fact.valid_until, subject or None, span)
 
 
 def objects_to_raw(
@@ -541,6 +640,7 @@ def objects_to_raw(
     tuple[str, ...] | None,
     list[KbT],
     list[tuple[str, str]],
+    list[UnresolvedPrincipalsT],
 ]:
     """Check dataclass input against the same rules as JSON records and flatten it to tuples.
 
@@ -563,7 +663,7 @@ def objects_to_raw(
                 _need_str(claim.key, f"{path}.key"),
                 check_scalar(claim.value, f"{path}.value"),
                 _need_str(claim.cite, f"{path}.cite"),
-                _opt_str(claim.subject, f"{path}.subject"),
+                _subject(claim.subject, f"{path}.subject"),
             )
         )
     budget = _RecordBudget()
@@ -643,14 +743,20 @@ def objects_to_raw(
     if len(pairs) > MAX_EVIDENCE:
         raise InputError("unresolved", f"too many entries (limit {MAX_EVIDENCE})")
     unresolved = _check_unresolved(pairs)
-    return raw_claims, items, as_of, answer, principals, kb, unresolved
+    allowed_pairs = options.unresolved_principal_pairs
+    if len(allowed_pairs) > MAX_EVIDENCE:
+        raise InputError("unresolved_principals", f"too many entries (limit {MAX_EVIDENCE})")
+    unresolved_allowed = (
+        _check_unresolved_principals(allowed_pairs, unresolved) if allowed_pairs else []
+    )
+    return raw_claims, items, as_of, answer, principals, kb, unresolved, unresolved_allowed
 
 
 def raw_to_objects(
     case: RawCase,
 ) -> tuple[tuple[Claim, ...], tuple[Evidence, ...], Options]:
     """Build the dataclasses from validated tuples."""
-    _, claims, items, as_of, answer, principals, kb, unresolved = case
+    _, claims, items, as_of, answer, principals, kb, unresolved, unresolved_allowed = case
     return (
         tuple(Claim(key=k, value=v, cite=c, subject=s) for k, v, c, s in claims),
         tuple(
@@ -688,5 +794,6 @@ def raw_to_objects(
                 for d, r, k, v, f, u, s, sp in kb
             ),
             unresolved=tuple(unresolved),
+            unresolved_principals=tuple(unresolved_allowed),
         ),
     )

@@ -9,10 +9,12 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import permissions, serializers
+from rest_framework.fields import SkipField, empty
 from rest_framework.views import APIView
 
 from gating import MAX_INT, MIN_INT
 from reviewqueue.accounts.models import ApiToken
+from reviewqueue.accounts.principals import is_valid_principal
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_errors import PayloadTooLarge
 from reviewqueue.storable import NOT_STORABLE
@@ -22,45 +24,123 @@ NOT_A_WHOLE_NUMBER = serializers.IntegerField.default_error_messages["invalid"]
 NOT_TRUE_OR_FALSE = "Must be true or false."
 
 
+class PartlyValid(serializers.ValidationError):
+    """A validation error that keeps what did validate: a serializer's good fields, or a
+    list's items (each one's good parts, None for an item with none), so that checks across
+    fields can still be made on them."""
+
+    def __init__(self, detail: Any, valid: Any) -> None:
+        super().__init__(detail)
+        self.valid = valid
+
+
+def merge_errors(errors: dict[Any, Any], more: dict[Any, Any]) -> dict[Any, Any]:
+    """`more` added into `errors` (DRF's nested error detail), list items in order."""
+    for key, detail in more.items():
+        mine = errors.get(key)
+        if isinstance(mine, dict) and isinstance(detail, dict):
+            merged = merge_errors(dict(mine), detail)
+            errors[key] = dict(sorted(merged.items())) if all(
+                isinstance(k, int) for k in merged) else merged
+        elif isinstance(mine, list) and isinstance(detail, list):
+            errors[key] = [*mine, *detail]
+        else:
+            errors.setdefault(key, detail)
+    return errors
+
+
+def _type_error(field: serializers.Field, value: Any) -> str | None:
+    """Why a JSON value is not of the type `field` takes, or None (None and a missing value
+    are left to the field)."""
+    if value is None or value is empty:
+        return None
+    if isinstance(field, serializers.CharField) and not isinstance(value, str):
+        return NOT_A_STRING
+    if isinstance(field, serializers.IntegerField) and type(value) is not int:
+        # JSON says 5, not "5" or 5.0 or true.
+        return NOT_A_WHOLE_NUMBER
+    if isinstance(field, serializers.BooleanField) and type(value) is not bool:
+        # JSON says true, not "true" or 1.
+        return NOT_TRUE_OR_FALSE
+    return None
+
+
+def _validated(field: serializers.Field, value: Any) -> Any:
+    """`field.run_validation(value)`, strict about JSON types, and a list item by item: every
+    bad item is named at once, and the good ones are kept (PartlyValid)."""
+    problem = _type_error(field, value)
+    if problem is not None:
+        raise serializers.ValidationError([problem])
+    if not (isinstance(field, serializers.ListField) and isinstance(value, list) and value):
+        return field.run_validation(value)
+    items: list[Any] = []
+    errors: dict[int, Any] = {}
+    for index, item in enumerate(value):
+        try:
+            items.append(_validated(field.child, item))
+        except serializers.ValidationError as exc:
+            errors[index] = exc.detail
+            items.append(exc.valid if isinstance(exc, PartlyValid) else None)
+    if errors:
+        raise PartlyValid(errors, items)
+    field.run_validators(items)  # the list's own limits (length)
+    return items
+
+
+def repeats(values: list[Any]) -> dict[int, Any]:
+    """Index and value of each value an earlier one already had; None (a value that did not
+    validate) is never a repeat."""
+    seen: set[Any] = set()
+    found: dict[int, Any] = {}
+    for index, value in enumerate(values):
+        if value in seen:
+            found[index] = value
+        elif value is not None:
+            seen.add(value)
+    return found
+
+
 class StrictSerializer(serializers.Serializer):
     """Rejects fields it does not declare, at every nesting level, naming each one, a value
     that is not a string where a string belongs (DRF's CharField would take 5 as "5"), one
     that is not a whole number where one belongs (its IntegerField would take "5") and one
-    that is not true or false where a boolean belongs (its BooleanField would take "yes")."""
+    that is not true or false where a boolean belongs (its BooleanField would take "yes").
+
+    Every error is found in one go, so that the caller fixes the body in one round: each bad
+    field and list item is named, and `cross_field_errors` runs on what did validate."""
+
+    def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """Errors across fields, as DRF's error detail ({"facts": {2: {"span": [...]}}}).
+
+        `attrs` holds the fields that validated, and a list with bad items as a list of each
+        item's good parts (None for an item with none): a check skips what is missing, and
+        says nothing a bad field could explain."""
+        return {}
 
     def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            errors: dict[str, Any] = {name: ["Unknown field."]
-                                      for name in sorted(set(data) - set(self.fields))}
-            for name, field in self.fields.items():
-                value = data.get(name)
-                if value is None:
-                    continue
-                if isinstance(field, serializers.CharField) and not isinstance(value, str):
-                    errors[name] = [NOT_A_STRING]
-                elif isinstance(field, serializers.IntegerField) and type(value) is not int:
-                    # JSON says 5, not "5" or 5.0 or true.
-                    errors[name] = [NOT_A_WHOLE_NUMBER]
-                elif isinstance(field, serializers.BooleanField) and type(value) is not bool:
-                    # JSON says true, not "true" or 1.
-                    errors[name] = [NOT_TRUE_OR_FALSE]
-                elif (isinstance(field, serializers.ListField)
-                      and isinstance(field.child, serializers.CharField)
-                      and isinstance(value, list)):
-                    # Each item named: trace_ids[2]: Not a valid string.
-                    wrong = {i: [NOT_A_STRING] for i, item in enumerate(value)
-                             if not isinstance(item, str)}
-                    if wrong:
-                        errors[name] = wrong
-            if errors:
-                # With what every other field says, so the caller fixes the body in one go.
-                try:
-                    super().to_internal_value({k: v for k, v in data.items() if k not in errors})
-                except serializers.ValidationError as exc:
-                    for name, detail in dict(exc.detail).items():  # type: ignore[arg-type]
-                        errors.setdefault(name, detail)
-                raise serializers.ValidationError(errors)
-        return super().to_internal_value(data)
+        if not isinstance(data, dict):
+            return super().to_internal_value(data)
+        errors: dict[str, Any] = {name: ["Unknown field."]
+                                  for name in sorted(set(data) - set(self.fields))}
+        valid: dict[str, Any] = {}
+        for field in self._writable_fields:
+            try:
+                value = _validated(field, field.get_value(data))
+                check = getattr(self, f"validate_{field.field_name}", None)
+                if check is not None:
+                    value = check(value)
+            except PartlyValid as exc:
+                errors[field.field_name], value = exc.detail, exc.valid
+            except serializers.ValidationError as exc:
+                errors[field.field_name] = exc.detail
+                continue
+            except SkipField:
+                continue
+            self.set_value(valid, field.source_attrs, value)
+        merge_errors(errors, self.cross_field_errors(valid))
+        if errors:
+            raise PartlyValid(errors, valid)
+        return valid
 
 
 class DayField(serializers.DateField):
@@ -112,6 +192,17 @@ class PathIdField(IdField):
         value = super().to_internal_value(data)
         if problem := path_id_problem(value):
             raise serializers.ValidationError(problem)
+        return value
+
+
+class PrincipalField(serializers.CharField):
+    """Who may read: user:<name>, group:<name> or *."""
+
+    def run_validation(self, data: Any = empty) -> Any:
+        value = super().run_validation(data)  # a string of at most max_length, not blank
+        if not is_valid_principal(value):
+            raise serializers.ValidationError(
+                f"Not a principal: {value!r}; use user:<name>, group:<name> or *.")
         return value
 
 

@@ -68,6 +68,16 @@ def error_body(
     return body
 
 
+def invalid_body(errors: list[dict[str, str]]) -> dict[str, Any]:
+    """The body of a refused payload: every error in `errors`, the first five in `detail`."""
+    summary = "; ".join(
+        f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors[:5]
+    )
+    if len(errors) > 5:
+        summary += f"; and {len(errors) - 5} more in errors"
+    return error_body("invalid", summary or "Invalid input.", errors)
+
+
 def domain_error_body(exc: DomainError) -> dict[str, Any]:
     if isinstance(exc, FieldError):
         return error_body(
@@ -83,12 +93,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc, exceptions.ValidationError):
         # An error about the body as a whole ("Expected a dictionary") is named so.
         errors = [{**e, "field": e["field"] or "body"} for e in flatten_errors(exc.detail)]
-        summary = "; ".join(
-            f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors[:5]
-        )
-        if len(errors) > 5:
-            summary += f"; and {len(errors) - 5} more in errors"
-        response = Response(error_body("invalid", summary or "Invalid input.", errors), status=400)
+        response = Response(invalid_body(errors), status=400)
     else:
         response = drf_exception_handler(exc, context)
         if response is None:

@@ -128,6 +128,17 @@ def audit_record_many(entries: list[Entry]) -> None:
     _append(entries)
 
 
+def audit_chain_lock() -> None:
+    """Take the chain's lock now rather than at the transaction's first `audit_record`. A
+    change that also locks rows other writers of the chain lock after appending (conflicts,
+    say) takes this first, so that every writer takes the two in the same order and none
+    waits for the other's. Held until the transaction ends; taking it again never waits."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("audit_chain_lock must run inside the transaction of the change")
+    with prepared_cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_CHAIN_LOCK_KEY])
+
+
 def _has_forbidden(value: Any) -> bool:
     """`_refuse_forbidden` without building paths: most events have nothing to refuse."""
     if isinstance(value, dict):

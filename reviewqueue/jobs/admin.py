@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from reviewqueue.admin_base import ReadOnlyAdmin, fixed_choices_filter
 from reviewqueue.audit.services import Actor
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
-from reviewqueue.jobs.services import dead_letter_retry
+from reviewqueue.jobs.services import BrokerUnavailable, dead_letter_retry
 from reviewqueue.reviews.models import Verdict
 
 
@@ -87,8 +87,25 @@ class DeadLetterAdmin(ReadOnlyAdmin):
     @admin.action(description="Send the selected tasks again")
     def retry_selected(self, request: HttpRequest, queryset: QuerySet[DeadLetter]) -> None:
         actor = Actor.of_user(request.user)
+        letter_ids = list(queryset.values_list("pk", flat=True))
         count = 0
-        for letter_id in queryset.values_list("pk", flat=True):
-            if dead_letter_retry(dead_letter_id=letter_id, user=request.user, actor=actor):
+        for position, letter_id in enumerate(letter_ids):
+            try:
+                letter = dead_letter_retry(dead_letter_id=letter_id, user=request.user,
+                                           actor=actor)
+            except BrokerUnavailable:
+                # Stop at the first refusal: with the broker down every further send would
+                # wait out its own connection retries, and be refused as well.
+                if count:
+                    self.message_user(request, f"{count} task(s) sent again.", messages.SUCCESS)
+                self.message_user(
+                    request,
+                    f"The message broker could not be reached: {len(letter_ids) - position} "
+                    f"task(s) were not sent again, and nothing was recorded for them. Try "
+                    f"again once the broker is back.",
+                    messages.ERROR,
+                )
+                return
+            if letter is not None:
                 count += 1
         self.message_user(request, f"{count} task(s) sent again.", messages.SUCCESS)

@@ -8,17 +8,17 @@ message delivered twice finds its chunk already finished and changes nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import date, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from reviewqueue.audit.services import WORKER, Actor, audit_record
-from reviewqueue.errors import NotFound
+from reviewqueue.errors import DomainError, NotFound
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.jobs.selectors import (
     answer_ids_affected_by_document,
@@ -26,6 +26,7 @@ from reviewqueue.jobs.selectors import (
     answer_ids_due_for_validity,
     validity_sweep_due,
 )
+from reviewqueue.jobs.tasking import BROKER_ERRORS
 from reviewqueue.reviews.models import Verdict
 from reviewqueue.sources.models import Document
 
@@ -107,13 +108,31 @@ def _send_chunks_on_commit(chunks: Q) -> None:
     def send() -> None:
         from reviewqueue.reviews.tasks import reevaluate_answers
 
-        rows = (JobChunk.objects.filter(chunks, state=JobChunk.State.PENDING)
-                .order_by("job_id", "number")
-                .values_list("id", "answer_ids", "job_id", "job__trigger"))
-        for chunk_id, answer_ids, job_id, trigger in rows.iterator(chunk_size=500):
-            reevaluate_answers.delay(answer_ids, trigger, job_id=str(job_id), chunk_id=chunk_id)
+        pending = JobChunk.objects.filter(chunks, state=JobChunk.State.PENDING)
+        rows = (pending.order_by("job_id", "number")
+                .values_list("id", "answer_ids", "job_id", "job__trigger", "number",
+                             "enqueued_at"))
+        for chunk_id, answer_ids, job_id, trigger, number, sent_at in rows.iterator(
+                chunk_size=500):
+            try:
+                reevaluate_answers.delay(answer_ids, trigger, job_id=str(job_id),
+                                         chunk_id=chunk_id)
+            except Exception as exc:
+                # Stop at the first failure: with the broker down every further send would
+                # wait out its own connection retries. The stamp of this chunk and of those
+                # behind it in the batch is taken back: they were never sent, and a fan-out
+                # delivered again or the resumer sends them at once, instead of taking them
+                # for queued until they look lost.
+                unsent = pending.filter(
+                    Q(job_id=job_id, number__gte=number) | Q(job_id__gt=job_id),
+                    enqueued_at=sent_at,
+                ).update(enqueued_at=None)
+                log.warning("chunks not sent", extra={
+                    "job": str(job_id), "chunk": chunk_id, "not_sent": unsent,
+                    "error_type": type(exc).__name__})
+                return
 
-    # robust: the chunks are stored; a send that fails leaves them pending for the resumer.
+    # robust: the chunks are stored; whatever else fails leaves them pending for the resumer.
     transaction.on_commit(send, robust=True)
 
 
@@ -212,8 +231,11 @@ def job_start_validity_sweep(*, day: date) -> Job | None:
 def job_fan_out(*, job_id: str) -> Job | None:
     """Find the job's answers, store them as chunks and send one message per chunk.
 
-    Run again (a redelivered message, a resumed job), it stores nothing new and sends the
-    chunks that have not finished yet; their re-evaluation is idempotent.
+    Run again on a job it already fanned out (its message delivered again: acks_late puts it
+    back when a worker dies before acknowledging it, or the resumer ran the job meanwhile), it
+    stores nothing new and sends only the chunks that never went out or that
+    `jobs_resume_stalled` would take for lost. The others are still queued or running: sending
+    them again would put a second copy of each behind the first.
     """
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
@@ -225,7 +247,9 @@ def job_fan_out(*, job_id: str) -> Job | None:
             job.state = Job.State.RUNNING if job.total else Job.State.FINISHED
             job.finished_at = None if job.total else job.started_at
             job.save(update_fields=["total", "started_at", "state", "finished_at"])
-        sent = _enqueue_pending_chunks(job)
+            sent = _enqueue_pending_chunks(job)
+        else:
+            sent = _chunks_send_again(_chunks_due_again(timezone.now()).filter(job_id=job.pk))
     log.info("job fanned out", extra={"job": str(job.pk), "scope": job.scope,
                                       "answers": job.total, "messages": sent})
     return job
@@ -323,27 +347,37 @@ def jobs_resume_stalled(*, now: Any = None) -> int:
           sooner than a message takes to come back by itself). This also covers the last
           chunk of a batch, which nothing can overtake, and a chunk whose message was lost
           after it started.
-    Only the lost chunks are sent again, as a new batch: sending a job's whole backlog again
+    - A chunk never sent: its send failed after the commit (a broker that was down), which
+      took back its `enqueued_at`.
+    Only these chunks are sent again, as a new batch: sending a job's whole backlog again
     would put a second copy of each chunk in the queue. A chunk sent once too often costs a
     duplicate run: its answers are fresh by then, so no verdict changes, and `chunk_finish`
     counts a chunk into its job once.
     """
     now = now or timezone.now()
-    cutoff = now - timedelta(seconds=settings.CELERY_VISIBILITY_TIMEOUT
-                             + settings.CELERY_TASK_TIME_LIMIT)
     resumed = 0
-    for job_id in Job.objects.filter(state=Job.State.PENDING, created_at__lt=cutoff) \
+    for job_id in Job.objects.filter(state=Job.State.PENDING,
+                                     created_at__lt=_message_back_by_itself_before(now)) \
             .values_list("pk", flat=True):
         job_fan_out(job_id=str(job_id))
         resumed += 1
-    lost_before = min(cutoff, now - timedelta(seconds=settings.REEVALUATION_CHUNK_LOST_SECONDS))
+    return resumed + _chunks_send_again(_chunks_due_again(now))
+
+
+def _message_back_by_itself_before(now: Any) -> Any:
+    # A message sent before this has had time to come back by itself if it was going to: a
+    # worker that took it was killed, Redis restored it after the visibility timeout, and a
+    # worker ran it within the time limit.
+    return now - timedelta(seconds=settings.CELERY_VISIBILITY_TIMEOUT
+                           + settings.CELERY_TASK_TIME_LIMIT)
+
+
+def _chunks_due_again(now: Any) -> QuerySet[JobChunk]:
+    """The pending chunks of running jobs that need a message (again): the lost ones, as
+    `jobs_resume_stalled` describes them, and any that was stored but never sent."""
+    lost_before = min(_message_back_by_itself_before(now),
+                      now - timedelta(seconds=settings.REEVALUATION_CHUNK_LOST_SECONDS))
     overtaken_before = now - timedelta(seconds=settings.REEVALUATION_CHUNK_OVERTAKEN_SECONDS)
-    return resumed + _chunks_resend_lost(lost_before=lost_before,
-                                         overtaken_before=overtaken_before)
-
-
-@transaction.atomic
-def _chunks_resend_lost(*, lost_before: Any, overtaken_before: Any) -> int:
     # Only chunks of one batch are compared: one UPDATE stamped them and one loop sent them in
     # `number` order, so in the queue each one sits behind those before it. Across batches the
     # stamps do not tell the queue's order: two jobs committing at once interleave their
@@ -364,15 +398,23 @@ def _chunks_resend_lost(*, lost_before: Any, overtaken_before: Any) -> int:
         # its job) keeps its older start and says nothing about the new batch.
         started_at__gte=F("enqueued_at"),
     )
-    lost = (
+    return (
         JobChunk.objects.filter(state=JobChunk.State.PENDING, job__state=Job.State.RUNNING)
         .filter(Q(enqueued_at__lt=lost_before)
-                | Q(Exists(overtaken_by), started_at__isnull=True))
-        # Two resumers at once (beat, and a worker catching up as it starts): the second
-        # skips what the first is sending.
-        .select_for_update(of=("self",), skip_locked=True)
+                | Q(Exists(overtaken_by), started_at__isnull=True)
+                # Stored and stamped in one transaction today; a chunk without a stamp was
+                # never sent, however it came to be.
+                | Q(enqueued_at__isnull=True))
     )
-    chunk_ids = list(lost.values_list("pk", flat=True))
+
+
+@transaction.atomic
+def _chunks_send_again(chunks: QuerySet[JobChunk]) -> int:
+    """Send `chunks` as a new batch, after the current transaction commits."""
+    # Two resumers at once (beat, and a worker catching up as it starts), or a resumer and a
+    # fan-out delivered again: the second skips what the first is sending.
+    chunk_ids = list(chunks.select_for_update(of=("self",), skip_locked=True)
+                     .values_list("pk", flat=True))
     if not chunk_ids:
         return 0
     JobChunk.objects.filter(pk__in=chunk_ids).update(enqueued_at=timezone.now())
@@ -406,24 +448,20 @@ def dead_letter_record(*, task_name: str, task_id: str, args: list[Any], kwargs:
     return letter
 
 
-@transaction.atomic
-def dead_letter_retry(*, dead_letter_id: int, user: Any, actor: Actor) -> DeadLetter | None:
-    """Send a dead-lettered task again, with the same arguments, after this commits."""
-    letter = DeadLetter.objects.select_for_update().filter(pk=dead_letter_id).first()
-    if letter is None:
-        return None
+class BrokerUnavailable(DomainError):
+    """The broker (Redis) could not be reached to send a task; nothing was recorded."""
+
+    status_code = 503
+    code = "broker_unavailable"
+
+
+def _dead_letter_sender(name: str, args: list[Any], kwargs: dict[str, Any]) -> Callable[[], None]:
     from reviewqueue.celery import app
 
-    if letter.task_name == "jobs.fan_out_job" and letter.args:
-        job_reopen(job_id=str(letter.args[0]))
-    letter.retry_count += 1
-    letter.retried_at = timezone.now()
-    letter.retried_by = user if getattr(user, "is_authenticated", False) else None
-    letter.save(update_fields=["retry_count", "retried_at", "retried_by"])
-    audit_record(actor=actor, action="dead_letter.retried", object_type="dead_letter",
-                 object_id=letter.pk,
-                 after={"task": letter.task_name, "retry_count": letter.retry_count})
-    name, args, kwargs = letter.task_name, list(letter.args), dict(letter.kwargs)
+    # A web process has imported only the task modules its views use: look the task up among
+    # all of them, or an eager app would hand it to the in-memory broker, where nothing runs.
+    if name not in app.tasks:
+        app.loader.import_default_modules()
 
     def send() -> None:
         task = app.tasks.get(name)
@@ -432,5 +470,45 @@ def dead_letter_retry(*, dead_letter_id: int, user: Any, actor: Actor) -> DeadLe
         else:
             app.send_task(name, args=args, kwargs=kwargs)
 
-    transaction.on_commit(send)
+    return send
+
+
+@transaction.atomic
+def dead_letter_retry(*, dead_letter_id: int, user: Any, actor: Actor) -> DeadLetter | None:
+    """Send a dead-lettered task again, with the same arguments, and record that it was.
+
+    The message goes to the broker inside this transaction, after everything is recorded: a
+    broker that cannot be reached raises `BrokerUnavailable` and rolls back the retry count,
+    the audit event and the reopening of a failed fan-out job, so none of them claims a retry
+    that did not happen. A worker that takes a fan-out message before this commits waits for
+    it: the fan-out locks its job row, which the reopening holds until then. Without a broker
+    (eager, embedded mode) the task runs in this process after the commit, as queued work does.
+    """
+    from reviewqueue.celery import app
+
+    letter = DeadLetter.objects.select_for_update().filter(pk=dead_letter_id).first()
+    if letter is None:
+        return None
+    if letter.task_name == "jobs.fan_out_job":
+        job_id = letter.kwargs.get("job_id") or (letter.args[0] if letter.args else None)
+        if job_id:
+            job_reopen(job_id=str(job_id))
+    letter.retry_count += 1
+    letter.retried_at = timezone.now()
+    letter.retried_by = user if getattr(user, "is_authenticated", False) else None
+    letter.save(update_fields=["retry_count", "retried_at", "retried_by"])
+    audit_record(actor=actor, action="dead_letter.retried", object_type="dead_letter",
+                 object_id=letter.pk,
+                 after={"task": letter.task_name, "retry_count": letter.retry_count})
+    send = _dead_letter_sender(letter.task_name, list(letter.args), dict(letter.kwargs))
+    if app.conf.task_always_eager:
+        transaction.on_commit(send)
+        return letter
+    try:
+        send()
+    except BROKER_ERRORS as exc:
+        log.warning("dead letter not sent again", extra={
+            "dead_letter": letter.pk, "task": letter.task_name, "error_type": type(exc).__name__})
+        raise BrokerUnavailable("the broker could not be reached; the task was not sent "
+                                "again") from exc
     return letter

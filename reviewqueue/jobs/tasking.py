@@ -20,15 +20,21 @@ from django.db import InterfaceError, OperationalError
 
 log = logging.getLogger(__name__)
 
+# Errors of a broker that cannot be reached when a task is sent: Celery raises kombu's
+# OperationalError once its publish retries are spent; redis-py's own errors can come through.
+BROKER_ERRORS: tuple[type[BaseException], ...] = (
+    kombu.exceptions.OperationalError,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+)
+
 # Errors that a later attempt can plausibly fix: a lost or refused database connection,
 # a deadlock or serialisation failure (psycopg raises both as OperationalError), a broker that
 # is briefly unreachable.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     OperationalError,
     InterfaceError,
-    kombu.exceptions.OperationalError,
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
+    *BROKER_ERRORS,
 )
 
 # Errors a loop over many items must let through instead of counting against one item.

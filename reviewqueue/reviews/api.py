@@ -23,15 +23,17 @@ from reviewqueue.api_base import (
     IdField,
     JSONScalarField,
     PathIdField,
+    PrincipalField,
     RoleAndScope,
     StrictSerializer,
     path_id_problem,
+    repeats,
     scalar_problem,
 )
 from reviewqueue.api_errors import (
     domain_error_body,
-    error_body,
     flatten_errors,
+    invalid_body,
     quarantine_from_request,
 )
 from reviewqueue.errors import DomainError, NotFound
@@ -95,7 +97,7 @@ class AnswerIn(StrictSerializer):
     answer = serializers.CharField(
         max_length=MAX_ANSWER_CHARS, allow_blank=True, trim_whitespace=False
     )
-    asked_by = serializers.ListField(child=serializers.CharField(max_length=200), max_length=200)
+    asked_by = serializers.ListField(child=PrincipalField(max_length=200), max_length=200)
     index_release = serializers.CharField(max_length=200, allow_blank=True)
     as_of = DayField(required=False, allow_null=True, default=None)
     retrieved = serializers.ListField(child=RetrievedIn(), max_length=1000)
@@ -114,27 +116,12 @@ class AnswerIn(StrictSerializer):
             raise serializers.ValidationError(problem)
         return value
 
-    def validate_asked_by(self, value: list[str]) -> list[str]:
-        for index, principal in enumerate(value):
-            if not is_valid_principal(principal):
-                raise serializers.ValidationError(
-                    {
-                        index: [
-                            f"Not a principal: {principal!r}; use user:<name>, group:<name> or *."
-                        ]
-                    }
-                )
-        return value
-
-    def validate_retrieved(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        seen: set[str] = set()
-        for index, item in enumerate(value):
-            if item["cite"] in seen:
-                raise serializers.ValidationError(
-                    {index: {"cite": [f"Duplicate cite {item['cite']!r}."]}}
-                )
-            seen.add(item["cite"])
-        return value
+    def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # Among the items whose cite validated (a bad item is None, or lacks what failed).
+        cites = [(item or {}).get("cite") for item in attrs.get("retrieved") or []]
+        again = {index: {"cite": [f"Duplicate cite {cite!r}."]}
+                 for index, cite in repeats(cites).items()}
+        return {"retrieved": again} if again else {}
 
     def to_input(self) -> AnswerInput:
         d = self.validated_data
@@ -436,8 +423,7 @@ class AnswerBatchView(BodyLimitedAPIView):
             # An error about the item as a whole (null, not an object) names the item.
             problems = [{**e, "field": e["field"] or f"answers[{index}]"}
                         for e in flatten_errors(errors)]
-            body = error_body("invalid", "; ".join(
-                f"{e['field']}: {e['message']}" for e in problems[:5]), problems)
+            body = invalid_body(problems)
             self._quarantine(request, raw, 400, body)
             results.append({"index": index, "status_code": 400, "trace_id": trace_id, **body})
         ingested = answers_ingest(items=[data for _, data in valid], actor=actor_of(request),

@@ -37,7 +37,7 @@ REJECT_REASONS: dict[str, Any] = {
     "incorrect": gettext_lazy("The answer is wrong"),
     "outdated": gettext_lazy("It relies on outdated sources"),
     "unsupported": gettext_lazy("The sources do not support it"),
-    "conflict": gettext_lazy("The sources conflict and cannot be reconciled"),
+    "conflict": gettext_lazy("The sources contradict each other"),
     "sensitive": gettext_lazy("Inappropriate or sensitive content"),
     "other": gettext_lazy("Other (say why in the comment)"),
 }

@@ -10,17 +10,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from reviewqueue.accounts.models import ApiToken, Role
-from reviewqueue.accounts.principals import is_valid_principal, may_read, user_principals
+from reviewqueue.accounts.principals import may_read, user_principals
 from reviewqueue.api_base import (
     BodyLimitedAPIView,
     DayField,
     IdField,
     JSONScalarField,
+    PrincipalField,
     RoleAndScope,
     StrictSerializer,
+    merge_errors,
+    repeats,
 )
 from reviewqueue.audit.services import Actor
-from reviewqueue.errors import NotFound
+from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.sources import selectors, services
 
 
@@ -37,10 +40,11 @@ class FactIn(StrictSerializer):
     valid_until = DayField(allow_null=True, required=False, default=None)
     span = IdField(max_length=200, required=False, allow_blank=True, default="")
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if attrs["valid_until"] is not None and attrs["valid_from"] > attrs["valid_until"]:
-            raise serializers.ValidationError({"valid_until": ["Must not be before valid_from."]})
-        return attrs
+    def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = attrs.get("valid_from"), attrs.get("valid_until")
+        if start is not None and end is not None and start > end:
+            return {"valid_until": ["Must not be before valid_from."]}
+        return {}
 
 
 class RevisionIn(StrictSerializer):
@@ -49,38 +53,20 @@ class RevisionIn(StrictSerializer):
     owner = serializers.CharField(max_length=150)
     updated_at = serializers.DateTimeField()
     allowed_principals = serializers.ListField(
-        child=serializers.CharField(max_length=200), allow_empty=False, min_length=1,
-        max_length=200,
+        child=PrincipalField(max_length=200), allow_empty=False, min_length=1, max_length=200,
     )
     passages = serializers.ListField(child=PassageIn(), max_length=1000)
     facts = serializers.ListField(child=FactIn(), max_length=1000)
     note = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
 
-    def validate_allowed_principals(self, value: list[str]) -> list[str]:
-        # Each bad one named by its place: allowed_principals[1].
-        bad = {index: [f"Not a principal: {v!r}; use user:<name>, group:<name> or *."]
-               for index, v in enumerate(value) if not is_valid_principal(v)}
-        if bad:
-            raise serializers.ValidationError(bad)
-        return value
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        spans = [p["span"] for p in attrs["passages"]]
-        seen: set[str] = set()
-        again = {}
-        for index, span in enumerate(spans):
-            if span in seen:
-                again[index] = {"span": [f"Span {span!r} is already used by another passage."]}
-            seen.add(span)
-        if again:
-            raise serializers.ValidationError({"passages": again})
-        known = set(spans)
-        for index, fact in enumerate(attrs["facts"]):
-            if fact["span"] and fact["span"] not in known:
-                raise serializers.ValidationError(
-                    {"facts": {index: {"span": [f"No passage with span {fact['span']!r}."]}}}
-                )
-        return attrs
+    def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors = span_errors(attrs.get("passages"), attrs.get("facts"))
+        owner, address = attrs.get("owner"), self.context.get("address")
+        if owner is not None and address is not None:
+            problem = owner_problem(address["document_id"], address["revision"], owner)
+            if problem is not None:
+                errors["owner"] = [problem]
+        return errors
 
     def to_input(self) -> services.RevisionInput:
         d = self.validated_data
@@ -104,6 +90,29 @@ class RevisionIn(StrictSerializer):
                 for f in d["facts"]
             ),
         )
+
+
+def span_errors(passages: list[Any] | None, facts: list[Any] | None) -> dict[str, Any]:
+    """A span used by two passages, a fact's span naming no passage: found among the passages
+    and facts whose span validated (a bad item is None, or lacks what failed)."""
+    if passages is None:
+        return {}  # no list of passages: nothing to check spans against
+    errors: dict[str, Any] = {}
+    spans = [(passage or {}).get("span") for passage in passages]  # None: bad or missing
+    if again := repeats(spans):
+        errors["passages"] = {
+            index: {"span": [f"Span {span!r} is already used by another passage."]}
+            for index, span in again.items()}
+    # While a passage's span is bad or missing, no fact is said to name no passage: that
+    # passage may be the one it names.
+    if None not in spans:
+        known = set(spans)
+        named = [(fact or {}).get("span") for fact in facts or []]
+        unknown = {index: {"span": [f"No passage with span {span!r}."]}
+                   for index, span in enumerate(named) if span and span not in known}
+        if unknown:
+            errors["facts"] = unknown
+    return errors
 
 
 class RevisionPath(serializers.Serializer):
@@ -159,6 +168,24 @@ class DocumentOut(serializers.Serializer):
         ]
 
 
+def owner_problem(document_id: str, revision: str, owner: str) -> str | None:
+    """What publishing `revision` would say of the owner it names, or None: asked with the
+    body's other fields, so that one round names every problem. (The publish asks again,
+    under the document's lock.)"""
+    document = selectors.document_get(document_id)
+    if document is not None and (
+            owner == document.owner.get_username()
+            or selectors.received_revisions([(document_id, revision)])):
+        # The document's owner is kept; a revision already received is a replay or a
+        # conflict, whoever it names.
+        return None
+    try:
+        services.new_owner(owner)
+    except FieldError as exc:
+        return exc.field_message
+    return None
+
+
 def actor_of(request: Request) -> Actor:
     token = request.auth if isinstance(request.auth, ApiToken) else None
     return Actor.of_user(request.user, token)
@@ -182,9 +209,11 @@ class RevisionView(BodyLimitedAPIView):
     )
     def put(self, request: Request, document_id: str, revision: str) -> Response:
         path = RevisionPath(data={"document_id": document_id, "revision": revision})
-        path.is_valid(raise_exception=True)
-        serializer = RevisionIn(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        address = path.validated_data if path.is_valid() else None
+        # The owner is checked against the document the address names, when it names one.
+        serializer = RevisionIn(data=request.data, context={"address": address})
+        if not serializer.is_valid() or address is None:
+            raise serializers.ValidationError(merge_errors(dict(path.errors), serializer.errors))
         result = services.revision_publish(
             document_key=document_id,
             revision=revision,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -22,7 +23,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from reviewqueue.audit.services import WORKER, Actor, audit_record
+from reviewqueue.audit.services import WORKER, Actor, audit_chain_lock, audit_record
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.sources.models import Conflict, Document, Fact
@@ -36,6 +37,11 @@ FAR_FUTURE = date(9999, 12, 31)
 # of the most the owner's page takes, and a longer one is refused, never cut.
 DISMISSAL_DETAIL_MAX_CHARS = 2000
 DISMISSAL_REASON_MAX_CHARS = DISMISSAL_DETAIL_MAX_CHARS + 100
+
+# Lock order, the same for every writer of conflicts: the audit chain's lock first, then the
+# conflict rows by id. A publish takes the chain's lock when it records the revision, before
+# it refreshes the conflicts; a writer that locked a conflict first and then waited for the
+# chain would deadlock with it.
 
 
 @dataclass(frozen=True)
@@ -116,11 +122,14 @@ def conflicts_refresh(
     documents no longer disagree. Caller's transaction."""
     today = today or timezone.localdate()
     pairs = set(pairs)
+    if pairs:
+        audit_chain_lock()  # before the conflicts: see the lock order above
     # Locked before the facts are read: a refresh that waited for another one's lock reads
     # the facts that one committed.
     existing = {
         (c.subject, c.key): c
-        for c in Conflict.objects.select_for_update().filter(key__in={k for _, k in pairs})
+        for c in Conflict.objects.select_for_update()
+        .filter(key__in={k for _, k in pairs}).order_by("pk")
         if (c.subject, c.key) in pairs
     }
     by_pair: dict[tuple[str, str], list[Fact]] = {}
@@ -224,6 +233,16 @@ def _verb(change: ConflictChange) -> str:
     return "reopened"
 
 
+# Control characters (line breaks among them) and Unicode's line and paragraph separators.
+_NOT_IN_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """`text` fit for a mail's subject: a subject or key may hold a line break, which a mail
+    header refuses (the mail would not go out at all), so each run of them is one space."""
+    return _NOT_IN_ONE_LINE.sub(" ", text).strip()
+
+
 def _notify_owners(conflict_id: int, already_told: Iterable[str] = ()) -> None:
     """Mail each owner of the conflict's documents, one mail each: a side from a document the
     owner may not read is only said to exist, as on the owner's pages. Owners of the documents
@@ -239,7 +258,7 @@ def _notify_owners(conflict_id: int, already_told: Iterable[str] = ()) -> None:
     owners = {d.owner for d in documents
               if d.key in conflict.documents and d.owner_id not in told
               and d.owner.email and d.owner.is_active}
-    name = f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}"
+    name = one_line(f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}")
     for owner in sorted(owners, key=lambda o: o.pk):
         lines = [
             "- a document you may not read" if side.restricted else
@@ -272,6 +291,7 @@ def conflict_dismiss(
     if len(reason) > DISMISSAL_REASON_MAX_CHARS:
         raise FieldError("reason", f"at most {DISMISSAL_REASON_MAX_CHARS} characters "
                                    f"(it has {len(reason)})")
+    audit_chain_lock()  # before the conflict: see the lock order above
     conflict = Conflict.objects.select_for_update().filter(pk=conflict_id).first()
     if conflict is None:
         raise NotFound("no such conflict")
@@ -305,6 +325,9 @@ def conflict_dismiss(
 
 @transaction.atomic
 def conflict_reopen(*, conflict_id: int, actor: Actor) -> Conflict:
+    """Open a dismissed conflict again. It counts as open from now, as when a new revision
+    reopens it: the inbox says since when it has been waiting, not when it first opened."""
+    audit_chain_lock()  # before the conflict: see the lock order above
     conflict = Conflict.objects.select_for_update().filter(pk=conflict_id).first()
     if conflict is None:
         raise NotFound("no such conflict")
@@ -312,7 +335,8 @@ def conflict_reopen(*, conflict_id: int, actor: Actor) -> Conflict:
         raise ConflictError(f"the conflict is {conflict.status}, not dismissed")
     conflict.status = Conflict.Status.OPEN
     conflict.dismissed_signature = ""
-    conflict.save(update_fields=["status", "dismissed_signature"])
+    conflict.opened_at = timezone.now()
+    conflict.save(update_fields=["status", "dismissed_signature", "opened_at"])
     audit_record(
         actor=actor,
         action="conflict.reopened",

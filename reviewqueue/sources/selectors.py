@@ -14,7 +14,6 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-import gating
 from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
@@ -30,6 +29,19 @@ def document_get(document_key: str) -> Document | None:
 
 def document_history(document: Document) -> QuerySet[Revision]:
     return document.revisions.order_by("-seq").select_related("published_by")
+
+
+def document_history_seen_by(user: Any, document: Document, *, limit: int = 20
+                             ) -> list[Revision]:
+    """The newest `limit` revisions of `document`, each with its note blanked unless `user`
+    may read that very revision: the note says what changed in it ("trial now 21 days"), and
+    an older revision may have been more restricted than the current one, or the document is
+    withdrawn and has none. The revisions are for showing, never for saving."""
+    revisions = list(document_history(document)[:limit])
+    for revision in revisions:
+        if not may_read_revision(user, document, revision):
+            revision.note = ""
+    return revisions
 
 
 @dataclass(frozen=True)
@@ -209,11 +221,23 @@ def documents_visible_to(user: Any, keys: Iterable[str]) -> list[str]:
 
 def reasons_shown(conflicts: Iterable[Conflict], user: Any) -> set[int]:
     """The ids of the dismissed conflicts among `conflicts` whose reason `user` may read: it
-    is free text about the documents in conflict, so only for who may see all of them
-    (1 query)."""
-    dismissed = [c for c in conflicts if c.status == Conflict.Status.DISMISSED]
-    visible = set(documents_visible_to(user, {k for c in dismissed for k in c.documents}))
-    return {c.pk for c in dismissed if visible.issuperset(c.documents)}
+    is free text about what the documents in conflict say, so only for who may read the
+    revision of every side (`may_read_revision`: managing a document, as an admin does every
+    one, is not enough). At most 1 query."""
+    dismissed = [c for c in conflicts
+                 if c.status == Conflict.Status.DISMISSED and c.participants]
+    sides = {(p["document"], p["revision"]) for c in dismissed for p in c.participants}
+    if not sides:
+        return set()
+    revisions = Revision.objects.filter(
+        document__key__in={d for d, _ in sides}, revision__in={r for _, r in sides},
+    ).select_related("document").only(
+        "revision", "allowed_principals", "document__key", "document__owner_id")
+    readable = {(r.document.key, r.revision) for r in revisions
+                if (r.document.key, r.revision) in sides
+                and may_read_revision(user, r.document, r)}
+    return {c.pk for c in dismissed
+            if all((p["document"], p["revision"]) in readable for p in c.participants)}
 
 
 def conflicts_for_owner(user: Any, *, include_closed: bool = False) -> QuerySet[Conflict]:
@@ -412,7 +436,7 @@ def conflict_closing(conflict: Conflict, user: Any) -> ConflictClosing | None:
 
 
 # `held`: the answers held for conflicting sources that cite one of the conflicts' documents,
-# once each, with the documents they cite and the keys their current version claims. It can be
+# once each, with the documents they cite and the claims of their current version. It can be
 # read from either end, and each end is cheap only when it is the small one:
 #
 #   the queue: the items held for conflicting sources, in the partial index of them, each with
@@ -453,10 +477,8 @@ WITH probe AS MATERIALIZED (
     LIMIT (SELECT citations FROM probe) + 1) AS capped
 ), held AS MATERIALIZED (
   SELECT q.documents,
-         ARRAY(SELECT claim ->> 'key'
-               FROM {answer} a JOIN {version} v ON v.id = a.current_version_id,
-                    jsonb_array_elements(v.claims) AS claim
-               WHERE a.id = q.answer_id) AS keys
+         (SELECT v.claims FROM {answer} a JOIN {version} v ON v.id = a.current_version_id
+          WHERE a.id = q.answer_id) AS claims
   FROM (SELECT i.answer_id,
                ARRAY(SELECT e.document_key FROM {retrieved} e
                      WHERE e.answer_id = i.answer_id) AS documents
@@ -467,10 +489,8 @@ WITH probe AS MATERIALIZED (
   UNION ALL
   SELECT ARRAY(SELECT e.document_key FROM {retrieved} e
                WHERE e.answer_id = r.answer_id),
-         ARRAY(SELECT claim ->> 'key'
-               FROM {answer} a JOIN {version} v ON v.id = a.current_version_id,
-                    jsonb_array_elements(v.claims) AS claim
-               WHERE a.id = r.answer_id)
+         (SELECT v.claims FROM {answer} a JOIN {version} v ON v.id = a.current_version_id
+          WHERE a.id = r.answer_id)
   FROM {retrieved} r
   WHERE NOT (SELECT from_queue FROM side)
     AND r.document_key = ANY(%(documents)s)
@@ -483,7 +503,12 @@ WITH probe AS MATERIALIZED (
 SELECT c.id, (
   SELECT count(*) FROM (
     SELECT 1 FROM held h
-    WHERE h.documents && c.documents AND c.key = ANY(h.keys)
+    WHERE h.documents && c.documents
+      -- A claim asks about the conflict as the gate pairs them (gating.claim_asks_about):
+      -- the same key, and the same subject unless the claim names none.
+      AND EXISTS (SELECT FROM jsonb_array_elements(h.claims) AS claim
+                  WHERE claim ->> 'key' = c.key
+                    AND coalesce(claim ->> 'subject', '') IN ('', c.subject))
       AND NOT EXISTS (SELECT FROM unnest(h.documents) AS cited(key)
                       LEFT JOIN {document} d ON d.key = cited.key
                       WHERE d.id IS NULL
@@ -500,7 +525,8 @@ HELD_PROBE = 10_000
 
 def held_answer_counts(conflicts: list[Conflict], user: Any) -> dict[int, AtLeast]:
     """How many held answers each conflict is holding that `user` may read in full: answers
-    in the queue for conflicting sources that cite one of its documents and claim its key.
+    in the queue for conflicting sources that cite one of its documents and claim its key
+    (about its subject, or about no subject in particular).
     Each is counted up to COUNT_CAP (more read as "1000+"), in one statement whatever the
     number of conflicts."""
     from reviewqueue.accounts.principals import EVERYONE, user_principals
@@ -602,14 +628,7 @@ def expiring_facts(
         )[:scan_limit]
     )
     truncated = len(rows) == scan_limit
-    resting_on = {
-        fact.pk: [row for row in rows if row[0] == fact.revision.document.key
-                  and any(c.get("cite") == row[1]
-                          and gating.claim_asks_about(c.get("key"), c.get("subject"),
-                                                      fact.key, fact.subject)
-                          for c in row[6] or [])]
-        for fact in facts
-    }
+    resting_on = _resting_on(facts, rows)
     readable = readable_answers({row[2] for rs in resting_on.values() for row in rs}, user)
     out = []
     for fact in facts:
@@ -633,34 +652,111 @@ def expiring_facts(
     return out
 
 
+def _resting_on(facts: list[Fact], rows: list[tuple[Any, ...]]) -> dict[int, list[tuple[Any, ...]]]:
+    """For each fact, by id, the rows (document key, cite, answer id, ..., claims) of the
+    answers resting on it, in the order of `rows` and each answer once, at its first row: an
+    answer that retrieved the document twice rests on it once.
+
+    The claims are grouped once by what they ask about, (document, key, subject), and each
+    fact looks up its own: the time grows with the rows and the facts, not with their product.
+    A claim naming no subject asks about every subject (gating.claim_asks_about)."""
+    asking: dict[tuple[str, str, str], list[int]] = {}
+    for index, row in enumerate(rows):
+        document, cite, claims = row[0], row[1], row[6]
+        for claim in claims or []:
+            key, subject = claim.get("key"), claim.get("subject") or ""
+            if claim.get("cite") != cite or not isinstance(key, str) \
+                    or not isinstance(subject, str):
+                continue  # a key or subject that is no string asks about no fact
+            found = asking.setdefault((document, key, subject), [])
+            if not found or found[-1] != index:
+                found.append(index)
+    out: dict[int, list[tuple[Any, ...]]] = {}
+    for fact in facts:
+        document = fact.revision.document.key
+        indexes = {*asking.get((document, fact.key, ""), ()),
+                   *asking.get((document, fact.key, fact.subject), ())}
+        seen: set[Any] = set()
+        resting = out[fact.pk] = []
+        for index in sorted(indexes):
+            if rows[index][2] not in seen:
+                seen.add(rows[index][2])
+                resting.append(rows[index])
+    return out
+
+
 def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
     """Held answers a reviewer sent to `user` as an owner of one of their sources, that `user`
-    may read in full. Three queries whatever the number of answers."""
+    may read in full. A reviewer's hand-off asks the owners of the cited documents that take
+    part in a conflict on the answer, or of every cited document when none does
+    (reviews.selectors.answers.owners_to_ask); the same rule picks whose inbox lists it, so an
+    owner of another cited document is not shown what was not sent to them. Five queries
+    whatever the number of answers."""
     from reviewqueue.reviews.models import ReviewItem
 
-    owned = list(Document.objects.filter(owner=user).values_list("key", flat=True))
+    owned = set(Document.objects.filter(owner=user).values_list("key", flat=True))
     items = list(
         ReviewItem.objects.filter(waiting_for_owner=True, answer__retrieved__document_key__in=owned)
-        .select_related("answer", "sent_to_owner_by")
+        .select_related("answer", "answer__current_version", "sent_to_owner_by")
         .distinct()
         .order_by("sent_to_owner_at", "id")[:limit]
     )
-    readable = readable_answers({i.answer_id for i in items}, user)
-    return [item for item in items if item.answer_id in readable]
+    cited = _documents_cited({i.answer_id for i in items})
+    claimed = {i.answer_id: {c.get("key") for c in (i.answer.current_version.claims
+                                                    if i.answer.current_version else [])}
+               for i in items}
+    involved = _documents_in_conflicts(cited, claimed)
+    readable = _reading_every(cited, user)
+    return [item for item in items if item.answer_id in readable
+            and owned & (involved[item.answer_id] or cited[item.answer_id])]
+
+
+def _documents_in_conflicts(cited: dict[int, set[str]], claimed: dict[int, set[Any]]
+                            ) -> dict[int, set[str]]:
+    """For each answer, the documents it cites that take part in an open or dismissed conflict
+    on a key it claims, as reviews.selectors.answers.conflicts_of_answer finds them for one
+    answer (1 query, none without citations or claims)."""
+    keys = {k for ks in cited.values() for k in ks}
+    claim_keys = {k for ks in claimed.values() for k in ks if isinstance(k, str)}
+    conflicts = list(
+        Conflict.objects.filter(documents__overlap=sorted(keys), key__in=claim_keys)
+        .exclude(status=Conflict.Status.CLOSED).values_list("key", "documents")
+    ) if keys and claim_keys else []
+    return {
+        answer_id: {d for key, documents in conflicts if key in claimed.get(answer_id, ())
+                    and not documents_cited.isdisjoint(documents)
+                    for d in documents} & documents_cited
+        for answer_id, documents_cited in cited.items()
+    }
+
+
+def _documents_cited(answer_ids: set[int]) -> dict[int, set[str]]:
+    """The keys of the documents each answer cites (1 query, none for no answers)."""
+    from reviewqueue.reviews.models import RetrievedItem
+
+    cited: dict[int, set[str]] = {answer_id: set() for answer_id in answer_ids}
+    if answer_ids:
+        for answer_id, key in RetrievedItem.objects.filter(answer_id__in=answer_ids).values_list(
+                "answer_id", "document_key"):
+            cited[answer_id].add(key)
+    return cited
 
 
 def readable_answers(answer_ids: set[int], user: Any) -> set[int]:
     """The answers among `answer_ids` that `user` may read in full: every document they cite
     allows one of the user's principals. Two queries whatever the number of answers."""
-    from reviewqueue.accounts.principals import may_read_every, user_principals
-    from reviewqueue.reviews.models import RetrievedItem
-
     if not answer_ids:
         return set()
-    cited: dict[int, set[str]] = {answer_id: set() for answer_id in answer_ids}
-    for answer_id, key in RetrievedItem.objects.filter(answer_id__in=answer_ids).values_list(
-            "answer_id", "document_key"):
-        cited[answer_id].add(key)
+    return _reading_every(_documents_cited(answer_ids), user)
+
+
+def _reading_every(cited: dict[int, set[str]], user: Any) -> set[int]:
+    """The answers among `cited` (answer id: the documents it cites) that `user` may read in
+    full (1 query, none for no answers)."""
+    from reviewqueue.accounts.principals import may_read_every, user_principals
+
+    if not cited:
+        return set()
     keys = {k for ks in cited.values() for k in ks}
     allowed = dict(Document.objects.filter(key__in=keys).values_list("key", "allowed_principals"))
     principals = user_principals(user)

@@ -104,7 +104,7 @@ def _after_content_change(
     reevaluate_documents(keys, trigger=trigger, actor=actor, cause=document_key)
 
 
-def _new_owner(username: str) -> Any:
+def new_owner(username: str) -> Any:
     """The user a revision names as its document's new owner: an active owner or admin."""
     owner = get_user_model().objects.filter(username=username, is_active=True).first()
     if owner is None:
@@ -133,7 +133,7 @@ def revision_publish(
     if document is None:
         # Another publish may create it first: then this one waits for it, and sees it.
         Document.objects.get_or_create(key=document_key,
-                                       defaults={"owner": _new_owner(data.owner)})
+                                       defaults={"owner": new_owner(data.owner)})
         document = (Document.objects.select_for_update(of=("self",)).select_related("owner")
                     .get(key=document_key))
 
@@ -149,7 +149,7 @@ def revision_publish(
             extra={"revision": revision},
         )
     owner = (document.owner if data.owner == document.owner.get_username()
-             else _new_owner(data.owner))
+             else new_owner(data.owner))
 
     seq = (document.revisions.aggregate(m=Max("seq"))["m"] or 0) + 1
     new = Revision.objects.create(

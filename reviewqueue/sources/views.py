@@ -23,7 +23,12 @@ from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import DomainError, FieldError
-from reviewqueue.params import SearchDateField, refuse_unknown_params
+from reviewqueue.params import (
+    GIVEN_TWICE,
+    SearchDateField,
+    param_problems,
+    refuse_unknown_params,
+)
 from reviewqueue.sources import selectors, services
 from reviewqueue.sources.conflicts import conflict_dismiss, conflict_reopen
 from reviewqueue.sources.forms import (
@@ -62,10 +67,11 @@ def _document_or_404(request: HttpRequest, key: str) -> Document:
 def _progress_redirect(request: HttpRequest, keys: list[str], since: datetime) -> HttpResponse:
     """To the progress of the change made since `since`, which has just ended: the page shows
     what happened between the two, and nothing of a later change."""
-    # Only documents the person may see: the link must not name the others.
+    # Only documents the person may see: the link must not name the others. One parameter
+    # each: a document id may hold a comma.
     keys = selectors.documents_visible_to(request.user, keys)
-    query = urlencode({"documents": ",".join(keys), "since": since.isoformat(),
-                       "until": timezone.now().isoformat()})
+    query = urlencode([*(("documents", key) for key in keys), ("since", since.isoformat()),
+                       ("until", timezone.now().isoformat())])
     return redirect(f"{reverse('sources:progress')}?{query}")
 
 
@@ -292,7 +298,8 @@ def _document_page(
         "passage_field": PASSAGE_FIELD,
         "note_form": extra.pop("note_form", None) or CorrectionNoteForm(),
         "end_rows": _end_forms(facts, extra.pop("end_form", None)),
-        "history": selectors.document_history(document)[:20],
+        # A revision's note says what changed in it: shown only to who may read that revision.
+        "history": selectors.document_history_seen_by(request.user, document),
         "conflicts": Conflict.objects.filter(documents__contains=[document.key]).exclude(
             status=Conflict.Status.CLOSED
         ),
@@ -523,7 +530,14 @@ def document_withdraw(request: HttpRequest, key: str) -> HttpResponse:
                               withdraw_error=_("Type the document id to confirm the withdrawal."))
     since = timezone.now()
     keys = [document.key, *_conflict_documents(document.key)]
-    services.document_withdraw(document_key=document.key, actor=Actor.of_user(request.user))
+    withdrawn = services.document_withdraw(document_key=document.key,
+                                           actor=Actor.of_user(request.user))
+    if document.withdrawn_at is not None or (
+            withdrawn.withdrawn_at is not None and withdrawn.withdrawn_at < since):
+        # Withdrawn before this request (a page left open, or someone else meanwhile): the
+        # service did nothing, and there is no re-evaluation to follow.
+        messages.info(request, _("This document was already withdrawn; nothing changed."))
+        return redirect("sources:document", key=document.key)
     messages.success(request, _("Document withdrawn. Answers citing it are re-evaluated."))
     return _progress_redirect(request, keys, since)
 
@@ -533,13 +547,11 @@ def document_withdraw(request: HttpRequest, key: str) -> HttpResponse:
 def progress(request: HttpRequest) -> HttpResponse:
     """The re-evaluations the signed-in person's last action started, with progress bars."""
     _require_owner(request)
-    if refused := refuse_unknown_params(request, ("documents", "since", "until")):
+    if refused := _refuse_progress_params(request):
         return refused
     from reviewqueue.jobs.models import Job
 
-    keys = selectors.documents_visible_to(
-        request.user, [k for k in request.GET.get("documents", "").split(",") if k][:50]
-    )
+    keys = selectors.documents_visible_to(request.user, _progress_documents(request))
     since = _moment(request.GET.get("since"), timezone.now() - timedelta(minutes=10))
     until = _moment(request.GET.get("until"), None)
     for name, moment in (("since", since), ("until", until)):
@@ -571,6 +583,37 @@ def progress(request: HttpRequest) -> HttpResponse:
         "changed_total": sum(job.changed for job in jobs),
         "conflict_changes": changes, "conflict_changes_cut": cut,
     })
+
+
+PROGRESS_PARAMS = ("documents", "since", "until")
+PROGRESS_DOCUMENTS_MAX = 50
+
+
+def _refuse_progress_params(request: HttpRequest) -> HttpResponse | None:
+    """As `refuse_unknown_params`, but `documents` comes once per document."""
+    problems = param_problems(request.GET, frozenset(PROGRESS_PARAMS))
+    if problems.get("documents") == GIVEN_TWICE:
+        del problems["documents"]
+    if not problems:
+        return None
+    kept = [(name, value) for name in PROGRESS_PARAMS if name not in problems
+            for value in request.GET.getlist(name)]
+    return render(request, "bad_params.html", {
+        "problems": [(name, gettext(problem)) for name, problem in problems.items()],
+        "without_url": f"{request.path}?{urlencode(kept)}" if kept else request.path,
+    }, status=400)
+
+
+def _progress_documents(request: HttpRequest) -> list[str]:
+    """The document ids of a progress link, one `documents` parameter each. Links made
+    earlier joined them with commas in one (documents=a,b), so a value's pieces are read as
+    well as the value itself; the caller keeps only the documents the person may see."""
+    keys: list[str] = []
+    for value in request.GET.getlist("documents")[:PROGRESS_DOCUMENTS_MAX]:
+        keys.append(value)
+        if "," in value:
+            keys.extend(k for k in value.split(",") if k)
+    return keys[:2 * PROGRESS_DOCUMENTS_MAX]
 
 
 def _moment(raw: str | None, default: datetime | None) -> datetime | None:

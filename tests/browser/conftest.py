@@ -76,3 +76,23 @@ def sign_in(browser: Any, live_server: Any) -> Iterator[Callable[..., Any]]:
     yield do
     for context in contexts:
         context.close()
+
+
+def held_citing_retention(hold_answer: Any, publish: Any, claims: list[dict[str, Any]]) -> str:
+    """A held answer that also cites a data retention policy as [d3], with `claims` as an
+    edit would leave them (the gate's verdict is not what the layout tests measure)."""
+    from reviewqueue.reviews.models import Answer, RetrievedItem
+    from tests.reviews.conftest import fact
+
+    publish("retention", title="Data retention policy",
+            facts=[fact("data_retention_days", 90)],
+            passages=[{"span": "p1", "text": "Customer data is kept for 90 days."}])
+    trace = hold_answer("t-long",
+                        question="How long is customer data kept after the trial ends?")
+    answer = Answer.objects.get(trace_id=trace)
+    RetrievedItem.objects.create(answer=answer, cite="d3", document_key="retention",
+                                 revision="r1", span="p1")
+    version = answer.current_version
+    version.claims = claims
+    version.save(update_fields=["claims"])
+    return trace

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from reviewqueue.reviews.models import Answer, RetrievedItem
-from tests.reviews.conftest import fact
+from tests.browser.conftest import held_citing_retention
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -32,19 +31,9 @@ const contrastOf = (fg, bg) => {
 @pytest.fixture
 def long_key_answer(hold: Any, publish: Any) -> str:
     """A held answer whose second claim has a long key the cited source contradicts."""
-    publish("retention", title="Data retention policy",
-            facts=[fact("data_retention_days", 90)],
-            passages=[{"span": "p1", "text": "Customer data is kept for 90 days."}])
-    trace = hold("t-long", question="How long is customer data kept after the trial ends?")
-    answer = Answer.objects.get(trace_id=trace)
-    RetrievedItem.objects.create(answer=answer, cite="d3", document_key="retention",
-                                 revision="r1", span="p1")
-    # The claims as an edit would leave them (the gate's verdict is not what is measured).
-    version = answer.current_version
-    version.claims = [{"key": "trial_days", "value": 14, "cite": "d1"},
-                      {"key": "data_retention_days", "value": 30, "cite": "d3"}]
-    version.save(update_fields=["claims"])
-    return trace
+    return held_citing_retention(hold, publish, [
+        {"key": "trial_days", "value": 14, "cite": "d1"},
+        {"key": "data_retention_days", "value": 30, "cite": "d3"}])
 
 
 def cells(page: Any, trace: str) -> list[dict[str, Any]]:

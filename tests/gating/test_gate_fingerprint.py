@@ -194,13 +194,13 @@ def test_the_verdict_dict_is_json_ready(cases):
 
 
 def test_fingerprints_of_stored_verdicts_stay_as_published(cases):
-    # The README's examples, unchanged since gate 2026.11.2 was released: a change to what the
+    # The README's examples, unchanged since gate 2026.12.1 was released: a change to what the
     # gate outputs (kb_documents on warnings) must not make stored verdicts look stale.
-    assert gating.GATE_VERSION == "2026.11.2"
+    assert gating.GATE_VERSION == "2026.12.1"
     published = {
-        "valid": "ee0543e9c4e0594a3b4245754dcb939a7987d2d691f1858ab3b1796cd6f96c22",
-        "future": "51e3c4d8da1a23d5829eefafb6afbf7f29afa0dcb957dfa393d78523bce8162d",
-        "conflict": "24967e6490f78a34630955abb7a9b1d3b2702dfaae3a32b007547e4721ad9bfb",
+        "valid": "3c9450f4fc10368b00461cff4d75e24ebdc2456eb5bf4aeb1013f1eb70d33327",
+        "future": "97fa00c841b0625f9ec6fe432629e10d5e85c871f6cb8cf0cfc777a40bcc60fb",
+        "conflict": "7f4a5fce9b11271c419fadbba03e5c5bf3c2da88508e9952cf8263e28df12d56",
     }
     records = {record["id"]: record for record in cases.published()}
     found = {case: _fp(records[case]) for case in published}

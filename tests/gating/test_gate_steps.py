@@ -414,11 +414,18 @@ def test_the_period_in_force_of_a_multi_period_item_is_the_one_that_counts(cases
 
 
 def test_step_5_ignores_cited_facts_about_other_keys(cases):
-    record = cases.record(
-        evidence=[
-            cases.item(key="support_hours", valid_from="2026-09-01", valid_until="2026-09-30")
-        ]
-    )
+    # An expired support_hours fact beside one in force: the item is in force, and the claim's
+    # key is simply not there. (An item none of whose facts is in force is step 5 as well:
+    # tests/gating/test_design_order.py.)
+    item = {
+        "id": "d1",
+        "facts": [
+            {"key": "support_hours", "value": 8, "valid_from": "2026-09-01",
+             "valid_until": "2026-09-30"},
+            {"key": "seats", "value": 5, "valid_from": "2026-10-01", "valid_until": "2026-10-31"},
+        ],
+    }
+    record = cases.record(evidence=[item])
 
     assert _codes(gating.evaluate_record(record)) == ["unsupported_claim"]
 

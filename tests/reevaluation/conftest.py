@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,18 +170,23 @@ def redis_client() -> Any:
 
 
 @contextmanager
-def celery_on_redis() -> Iterator[None]:
-    """Make this (test) process send tasks to the workers' Redis instead of running them."""
+def celery_sending_to(broker_url: str) -> Iterator[None]:
+    """Make this (test) process send tasks to `broker_url` instead of running them."""
     app = celery_app()
     saved = (app.conf.task_always_eager, app.conf.broker_url)
     _reset_broker_pools(app)
     app.conf.task_always_eager = False
-    app.conf.broker_url = WORKER_REDIS_URL
+    app.conf.broker_url = broker_url
     try:
         yield
     finally:
         _reset_broker_pools(app)
         app.conf.task_always_eager, app.conf.broker_url = saved
+
+
+def celery_on_redis() -> AbstractContextManager[None]:
+    """Make this (test) process send tasks to the workers' Redis instead of running them."""
+    return celery_sending_to(WORKER_REDIS_URL)
 
 
 def worker_database_url() -> str:

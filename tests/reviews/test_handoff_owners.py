@@ -16,7 +16,7 @@ from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import Actor
 from reviewqueue.reviews.models import ReviewItem
 from reviewqueue.reviews.services.handoff import NoOwnerToAsk, review_item_send_to_owner
-from tests.reviews.conftest import HR_MARKER, fact
+from tests.reviews.conftest import HR_MARKER, current_verdict_id, fact
 
 pytestmark = pytest.mark.django_db
 
@@ -194,3 +194,32 @@ def test_a_hand_off_after_the_wait_ended_reaches_the_owner_again(
     inbox = login(owner).get("/owner/").content.decode()
     assert "second question" in inbox
     assert "first question" not in inbox
+
+
+def test_an_edit_the_gate_still_holds_ends_the_wait_for_the_owner(
+    hold: Any, login: Any, reviewer: Any, owner: Any, token_client: Any,
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/send-to-owner", {"note": "Which trial length is right?"})
+    assert "Waiting for the owner" in client.get(f"/answers/{trace}/").content.decode()
+
+    edited = token_client(reviewer).post(f"/api/v1/answers/{trace}/decisions", {
+        "verdict": current_verdict_id(trace), "action": "edit",
+        "answer": "The free trial lasts 14 days in most countries [d1].",
+        "claims": [{"key": "trial_days", "value": 14, "cite": "d1"}],
+    }, format="json")
+    assert edited.status_code == 201, edited.content
+    assert edited.json()["status"] == "held"
+
+    # The owner was asked about the version before the edit: the reviewer has it back.
+    page = client.get(f"/answers/{trace}/").content.decode()
+    assert "Waiting for the owner" not in page
+    assert "Which trial length is right?" not in page
+    assert "Send to the owner instead of deciding" in page
+    inbox = login(owner).get("/owner/").content.decode()
+    assert "Which trial length is right?" not in inbox
+    assert "No reviewer is waiting for you." in inbox
+    event = AuditEvent.objects.get(action="decision.edit", trace_id=trace)
+    assert event.before["waiting_for_owner"] is True
+    assert event.after["waiting_for_owner"] is False

@@ -237,8 +237,9 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
         decision.new_version = edited.version
         resting_on = edited
     decision.save()
+    waiting = item is not None and item.waiting_for_owner
     status = answer_apply_decision(answer=answer, decision=decision, verdict=resting_on,
-                                   actor=actor)
+                                   actor=actor, was_waiting_for_owner=waiting)
     return DecisionResult(decision=decision, answer=answer, verdict=resting_on, status=status)
 
 

@@ -173,7 +173,10 @@ def run_gate(
 
     Each retrieved item becomes one evidence item with the facts of its document's *current*
     revision, marked superseded when that is not the revision the answer was generated from.
-    A revision the store never received, or a withdrawn document, is passed as unresolved.
+    A revision the store never received, or a withdrawn document, is passed as unresolved; for
+    a revision never received of a document the store knows, with the allowed principals of
+    that document's current revision, so that the gate's step 0 still refuses an asker who
+    may not read the document.
     """
     claims = gate_claims(version)
     if sources is None:
@@ -183,6 +186,7 @@ def run_gate(
 
     evidence: list[gating.Evidence] = []
     unresolved: list[tuple[str, str]] = []
+    unresolved_principals: list[tuple[str, tuple[str, ...]]] = []
     used: list[dict[str, Any]] = []
     for item in retrieved:
         document = documents.get(item.document_key)
@@ -201,6 +205,8 @@ def run_gate(
             continue
         if current is None or (item.document_key, item.revision) not in received:
             unresolved.append((item.cite, "revision_not_received"))
+            if document is not None and current is not None:
+                unresolved_principals.append((item.cite, document.allowed_principals))
             used.append(
                 {
                     "cite": item.cite,
@@ -247,6 +253,7 @@ def run_gate(
                 principals=tuple(answer.asked_by),
                 kb_facts=tuple(kb),
                 unresolved=tuple(unresolved),
+                unresolved_principals=tuple(unresolved_principals),
             ),
         )
     except gating.InputError as exc:

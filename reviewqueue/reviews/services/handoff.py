@@ -1,9 +1,9 @@
 """A reviewer hands a held answer to the owners of its conflicting sources instead of deciding.
 
 The item stays in the queue, marked as waiting for the owner, until a decision takes it out
-or a new verdict (after a re-evaluation) ends the wait. Only owners who may read the
-answer in full are asked: they are mailed the question and the note, and find it in their
-inbox. The audit log records who sent which item to whom, never the note.
+or a new verdict (after a re-evaluation, or an edit the gate still holds) ends the wait. Only
+owners who may read the answer in full are asked: they are mailed the question and the note,
+and find it in their inbox. The audit log records who sent which item to whom, never the note.
 """
 
 from __future__ import annotations

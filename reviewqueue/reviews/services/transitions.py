@@ -112,6 +112,11 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
     ])
 
 
+# A queue entry no longer waiting for the owner it was sent to.
+_NOT_WAITING: dict[str, object] = {"waiting_for_owner": False, "owner_note": "",
+                                   "sent_to_owner_by": None, "sent_to_owner_at": None}
+
+
 def answer_apply_verdict(
     *, answer: Answer, verdict: Verdict, actor: Actor, cause: str
 ) -> str:
@@ -157,11 +162,9 @@ def answer_apply_verdict(
         # The owner was asked about the answer as the earlier verdict saw it; a new verdict
         # (a new fingerprint) ends the wait, and the reviewer takes the item up again.
         if item.waiting_for_owner and verdict.pk != old_verdict_id:
-            item.waiting_for_owner = False
-            item.owner_note = ""
-            item.sent_to_owner_by = None
-            item.sent_to_owner_at = None
-            fields += ["waiting_for_owner", "owner_note", "sent_to_owner_by", "sent_to_owner_at"]
+            for name, value in _NOT_WAITING.items():
+                setattr(item, name, value)
+            fields += list(_NOT_WAITING)
             owner_wait_ended = True
         if fields:
             item.save(update_fields=fields)
@@ -194,7 +197,8 @@ def status_after_decision(action: str, verdict: Verdict) -> str:
 
 
 def answer_apply_decision(
-    *, answer: Answer, decision: Decision, verdict: Verdict, actor: Actor
+    *, answer: Answer, decision: Decision, verdict: Verdict, actor: Actor,
+    was_waiting_for_owner: bool = False,
 ) -> str:
     """Apply a stored reviewer decision to a held answer and record it in the audit chain.
 
@@ -213,9 +217,10 @@ def answer_apply_decision(
 
     if new_status == Answer.Status.HELD:
         # An edit the gate still holds: the same queue entry (and the editor's lease) stays,
-        # showing the new version's reasons.
+        # showing the new version's reasons. The owner was asked about the version before
+        # the edit: the wait ends, as it does with any new verdict.
         ReviewItem.objects.filter(answer=answer).update(
-            primary_reason=verdict.reason, reasons=verdict.reasons
+            primary_reason=verdict.reason, reasons=verdict.reasons, **_NOT_WAITING
         )
     else:
         # The queue entry, and with it the lease, ends with the decision.
@@ -244,13 +249,18 @@ def answer_apply_decision(
         after["verdict_decision"] = verdict.decision
         after["verdict_revisions"] = [[r["document"], r.get("current")]
                                       for r in verdict.revisions_used]
+    before: dict[str, object] = {"status": old_status, "verdict": old_verdict_id,
+                                 "version": old_version_id}
+    if was_waiting_for_owner and new_status == Answer.Status.HELD:
+        before["waiting_for_owner"] = True
+        after["waiting_for_owner"] = False
     audit_record(
         actor=actor,
         action=f"decision.{decision.action}",
         object_type="answer",
         object_id=answer.trace_id,
         trace_id=answer.trace_id,
-        before={"status": old_status, "verdict": old_verdict_id, "version": old_version_id},
+        before=before,
         after=after,
     )
     return new_status

@@ -1,0 +1,44 @@
+"""A conflict's mail goes out whatever its key or subject holds: a line break, which a mail
+header may not carry, becomes a space in the mail's subject."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core import mail
+
+from tests.reviews.conftest import fact
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def owners_with_mail(owner: Any, make_user: Any) -> None:
+    owner.email = "olivia@example.test"
+    owner.save(update_fields=["email"])
+    oscar = make_user("oscar", "owner")
+    oscar.email = "oscar@example.test"
+    oscar.save(update_fields=["email"])
+
+
+@pytest.mark.parametrize(("key", "subject", "shown"), [
+    ("trial\ndays", "", "trial days"),
+    ("trial_days", "plan\r\nbasic", "plan basic / trial_days"),
+    ("trial\u2028days", "", "trial days"),
+])
+def test_each_owner_is_mailed_when_the_key_or_subject_holds_a_line_break(
+    publish: Any, owners_with_mail: None, django_capture_on_commit_callbacks: Any,
+    key: str, subject: str, shown: str,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing", facts=[fact(key, 14, subject=subject)])
+        publish("trial-promo", owner="oscar", facts=[fact(key, 30, subject=subject)])
+
+    assert sorted(m.to[0] for m in mail.outbox) == ["olivia@example.test", "oscar@example.test"]
+    assert {m.subject for m in mail.outbox} == {f"[ReviewQueue] Conflict opened on {shown}"}

@@ -1,0 +1,83 @@
+"""The answers the owner's inbox lists under a fact that ends soon: each answer once, however
+many times it retrieved the document, and only answers whose claims ask about that fact."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.reviews.conftest import fact
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def expiring_rows(client: Any) -> dict[str, tuple[str, list[str]]]:
+    """The inbox's expiring facts: by the fact as shown ("pro · price"), the count of answers
+    resting on it and the trace ids listed."""
+    page = client.get("/owner/").content.decode()
+    table = re.search(r"<table class=\"data\" data-expiring>(.*?)</table>", page, re.S)
+    assert table is not None, page
+    rows = {}
+    for row in re.findall(r"<tr[^>]*>\s*<td>(.*?)</tr>", table.group(1), re.S):
+        cells = re.findall(r"<td>(.*?)</td>", f"<td>{row}", re.S)
+        name = re.sub(r"<[^>]+>", "", cells[1]).split(" = ")[0].strip()
+        count = re.sub(r"<[^>]+>", " ", cells[3]).split()[0]
+        rows[name] = (count, re.findall(r'<a href="/answers/[^"]*/">([^<]*)</a>', cells[3]))
+    return rows
+
+
+def test_an_answer_retrieving_the_document_twice_is_counted_once(
+    client: Any, publish: Any, submit: Any, owner: Any,
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14, start=-30, end=5)],
+            passages=[{"span": "p1", "text": "The trial lasts 14 days."},
+                      {"span": "p2", "text": "Again: 14 days."}])
+    response = submit(
+        retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+                   {"cite": "d2", "document_id": "pricing", "revision": "r1", "span": "p2"}],
+        claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
+                {"key": "trial_days", "value": 14, "cite": "d2"}],
+        answer="The trial lasts 14 days [d1][d2].", asked_by=["*"], as_of=None)
+    assert response.status_code in (200, 201), response.content
+    client.force_login(owner)
+
+    assert expiring_rows(client) == {"trial_days": ("1", ["t-1"])}
+
+
+def test_an_answer_rests_on_the_fact_of_the_subject_it_claims(
+    client: Any, publish: Any, submit: Any, owner: Any,
+) -> None:
+    publish("pricing", facts=[
+        {**fact("price", 10, start=-30, end=5), "subject": "basic"},
+        {**fact("price", 20, start=-30, end=5), "subject": "pro"},
+    ])
+    publish("faq", facts=[fact("support", "email", end=None)])
+
+    def ask(trace_id: str, subject: str | None, value: int, cite: str = "d1") -> None:
+        claim = {"key": "price", "value": value, "cite": cite,
+                 **({"subject": subject} if subject else {})}
+        response = submit(trace_id, claims=[claim], answer=f"It costs {value} [{cite}].",
+                          retrieved=[
+                              {"cite": "d1", "document_id": "pricing", "revision": "r1",
+                               "span": "p1"},
+                              {"cite": "d2", "document_id": "faq", "revision": "r1",
+                               "span": "p1"}],
+                          asked_by=["*"], as_of=None)
+        assert response.status_code in (200, 201), response.content
+
+    ask("t-pro", "pro", 20)
+    ask("t-basic", "basic", 10)
+    ask("t-any", None, 10)  # names no subject: asks about the price of every plan
+    ask("t-faq", "pro", 20, cite="d2")  # claims the price from the faq, not from pricing
+    client.force_login(owner)
+
+    # Newest answer first, as the inbox lists them.
+    assert expiring_rows(client) == {"basic · price": ("2", ["t-any", "t-basic"]),
+                                     "pro · price": ("2", ["t-any", "t-pro"])}
