@@ -55,15 +55,16 @@ class JobIn(StrictSerializer):
                                       max_length=MAX_TRACE_IDS, required=False)
     document_id = IdField(max_length=200, required=False)
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+    def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # By what was sent, valid or not: a bad id is its own error, and still counts as given.
         # Named by field, as every refusal is: a client reads `errors[].field`.
-        if attrs.get("trace_ids") and attrs.get("document_id"):
-            raise serializers.ValidationError(
-                {"document_id": ["Give either trace_ids or document_id, not both."]})
-        if not attrs.get("trace_ids") and not attrs.get("document_id"):
-            raise serializers.ValidationError(
-                {"trace_ids": ["Give either trace_ids (at least one) or document_id."]})
-        return attrs
+        given = [name for name in ("trace_ids", "document_id")
+                 if self.initial_data.get(name) not in (None, "", [])]
+        if len(given) == 2:
+            return {"document_id": ["Give either trace_ids or document_id, not both."]}
+        if not given:
+            return {"trace_ids": ["Give either trace_ids (at least one) or document_id."]}
+        return {}
 
 
 class JobStartView(BodyLimitedAPIView):

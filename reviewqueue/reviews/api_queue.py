@@ -247,24 +247,29 @@ class DecisionIn(StrictSerializer):
     answer = serializers.CharField(max_length=200_000, required=False, trim_whitespace=False)
     claims = serializers.ListField(child=ClaimIn(), required=False, max_length=1000)
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        action = attrs["action"]
-        if action == "reject" and not attrs.get("reason"):
-            raise serializers.ValidationError({"reason": ["Required to reject."]})
-        if action != "reject" and "reason" in attrs:
+    def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """What the action asks of the other fields. `attrs` holds the fields that validated;
+        a field sent but refused is named by its own error, never by one of these too."""
+        action = attrs.get("action")
+        if action is None:
+            return {}
+        sent = self.initial_data
+        errors: dict[str, list[str]] = {}
+        if action == "reject":
+            if sent.get("reason") in (None, ""):
+                errors["reason"] = ["Required to reject."]
+            elif attrs.get("reason") == "other" and "comment" in attrs \
+                    and not attrs["comment"].strip():
+                errors["comment"] = ["Say why the answer is rejected."]
+        elif "reason" in attrs:
             # Kept nowhere otherwise: the caller would believe a reason was recorded.
-            raise serializers.ValidationError({"reason": ["Only a reject takes a reason."]})
-        if action == "reject" and attrs.get("reason") == "other" \
-                and not attrs.get("comment", "").strip():
-            raise serializers.ValidationError({"comment": ["Say why the answer is rejected."]})
-        if action == "edit":
-            for name in ("answer", "claims"):
-                if name not in attrs:
-                    raise serializers.ValidationError({name: ["Required to edit."]})
-        elif "answer" in attrs or "claims" in attrs:
-            field = "answer" if "answer" in attrs else "claims"
-            raise serializers.ValidationError({field: ["Only an edit changes the answer."]})
-        return attrs
+            errors["reason"] = ["Only a reject takes a reason."]
+        for name in ("answer", "claims"):
+            if action == "edit" and name not in sent:
+                errors[name] = ["Required to edit."]
+            elif action != "edit" and name in sent:
+                errors[name] = ["Only an edit changes the answer."]
+        return errors
 
     def to_input(self) -> DecisionInput:
         d = self.validated_data

@@ -120,7 +120,12 @@ def conflicts_refresh(
     """Open, close or reopen the conflicts on these (subject, key) pairs, after a change of
     the document `cause` (whose events name it). With `close_only`, only close those whose
     documents no longer disagree. Caller's transaction."""
-    today = today or timezone.localdate()
+    if today is None:
+        # The gate's today: a date pinned for a drill (REEVALUATION_TODAY) holds here too, or
+        # a publish would reopen what the daily close has just closed on the pinned day.
+        from reviewqueue.reviews.services.evaluation import today as gate_today
+
+        today = gate_today()
     pairs = set(pairs)
     if pairs:
         audit_chain_lock()  # before the conflicts: see the lock order above

@@ -75,13 +75,22 @@ def _progress_redirect(request: HttpRequest, keys: list[str], since: datetime) -
     return redirect(f"{reverse('sources:progress')}?{query}")
 
 
+# The inbox lists this many conflicts (the most recently opened) and documents (by id) at most.
+INBOX_CONFLICTS = 100
+INBOX_DOCUMENTS = 200
+
+
 @login_required
 @require_GET
 def inbox(request: HttpRequest) -> HttpResponse:
     _require_owner(request)
     if refused := refuse_unknown_params(request):
         return refused
-    conflicts = list(selectors.conflicts_for_owner(request.user)[:100])
+    conflicts = list(selectors.conflicts_for_owner(request.user)[:INBOX_CONFLICTS + 1])
+    more_conflicts = len(conflicts) > INBOX_CONFLICTS
+    conflicts = conflicts[:INBOX_CONFLICTS]
+    documents = list(selectors.documents_owned_by(request.user)
+                     .order_by("key")[:INBOX_DOCUMENTS + 1])
     held = selectors.held_answer_counts(conflicts, request.user)
     sides = selectors.conflict_sides(conflicts, request.user)
     shown = selectors.reasons_shown(conflicts, request.user)
@@ -96,7 +105,10 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "closed": selectors.conflicts_closed_recently(request.user),
             "expiring": selectors.expiring_facts(request.user, today=today),
             "sent_to_me": selectors.answers_sent_to(request.user),
-            "documents": selectors.documents_owned_by(request.user).order_by("key")[:200],
+            "documents": documents[:INBOX_DOCUMENTS],
+            # Said, not counted: one more row read tells that the list stops short.
+            "more_conflicts": more_conflicts and INBOX_CONFLICTS,
+            "more_documents": len(documents) > INBOX_DOCUMENTS and INBOX_DOCUMENTS,
             "today": today,
         },
     )
@@ -114,10 +126,12 @@ def _conflict_page(
     request: HttpRequest, conflict: Conflict, form: DismissForm, status: int = 200,
     error: str = "",
 ) -> HttpResponse:
+    sides = selectors.conflict_sides([conflict], request.user)[conflict.pk]
     context = {
         "conflict": conflict,
         "error": error,
-        "sides": selectors.conflict_sides([conflict], request.user)[conflict.pk],
+        "sides": sides,
+        "may_judge": _may_judge(sides),
         "held": selectors.held_answer_counts([conflict], request.user)[conflict.pk],
         "reason_shown": conflict.pk in selectors.reasons_shown([conflict], request.user),
         "closing": selectors.conflict_closing(conflict, request.user),
@@ -126,12 +140,21 @@ def _conflict_page(
     return render(request, "sources/conflict.html", context, status=status)
 
 
+def _may_judge(sides: list[Any]) -> bool:
+    """Whether the person sees every value of the conflict: saying that they do not conflict
+    needs them all, as correcting one does."""
+    return not any(side.restricted for side in sides)
+
+
 @login_required
 @require_POST
 def conflict_dismiss_view(request: HttpRequest, conflict_id: int) -> HttpResponse:
     _require_owner(request)
     conflict = _conflict_or_404(request, conflict_id)
     form = DismissForm(request.POST)
+    if not _may_judge(selectors.conflict_sides([conflict], request.user)[conflict.pk]):
+        # The page says why, where the form would be; nothing is dismissed.
+        return _conflict_page(request, conflict, form, status=403)
     if not form.is_valid():
         return _conflict_page(request, conflict, form, status=400)
     since = timezone.now()
