@@ -23,7 +23,7 @@ from reviewqueue.api_base import (
     repeats,
 )
 from reviewqueue.audit.services import Actor
-from reviewqueue.errors import FieldError, NotFound
+from reviewqueue.errors import NotFound
 from reviewqueue.sources import selectors, services
 
 
@@ -63,7 +63,8 @@ class RevisionIn(StrictSerializer):
         errors = span_errors(attrs.get("passages"), attrs.get("facts"))
         owner, address = attrs.get("owner"), self.context.get("address")
         if owner is not None and address is not None:
-            problem = owner_problem(address["document_id"], address["revision"], owner)
+            problem = services.revision_owner_problem(address["document_id"],
+                                                      address["revision"], owner)
             if problem is not None:
                 errors["owner"] = [problem]
         return errors
@@ -166,24 +167,6 @@ class DocumentOut(serializers.Serializer):
             }
             for r in selectors.document_history(obj)
         ]
-
-
-def owner_problem(document_id: str, revision: str, owner: str) -> str | None:
-    """What publishing `revision` would say of the owner it names, or None: asked with the
-    body's other fields, so that one round names every problem. (The publish asks again,
-    under the document's lock.)"""
-    document = selectors.document_get(document_id)
-    if document is not None and (
-            owner == document.owner.get_username()
-            or selectors.received_revisions([(document_id, revision)])):
-        # The document's owner is kept; a revision already received is a replay or a
-        # conflict, whoever it names.
-        return None
-    try:
-        services.new_owner(owner)
-    except FieldError as exc:
-        return exc.field_message
-    return None
 
 
 def actor_of(request: Request) -> Actor:

@@ -104,7 +104,7 @@ def _after_content_change(
     reevaluate_documents(keys, trigger=trigger, actor=actor, cause=document_key)
 
 
-def new_owner(username: str) -> Any:
+def _new_owner(username: str) -> Any:
     """The user a revision names as its document's new owner: an active owner or admin."""
     owner = get_user_model().objects.filter(username=username, is_active=True).first()
     if owner is None:
@@ -113,6 +113,23 @@ def new_owner(username: str) -> Any:
         # The owner is who resolves the document's conflicts on the owner's pages.
         raise FieldError("owner", f"{username!r} is not a document owner (nor an admin)")
     return owner
+
+
+def revision_owner_problem(document_key: str, revision: str, owner: str) -> str | None:
+    """What publishing `revision` would say of the owner it names, or None, asked before the
+    publish so that a bad body's every error comes in one round (the publish asks again, under
+    the document's lock): the document's owner is kept, and a revision already received is a
+    replay or a conflict, whoever it names."""
+    document = Document.objects.select_related("owner").filter(key=document_key).first()
+    if document is not None and (
+            owner == document.owner.get_username()
+            or Revision.objects.filter(document=document, revision=revision).exists()):
+        return None
+    try:
+        _new_owner(owner)
+    except FieldError as exc:
+        return exc.field_message
+    return None
 
 
 @transaction.atomic
@@ -133,7 +150,7 @@ def revision_publish(
     if document is None:
         # Another publish may create it first: then this one waits for it, and sees it.
         Document.objects.get_or_create(key=document_key,
-                                       defaults={"owner": new_owner(data.owner)})
+                                       defaults={"owner": _new_owner(data.owner)})
         document = (Document.objects.select_for_update(of=("self",)).select_related("owner")
                     .get(key=document_key))
 
@@ -149,7 +166,7 @@ def revision_publish(
             extra={"revision": revision},
         )
     owner = (document.owner if data.owner == document.owner.get_username()
-             else new_owner(data.owner))
+             else _new_owner(data.owner))
 
     seq = (document.revisions.aggregate(m=Max("seq"))["m"] or 0) + 1
     new = Revision.objects.create(
