@@ -674,6 +674,14 @@ def _invalid_dates(
             )
 
 
+# Unresolved reasons that leave a citation pointing at nothing (step 4), with what the finding
+# says; the other reason, a revision the store has not received yet, is step 3.
+_CITES_NOTHING = {
+    "withdrawn": "its document was withdrawn",
+    "passage_not_found": "the revision it was taken from has no passage with the cited span",
+}
+
+
 def _unresolved(
     claims: Sequence[ClaimT],
     markers: list[str],
@@ -681,8 +689,9 @@ def _unresolved(
     by_id: dict[str, list[int]],
     add: _Add,
 ) -> None:
-    """Cited ids the caller could not resolve: withdrawn documents are step 4 (unknown
-    citation), revisions the store never received are step 3 (invalid metadata)."""
+    """Cited ids the caller could not resolve: withdrawn documents and passages missing from
+    their revision are step 4 (unknown citation), revisions the store never received are step
+    3 (invalid metadata)."""
     for cite_id, why in unresolved:
         if cite_id in by_id:
             # Both resolved and not: the caller's metadata contradicts itself. A finding rather
@@ -708,14 +717,14 @@ def _unresolved(
                 who = f"the answer text cites [{cite_id}]"
             else:
                 who = f"retrieved item {cite_id} is unresolved"
-            if why == "withdrawn":
+            if why in _CITES_NOTHING:
                 add(
                     (
                         "unknown_citation",
                         "4",
                         claim_index,
                         (cite_id,),
-                        f"{who}: its document was withdrawn",
+                        f"{who}: {_CITES_NOTHING[why]}",
                         (),
                     )
                 )

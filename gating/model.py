@@ -35,7 +35,8 @@ UNCITED_MIN_CHARS = 200
 """Step 7b: an answer longer than this (ignoring surrounding whitespace) needs a marker."""
 
 DECISIONS = ("candidate", "review", "abstain")
-UNRESOLVED_REASONS = ("withdrawn", "revision_not_received")
+UNRESOLVED_REASONS = ("withdrawn", "revision_not_received", "passage_not_found")
+UNRESOLVED_CHOICES = "must be 'withdrawn', 'revision_not_received' or 'passage_not_found'"
 
 
 class InputError(ValueError):
@@ -129,8 +130,10 @@ class Options:
     """Everything besides claims and evidence that a gate run depends on.
 
     ``principals`` of ``None`` skips step 0. ``unresolved`` lists cited ids the caller could
-    not turn into evidence, each with why: ``"withdrawn"`` (step 4) or
-    ``"revision_not_received"`` (step 3). A mapping is accepted and stored as sorted pairs.
+    not turn into evidence, each with why: ``"withdrawn"`` (step 4),
+    ``"revision_not_received"`` (step 3) or ``"passage_not_found"`` (step 4: the revision was
+    received but has no passage with the cited span). A mapping is accepted and stored as
+    sorted pairs.
 
     ``unresolved_principals`` gives, for some of those ids, the allowed principals of their
     document's current revision (as ``Evidence.allowed_principals``; ``None`` is the same as

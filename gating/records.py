@@ -37,6 +37,7 @@ from gating.model import (
     MAX_PRINCIPALS,
     MAX_TEXT_BYTES,
     MIN_INT,
+    UNRESOLVED_CHOICES,
     UNRESOLVED_REASONS,
     Claim,
     Evidence,
@@ -421,7 +422,7 @@ def _unresolved_entries(
             if why is _MISSING:
                 raise InputError(f"{path}.reason", "required")
             if not isinstance(why, str) or why not in UNRESOLVED_REASONS:
-                raise InputError(f"{path}.reason", "must be 'withdrawn' or 'revision_not_received'")
+                raise InputError(f"{path}.reason", UNRESOLVED_CHOICES)
             principals = entry.get("allowed_principals")
             if principals is not None and isinstance(cite_id, str) and cite_id:
                 allowed.append(
@@ -478,7 +479,7 @@ def _check_unresolved(pairs: Sequence[object]) -> list[tuple[str, str]]:
         if not isinstance(cite_id, str) or not cite_id:
             raise InputError(path, "must be a non-empty string id")
         if not isinstance(why, str) or why not in UNRESOLVED_REASONS:
-            raise InputError(path, "must be 'withdrawn' or 'revision_not_received'")
+            raise InputError(path, UNRESOLVED_CHOICES)
         checked.append((str(cite_id), str(why)))
     checked.sort()
     return checked

@@ -514,6 +514,8 @@ def _revision_used(used: dict[str, Any]) -> dict[str, Any]:
         state = "withdrawn"
     elif used.get("received") is False:
         state = "not received"
+    elif used.get("passage_found") is False:
+        state = "passage not found"
     elif current and generated_from and current != generated_from:
         state = "superseded"
     else:

@@ -112,6 +112,18 @@ def _invalid_metadata(finding: Mapping[str, Any], who: str, sources: str) -> str
              "ends before it starts.") % {"sources": sources}
 
 
+def _unknown_citation(finding: Mapping[str, Any], who: str, sources: str) -> str:
+    message = finding.get("message", "")
+    if "withdrawn" in message:
+        text = _("%(who)s cites %(sources)s, whose document has been withdrawn.")
+    elif "no passage" in message:
+        text = _("%(who)s cites %(sources)s, but the revision it names has no such passage: "
+                 "the answer quotes something its source does not contain.")
+    else:
+        text = _("%(who)s cites %(sources)s, which is not among the retrieved sources.")
+    return text % {"who": _cap(who), "sources": sources}
+
+
 _SENTENCES: dict[str, Callable[[Mapping[str, Any], str, str], str]] = {
     "unauthorized_evidence": lambda f, who, sources: _(
         "The person who asked may not read %(sources)s, so the answer must not rest on it."
@@ -121,11 +133,7 @@ _SENTENCES: dict[str, Callable[[Mapping[str, Any], str, str], str]] = {
     "no_evidence": lambda f, who, sources: _(
         "No source was retrieved for this answer."),
     "invalid_metadata": _invalid_metadata,
-    "unknown_citation": lambda f, who, sources: (
-        _("%(who)s cites %(sources)s, whose document has been withdrawn.")
-        if "withdrawn" in f.get("message", "")
-        else _("%(who)s cites %(sources)s, which is not among the retrieved sources.")
-    ) % {"who": _cap(who), "sources": sources},
+    "unknown_citation": _unknown_citation,
     "noncurrent_citation": lambda f, who, sources: _(
         "%(who)s rests on %(sources)s, but the fact it uses is not in force on the date of the "
         "answer (it has expired or has not started yet)."

@@ -248,10 +248,12 @@ def one_line(text: str) -> str:
     return _NOT_IN_ONE_LINE.sub(" ", text).strip()
 
 
-def _notify_owners(conflict_id: int, already_told: Iterable[str] = ()) -> None:
+def _notify_owners(conflict_id: int, already_told: Iterable[str] = (),
+                   reopened_by: Actor | None = None) -> None:
     """Mail each owner of the conflict's documents, one mail each: a side from a document the
     owner may not read is only said to exist, as on the owner's pages. Owners of the documents
-    in `already_told` (those it was between when it opened) are not mailed."""
+    in `already_told` (those it was between when it opened) are not mailed. A conflict an
+    owner or admin reopened by hand (`reopened_by`) says so, and is not mailed to them."""
     from reviewqueue.sources.selectors import conflict_sides
 
     conflict = Conflict.objects.filter(pk=conflict_id).first()
@@ -262,8 +264,17 @@ def _notify_owners(conflict_id: int, already_told: Iterable[str] = ()) -> None:
     told = {d.owner_id for d in documents if d.key in set(already_told)}
     owners = {d.owner for d in documents
               if d.key in conflict.documents and d.owner_id not in told
-              and d.owner.email and d.owner.is_active}
+              and d.owner.email and d.owner.is_active
+              and (reopened_by is None or Actor.of_user(d.owner) != reopened_by)}
     name = one_line(f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}")
+    if reopened_by is not None:
+        subject = f"[ReviewQueue] Conflict reopened on {name}"
+        opening = (f"{reopened_by.name.removeprefix('user:')} reopened this conflict, which "
+                   "had been dismissed as expected. ")
+    elif already_told:
+        subject, opening = f"[ReviewQueue] Your document joined the conflict on {name}", ""
+    else:
+        subject, opening = f"[ReviewQueue] Conflict opened on {name}", ""
     for owner in sorted(owners, key=lambda o: o.pk):
         lines = [
             "- a document you may not read" if side.restricted else
@@ -272,9 +283,8 @@ def _notify_owners(conflict_id: int, already_told: Iterable[str] = ()) -> None:
         ]
         try:
             send_mail(
-                subject=(f"[ReviewQueue] Your document joined the conflict on {name}"
-                         if already_told else f"[ReviewQueue] Conflict opened on {name}"),
-                message="Documents disagree, at least one of them yours:\n"
+                subject=subject,
+                message=f"{opening}Documents disagree, at least one of them yours:\n"
                 + "\n".join(lines)
                 + "\n\nResolve it in ReviewQueue on your owner page (/owner/, 'My conflicts').",
                 from_email=getattr(settings, "DEFAULT_FROM_EMAIL", "reviewqueue@localhost"),
@@ -331,7 +341,8 @@ def conflict_dismiss(
 @transaction.atomic
 def conflict_reopen(*, conflict_id: int, actor: Actor) -> Conflict:
     """Open a dismissed conflict again. It counts as open from now, as when a new revision
-    reopens it: the inbox says since when it has been waiting, not when it first opened."""
+    reopens it: the inbox says since when it has been waiting, not when it first opened. The
+    documents' other owners are mailed on commit, as when a conflict opens."""
     audit_chain_lock()  # before the conflict: see the lock order above
     conflict = Conflict.objects.select_for_update().filter(pk=conflict_id).first()
     if conflict is None:
@@ -350,5 +361,6 @@ def conflict_reopen(*, conflict_id: int, actor: Actor) -> Conflict:
         before={"status": "dismissed"},
         after={"status": "open"},
     )
+    transaction.on_commit(lambda: _notify_owners(conflict.pk, reopened_by=actor))
     reevaluate_documents(conflict.documents, trigger="reopening", actor=actor)
     return conflict

@@ -56,8 +56,8 @@ class FactRow:
 
 @dataclass(frozen=True)
 class CurrentDocument:
-    """A document as the gate reads it: its current revision (None before the first one) and
-    that revision's facts in order."""
+    """A document as the gate reads it: its current revision (None before the first one),
+    that revision's facts in order, and which of the spans asked about it has passages for."""
 
     key: str
     withdrawn_at: Any
@@ -65,44 +65,52 @@ class CurrentDocument:
     revision: str | None
     allowed_principals: tuple[str, ...]
     facts: tuple[FactRow, ...]
+    spans: frozenset[str] = frozenset()
 
 
 def _tables() -> dict[str, str]:
     return {name: connection.ops.quote_name(model._meta.db_table)
             for name, model in (("document", Document), ("revision", Revision), ("fact", Fact),
-                                ("conflict", Conflict))}
+                                ("conflict", Conflict), ("passage", Passage))}
 
 
 # Plain SQL: these two reads run for every answer ingested or re-evaluated, and the ORM spent
 # several times longer building them than PostgreSQL spent running them.
 _CURRENT_SQL = """
-SELECT d.key, d.withdrawn_at, r.id, r.revision, r.allowed_principals,
+SELECT d.key, d.withdrawn_at, r.id, r.revision, r.allowed_principals, s.spans,
        f.subject, f.key, f.value, f.valid_from, f.valid_until, f.span
 FROM {document} d
 LEFT JOIN {revision} r ON r.id = d.current_revision_id
+LEFT JOIN LATERAL (SELECT array_agg(p.span) AS spans FROM {passage} p
+                   WHERE p.revision_id = r.id AND p.span = ANY(%s)) s ON true
 LEFT JOIN {fact} f ON f.revision_id = r.id
 WHERE d.key = ANY(%s)
 ORDER BY d.key, f.position, f.id
 """
 
 
-def current_documents(keys: Iterable[str]) -> dict[str, CurrentDocument]:
-    """Documents by key, each with its current revision and that revision's facts (1 query)."""
+def current_documents(keys: Iterable[str], spans: Iterable[str] = ()
+                      ) -> dict[str, CurrentDocument]:
+    """Documents by key, each with its current revision, that revision's facts, and which of
+    `spans` it has passages for (1 query)."""
     keys = sorted(set(keys))
     if not keys:
         return {}
     rows: dict[str, tuple[Any, ...]] = {}
     facts: dict[str, list[FactRow]] = {}
+    found: dict[str, frozenset[str]] = {}
     with prepared_cursor() as cursor:
-        cursor.execute(_CURRENT_SQL.format(**_tables()), [keys])
-        for (key, withdrawn_at, revision_id, revision, allowed, f_subject, f_key, f_value,
+        cursor.execute(_CURRENT_SQL.format(**_tables()), [sorted(set(spans)), keys])
+        for (key, withdrawn_at, revision_id, revision, allowed, has, f_subject, f_key, f_value,
              f_from, f_until, f_span) in cursor.fetchall():
-            rows.setdefault(key, (withdrawn_at, revision_id, revision, tuple(allowed or ())))
+            if key not in rows:
+                rows[key] = (withdrawn_at, revision_id, revision, tuple(allowed or ()))
+                found[key] = frozenset(has or ())
             if f_key is not None:
                 facts.setdefault(key, []).append(FactRow(
                     subject=f_subject, key=f_key, value=json.loads(f_value),
                     valid_from=f_from, valid_until=f_until, span=f_span))
-    return {key: CurrentDocument(key, *row, facts=tuple(facts.get(key, ())))
+    return {key: CurrentDocument(key, *row, facts=tuple(facts.get(key, ())), spans=found[key])
             for key, row in rows.items()}
 
 
@@ -142,17 +150,29 @@ def current_facts_on(keys: Iterable[str]) -> list[tuple[str, str, tuple[str, ...
         ]
 
 
-def received_revisions(pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
-    """Which (document key, revision id) pairs the store has received."""
+_RECEIVED_SQL = """
+SELECT d.key, r.revision, array_agg(p.span) FILTER (WHERE p.span IS NOT NULL)
+FROM {revision} r
+JOIN {document} d ON d.id = r.document_id
+LEFT JOIN {passage} p ON p.revision_id = r.id AND p.span = ANY(%s)
+WHERE d.key = ANY(%s) AND r.revision = ANY(%s)
+GROUP BY d.key, r.revision
+"""
+
+
+def received_revisions(pairs: Iterable[tuple[str, str]], spans: Iterable[str] = ()
+                       ) -> dict[tuple[str, str], frozenset[str]]:
+    """The (document key, revision id) pairs the store has received, each with which of
+    `spans` it has passages for (1 query)."""
     pairs = set(pairs)
     if not pairs:
-        return set()
-    keys = {k for k, _ in pairs}
-    revisions = {r for _, r in pairs}
-    found = Revision.objects.filter(document__key__in=keys, revision__in=revisions).values_list(
-        "document__key", "revision"
-    )
-    return set(found) & pairs
+        return {}
+    with prepared_cursor() as cursor:
+        cursor.execute(_RECEIVED_SQL.format(**_tables()),
+                       [sorted(set(spans)), sorted({k for k, _ in pairs}),
+                        sorted({r for _, r in pairs})])
+        return {(key, revision): frozenset(has or ()) for key, revision, has in cursor.fetchall()
+                if (key, revision) in pairs}
 
 
 def revisions_with_passages(revision_ids: Iterable[int]) -> QuerySet[Revision]:

@@ -254,10 +254,11 @@ def test_options_without_unresolved_principals_work_as_before():
          "unresolved.d8.allowed_principals: too many entries (1001, limit 1000)"),
         ({"allowed_principals": ["group:hr"]}, "unresolved.d8.reason: required"),
         ({"reason": "lost"},
-         "unresolved.d8.reason: must be 'withdrawn' or 'revision_not_received'"),
+         "unresolved.d8.reason: must be 'withdrawn', 'revision_not_received' or "
+         "'passage_not_found'"),
         ({"reason": "withdrawn", "principals": []}, "unresolved.d8.principals: unknown field"),
-        (["revision_not_received"], "unresolved.d8: must be 'withdrawn' or "
-                                    "'revision_not_received'"),
+        (["revision_not_received"], "unresolved.d8: must be 'withdrawn', "
+                                    "'revision_not_received' or 'passage_not_found'"),
     ],
 )
 def test_a_bad_unresolved_entry_is_an_input_error_naming_its_path(cases, entry, expected):

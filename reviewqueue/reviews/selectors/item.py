@@ -77,9 +77,11 @@ class PassageView:
 class CitationView:
     cite: str
     document_key: str
-    # "ok", "no_document" (never received), "withdrawn", "not_received" (revision unknown)
+    # "ok", "no_document" (never received), "withdrawn", "not_received" (revision unknown),
+    # "no_passage" (the revision was received, but has no passage with the cited span)
     status: str
     revision: str  # the revision the answer was generated from
+    span: str = ""  # the passage the answer says it quotes
     title: str = ""
     url: str = ""
     owner: str = ""
@@ -560,11 +562,14 @@ def _citation(r: Any, document: Document | None, quoted: Revision | None,
     if document is None:
         return CitationView(r.cite, r.document_key, "no_document", r.revision)
     current = document.current_revision
-    view = CitationView(r.cite, r.document_key, "ok", r.revision, owner=document.owner.username)
+    view = CitationView(r.cite, r.document_key, "ok", r.revision, r.span,
+                        owner=document.owner.username)
     if document.withdrawn_at is not None or current is None:
         view.status = "withdrawn"
     elif quoted is None:
         view.status = "not_received"
+    elif r.span and (quoted.pk, r.span) not in passages:
+        view.status = "no_passage"
     quoted_readable = quoted is not None and may_read(quoted.allowed_principals, principals)
     if quoted is not None and quoted_readable:
         # Only the cited revision's own date: the current one's would date a revision never seen.
@@ -608,6 +613,11 @@ def _claim_row(index: int, claim: Mapping[str, Any], citation: CitationView | No
         # The current revision's facts say nothing about what the cited revision stated.
         row.note = _("The store has not received the cited revision %(revision)s.") % {
             "revision": citation.revision}
+        return row
+    if citation.status == "no_passage":
+        # The answer quotes nothing the source says, so the gate did not read its facts.
+        row.note = _("The cited revision %(revision)s has no passage %(span)s.") % {
+            "revision": citation.revision, "span": citation.span}
         return row
     matched = _claim_facts(citation.facts, row.key, subject or None)
     if not matched:

@@ -106,7 +106,8 @@ class Sources:
     """What the gate reads from the store, loaded once for one answer or a whole batch."""
 
     documents: dict[str, CurrentDocument]
-    received: set[tuple[str, str]]
+    # The cited revisions the store has received, each with which of the cited spans it has.
+    received: dict[tuple[str, str], frozenset[str]]
     kb: dict[str, list[KbRow]]  # current facts by key, from documents nobody dismissed
     gate_facts: dict[int, tuple[gating.Fact, ...]] = field(default_factory=dict)
 
@@ -118,16 +119,19 @@ class Sources:
         return self.gate_facts[document.revision_id]
 
 
-def load_sources(cited: Iterable[tuple[str, str]], keys: Iterable[str]) -> Sources:
-    """The current revisions (with facts) of the cited documents, which cited revisions the
-    store received, and the current facts anywhere on `keys` (3 queries at most, whatever
-    the number of answers, citations or claims)."""
+def load_sources(cited: Iterable[tuple[str, str, str]], keys: Iterable[str]) -> Sources:
+    """For the cited (document, revision, span) triples: the current revisions (with facts) of
+    the documents, which cited revisions the store received and which cited spans they have;
+    and the current facts anywhere on `keys` (3 queries at most, whatever the number of
+    answers, citations or claims)."""
     cited = set(cited)
-    documents = current_documents(key for key, _ in cited)
+    spans = {span for _, _, span in cited if span}
+    documents = current_documents((key for key, _, _ in cited), spans)
     # A document's current revision was received; only older revisions need looking up.
-    current = {(key, document.revision) for key, document in documents.items()
-               if document.revision is not None}
-    received = (cited & current) | received_revisions(cited - current)
+    received = {(key, document.revision): document.spans for key, document in documents.items()
+                if document.revision is not None}
+    older = {(key, revision) for key, revision, _ in cited} - received.keys()
+    received.update(received_revisions(older, spans))
     return Sources(documents=documents, received=received, kb=_kb_rows(set(keys)))
 
 
@@ -173,15 +177,16 @@ def run_gate(
 
     Each retrieved item becomes one evidence item with the facts of its document's *current*
     revision, marked superseded when that is not the revision the answer was generated from.
-    A revision the store never received, or a withdrawn document, is passed as unresolved; for
-    a revision never received of a document the store knows, with the allowed principals of
-    that document's current revision, so that the gate's step 0 still refuses an asker who
-    may not read the document.
+    A revision the store never received, a span the revision has no passage for, or a
+    withdrawn document, is passed as unresolved; for the first two, with the allowed
+    principals of the document's current revision, so that the gate's step 0 still refuses an
+    asker who may not read the document.
     """
     claims = gate_claims(version)
     if sources is None:
-        sources = load_sources(((item.document_key, item.revision) for item in retrieved),
-                               (c.key for c in claims))
+        sources = load_sources(
+            ((item.document_key, item.revision, item.span) for item in retrieved),
+            (c.key for c in claims))
     documents, received = sources.documents, sources.received
 
     evidence: list[gating.Evidence] = []
@@ -203,8 +208,12 @@ def run_gate(
                 }
             )
             continue
-        if current is None or (item.document_key, item.revision) not in received:
-            unresolved.append((item.cite, "revision_not_received"))
+        spans = received.get((item.document_key, item.revision))
+        if current is None or spans is None or (item.span and item.span not in spans):
+            # Never received, or received without the passage the answer says it quotes.
+            received_it = current is not None and spans is not None
+            missing = "passage_not_found" if received_it else "revision_not_received"
+            unresolved.append((item.cite, missing))
             if document is not None and current is not None:
                 unresolved_principals.append((item.cite, document.allowed_principals))
             used.append(
@@ -213,7 +222,7 @@ def run_gate(
                     "document": item.document_key,
                     "revision": item.revision,
                     "current": current,
-                    "received": False,
+                    **({"passage_found": False} if received_it else {"received": False}),
                 }
             )
             continue

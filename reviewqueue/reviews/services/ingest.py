@@ -183,7 +183,7 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
     now = timezone.now()
     submitter = user if getattr(user, "is_authenticated", False) else None
     sources = load_sources(
-        ((r.document_id, r.revision) for data in items for r in data.retrieved),
+        ((r.document_id, r.revision, r.span) for data in items for r in data.retrieved),
         (claim["key"] for data in items for claim in data.claims),
     )
     seen = {r.document_id: _state(sources.documents.get(r.document_id))

@@ -99,7 +99,7 @@ def citation_card(cite: str, c: Any) -> SafeString:
             after = f'<span class="context"> {e(p.after)}…</span>' if p.after else ""
             out.append(f"{_states_now(c) if c.passage_now else ''}<blockquote class=\"passage\">"
                        f"{before}<mark>{e(p.text)}</mark>{after}</blockquote>")
-        else:
+        elif c.status != "no_passage":
             none = e(_("No passage is cited."))
             out.append(f'<p class="muted">{none}</p>')
         if c.facts:
@@ -133,6 +133,10 @@ def _citation_source(c: Any) -> str:
     if c.status == "not_received":
         unknown = e(_("The store never received the revision the answer was taken from."))
         out.append(f'<br><span class="warn-text">{unknown}</span>')
+    if c.status == "no_passage":
+        missing = _("This revision has no passage %(span)s: the answer quotes something its "
+                    "source does not contain.") % {"span": e(c.span)}
+        out.append(f'<br><span class="warn-text">{missing}</span>')
     out.append("</p>")
     return "".join(out)
 
