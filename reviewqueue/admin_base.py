@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -87,21 +87,25 @@ class ReadOnlyAdmin(BoundedCountAdmin):
         return False
 
 
-def fixed_choices_filter(field: str, choices: Mapping[str, Any],
-                         label: str = "") -> type[admin.SimpleListFilter]:
-    """A list filter offering a fixed set of values for a text column. Django's own filter
-    for such a column lists the values found in it, with a SELECT DISTINCT over the whole
-    table on every page of the list."""
+def fixed_choices_filter(
+    field: str, choices: Mapping[str, Any] | Callable[[], Mapping[str, Any]], label: str = ""
+) -> type[admin.SimpleListFilter]:
+    """A list filter offering a fixed set of values for a text column (or a function giving
+    them, asked on each page). Django's own filter for such a column lists the values found in
+    it, with a SELECT DISTINCT over the whole table on every page of the list."""
+
+    def offered() -> Mapping[str, Any]:
+        return choices() if callable(choices) else choices
 
     class FixedChoicesFilter(admin.SimpleListFilter):
         title = label or field.replace("_", " ")
         parameter_name = field
 
         def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-            return [(value, str(name)) for value, name in choices.items()]
+            return [(value, str(name)) for value, name in offered().items()]
 
         def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
             value = self.value()
-            return queryset.filter(**{field: value}) if value in choices else queryset
+            return queryset.filter(**{field: value}) if value in offered() else queryset
 
     return FixedChoicesFilter

@@ -19,6 +19,7 @@ from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.forms import AdminPasswordChangeForm
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -227,9 +228,11 @@ def _audited_password_change(request: HttpRequest,
                              extra_context: dict[str, Any] | None = None) -> HttpResponse:
     """The admin header's "Change password" (an admin changing their own) is Django's view;
     a change it makes (a redirect after the POST) is recorded like one made on a user's page."""
-    response = _django_password_change(request, extra_context)
-    if request.method == "POST" and response.status_code == 302:
-        user_password_changed(user=request.user, actor=Actor.of_user(request.user))
+    # One transaction: the new password is saved with its audit event, or neither is.
+    with transaction.atomic():
+        response = _django_password_change(request, extra_context)
+        if request.method == "POST" and response.status_code == 302:
+            user_password_changed(user=request.user, actor=Actor.of_user(request.user))
     return response
 
 

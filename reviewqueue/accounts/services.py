@@ -67,6 +67,8 @@ def user_create_or_update(
         before={"groups": before_groups},
         after={"groups": sorted(wanted)},
     )
+    if password and not created:
+        user_password_changed(user=user, actor=actor)
     return user
 
 
@@ -192,6 +194,7 @@ def user_password_set(*, user: AbstractUser, password: str, actor: Actor) -> Non
     user_password_changed(user=user, actor=actor)
 
 
+@transaction.atomic
 def user_password_changed(*, user: AbstractUser, actor: Actor) -> None:
     """Record that the password changed (never the password or its hash): also for a change
     Django's own form saved, an admin's own from the admin header."""

@@ -5,10 +5,13 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html
 
+from reviewqueue.accounts.principals import user_principals
 from reviewqueue.admin_base import ReadOnlyAdmin, fixed_choices_filter
 from reviewqueue.api_errors import QUARANTINE_STATUSES
 from reviewqueue.audit.models import AuditAlert, AuditEvent, QuarantinedPayload, VerificationRun
+from reviewqueue.audit.selectors import quarantined_body_shown
 
 # What the actions of the log start with ("token.revoked", "user.deactivated", ...). A fixed
 # list: Django's own filter would run SELECT DISTINCT action over the whole log on every page.
@@ -71,6 +74,17 @@ class QuarantinedPayloadAdmin(ReadOnlyAdmin):
                                                         sorted(QUARANTINE_STATUSES)}),)
     search_fields = ("trace_id", "request_id")
     readonly_fields = [f.name for f in QuarantinedPayload._meta.fields]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        """The body as this admin may read it (see quarantined_body_shown)."""
+        principals = user_principals(request.user)
+
+        @admin.display(description="body")
+        def body(payload: QuarantinedPayload) -> str:
+            return format_html('<pre class="quarantined-body">{}</pre>',
+                               quarantined_body_shown(payload, principals))
+
+        return [body if name == "body" else name for name in self.readonly_fields]
 
 
 @admin.register(VerificationRun)

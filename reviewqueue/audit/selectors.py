@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -14,7 +15,9 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
+from reviewqueue.accounts.principals import may_read
 from reviewqueue.audit.hashing import GENESIS_HASH, HASHED_FIELDS, event_hash, hashed_fields_of
 from reviewqueue.audit.models import AuditAlert, AuditEvent, VerificationRun
 
@@ -522,3 +525,35 @@ def _revision_used(used: dict[str, Any]) -> dict[str, Any]:
         state = "current"
     return {"cite": used.get("cite", ""), "document": used.get("document", ""),
             "generated_from": generated_from, "evaluated": current, "state": state}
+
+
+# --- The quarantine ----------------------------------------------------------------------------
+
+
+def quarantined_body_shown(payload: Any, principals: frozenset[str]) -> str:
+    """A refused body as an admin holding `principals` may read it: the passage texts of a
+    revision they may not read (by the principals the body itself declares) are replaced by
+    their length, and a body too broken to tell whose passages it holds shows only its size.
+    What is stored stays whole: nothing refused is dropped."""
+    body: str = payload.body
+    if "passages" not in body:
+        return body
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return _("[%(n)s characters not shown: this body is not a JSON object, and may hold "
+                 "passage text of a revision you may not read]") % {"n": len(body)}
+    passages, allowed = data.get("passages"), data.get("allowed_principals")
+    if not isinstance(passages, list) or (
+            isinstance(allowed, list) and all(isinstance(p, str) for p in allowed)
+            and may_read(allowed, principals)):
+        return body
+    hidden = [
+        {**p, "text": _("[%(n)s characters not shown: a revision you may not read]")
+         % {"n": len(p["text"]) if isinstance(p["text"], str) else 0}}
+        if isinstance(p, dict) and "text" in p else p
+        for p in passages
+    ]
+    return json.dumps({**data, "passages": hidden}, ensure_ascii=False, indent=2)

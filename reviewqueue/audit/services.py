@@ -55,8 +55,10 @@ SYSTEM = Actor(AuditEvent.ActorType.SYSTEM, "system")
 
 # Keys that would carry what the log must never hold: passage or answer text, or secrets.
 _FORBIDDEN_KEYS = frozenset({"text", "passage_text", "answer_text", "raw_token", "password"})
-# A clear API token starts with this; a token's short display prefix is shorter than this.
-_RAW_TOKEN = re.compile(r"rq_[A-Za-z0-9_\-]{20,}")
+# A clear API token, whole ("rq_" and 43 URL-safe characters, see accounts.services): not an
+# identifier that merely contains "rq_" (`sparq_customer_retention_policy`), nor a token's
+# short display prefix.
+_RAW_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-])rq_[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])")
 
 
 def _refuse_forbidden(value: Any, path: str) -> None:

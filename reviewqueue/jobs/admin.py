@@ -51,6 +51,15 @@ class JobChunkAdmin(ReadOnlyAdmin):
     list_select_related = ("job",)
 
 
+def _task_names() -> dict[str, str]:
+    """The project's tasks, from the registry of its Celery app (the web process has not
+    imported every tasks module; this does, once)."""
+    from reviewqueue.celery import app
+
+    app.loader.import_default_modules()
+    return {name: name for name in sorted(app.tasks) if not name.startswith("celery.")}
+
+
 @admin.register(DeadLetter)
 class DeadLetterAdmin(ReadOnlyAdmin):
     list_display = (
@@ -63,7 +72,11 @@ class DeadLetterAdmin(ReadOnlyAdmin):
         "retried_at",
         "retried_by",
     )
-    list_filter = ("task_name", "error_type")
+    # Task names from the worker's registry, not from the table: a dead letter is stored per
+    # failing answer, and Django's own filter would read every row for its choices. The error
+    # type is found by search.
+    list_filter = (fixed_choices_filter("task_name", _task_names, "task"),)
+    search_fields = ("task_name", "error_type", "task_id")
     list_select_related = ("retried_by",)
     readonly_fields = (
         "task_name",

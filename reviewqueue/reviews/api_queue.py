@@ -314,7 +314,10 @@ class DecisionView(ReviewerView):
             403: OpenApiResponse(description="Not a reviewer, or a token without `review`"),
             404: OpenApiResponse(description="No such answer, or one you may not read"),
             409: OpenApiResponse(description="`stale_verdict` (with the current verdict), "
-                                             "`not_held` or `leased_by_other`"),
+                                             "`not_held`, `leased_by_other`, or "
+                                             "`approve_refused`: the current verdict "
+                                             "abstains, so the answer can only be rejected "
+                                             "or edited"),
         },
         summary="Approve, reject or edit a held answer, on the verdict you saw",
         description="`verdict` is the id of the verdict the decision was made on. If it is "

@@ -21,16 +21,36 @@ from reviewqueue.reviews.services.decisions import MAX_COMMENT_CHARS, DecisionIn
 _INTEGER = re.compile(r"^[+-]?\d+$")
 
 
+class _CommentField(forms.CharField):
+    """A browser sends each line break of a text area as two characters but counts it as one
+    against `maxlength`: counted here as the browser does, so that a comment it let the
+    reviewer type is never refused."""
+
+    def to_python(self, value: Any) -> str:
+        text: str = super().to_python(value)
+        return text.replace("\r\n", "\n")
+
+
 class _DecisionForm(forms.Form):
     action = ""
-    verdict = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+    verdict = forms.IntegerField(widget=forms.HiddenInput, min_value=1, max_value=2**63 - 1)
     # Whether the page was drawn under the reviewer's own lease: if that lease has ended since
     # (an admin broke it), the decision is refused once rather than claiming the item again.
     held = forms.BooleanField(widget=forms.HiddenInput, required=False)
-    comment = forms.CharField(
+    comment = _CommentField(
         label=_("Comment"), required=False, max_length=MAX_COMMENT_CHARS,
         widget=forms.Textarea(attrs={"rows": 2}),
     )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        # A hidden field shows no errors of its own (a tampered or truncated form): said above
+        # the form instead.
+        for name in ("verdict", "held"):
+            errors = self._errors.pop(name, None) if self._errors else None
+            if errors:
+                self.add_error(None, errors)
+        return data
 
     def to_input(self, **extra: Any) -> DecisionInput:
         d = self.cleaned_data
@@ -180,9 +200,10 @@ class EditForm(_DecisionForm):
 
 def claim_formset(*, data: Any = None, claims: list[dict[str, Any]] | None = None,
                   cites: list[str]) -> Any:
+    # Posted rows keep the initial claims too: a claim that came in with an empty value may be
+    # left as it was (see ClaimForm.clean), which a row can only tell against its initial.
     initial = [ClaimForm.initial_for(c) for c in claims or []]
-    return ClaimFormSet(data=data, initial=None if data is not None else initial,
-                        prefix="claims", cites=cites)
+    return ClaimFormSet(data=data, initial=initial, prefix="claims", cites=cites)
 
 
 # --- The claims table, written directly ------------------------------------------------------

@@ -69,6 +69,7 @@ from reviewqueue.reviews.selectors.queue import (
 )
 from reviewqueue.reviews.services.decisions import (
     NOTHING_CHANGED,
+    ApproveRefused,
     EditRefused,
     StaleVerdict,
     answer_decide,
@@ -361,7 +362,7 @@ def expanded(request: HttpRequest, trace_id: str) -> HttpResponse:
     try:
         body = json.loads(request.body or b"{}")
         cite, verdict_id = str(body["cite"]), int(body["verdict"])
-    except (ValueError, KeyError, TypeError, RecursionError):
+    except (ValueError, KeyError, TypeError, RecursionError, OverflowError):
         return JsonResponse({"error": "invalid"}, status=400)
     try:
         passage_expansion_record(answer=answer, verdict_id=verdict_id, user=request.user,
@@ -493,6 +494,12 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
                               for f in exc.verdict.findings],
             },
         )
+    except ApproveRefused as exc:
+        form.add_error(None, _(
+            "Nothing was recorded: the gate abstains on this answer (%(reason)s), so it cannot "
+            "be approved. Reject it, or edit it so that the gate no longer abstains.") % {
+            "reason": verdict_reason_label(exc.verdict.reason)})
+        return _render_item(request, page, status=409, forms=forms, open_form=action)
     except LeasedByOther:
         messages.warning(request, NOT_RECORDED)
         return _render_refused(request, trace_id, action)
@@ -506,7 +513,9 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         messages.info(request, _("This answer is no longer waiting for review."))
         return _render_refused(request, trace_id, action)
     except FieldError as exc:
-        form.add_error(exc.field if exc.field in form.fields else None, _refusal(exc))
+        # A hidden field (the verdict id) shows no errors of its own: said above the form.
+        shown = exc.field in form.fields and not form.fields[exc.field].widget.is_hidden
+        form.add_error(exc.field if shown else None, _refusal(exc))
         return _render_item(request, page, status=400, forms=forms, open_form=action)
     except NotFound as exc:
         raise Http404("No such answer") from exc

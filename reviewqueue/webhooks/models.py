@@ -33,7 +33,9 @@ class WebhookDelivery(models.Model):
     Stored in the transaction of the status change (so no event is lost between the change and
     the queue), sent after it commits. `payload` holds ids and statuses only, never answer or
     passage text. A delivery is claimed for an attempt by a conditional update, so two workers
-    never send the same attempt.
+    never send the same attempt. An endpoint gets the events of one answer in the order they
+    happened: a delivery waits while an older one for the same endpoint and answer is pending
+    or being sent.
     """
 
     class State(models.TextChoices):
@@ -52,6 +54,9 @@ class WebhookDelivery(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField()
     lease_until = models.DateTimeField(null=True, blank=True)
+    # A message for the next attempt is in the broker's queue until then (sent on commit or
+    # with a countdown): the minute sweep does not send another copy before.
+    dispatched_until = models.DateTimeField(null=True, blank=True)
     last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -70,6 +75,9 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["endpoint", "-created_at"], name="webhook_delivery_log"),
             # The endpoints page counts each state up to a cap: a range of this index.
             models.Index(fields=["endpoint", "state"], name="webhook_delivery_state"),
+            # An older delivery for the same endpoint and answer still to be sent.
+            models.Index(fields=["endpoint", "trace_id", "id"], name="webhook_delivery_in_order",
+                         condition=models.Q(state__in=["pending", "sending"])),
         ]
 
     def __str__(self) -> str:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -85,13 +85,15 @@ def webhook_endpoint_set_active(*, endpoint_id: int, active: bool, actor: Actor
 
 
 def status_changed_payload(*, event_id: uuid.UUID, answer: Any, status: str,
-                           verdict: Any) -> dict[str, Any]:
-    """The event body: ids, status and the verdict's decision and reason. Never text."""
+                           verdict: Any, occurred_at: datetime) -> dict[str, Any]:
+    """The event body: ids, status, when it changed, and the verdict's decision and reason.
+    Never text."""
     return {
         "event_id": str(event_id),
         "type": STATUS_CHANGED,
         "trace_id": answer.trace_id,
         "status": status,
+        "occurred_at": occurred_at.isoformat(),
         "verdict": {"id": verdict.pk, "decision": verdict.decision, "reason": verdict.reason},
     }
 
@@ -112,15 +114,17 @@ def webhook_events_record(changes: list[tuple[Any, str, Any]]) -> list[int]:
     if not endpoint_ids or not changes:
         return []
     now = timezone.now()
+    dispatched_until = _dispatched_until(now)
     rows = []
     for answer, status, verdict in changes:
         event_id = uuid.uuid4()
         payload = status_changed_payload(event_id=event_id, answer=answer, status=status,
-                                         verdict=verdict)
+                                         verdict=verdict, occurred_at=now)
         rows += [
             WebhookDelivery(endpoint_id=endpoint_id, event_id=event_id,
                             event_type=STATUS_CHANGED, trace_id=answer.trace_id,
-                            payload=payload, next_attempt_at=now)
+                            payload=payload, next_attempt_at=now,
+                            dispatched_until=dispatched_until)
             for endpoint_id in endpoint_ids
         ]
     ids = [d.pk for d in WebhookDelivery.objects.bulk_create(rows)]
@@ -144,6 +148,27 @@ def webhook_events_record(changes: list[tuple[Any, str, Any]]) -> list[int]:
     return ids
 
 
+def _lease() -> timedelta:
+    """How long one attempt may take, from its claim to its outcome."""
+    return timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS * 3 + 30)
+
+
+def _dispatched_until(due: datetime) -> datetime | None:
+    """Until when a message sent now for an attempt due at `due` counts as in the queue. None
+    when tasks run inside the request (no broker): nothing waits in a queue, and the sweep is
+    the only way to a later attempt."""
+    return None if settings.CELERY_TASK_ALWAYS_EAGER else due + _lease()
+
+
+def _older_still_to_send() -> Exists:
+    """An older delivery of the same event stream (endpoint and answer) not yet done."""
+    return Exists(WebhookDelivery.objects.filter(
+        endpoint_id=OuterRef("endpoint_id"), trace_id=OuterRef("trace_id"),
+        pk__lt=OuterRef("pk"),
+        state__in=[WebhookDelivery.State.PENDING, WebhookDelivery.State.SENDING],
+    ).exclude(trace_id=""))
+
+
 def retry_delay(attempts: int) -> float:
     """Seconds before the next attempt after `attempts` failed ones: doubling from the base,
     capped, with +-20 % jitter so endpoints that failed together do not retry together."""
@@ -153,23 +178,38 @@ def retry_delay(attempts: int) -> float:
 
 
 _OUTCOME_FIELDS = ("state", "delivered_at", "next_attempt_at", "lease_until",
-                   "last_status_code", "last_error")
+                   "dispatched_until", "last_status_code", "last_error")
 
 
 @dataclass(frozen=True)
 class AttemptResult:
     delivery: WebhookDelivery
-    retry_in: float | None  # seconds until the next attempt, None when there is none
+    # Seconds until the next attempt, when the caller is to send its message with that
+    # countdown; None when there is none, or when it is far enough off for the sweep to send.
+    retry_in: float | None
+    # Once this delivery is done: the next one for the same endpoint and answer, which waited
+    # for it.
+    next_in_line: int | None = None
 
 
 def _claim(delivery_id: int, now: datetime) -> bool:
     """Take the delivery for one attempt: a conditional update, so of two workers holding the
-    same message only one sends (the other finds it no longer pending)."""
-    lease = timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS * 3 + 30)
+    same message only one sends (the other finds it no longer pending). Not while an older
+    event for the same endpoint and answer is still to be sent: it goes first."""
     return bool(WebhookDelivery.objects.filter(
+        ~_older_still_to_send(),
         pk=delivery_id, state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now,
-    ).update(state=WebhookDelivery.State.SENDING, lease_until=now + lease,
+    ).update(state=WebhookDelivery.State.SENDING, lease_until=now + _lease(),
              attempts=F("attempts") + 1))
+
+
+def _next_in_line(delivery: WebhookDelivery) -> int | None:
+    if not delivery.trace_id:
+        return None
+    return (WebhookDelivery.objects.filter(
+        endpoint_id=delivery.endpoint_id, trace_id=delivery.trace_id, pk__gt=delivery.pk,
+        state=WebhookDelivery.State.PENDING,
+    ).order_by("pk").values_list("pk", flat=True).first())
 
 
 def _send(delivery: WebhookDelivery) -> tuple[int | None, str]:
@@ -239,17 +279,25 @@ def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
             delivery.state = WebhookDelivery.State.DELIVERED
             delivery.delivered_at = now
         else:
-            delay = retry_delay(delivery.attempts)
+            # The last try is at the end of the window, however the backoff falls.
             window_ends = delivery.created_at + timedelta(
                 seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS)
-            next_at = now + timedelta(seconds=delay)
-            if (delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS or next_at > window_ends
+            next_at = min(now + timedelta(seconds=retry_delay(delivery.attempts)), window_ends)
+            if (delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS or now >= window_ends
                     or not delivery.endpoint.is_active):
                 delivery.state = WebhookDelivery.State.FAILED
             else:
                 delivery.state = WebhookDelivery.State.PENDING
                 delivery.next_attempt_at = next_at
-                retry_in = delay
+                delay = (next_at - now).total_seconds()
+                # A short wait is the caller's countdown; Redis would hand a message with a
+                # countdown beyond its visibility timeout to a second worker, so a long one is
+                # left to the sweep.
+                if delay <= settings.CELERY_VISIBILITY_TIMEOUT / 2:
+                    retry_in = delay
+                    delivery.dispatched_until = _dispatched_until(next_at)
+                else:
+                    delivery.dispatched_until = None
         # The attempt count is the claim's fencing token: if this attempt outlived its lease
         # and another worker claimed the delivery since, that worker's outcome is the one to
         # keep, and it schedules what follows.
@@ -263,12 +311,17 @@ def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
     })
     if superseded:
         delivery.refresh_from_db()
-        retry_in = None
-    return AttemptResult(delivery=delivery, retry_in=retry_in)
+        return AttemptResult(delivery=delivery, retry_in=None)
+    done = delivery.state != WebhookDelivery.State.PENDING
+    return AttemptResult(delivery=delivery, retry_in=retry_in,
+                         next_in_line=_next_in_line(delivery) if done else None)
 
 
 def webhook_deliveries_due(*, limit: int = 500) -> list[int]:
-    """Free deliveries whose sender vanished mid-attempt, and list those due now.
+    """Free deliveries whose sender vanished mid-attempt, and take those due now for sending:
+    apart from those whose message is still in the queue, and those waiting for an older event
+    of their endpoint and answer. Each taken counts as in the queue from now on, so that the
+    next sweep does not send it again while workers are behind.
 
     The vanished attempt counted (the claim counts it), so a delivery whose last allowed
     attempt vanished is given up rather than freed: a receiver that kills the worker on every
@@ -280,9 +333,17 @@ def webhook_deliveries_due(*, limit: int = 500) -> list[int]:
         state=WebhookDelivery.State.FAILED, lease_until=None, last_status_code=None,
         last_error="no outcome: the attempt stopped midway",
     )
-    vanished.update(state=WebhookDelivery.State.PENDING, next_attempt_at=now, lease_until=None)
-    return list(
-        WebhookDelivery.objects.filter(state=WebhookDelivery.State.PENDING,
-                                       next_attempt_at__lte=now)
-        .order_by("next_attempt_at").values_list("pk", flat=True)[:limit]
-    )
+    vanished.update(state=WebhookDelivery.State.PENDING, next_attempt_at=now, lease_until=None,
+                    dispatched_until=None)
+    with transaction.atomic():
+        due = list(
+            WebhookDelivery.objects.filter(
+                Q(dispatched_until__isnull=True) | Q(dispatched_until__lte=now),
+                ~_older_still_to_send(),
+                state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now,
+            ).select_for_update(skip_locked=True)
+            .order_by("next_attempt_at").values_list("pk", flat=True)[:limit]
+        )
+        WebhookDelivery.objects.filter(pk__in=due).update(
+            dispatched_until=_dispatched_until(now))
+    return due

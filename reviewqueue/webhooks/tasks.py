@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.conf import settings
 
 from reviewqueue.jobs.tasking import ReliableTask
 
 
 @shared_task(base=ReliableTask, name="webhooks.deliver")
 def deliver_webhook(delivery_id: int) -> str | None:
-    """One attempt at one delivery. A short wait before the next attempt is scheduled here;
-    a long one is left to `dispatch_due` (beat, every minute), because Redis would hand a
-    message with a countdown beyond the visibility timeout to a second worker."""
+    """One attempt at one delivery. A short wait before the next attempt is scheduled here,
+    a long one is left to `dispatch_due` (beat, every minute). A delivery done (sent or given
+    up) sends the next event of the same endpoint and answer, which waited for it."""
     from reviewqueue.webhooks.services import webhook_delivery_attempt
 
     result = webhook_delivery_attempt(delivery_id=delivery_id)
     if result is None:
         return None
-    if result.retry_in is not None and result.retry_in <= settings.CELERY_VISIBILITY_TIMEOUT / 2:
+    if result.retry_in is not None:
         deliver_webhook.apply_async((delivery_id,), countdown=result.retry_in)
+    if result.next_in_line is not None:
+        deliver_webhook.delay(result.next_in_line)
     return result.delivery.state
 
 

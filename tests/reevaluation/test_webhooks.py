@@ -143,14 +143,20 @@ def test_a_reviewer_cannot_open_the_webhooks_page(reviewer: Any, client: Any) ->
 def test_a_status_change_posts_a_signed_event_without_any_text(
     receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any
 ) -> None:
+    from datetime import datetime
+
+    from django.utils import timezone
+
     register(receiver.url)
     publish_doc("pricing", "r1")
+    before = timezone.now()
     with on_commit():
         answer = ingest("t-1")
 
     [request] = receiver.delivered()
     body = request.json
-    assert set(body) == {"event_id", "type", "trace_id", "status", "verdict"}
+    assert set(body) == {"event_id", "type", "trace_id", "status", "occurred_at", "verdict"}
+    assert before <= datetime.fromisoformat(body["occurred_at"]) <= timezone.now()
     assert body["type"] == "answer.status_changed"
     assert (body["trace_id"], body["status"]) == ("t-1", "candidate")
     assert body["verdict"] == {"id": answer.current_verdict_id, "decision": "candidate",
@@ -235,9 +241,15 @@ def test_delivery_gives_up_after_the_attempt_cap(
     assert len(receiver.requests) == 3
 
 
-def test_delivery_gives_up_when_the_next_try_would_fall_outside_the_window(
+def test_the_last_try_is_at_the_end_of_the_window_and_then_it_gives_up(
     receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any, settings: Any
 ) -> None:
+    """The backoff would next try after the window (120 s > 60 s): one last try comes at the
+    window's end, not never."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
     settings.WEBHOOK_RETRY_WINDOW_SECONDS = 60
     settings.WEBHOOK_RETRY_BASE_SECONDS = 120
     receiver.fail_first = 100
@@ -245,8 +257,18 @@ def test_delivery_gives_up_when_the_next_try_would_fall_outside_the_window(
     publish_doc("pricing", "r1")
     with on_commit():
         ingest("t-1")
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.state, delivery.attempts) == ("pending", 1)
+    assert delivery.next_attempt_at == delivery.created_at + timedelta(seconds=60)
 
-    assert WebhookDelivery.objects.get().state == "failed"
+    with mock.patch("django.utils.timezone.now",
+                    return_value=delivery.next_attempt_at + timedelta(milliseconds=1)):
+        webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.attempts) == ("failed", 2)
+    assert len(receiver.requests) == 2
+    assert timezone.now() < delivery.created_at + timedelta(seconds=60)
 
 
 def test_an_unreachable_endpoint_is_retried_later(publish_doc: Any, ingest: Any,

@@ -339,7 +339,7 @@ def diff_segments(old: str, new: str) -> tuple[list[Segment], list[Segment]]:
     right: list[Segment] = []
     _add(left, "same", "".join(a[:start]))
     _add(right, "same", "".join(b[:start]))
-    a_mid, b_mid = a[start:len(a) - end], b[start:len(b) - end]
+    a_mid, b_mid = _diff_units(a[start:len(a) - end], b[start:len(b) - end])
     matcher = difflib.SequenceMatcher(a=a_mid, b=b_mid, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
@@ -351,6 +351,24 @@ def diff_segments(old: str, new: str) -> tuple[list[Segment], list[Segment]]:
     _add(left, "same", "".join(a[len(a) - end:]))
     _add(right, "same", "".join(b[len(b) - end:]))
     return left, right
+
+
+# SequenceMatcher takes time in proportion to the product of the two lengths: past this many
+# pairs of words (a rewrite of thousands of words), passages are compared sentence by sentence,
+# and past it again, as one removed text and one added.
+DIFF_BUDGET = 1_000_000
+_SENTENCE = re.compile("[^.!?\u3002\uff01\uff1f\n]*(?:[.!?\u3002\uff01\uff1f\n]+\\s*|$)")
+
+
+def _diff_units(a: list[str], b: list[str]) -> tuple[list[str], list[str]]:
+    if len(a) * len(b) <= DIFF_BUDGET:
+        return a, b
+    a_text, b_text = "".join(a), "".join(b)
+    a_units = [u for u in _SENTENCE.findall(a_text) if u]
+    b_units = [u for u in _SENTENCE.findall(b_text) if u]
+    if len(a_units) * len(b_units) <= DIFF_BUDGET:
+        return a_units, b_units
+    return [a_text], [b_text]
 
 
 def _add(segments: list[Segment], kind: str, text: str) -> None:
@@ -465,9 +483,20 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
     claim_rows = [_claim_row(i, c, citations.get(c.get("cite", ""))) for i, c in
                   enumerate(claims)]
 
+    # The gate's own messages quote values of the revisions the verdict was computed on: none
+    # is shown when one of those is a revision the reader may not read, or one this page did
+    # not load (the verdict predates the current revision, which a re-evaluation will replace).
+    loaded = {(key, revision.revision): revision.allowed_principals
+              for (key, _), revision in older.items()}
+    loaded.update({(d.key, d.current_revision.revision): d.current_revision.allowed_principals
+                   for d in documents.values() if d.current_revision is not None})
+    unreadable_basis = any(
+        (r.get("document"), r["current"]) not in loaded
+        or not may_read(loaded[(r.get("document"), r["current"])], principals)
+        for r in verdict.revisions_used or () if r.get("current"))
     findings = []
     for f in verdict.findings:
-        restricted = any(
+        restricted = unreadable_basis or any(
             d not in documents or not may_read(documents[d].allowed_principals, principals)
             for d in f.get("kb_documents") or ()
         )

@@ -8,6 +8,7 @@ StaleVerdict carrying it (Invariant 2).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +77,21 @@ class EditRefused(DomainError):
     def __init__(self, verdict: gating.Verdict) -> None:
         super().__init__(
             f"the gate abstains on the edited answer ({verdict.reason}); nothing was saved",
+            extra={"decision": verdict.decision, "reason": verdict.reason},
+        )
+        self.verdict = verdict
+
+
+class ApproveRefused(Conflict):
+    """The current verdict abstains: an approval would send what the gate refuses (a source
+    the asker may not read, a citation pointing at nothing). Reject or edit instead."""
+
+    code = "approve_refused"
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(
+            f"the gate abstains on this answer ({verdict.reason}), so it cannot be approved; "
+            "reject it, or edit it so that the gate no longer abstains",
             extra={"decision": verdict.decision, "reason": verdict.reason},
         )
         self.verdict = verdict
@@ -153,7 +169,8 @@ def answer_decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
     """Apply the decision, or raise why not.
 
     Raises NotFound (no such answer, or one the user may not read), NotHeld, LeasedByOther,
-    StaleVerdict (after storing the fresh verdict), EditRefused (nothing stored) or FieldError.
+    StaleVerdict (after storing the fresh verdict), EditRefused (nothing stored),
+    ApproveRefused (an approval of a verdict that abstains) or FieldError.
     """
     validate_decision(data)
     outcome = _decide(trace_id=trace_id, user=user, actor=actor, data=data)
@@ -216,6 +233,11 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
             pk=data.verdict_id, version_id=answer.current_version_id).exists()
         return _Refresh(stale=_refresh(answer, actor), edited=seen_on_another_version)
 
+    # An approved answer whose sources changed comes back held even when the gate now
+    # abstains (so that a person sees it): it can be rejected or edited, never approved as is.
+    if data.action == "approve" and current.decision == Verdict.Decision.ABSTAIN:
+        raise ApproveRefused(current)
+
     # Passages opened on this verdict: those opened on an earlier one may have said otherwise.
     read = PassageExpansion.objects.filter(answer=answer, reviewer=user, verdict=current).exists()
     decision = Decision(
@@ -261,6 +283,10 @@ def _refresh(answer: Answer, actor: Actor) -> Verdict:
     return fresh
 
 
+def _as_json(claims: list[dict[str, Any]]) -> str:
+    return json.dumps(claims, sort_keys=True)
+
+
 def _edit(answer: Answer, user: Any, data: DecisionInput) -> Verdict | gating.Verdict:
     """Gate the edited text and claims on the current revisions.
 
@@ -272,7 +298,9 @@ def _edit(answer: Answer, user: Any, data: DecisionInput) -> Verdict | gating.Ve
     claims = _clean_claims(data.claims)
     current = answer.current_version
     assert current is not None
-    if data.text == current.text and claims == current.claims:
+    # Compared as JSON: 1, 1.0 and true are equal in Python but three values to the gate, so
+    # correcting only a claim's type is a change.
+    if data.text == current.text and _as_json(claims) == _as_json(current.claims):
         raise FieldError("answer", NOTHING_CHANGED)
     number = (answer.versions.aggregate(n=Max("number"))["n"] or 0) + 1
     version = AnswerVersion(answer=answer, number=number, text=data.text, claims=claims,

@@ -1,0 +1,122 @@
+"""Defects a review of the audit area found:
+
+- an admin's own password change (the admin header's form) ran its audit outside any
+  transaction: a 500, the password changed and no event;
+- any identifier containing "rq_" and 20 more characters (`sparq_customer_retention_policy`)
+  was taken for an API token, and ingest or publish failed with a 500;
+- the quarantine showed any admin the passage text of a refused revision they may not read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from reviewqueue.audit.models import AuditEvent, QuarantinedPayload
+from tests.conftest import revision_body
+
+QUARANTINE = "/admin/audit/quarantinedpayload/"
+SECRET = "SECRET-SALARY-BANDS are 90k"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_admins_own_password_change_is_saved_with_its_event(admin_user: Any) -> None:
+    client = Client()
+    client.force_login(admin_user)
+    new = "a-new-long-passphrase-42"
+
+    response = client.post("/admin/password_change/", {
+        "old_password": "pw-for-tests-only", "new_password1": new, "new_password2": new})
+
+    admin_user.refresh_from_db()
+    assert response.status_code == 302
+    assert admin_user.check_password(new)
+    assert AuditEvent.objects.filter(action="user.password_changed",
+                                     object_id="ada").count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["sparq_customer_retention_policy",
+                                  "irq_handler_timeout_seconds_default"])
+def test_an_identifier_containing_rq_is_no_token(name: str, publish: Any, submit: Any,
+                                                 make_user: Any,
+                                                 django_capture_on_commit_callbacks: Any) -> None:
+    make_user("oscar", "owner")
+    fact = {"key": name, "value": 14, "valid_from": "2026-01-01", "valid_until": None,
+            "span": "p1"}
+    with django_capture_on_commit_callbacks(execute=True):
+        publish(name, "r1", facts=[fact])
+        publish("other", "r1", owner="oscar", facts=[{**fact, "value": 30}])  # a conflict
+
+    response = submit("t-1", retrieved=[{"cite": "d1", "document_id": name, "revision": "r1",
+                                         "span": "p1"}],
+                      claims=[{"key": name, "value": 14, "cite": "d1"}])
+
+    assert response.status_code == 201, response.content
+    assert AuditEvent.objects.filter(action="conflict.opened", after__key=name).exists()
+
+
+@pytest.fixture
+def refused_hr_revision(service_api: Any) -> QuarantinedPayload:
+    body = revision_body(principals=["group:hr"],
+                         passages=[{"span": "p1", "text": SECRET}])
+    body["updated_at"] = "not a date"
+    response = service_api.put("/api/v1/documents/hr-pay/revisions/r1", body, format="json")
+    assert response.status_code == 400
+    return QuarantinedPayload.objects.get()
+
+
+def _body_shown(client: Client, payload: QuarantinedPayload) -> str:
+    page = client.get(f"{QUARANTINE}{payload.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    start = html.index('<pre class="quarantined-body">')
+    return html[start:html.index("</pre>", start)]
+
+
+@pytest.mark.django_db
+def test_the_quarantine_hides_passages_of_a_revision_the_admin_may_not_read(
+    refused_hr_revision: QuarantinedPayload, admin_client: Client, make_user: Any
+) -> None:
+    hr_admin = Client()
+    hr_admin.force_login(make_user("hilda", "admin", groups=("hr",)))
+
+    hidden = _body_shown(admin_client, refused_hr_revision)
+    shown = _body_shown(hr_admin, refused_hr_revision)
+
+    assert SECRET not in hidden
+    assert f"[{len(SECRET)} characters not shown: a revision you may not read]" in hidden
+    assert "not a date" in hidden  # the rest of the body, which the errors are about
+    assert SECRET in shown
+    assert SECRET in QuarantinedPayload.objects.get().body  # kept whole
+
+
+@pytest.mark.django_db
+def test_a_broken_body_that_may_hold_passages_shows_only_its_size(
+    service_api: Any, admin_client: Client
+) -> None:
+    broken = '{"allowed_principals": ["group:hr"], "passages": [{"span": "p1", "text": "' \
+        + SECRET + '"'
+    response = service_api.put("/api/v1/documents/hr-pay/revisions/r1", broken,
+                               content_type="application/json")
+    assert response.status_code == 400
+    payload = QuarantinedPayload.objects.get()
+
+    shown = _body_shown(admin_client, payload)
+
+    assert SECRET not in shown
+    assert f"[{len(broken)} characters not shown" in shown
+    assert json.dumps(SECRET)[1:-1] in payload.body
+
+
+@pytest.mark.django_db
+def test_adduser_setting_an_existing_users_password_records_it(make_user: Any) -> None:
+    make_user("alice", "reviewer", password="pw-for-tests-only")
+    make_user("alice", "reviewer", password=None)  # the same role again, no password
+    make_user("alice", "reviewer", password="another-long-password-7")
+
+    assert AuditEvent.objects.filter(action="user.password_changed",
+                                     object_id="alice").count() == 1
