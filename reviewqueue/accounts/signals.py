@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.dispatch import receiver
 
@@ -19,7 +21,12 @@ def _on_login_failed(
 ) -> None:
     username = str(credentials.get("username", ""))[:150]
     login_failure_record(username, request)
-    log.warning("sign-in failed", extra={"username": username})
+    # What was typed is logged only when it names an account: otherwise it may be a password
+    # typed into the wrong field. A digest still tells repeated tries of one name apart.
+    known = get_user_model().objects.filter(username=username).exists()
+    log.warning("sign-in failed", extra={
+        "username": username if known else "(no such account)",
+        "typed_sha256": hashlib.sha256(username.encode()).hexdigest()[:12]})
 
 
 @receiver(user_logged_in)

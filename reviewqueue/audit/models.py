@@ -129,6 +129,10 @@ class VerificationRun(models.Model):
     # after that would go unnoticed. A run that finds an anchor broken keeps none, so the next
     # run checks against that same anchor and finds it broken again.
     tip_hash = models.CharField(max_length=64, blank=True, default="")
+    # The hash of event #checked_to_seq as this run read it, whether or not it could vouch for
+    # it: the next run checks that this end is still there unchanged, so that once an anchor
+    # is broken, events removed from the end later are still news.
+    seen_tip_hash = models.CharField(max_length=64, blank=True, default="")
     problem_count = models.BigIntegerField(default=0)
     problems = models.JSONField(default=list, blank=True,
                                 help_text="The first problems found: seq, problem, detail")

@@ -264,6 +264,17 @@ def _anchor() -> Anchor | None:
                   source=f"verified on {run.finished_at:%Y-%m-%d %H:%M} UTC")
 
 
+def _last_seen_end() -> Anchor | None:
+    """The end of the log as the last run read it, vouched for or not (see
+    VerificationRun.seen_tip_hash)."""
+    run = (VerificationRun.objects.filter(checked_to_seq__isnull=False)
+           .exclude(seen_tip_hash="").order_by("-finished_at", "-id").first())
+    if run is None:
+        return None
+    return Anchor(seq=run.checked_to_seq, hash=run.seen_tip_hash,
+                  source=f"read by the check of {run.finished_at:%Y-%m-%d %H:%M} UTC")
+
+
 # Held while a run is recorded and compared with the one before, so two runs finishing at
 # once (the nightly one and one asked for on the page) do not both alert on the same news.
 _ALERT_LOCK_KEY = 0x52510A0D18
@@ -281,10 +292,14 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
     """
     started = timezone.now()
     stored = _anchor()
-    if anchor is None:
-        report = walk(_chain_rows(), anchor=stored)
-    else:
-        report = walk(_chain_rows(), anchor=anchor, also=[stored] if stored else [])
+    # Once the stored anchor is broken it stays the one vouched for: the end the last run
+    # read is checked as well, so a later removal from the end is still found.
+    seen = _last_seen_end()
+    if seen is not None and stored is not None and (seen.seq, seen.hash) == (stored.seq,
+                                                                             stored.hash):
+        seen = None
+    also = [a for a in (stored if anchor is not None else None, seen) if a is not None]
+    report = walk(_chain_rows(), anchor=anchor if anchor is not None else stored, also=also)
     run = VerificationRun(
         started_at=started,
         finished_at=timezone.now(),
@@ -297,6 +312,7 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
         last_hash=report.last_hash if report.ok else "",
         checked_to_seq=report.last_seq,
         tip_hash=report.last_hash if report.anchors_held else "",
+        seen_tip_hash=report.last_hash,
         first_bad_seq=report.first_bad_seq,
         problem=report.problem,
         detail=report.describe(),

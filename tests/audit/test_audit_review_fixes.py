@@ -120,3 +120,44 @@ def test_adduser_setting_an_existing_users_password_records_it(make_user: Any) -
 
     assert AuditEvent.objects.filter(action="user.password_changed",
                                      object_id="alice").count() == 1
+
+
+def test_a_removal_from_the_end_after_an_anchor_broke_is_still_news(chain: Any,
+                                                                    tamper: Any) -> None:
+    """The broken anchor stays the one vouched for; the end the last check read is checked
+    too. Before, the second removal gave the same problems, digest and no alert."""
+    from reviewqueue.audit.models import AuditAlert
+    from tests.audit.conftest import verify
+
+    chain(6)
+    assert verify().ok
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq >= 5")
+    assert [p["problem"] for p in verify().problems] == ["truncated"]
+    chain(6)
+    assert not verify().ok
+    alerts = AuditAlert.objects.count()
+    assert not verify().ok and AuditAlert.objects.count() == alerts  # nothing new: no alert
+
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq >= 8")
+    run = verify()
+
+    assert AuditAlert.objects.count() == alerts + 1
+    assert "truncated" in [p["problem"] for p in run.problems]
+    assert any(p["seq"] == 10 for p in run.problems)
+
+
+@pytest.mark.django_db
+def test_a_failed_sign_in_logs_what_was_typed_only_when_it_names_an_account(
+    reviewer: Any, caplog: Any
+) -> None:
+    client = Client()
+    with caplog.at_level("WARNING", logger="reviewqueue.auth"):
+        client.post("/accounts/login/", {"username": "alice", "password": "wrong-one"})
+        client.post("/accounts/login/", {"username": "Hunter2-my-password", "password": "x"})
+
+    failed = [r for r in caplog.records if r.getMessage() == "sign-in failed"]
+    assert [r.username for r in failed] == ["alice", "(no such account)"]
+    assert "Hunter2-my-password" not in caplog.text
+    assert failed[0].typed_sha256 != failed[1].typed_sha256

@@ -122,6 +122,10 @@ class Command(BaseCommand):
             if ok and run.last_seq:
                 message += ("\nAnchor to keep outside the database (verify_audit --anchor): "
                             f"{run.last_seq}:{run.last_hash}")
+            elif run.checked_to_seq and run.seen_tip_hash:
+                message += ("\nThe end of the log as read now, not vouched for (keep it to "
+                            "catch removals after this check; verify_audit --anchor): "
+                            f"{run.checked_to_seq}:{run.seen_tip_hash}")
         if not ok:
             listing = "".join(f"\n  {line}" for line in lines)
             raise CommandError(f"Audit chain BROKEN. {message}\nProblems:{listing}",
