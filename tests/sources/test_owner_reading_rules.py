@@ -114,6 +114,19 @@ def test_an_older_restricted_revisions_note_is_not_shown_beside_a_readable_curre
 # --- Answers a reviewer sent to owners --------------------------------------------------------
 
 
+def _submit_pricing_and_faq(submit: Any, pricing_revision: str) -> Any:
+    """An answer citing pricing (at `pricing_revision`) for the trial and carl's faq for
+    support."""
+    return submit(
+        retrieved=[{"cite": "d1", "document_id": "pricing", "revision": pricing_revision,
+                    "span": "p1"},
+                   {"cite": "d2", "document_id": "faq", "revision": "r1", "span": "p1"}],
+        claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
+                {"key": "support", "value": "email", "cite": "d2"}],
+        answer="The trial lasts 14 days [d1]; support is by email [d2].", as_of=None,
+        asked_by=["*"])
+
+
 def test_an_answer_sent_to_the_owners_in_conflict_is_not_listed_for_other_cited_owners(
     client: Any, publish: Any, submit: Any, owner: Any, make_user: Any, reviewer: Any,
 ) -> None:
@@ -123,13 +136,7 @@ def test_an_answer_sent_to_the_owners_in_conflict_is_not_listed_for_other_cited_
     publish("promo", owner="oscar", facts=[fact("trial_days", 30)])
     publish("faq", owner="carl", facts=[fact("support", "email")])
     # Cites pricing, in conflict with promo, and carl's faq, in no conflict.
-    response = submit(
-        retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
-                   {"cite": "d2", "document_id": "faq", "revision": "r1", "span": "p1"}],
-        claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
-                {"key": "support", "value": "email", "cite": "d2"}],
-        answer="The trial lasts 14 days [d1]; support is by email [d2].", as_of=None,
-        asked_by=["*"])
+    response = _submit_pricing_and_faq(submit, "r1")
     assert response.json()["status"] == "held"
     review_item_send_to_owner(trace_id="t-1", user=reviewer, note="Which trial length holds?",
                               actor=Actor.of_user(reviewer))
@@ -150,13 +157,7 @@ def test_an_answer_in_no_conflict_is_listed_for_the_owner_of_every_cited_documen
     publish("faq", owner="carl", facts=[fact("support", "email")])
     # Held for another reason than a conflict: the cited fact has ended.
     publish("pricing", revision="r2", facts=[fact("trial_days", 14, start=-30, end=-1)])
-    response = submit(
-        retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r2", "span": "p1"},
-                   {"cite": "d2", "document_id": "faq", "revision": "r1", "span": "p1"}],
-        claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
-                {"key": "support", "value": "email", "cite": "d2"}],
-        answer="The trial lasts 14 days [d1]; support is by email [d2].", as_of=None,
-        asked_by=["*"])
+    response = _submit_pricing_and_faq(submit, "r2")
     assert response.json()["status"] == "held", response.json()
     review_item_send_to_owner(trace_id="t-1", user=reviewer, note="Is the trial still on?",
                               actor=Actor.of_user(reviewer))

@@ -37,13 +37,18 @@ def test_a_change_to_a_document_whose_id_holds_a_comma_shows_its_job(
     assert "No re-evaluation was needed" not in page
 
 
+def _dismiss(client: Any, owner: Any, conflict: Any, on_commit: Any) -> Any:
+    """The owner dismisses the conflict; what it queues runs on commit."""
+    client.force_login(owner)
+    with on_commit(execute=True):
+        return client.post(f"/owner/conflicts/{conflict.pk}/dismiss", {
+            "reason": "both valid", "signature": conflict.signature})
+
+
 def test_a_change_to_documents_in_conflict_names_each_in_its_own_parameter(
     client: Any, owner: Any, two_owners_disagree: Any, django_capture_on_commit_callbacks: Any,
 ) -> None:
-    client.force_login(owner)
-    with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(f"/owner/conflicts/{two_owners_disagree.pk}/dismiss", {
-            "reason": "both valid", "signature": two_owners_disagree.signature})
+    response = _dismiss(client, owner, two_owners_disagree, django_capture_on_commit_callbacks)
     assert response.status_code == 302
     query = parse_qs(urlsplit(response["Location"]).query)
     assert query["documents"] == ["pricing", "trial-promo"]
@@ -57,10 +62,7 @@ def test_a_change_to_documents_in_conflict_names_each_in_its_own_parameter(
 def test_a_link_joining_ids_with_commas_still_shows_them(
     client: Any, owner: Any, two_owners_disagree: Any, django_capture_on_commit_callbacks: Any,
 ) -> None:
-    client.force_login(owner)
-    with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(f"/owner/conflicts/{two_owners_disagree.pk}/dismiss", {
-            "reason": "both valid", "signature": two_owners_disagree.signature})
+    response = _dismiss(client, owner, two_owners_disagree, django_capture_on_commit_callbacks)
     query = parse_qs(urlsplit(response["Location"]).query)
     old_link = (f"/owner/progress?documents=pricing,trial-promo&since={query['since'][0]}"
                 f"&until={query['until'][0]}").replace("+", "%2B")
