@@ -209,9 +209,11 @@ def review_outcomes(w: Window) -> dict[str, Any]:
     decision runs from the first verdict to that decision.
 
     Audit samples are answers the gate passed as candidates that were sent to the queue at
-    random (AUDIT_SAMPLE_RATE); a sample's first decision is taken on that candidate verdict.
-    The share of samples rejected, with a 95% Wilson interval, estimates the share of
-    candidates that should not have passed.
+    random (AUDIT_SAMPLE_RATE). A sample counts when its first decision was taken on a verdict
+    that still passed it: the one at ingest, or a later one computed after its sources changed
+    (leaving those out would drop exactly the samples whose sources moved). A sample the gate
+    held on a later verdict no longer tests a pass. The share of samples rejected, with a 95%
+    Wilson interval, estimates the share of candidates that should not have passed.
     """
     verdict, answer, decision = (Verdict._meta.db_table, Answer._meta.db_table,
                                  Decision._meta.db_table)
@@ -237,10 +239,11 @@ def review_outcomes(w: Window) -> dict[str, Any]:
                     AND ev.decision = 'candidate'))
             ORDER BY d.answer_id, d.created_at, d.id
         ), joined AS (
-            SELECT i.decision AS gate, i.verdict_id AS ingest_verdict, f.verdict_id,
+            SELECT i.decision AS gate, fv.decision = 'candidate' AS on_candidate,
                    f.action, f.answer_id IS NOT NULL AS decided,
                    extract(epoch FROM f.created_at - i.held_at) AS wait
             FROM ingest AS i LEFT JOIN first_decision AS f ON f.answer_id = i.answer_id
+                 LEFT JOIN {verdict} AS fv ON fv.id = f.verdict_id
         )
         SELECT
           count(*) FILTER (WHERE gate = 'review'),
@@ -253,11 +256,9 @@ def review_outcomes(w: Window) -> dict[str, Any]:
           percentile_cont(0.95) WITHIN GROUP (ORDER BY wait)
               FILTER (WHERE gate = 'review' AND decided),
           count(*) FILTER (WHERE gate = 'candidate'),
-          count(*) FILTER (WHERE gate = 'candidate' AND verdict_id = ingest_verdict),
-          count(*) FILTER (WHERE gate = 'candidate' AND verdict_id = ingest_verdict
-                                 AND action = 'reject'),
-          count(*) FILTER (WHERE gate = 'candidate' AND verdict_id = ingest_verdict
-                                 AND action = 'edit')
+          count(*) FILTER (WHERE gate = 'candidate' AND on_candidate),
+          count(*) FILTER (WHERE gate = 'candidate' AND on_candidate AND action = 'reject'),
+          count(*) FILTER (WHERE gate = 'candidate' AND on_candidate AND action = 'edit')
         FROM joined
     """
     with connection.cursor() as cursor:

@@ -124,6 +124,26 @@ def test_the_false_pass_estimate_from_audit_samples(scenario: Builder) -> None:
     assert false_pass["estimated_bad_candidates"] == {"low": 0.4, "estimate": 2.0, "high": 3.6}
 
 
+def test_a_sample_decided_on_a_later_verdict_counts_while_the_gate_still_passes_it(
+    build: Builder,
+) -> None:
+    """s1's sources changed and the gate passed it again: its rejection still says the gate
+    let a bad answer through. s2 was held on its later verdict: no longer a test of a pass."""
+    s1 = build.answer("s1", when=at(5))
+    s2 = build.answer("s2", when=at(5))
+    s3 = build.answer("s3", when=at(5))
+    later = build.later_verdict(s1, when=at(5, 2), decision="candidate", reason="supported")
+    held = build.later_verdict(s2, when=at(5, 2), decision="review",
+                               reason="conflicting_sources")
+    build.decide(s1, "reject", when=at(5, 3), verdict=later)
+    build.decide(s2, "reject", when=at(5, 3), verdict=held)
+    build.decide(s3, "approve", when=at(5, 3))
+    false_pass = selectors.review_outcomes(WINDOW)["false_pass"]
+    assert false_pass["candidates"] == 3
+    assert false_pass["samples_decided"] == 2
+    assert false_pass["rejected"] == share(1, 2)
+
+
 def test_citation_quality(scenario: Builder) -> None:
     citations = selectors.citation_quality(WINDOW)
     assert citations["answers"] == 12
