@@ -72,12 +72,22 @@ def webhook_endpoint_register(*, url: str, description: str = "", secret: str = 
 @transaction.atomic
 def webhook_endpoint_set_active(*, endpoint_id: int, active: bool, actor: Actor
                                 ) -> WebhookEndpoint | None:
+    """Disabling pauses an endpoint: no event is recorded for it meanwhile, and the deliveries
+    still to be sent wait, in order, until it is enabled again (a receiver's maintenance loses
+    nothing already recorded). Enabling sends them at once, an event past its retry window
+    with one last try."""
     endpoint = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint_id).first()
     if endpoint is None or endpoint.is_active == active:
         return endpoint  # nothing to change, nothing to audit
     endpoint.is_active = active
     endpoint.disabled_at = None if active else timezone.now()
     endpoint.save(update_fields=["is_active", "disabled_at"])
+    if active:
+        # Due now, and a message queued before the pause was dropped by its worker.
+        WebhookDelivery.objects.filter(endpoint=endpoint, state=WebhookDelivery.State.PENDING
+                                       ).update(next_attempt_at=timezone.now(),
+                                                dispatched_until=None)
+        transaction.on_commit(lambda: _dispatch_waiting(endpoint_id))
     audit_record(actor=actor, action="webhook.endpoint_enabled" if active
                  else "webhook.endpoint_disabled", object_type="webhook_endpoint",
                  object_id=endpoint.pk, before={"active": not active}, after={"active": active})
@@ -148,6 +158,16 @@ def webhook_events_record(changes: list[tuple[Any, str, Any]]) -> list[int]:
     return ids
 
 
+def _dispatch_waiting(endpoint_id: int) -> None:
+    from reviewqueue.webhooks.tasks import dispatch_due
+
+    try:
+        dispatch_due.delay(endpoint_id)
+    except Exception as exc:  # the minute sweep sends them
+        log.warning("webhook sweep not enqueued", extra={
+            "endpoint": endpoint_id, "error_type": type(exc).__name__})
+
+
 def _lease() -> timedelta:
     """How long one attempt may take, from its claim to its outcome."""
     return timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS * 3 + 30)
@@ -195,10 +215,12 @@ class AttemptResult:
 def _claim(delivery_id: int, now: datetime) -> bool:
     """Take the delivery for one attempt: a conditional update, so of two workers holding the
     same message only one sends (the other finds it no longer pending). Not while an older
-    event for the same endpoint and answer is still to be sent: it goes first."""
+    event for the same endpoint and answer is still to be sent: it goes first. Not while the
+    endpoint is disabled: the delivery waits until it is enabled again."""
     return bool(WebhookDelivery.objects.filter(
         ~_older_still_to_send(),
         pk=delivery_id, state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now,
+        endpoint__is_active=True,
     ).update(state=WebhookDelivery.State.SENDING, lease_until=now + _lease(),
              attempts=F("attempts") + 1))
 
@@ -257,13 +279,9 @@ def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
     if not _claim(delivery_id, started_at):
         return None
     delivery = WebhookDelivery.objects.select_related("endpoint").get(pk=delivery_id)
-    if not delivery.endpoint.is_active:
-        status_code, error = None, "endpoint disabled"
-        elapsed_ms = 0
-    else:
-        clock = time.perf_counter()
-        status_code, error = _send(delivery)
-        elapsed_ms = int((time.perf_counter() - clock) * 1000)
+    clock = time.perf_counter()
+    status_code, error = _send(delivery)
+    elapsed_ms = int((time.perf_counter() - clock) * 1000)
 
     now = timezone.now()
     delivered = status_code is not None and not error
@@ -283,8 +301,7 @@ def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
             window_ends = delivery.created_at + timedelta(
                 seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS)
             next_at = min(now + timedelta(seconds=retry_delay(delivery.attempts)), window_ends)
-            if (delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS or now >= window_ends
-                    or not delivery.endpoint.is_active):
+            if delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS or now >= window_ends:
                 delivery.state = WebhookDelivery.State.FAILED
             else:
                 delivery.state = WebhookDelivery.State.PENDING
@@ -317,10 +334,11 @@ def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
                          next_in_line=_next_in_line(delivery) if done else None)
 
 
-def webhook_deliveries_due(*, limit: int = 500) -> list[int]:
-    """Free deliveries whose sender vanished mid-attempt, and take those due now for sending:
-    apart from those whose message is still in the queue, and those waiting for an older event
-    of their endpoint and answer. Each taken counts as in the queue from now on, so that the
+def webhook_deliveries_due(*, limit: int = 500, endpoint_id: int | None = None) -> list[int]:
+    """Free deliveries whose sender vanished mid-attempt, and take those due now for sending
+    (of one endpoint, with `endpoint_id`): apart from those whose message is still in the
+    queue, those waiting for an older event of their endpoint and answer, and those of a
+    disabled endpoint. Each taken counts as in the queue from now on, so that the
     next sweep does not send it again while workers are behind.
 
     The vanished attempt counted (the claim counts it), so a delivery whose last allowed
@@ -335,13 +353,17 @@ def webhook_deliveries_due(*, limit: int = 500) -> list[int]:
     )
     vanished.update(state=WebhookDelivery.State.PENDING, next_attempt_at=now, lease_until=None,
                     dispatched_until=None)
+    waiting = WebhookDelivery.objects.filter(
+        Q(dispatched_until__isnull=True) | Q(dispatched_until__lte=now),
+        ~_older_still_to_send(),
+        state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now,
+        endpoint__is_active=True,
+    )
+    if endpoint_id is not None:
+        waiting = waiting.filter(endpoint_id=endpoint_id)
     with transaction.atomic():
         due = list(
-            WebhookDelivery.objects.filter(
-                Q(dispatched_until__isnull=True) | Q(dispatched_until__lte=now),
-                ~_older_still_to_send(),
-                state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now,
-            ).select_for_update(skip_locked=True)
+            waiting.select_for_update(skip_locked=True, of=("self",))
             .order_by("next_attempt_at").values_list("pk", flat=True)[:limit]
         )
         WebhookDelivery.objects.filter(pk__in=due).update(

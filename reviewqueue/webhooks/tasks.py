@@ -25,10 +25,12 @@ def deliver_webhook(delivery_id: int) -> str | None:
 
 
 @shared_task(base=ReliableTask, name="webhooks.dispatch_due")
-def dispatch_due() -> int:
+def dispatch_due(endpoint_id: int | None = None) -> int:
+    """Send what is due: beat's minute sweep, or one endpoint's waiting deliveries when it is
+    enabled again."""
     from reviewqueue.webhooks.services import webhook_deliveries_due
 
-    due = webhook_deliveries_due()
+    due = webhook_deliveries_due(endpoint_id=endpoint_id)
     for delivery_id in due:
         deliver_webhook.delay(delivery_id)
     return len(due)

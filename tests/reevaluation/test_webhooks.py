@@ -295,6 +295,38 @@ def test_a_disabled_endpoint_gets_nothing(receiver: Receiver, publish_doc: Any, 
     assert AuditEvent.objects.filter(action="webhook.endpoint_disabled").count() == 1
 
 
+def test_a_paused_endpoint_keeps_its_waiting_events_and_gets_them_in_order_when_enabled(
+    receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any, client: Any,
+    admin_user: Any,
+) -> None:
+    """The receiver was down, the admin disabled its endpoint for maintenance: the events
+    recorded before wait (the sweep leaves them), and enabling it again sends them in order."""
+    receiver.fail_first = 1
+    endpoint = register(receiver.url)
+    publish_doc("pricing", "r1")
+    with on_commit():
+        ingest("t-1")
+    client.force_login(admin_user)
+    client.post(f"/webhooks/{endpoint.pk}/active", {"active": "0"})
+    with on_commit():
+        ingest("t-2")  # while disabled: not recorded for it
+
+    dispatch_due.delay()
+    waiting = WebhookDelivery.objects.get()
+    assert (waiting.state, waiting.attempts) == ("pending", 1)
+    assert webhook_delivery_attempt(delivery_id=waiting.pk) is None
+    page = client.get(f"/webhooks/{endpoint.pk}/").content.decode()
+    assert "Disabled: events already recorded wait" in page and "(paused)" in page
+
+    with on_commit():
+        client.post(f"/webhooks/{endpoint.pk}/active", {"active": "1"})
+
+    assert [r.status for r in receiver.requests] == [500, 200]
+    assert receiver.requests[1].json["trace_id"] == "t-1"
+    waiting.refresh_from_db()
+    assert (waiting.state, waiting.attempts) == ("delivered", 2)
+
+
 def test_a_sender_that_vanished_mid_attempt_is_freed_by_the_sweep(
     receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any
 ) -> None:
