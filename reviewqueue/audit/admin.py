@@ -74,6 +74,8 @@ class QuarantinedPayloadAdmin(ReadOnlyAdmin):
                                                         sorted(QUARANTINE_STATUSES)}),)
     search_fields = ("trace_id", "request_id")
     readonly_fields = [f.name for f in QuarantinedPayload._meta.fields]
+    # The stored body is shown only through `body` below, never as the model's own field.
+    exclude = ("body",)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         """The body as this admin may read it (see quarantined_body_shown)."""

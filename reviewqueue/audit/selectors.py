@@ -530,13 +530,29 @@ def _revision_used(used: dict[str, Any]) -> dict[str, Any]:
 # --- The quarantine ----------------------------------------------------------------------------
 
 
+# What a revision body holds that only a reader of the revision may see.
+_READERS_ONLY = ("title", "passages", "facts")
+
+
+def _not_shown(value: Any) -> str:
+    return _("[%(n)s characters not shown: a revision you may not read]") % {
+        "n": len(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))}
+
+
+def _hide_in_items(items: Any, field: str) -> Any:
+    if not isinstance(items, list):
+        return _not_shown(items)
+    return [{**item, field: _not_shown(item[field])}
+            if isinstance(item, dict) and field in item else item for item in items]
+
+
 def quarantined_body_shown(payload: Any, principals: frozenset[str]) -> str:
-    """A refused body as an admin holding `principals` may read it: the passage texts of a
-    revision they may not read (by the principals the body itself declares) are replaced by
-    their length, and a body too broken to tell whose passages it holds shows only its size.
-    What is stored stays whole: nothing refused is dropped."""
+    """A refused body as an admin holding `principals` may read it: the title, passage texts
+    and fact values of a revision they may not read (by the principals the body itself
+    declares) are replaced by their length, and a body too broken to tell whose they are shows
+    only its size. What is stored stays whole: nothing refused is dropped."""
     body: str = payload.body
-    if "passages" not in body:
+    if not any(f'"{name}"' in body for name in _READERS_ONLY):
         return body
     try:
         data = json.loads(body)
@@ -544,16 +560,17 @@ def quarantined_body_shown(payload: Any, principals: frozenset[str]) -> str:
         data = None
     if not isinstance(data, dict):
         return _("[%(n)s characters not shown: this body is not a JSON object, and may hold "
-                 "passage text of a revision you may not read]") % {"n": len(body)}
-    passages, allowed = data.get("passages"), data.get("allowed_principals")
-    if not isinstance(passages, list) or (
+                 "text of a revision you may not read]") % {"n": len(body)}
+    allowed = data.get("allowed_principals")
+    if not any(name in data for name in _READERS_ONLY) or (
             isinstance(allowed, list) and all(isinstance(p, str) for p in allowed)
             and may_read(allowed, principals)):
         return body
-    hidden = [
-        {**p, "text": _("[%(n)s characters not shown: a revision you may not read]")
-         % {"n": len(p["text"]) if isinstance(p["text"], str) else 0}}
-        if isinstance(p, dict) and "text" in p else p
-        for p in passages
-    ]
-    return json.dumps({**data, "passages": hidden}, ensure_ascii=False, indent=2)
+    shown = dict(data)
+    if "title" in shown:
+        shown["title"] = _not_shown(shown["title"])
+    if "passages" in shown:
+        shown["passages"] = _hide_in_items(shown["passages"], "text")
+    if "facts" in shown:
+        shown["facts"] = _hide_in_items(shown["facts"], "value")
+    return json.dumps(shown, ensure_ascii=False, indent=2)

@@ -1,8 +1,17 @@
-from django.contrib import admin
+from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from reviewqueue.accounts.principals import user_principals
 from reviewqueue.admin_base import ReadOnlyAdmin, fixed_choices_filter
 from reviewqueue.reviews.labels import REASON_LABELS
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
+from reviewqueue.reviews.selectors.answers import redact_verdicts
 
 
 # Answers, queue entries and documents change only through the product's own pages and API,
@@ -20,6 +29,25 @@ class VerdictAdmin(ReadOnlyAdmin):
     # The gate's reasons are a fixed list; a plain "reason" would read every verdict for it.
     list_filter = ("decision", fixed_choices_filter("reason", REASON_LABELS), "trigger")
     list_select_related = ("answer",)
+    # Shown only through `get_readonly_fields`, as the API shows them to this admin.
+    exclude = ("findings", "warnings")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        """A finding or warning drawn from a document this admin may not read names neither
+        the document nor its value, as in the API: being an admin is no reason to read it."""
+        principals = user_principals(request.user)
+
+        def shown(name: str) -> Callable[[Verdict], str]:
+            @admin.display(description=name)
+            def field(verdict: Verdict) -> str:
+                body = {"findings": verdict.findings, "warnings": verdict.warnings,
+                        "revisions_used": verdict.revisions_used}
+                return json.dumps(redact_verdicts([body], principals)[0][name],
+                                  ensure_ascii=False, indent=2)
+            return field
+
+        names = [f.name for f in Verdict._meta.fields if f.name not in self.exclude]
+        return [*names, shown("findings"), shown("warnings")]
 
 
 @admin.register(ReviewItem)

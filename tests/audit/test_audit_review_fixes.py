@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+from html import unescape
 from typing import Any
 
 import pytest
@@ -110,6 +111,29 @@ def test_a_broken_body_that_may_hold_passages_shows_only_its_size(
     assert SECRET not in shown
     assert f"[{len(broken)} characters not shown" in shown
     assert json.dumps(SECRET)[1:-1] in payload.body
+
+
+@pytest.mark.django_db
+def test_the_quarantine_page_shows_no_title_fact_value_or_raw_body_of_a_hidden_revision(
+    service_api: Any, admin_client: Client
+) -> None:
+    body = revision_body(principals=["group:hr"], title="HR-TITLE",
+                         passages=[{"span": "p1", "text": SECRET}],
+                         facts=[{"key": "band_top", "value": "HR-FACT-VALUE",
+                                 "valid_from": "2026-01-01", "span": "p1"}])
+    body["updated_at"] = "not a date"
+    response = service_api.put("/api/v1/documents/hr-pay/revisions/r1", body, format="json")
+    assert response.status_code == 400
+    payload = QuarantinedPayload.objects.get()
+
+    html = admin_client.get(f"{QUARANTINE}{payload.pk}/change/").content.decode()
+
+    for secret in (SECRET, "HR-TITLE", "HR-FACT-VALUE"):
+        assert secret not in html
+    shown = unescape(_body_shown(admin_client, payload))
+    assert '"band_top"' in shown and "not a date" in shown
+    assert f"[{len('HR-TITLE')} characters not shown: a revision you may not read]" in shown
+    assert html.count("not a date") == 1  # the raw body is not shown beside it
 
 
 @pytest.mark.django_db

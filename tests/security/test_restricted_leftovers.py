@@ -76,6 +76,35 @@ def dismissed_about_hr(publish: Any, submit: Any, make_user: Any, owner: Any) ->
     return conflict
 
 
+def test_an_admin_sees_the_document_but_not_the_title_of_a_revision_they_may_not_read(
+    public_now: str, admin_user: Any, token_client: Any, make_user: Any
+) -> None:
+    history = token_client(admin_user).get("/api/v1/documents/policy").json()["history"]
+    assert [(h["revision"], h["title"]) for h in history] == [
+        ("r2", "Public policy"), ("r1", None)]
+    hr_admin = make_user("hilda", "admin", groups=("hr",))
+    history = token_client(hr_admin).get("/api/v1/documents/policy").json()["history"]
+    assert [h["title"] for h in history] == ["Public policy", SECRET_TITLE]
+
+
+def test_the_admins_verdict_page_redacts_a_value_from_a_document_they_may_not_read(
+    publish: Any, submit: Any, admin_client: Any
+) -> None:
+    from reviewqueue.reviews.models import Answer
+
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("exec-doc", principals=["group:exec"], facts=[fact("trial_days", 4242)])
+    assert submit("t-exec", as_of=None, asked_by=["group:exec"]).status_code == 201
+    verdict = Answer.objects.get(trace_id="t-exec").current_verdict
+    assert "4242" in str(verdict.findings)  # the gate saw it; the admin may not
+
+    page = admin_client.get(f"/admin/reviews/verdict/{verdict.pk}/change/").content.decode()
+
+    assert "4242" not in page and "exec-doc" not in page
+    assert "a document you may not read" in page
+    assert "conflicting_sources" in page
+
+
 def test_a_reviewer_is_not_told_a_dismissal_reason_about_a_document_they_may_not_read(
     dismissed_about_hr: Conflict, reviewer: Any, login: Any  # noqa: F811
 ) -> None:
