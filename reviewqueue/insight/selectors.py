@@ -266,13 +266,15 @@ def review_outcomes(w: Window) -> dict[str, Any]:
         (held, decided, approved, edited, rejected, p50, p95,
          candidates, samples, samples_rejected, samples_edited) = cursor.fetchone()
 
-    decisions = Decision.objects.filter(answer_id__in=ingest_verdicts(w).values("answer_id"))
+    cohort = ingest_verdicts(w).values("answer_id")
+    decisions = Decision.objects.filter(answer_id__in=cohort)
     expanded = decisions.aggregate(total=Count("id"),
                                    expanded=Count("id", filter=Q(read_passages=True)))
     interval = wilson_interval(samples_rejected, samples)
     false_pass: dict[str, Any] = {
         "samples_decided": samples,
-        "samples_waiting": ReviewItem.objects.filter(audit_sample=True).count(),
+        "samples_waiting": ReviewItem.objects.filter(audit_sample=True,
+                                                     answer_id__in=cohort).count(),
         "rejected": ratio(samples_rejected, samples),
         "edited": ratio(samples_edited, samples),
         "low": round(interval[0], 6) if interval else None,

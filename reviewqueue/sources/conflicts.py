@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from django.conf import settings
@@ -338,17 +338,27 @@ def conflict_dismiss(
     return conflict
 
 
+class DismissedAgain(ConflictError):
+    """The dismissal the person saw is not the conflict's dismissal any more."""
+
+
 @transaction.atomic
-def conflict_reopen(*, conflict_id: int, actor: Actor) -> Conflict:
+def conflict_reopen(*, conflict_id: int, actor: Actor,
+                    dismissed_at: datetime | None = None) -> Conflict:
     """Open a dismissed conflict again. It counts as open from now, as when a new revision
     reopens it: the inbox says since when it has been waiting, not when it first opened. The
-    documents' other owners are mailed on commit, as when a conflict opens."""
+    documents' other owners are mailed on commit, as when a conflict opens.
+
+    With `dismissed_at`, only the dismissal of that moment, the one the person read: a
+    dismissal made since (reopened and dismissed again meanwhile) is not undone unread."""
     audit_chain_lock()  # before the conflict: see the lock order above
     conflict = Conflict.objects.select_for_update().filter(pk=conflict_id).first()
     if conflict is None:
         raise NotFound("no such conflict")
     if conflict.status != Conflict.Status.DISMISSED:
         raise ConflictError(f"the conflict is {conflict.status}, not dismissed")
+    if dismissed_at is not None and conflict.dismissed_at != dismissed_at:
+        raise DismissedAgain("the conflict was dismissed again since you opened it")
     conflict.status = Conflict.Status.OPEN
     conflict.dismissed_signature = ""
     conflict.opened_at = timezone.now()

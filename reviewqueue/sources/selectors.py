@@ -9,7 +9,17 @@ from datetime import date, timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import (
+    Exists,
+    F,
+    Func,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Value,
+)
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
@@ -599,6 +609,13 @@ class ExpiringFact:
         return self.answer_count - len(self.answers)
 
 
+@dataclass(frozen=True)
+class ExpiringFacts:
+    facts: list[ExpiringFact]
+    # More facts than `limit`: those that ended longest ago are not listed.
+    cut: bool
+
+
 def expiring_facts(
     user: Any,
     *,
@@ -606,11 +623,13 @@ def expiring_facts(
     within_days: int = 30,
     answers_per_fact: int = 5,
     scan_limit: int = 5000,
-) -> list[ExpiringFact]:
+    limit: int = 200,
+) -> ExpiringFacts:
     """Facts of the user's current revisions that have ended, or end within `within_days`,
     with nothing after them: no fact of the revision about the same subject and key is valid
     for longer. The ones that have ended come first. Each comes with the answers resting on
-    it: a claim citing the document asks about the fact.
+    it: a claim citing the document asks about the fact. Past `limit` facts, those closest to
+    today are listed (the soon to end, the lately ended), and the list says it stops short.
 
     Only answers `user` may read in full are listed; the others are counted in `unreadable`,
     with nothing about them shown. Four queries whatever the number of facts; the answers are
@@ -629,10 +648,15 @@ def expiring_facts(
         )
         .exclude(Exists(later))
         .select_related("revision", "revision__document")
-        .order_by("valid_until", "id")[:200]
+        # Days between the fact's end and today, whichever side of today it falls.
+        .alias(distance=Func(F("valid_until"), Value(today), arg_joiner=" - ",
+                             template="abs(%(expressions)s)", output_field=IntegerField()))
+        .order_by("distance", "id")[:limit + 1]
     )
+    cut = len(facts) > limit
+    facts = sorted(facts[:limit], key=lambda f: (f.valid_until, f.pk))
     if not facts:
-        return []
+        return ExpiringFacts(facts=[], cut=False)
     rows = list(
         RetrievedItem.objects.filter(document_key__in={f.revision.document.key for f in facts})
         .exclude(answer__status=Answer.Status.REJECTED)
@@ -645,9 +669,10 @@ def expiring_facts(
             "answer__question",
             "answer__status",
             "answer__current_version__claims",
-        )[:scan_limit]
+        )[:scan_limit + 1]
     )
-    truncated = len(rows) == scan_limit
+    truncated = len(rows) > scan_limit
+    rows = rows[:scan_limit]
     resting_on = _resting_on(facts, rows)
     readable = readable_answers({row[2] for rs in resting_on.values() for row in rs}, user)
     out = []
@@ -669,7 +694,7 @@ def expiring_facts(
                 more=truncated,
             )
         )
-    return out
+    return ExpiringFacts(facts=out, cut=cut)
 
 
 def _resting_on(facts: list[Fact], rows: list[tuple[Any, ...]]) -> dict[int, list[tuple[Any, ...]]]:

@@ -30,7 +30,7 @@ from reviewqueue.params import (
     refuse_unknown_params,
 )
 from reviewqueue.sources import selectors, services
-from reviewqueue.sources.conflicts import conflict_dismiss, conflict_reopen
+from reviewqueue.sources.conflicts import DismissedAgain, conflict_dismiss, conflict_reopen
 from reviewqueue.sources.forms import (
     PASSAGE_FIELD,
     CorrectionNoteForm,
@@ -201,8 +201,21 @@ def conflict_reopen_view(request: HttpRequest, conflict_id: int) -> HttpResponse
     _require_owner(request)
     conflict = _conflict_or_404(request, conflict_id)
     since = timezone.now()
+    seen = request.POST.get("dismissed_at", "")
     try:
-        conflict_reopen(conflict_id=conflict.pk, actor=Actor.of_user(request.user))
+        # The dismissal the page showed; a form without it reopens whatever dismissal is.
+        dismissed_at = datetime.fromisoformat(seen) if seen else None
+    except ValueError:
+        return HttpResponseBadRequest("dismissed_at: not a date and time in ISO 8601")
+    try:
+        conflict_reopen(conflict_id=conflict.pk, actor=Actor.of_user(request.user),
+                        dismissed_at=dismissed_at)
+    except DismissedAgain:
+        conflict.refresh_from_db()
+        return _conflict_page(
+            request, conflict, DismissForm(initial={"signature": conflict.signature}),
+            status=409, error=_("The conflict was dismissed again since you opened this page. "
+                                "Nothing was reopened: read the reason below first."))
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("sources:conflict", conflict_id=conflict.pk)

@@ -144,6 +144,17 @@ def test_a_sample_decided_on_a_later_verdict_counts_while_the_gate_still_passes_
     assert false_pass["rejected"] == share(1, 2)
 
 
+def test_samples_waiting_are_those_of_the_window_and_release(build: Builder) -> None:
+    for trace_id, day, release in (("w1", 5, "2026.10"), ("w2", 5, "2026.09"),
+                                   ("w3", 1, "2026.10")):
+        sample = build.answer(trace_id, when=at(day), release=release)
+        build.queue(sample, entered=at(day), sample=True)
+
+    assert selectors.review_outcomes(WINDOW)["false_pass"]["samples_waiting"] == 2
+    one_release = Window(since=WINDOW.since, until=WINDOW.until, release="2026.10")
+    assert selectors.review_outcomes(one_release)["false_pass"]["samples_waiting"] == 1
+
+
 def test_citation_quality(scenario: Builder) -> None:
     citations = selectors.citation_quality(WINDOW)
     assert citations["answers"] == 12

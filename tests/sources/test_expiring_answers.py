@@ -81,3 +81,35 @@ def test_an_answer_rests_on_the_fact_of_the_subject_it_claims(
     # Newest answer first, as the inbox lists them.
     assert expiring_rows(client) == {"basic · price": ("2", ["t-any", "t-basic"]),
                                      "pro · price": ("2", ["t-any", "t-pro"])}
+
+
+def test_past_the_limit_the_facts_closest_to_today_are_listed_and_the_page_says_so(
+    client: Any, publish: Any, owner: Any,
+) -> None:
+    """200 facts ended more than a year ago must not push out the one ending in 3 days."""
+    old = [fact(f"old_{i:03d}", i, start=-900, end=-400) for i in range(200)]
+    publish("big", facts=[*old, fact("urgent_key", 1, start=-30, end=3)])
+    client.force_login(owner)
+
+    rows = expiring_rows(client)
+    page = client.get("/owner/").content.decode()
+
+    assert len(rows) == 200 and "urgent_key" in rows
+    assert "Only the 200 facts closest to today are listed" in page
+
+
+def test_the_answer_count_is_a_lower_bound_only_when_the_scan_stopped_short(
+    publish: Any, submit: Any, owner: Any, today: Any,
+) -> None:
+    from reviewqueue.sources.selectors import expiring_facts
+
+    publish("pricing", facts=[fact("trial_days", 14, start=-30, end=5)])
+    for trace_id in ("t-1", "t-2"):
+        assert submit(trace_id, asked_by=["*"], as_of=None).status_code == 201
+
+    [exact] = expiring_facts(owner, today=today, scan_limit=2).facts
+    [short] = expiring_facts(owner, today=today, scan_limit=1).facts
+
+    assert (exact.answer_count, exact.more) == (2, False)
+    assert (short.answer_count, short.more) == (1, True)
+    assert expiring_facts(owner, today=today).cut is False

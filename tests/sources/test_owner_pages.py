@@ -136,6 +136,37 @@ def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
     assert Conflict.objects.get().status == "open"
 
 
+def test_reopening_from_a_page_read_before_a_newer_dismissal_undoes_nothing(
+    client: Any, owner: Any, other_owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    """The other owner read olivia's first dismissal; meanwhile it was reopened and she
+    dismissed it again with a new reason. Their "Reopen" is about the dismissal they read."""
+    url = f"/owner/conflicts/{conflict_holding_an_answer.pk}"
+    client.force_login(owner)
+    client.post(f"{url}/dismiss", {"reason": "both valid", "detail": "first look",
+                                   "signature": conflict_holding_an_answer.signature})
+    client.force_login(other_owner)
+    stale_form = re.search(r'name="dismissed_at" value="([^"]+)"',
+                           client.get(f"{url}/").content.decode())
+    assert stale_form is not None
+    client.post(f"{url}/reopen", {"dismissed_at": stale_form.group(1)})
+    client.force_login(owner)
+    client.post(f"{url}/dismiss", {"reason": "different plans", "detail": "second look",
+                                   "signature": Conflict.objects.get().signature})
+    client.force_login(other_owner)
+
+    response = client.post(f"{url}/reopen", {"dismissed_at": stale_form.group(1)})
+
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "dismissed again since you opened this page" in page and "second look" in page
+    assert Conflict.objects.get().status == "dismissed"
+    fresh = re.search(r'name="dismissed_at" value="([^"]+)"', page)
+    assert fresh is not None
+    assert client.post(f"{url}/reopen", {"dismissed_at": fresh.group(1)}).status_code == 302
+    assert Conflict.objects.get().status == "open"
+
+
 def test_verdicts_after_a_dismissal_or_a_reopening_name_it_as_their_cause(
     client: Any, owner: Any, reviewer: Any, admin_user: Any,
     conflict_holding_an_answer: Conflict, django_capture_on_commit_callbacks: Any,
