@@ -74,16 +74,27 @@
   }
 
   // Renew at once (a reload, or this page coming back from the history, may follow a page that
-  // said it was leaving), then every third of the lease while the lease is still this page's.
+  // said it was leaving), then every third of the lease, and at least once a minute, while the
+  // lease is still this page's: a lease an admin broke is said within a minute, not at the next
+  // third of a 15-minute lease. And as the reviewer comes back to the tab, at most every 5 s.
   function keepLease() {
     if (!workspace.dataset.leaseMine) return;
     var seconds = Number(workspace.dataset.leaseSeconds) || 900;
-    var every = Math.max(10, Math.floor(seconds / 3)) * 1000;
+    var every = Math.min(60, Math.max(10, Math.floor(seconds / 3))) * 1000;
     renewLease(true);
     var timer = setInterval(function () {
       if (!workspace.dataset.leaseMine) { clearInterval(timer); return; }
       renewLease(true);
     }, every);
+    var lastBack = 0;
+    function back() {
+      if (!workspace.dataset.leaseMine || document.visibilityState === "hidden" ||
+          Date.now() - lastBack < 5000) return;
+      lastBack = Date.now();
+      renewLease(false);
+    }
+    window.addEventListener("focus", back);
+    document.addEventListener("visibilitychange", back);
     // Another page of this answer, open in this browser, is leaving: it shortened the lease
     // this page holds too, so renew it now.
     if (window.BroadcastChannel) {

@@ -386,6 +386,21 @@ def test_a_lost_lease_is_said_where_the_reviewer_is_reading(
     expect(page.locator("header form.logout button")).to_be_enabled()
 
 
+def test_a_lease_broken_while_the_reviewer_was_away_is_said_as_they_come_back(
+    hold: Any, reviewer: Any, sign_in: Any
+) -> None:
+    """A 15-minute lease: the page does not wait for its next renewal, 5 minutes on."""
+    hold("t-away")
+    page = sign_in("alice")
+    open_item_renewed(page, "t-away")
+    page.wait_for_timeout(5500)  # past the focus throttle of the renewal on opening
+    ReviewItem.objects.filter(answer__trace_id="t-away").update(lease_until=None,
+                                                                leased_by=None)
+    page.evaluate("window.dispatchEvent(new Event('focus'))")
+    expect(page.locator("[data-lease-lost]")).to_be_visible(timeout=5_000)
+    expect(page.locator("#decide [data-action=approve] button[type=submit]")).to_be_disabled()
+
+
 def test_the_language_menu_waits_for_its_button_when_used_from_the_keyboard(
     hold: Any, reviewer: Any, sign_in: Any
 ) -> None:
