@@ -238,13 +238,20 @@ def _queue(request: HttpRequest) -> HttpResponse:
         # A row's document or release link narrows the filters the reader already has.
         "keep_for_document": _kept_filters(filters, "document"),
         "keep_for_release": _kept_filters(filters, "release"),
-        # The filter matches ids and titles whole: when it named nothing, offer the near ones.
-        "documents_like": [(title, _queue_url(QueueFilters(filters.reason, key,
-                                                           filters.release, filters.claim)))
-                           for key, title in documents_like(filters.document, principals)]
-        if filters.document and not page.rows else [],
+        # The filter matches ids and titles whole: when it named nothing, say so and offer
+        # the near ones (None: it named a document).
+        "documents_like": _documents_like(filters, principals)
+        if filters.document and not page.rows else None,
     }
     return render(request, "reviews/queue.html", context)
+
+
+def _documents_like(filters: QueueFilters, principals: Any) -> list[tuple[str, str]] | None:
+    like = documents_like(filters.document, principals)
+    if like is None:
+        return None
+    return [(title, _queue_url(QueueFilters(filters.reason, key, filters.release, filters.claim)))
+            for key, title in like]
 
 
 def _kept_filters(filters: QueueFilters, replaced: str) -> str:

@@ -752,8 +752,14 @@ def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
                for i in items}
     involved = _documents_in_conflicts(cited, claimed)
     readable = _reading_every(cited, user)
-    return [item for item in items if item.answer_id in readable
-            and owned & (involved[item.answer_id] or cited[item.answer_id])]
+    shown = []
+    for item in items:
+        # The user's documents the hand-off is about: where the card links, to correct them.
+        mine = owned & (involved[item.answer_id] or cited[item.answer_id])
+        if item.answer_id in readable and mine:
+            item.my_documents = sorted(mine)
+            shown.append(item)
+    return shown
 
 
 def _documents_in_conflicts(cited: dict[int, set[str]], claimed: dict[int, set[Any]]

@@ -8,6 +8,7 @@ audit trail say which passage is missing.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -143,3 +144,6 @@ def test_the_item_page_says_which_passage_is_missing(
     assert "The cited revision r1 has no passage p9." in html
     assert "No passage is cited." not in html
     assert "but the revision it names has no such passage" in html
+    # The gate's own English message is folded away under the sentence in the reader's words.
+    assert re.search(r'<details class="gate-detail"><summary>The gate\'s own words</summary>'
+                     r'<p lang="en">[^<]*has no passage with the cited span', html)

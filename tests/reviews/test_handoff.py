@@ -59,6 +59,10 @@ def test_the_owner_sees_the_answer_and_the_note_in_the_inbox(
     page = login(owner).get("/owner/").content.decode()
     assert "Please check the EU" in page
     assert f"/answers/{trace}/" in page
+    # And where to correct it: the owner's documents in the conflict, linked.
+    card = page.split("data-sent-documents", 1)[1].split("</p>", 1)[0]
+    assert ('<a href="/owner/documents/pricing/">pricing</a>, '
+            '<a href="/owner/documents/pricing-eu/">pricing-eu</a>') in card
 
 
 @pytest.mark.parametrize(("language", "says"), [

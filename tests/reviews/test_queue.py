@@ -148,6 +148,12 @@ def test_a_document_filter_that_names_nothing_offers_the_documents_containing_it
     # A document's exact id or title is found by the filter: no offer then.
     html = client.get("/", {"document": "pricing-eu", "claim": "mine"}).content.decode()
     assert "No document has the id or title" not in html
+    assert "No document you may read" not in html
+    # Nothing near it either: said, not left to the "no answer matches" line alone.
+    html = client.get("/", {"document": "zzz"}).content.decode()
+    assert "No document you may read has the id or title “zzz”, or one containing it." in html
+    html = client.get("/", {"document": "Pricing for HR"}).content.decode()
+    assert "No document you may read has the id or title “Pricing for HR”" in html
 
 
 def test_a_rows_document_and_release_links_keep_the_other_filters(

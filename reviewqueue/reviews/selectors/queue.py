@@ -137,13 +137,13 @@ def readable_documents(principals: Iterable[str]) -> QuerySet[Document]:
 
 
 def documents_like(text: str, principals: Iterable[str], limit: int = 10
-                   ) -> list[tuple[str, str]]:
+                   ) -> list[tuple[str, str]] | None:
     """For a document filter that names no document: up to `limit` readable documents whose
-    id or current title contains `text` (any case), as (id, title). Empty when `text` is a
-    document's id or title: the filter then found it."""
+    id or current title contains `text` (any case), as (id, title), none when nothing does.
+    None when `text` is a document's id or title: the filter then found it."""
     readable = readable_documents(principals).filter(current_revision__isnull=False)
     if readable.filter(Q(key=text) | Q(current_revision__title__iexact=text)).exists():
-        return []
+        return None
     return list(readable.filter(Q(key__icontains=text)
                                 | Q(current_revision__title__icontains=text))
                 .order_by("current_revision__title", "key")
