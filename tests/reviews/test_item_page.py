@@ -120,6 +120,15 @@ def test_a_superseded_passage_is_compared_with_the_current_one(
     assert [s.text for s in diff.new if s.kind == "added"] == ["calendar "]
     html = login(reviewer).get("/answers/old/").content.decode()
     assert "<ins>calendar </ins>" in html
+    # The edit form says up front that an edit cannot clear "Source revised".
+    assert "an edit still stays held, for you to approve once saved." in html
+
+
+def test_the_edit_form_promises_nothing_about_revised_sources_when_none_was(
+    item_html: str
+) -> None:
+    assert "The gate checks the edit at once" in item_html
+    assert "data-edit-stays-held" not in item_html
 
 
 def test_a_revision_that_only_moves_an_end_date_shows_it_beside_the_quoted_one(
