@@ -553,6 +553,32 @@ WHERE c.id = ANY(%(ids)s)
 HELD_PROBE = 10_000
 
 
+def held_answers_of(conflict: Conflict, user: Any, *, limit: int = 20) -> list[Any]:
+    """The first `limit` held answers, oldest in the queue first, that `conflict` is holding
+    and `user` may read in full: those held_answer_counts counts. Two queries."""
+    from reviewqueue.accounts.principals import user_principals
+    from reviewqueue.reviews.selectors.queue import visible_items
+
+    items = (
+        visible_items(user_principals(user))
+        .filter(reasons__contains=["conflicting_sources"],
+                answer__retrieved__document_key__in=conflict.documents,
+                answer__current_version__claim_keys__contains=[conflict.key])
+        .select_related("answer", "answer__current_version")
+        .distinct().order_by("entered_at", "id")
+    )
+    # A claim asks about the conflict when it has its key and its subject, or no subject; the
+    # key is checked in SQL, the subject here (a few answers claim one key of many subjects).
+    asking = []
+    for item in items[:limit * 5]:
+        if any(c.get("key") == conflict.key and (c.get("subject") or "") in ("", conflict.subject)
+               for c in item.answer.current_version.claims):
+            asking.append(item.answer)
+            if len(asking) == limit:
+                break
+    return asking
+
+
 def held_answer_counts(conflicts: list[Conflict], user: Any) -> dict[int, AtLeast]:
     """How many held answers each conflict is holding that `user` may read in full: answers
     in the queue for conflicting sources that cite one of its documents and claim its key

@@ -133,6 +133,7 @@ def _conflict_page(
         "sides": sides,
         "may_judge": _may_judge(sides),
         "held": selectors.held_answer_counts([conflict], request.user)[conflict.pk],
+        "held_answers": selectors.held_answers_of(conflict, request.user),
         "reason_shown": conflict.pk in selectors.reasons_shown([conflict], request.user),
         "closing": selectors.conflict_closing(conflict, request.user),
         "dismiss_form": form,

@@ -152,5 +152,9 @@ def test_the_owner_inbox_counts_only_held_answers_the_owner_may_read(
     for path in ("/owner/", f"/owner/conflicts/{conflict.pk}/"):
         page = client.get(path).content.decode()
         assert re.search(r"holding 1 answer(?!s)", page), path
+    # The conflict's page lists the one olivia may read, and nothing of the other.
+    assert "/answers/t-pub/" in page and "t-hr" not in page
     oscar = make_user("oscar", "owner", groups=("hr",))
     assert "holding 2 answers" in login(oscar).get("/owner/").content.decode()
+    page = login(oscar).get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    assert "/answers/t-pub/" in page and "/answers/t-hr/" in page

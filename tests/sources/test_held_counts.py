@@ -97,6 +97,14 @@ def detail_count(client: Any, conflict: Conflict) -> str:
     return found.group(1)
 
 
+def detail_listed(client: Any, conflict: Conflict) -> list[str]:
+    """The trace ids of the held answers the conflict's page lists, in its order."""
+    page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    listed = page.split("data-held-answers", 1)[1].split("</ul>", 1)[0] \
+        if "data-held-answers" in page else ""
+    return re.findall(r'<a href="/answers/([^/]+)/">', listed)
+
+
 def test_the_owner_sees_exactly_the_answers_each_conflict_holds(
     client: Any, publish: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict],
     read_from: str,
@@ -113,6 +121,9 @@ def test_the_owner_sees_exactly_the_answers_each_conflict_holds(
     assert inbox_counts(client) == {trial.pk: "holding 3 answers", seats.pk: "holding 1 answer"}
     assert detail_count(client, trial) == "3 answers"
     assert detail_count(client, seats) == "1 answer"
+    # And which they are, to open from the conflict's page.
+    assert detail_listed(client, trial) == ["t-trial-1", "t-trial-2", "t-both"]
+    assert detail_listed(client, seats) == ["t-seats"]
 
 
 def test_answers_held_for_other_keys_documents_or_reasons_are_not_counted(
@@ -137,6 +148,8 @@ def test_answers_held_for_other_keys_documents_or_reasons_are_not_counted(
     assert inbox_counts(client) == {trial.pk: "holding 0 answers", seats.pk: "holding 1 answer",
                                     probation.pk: "holding 1 answer"}
     assert detail_count(client, trial) == "0 answers"
+    assert detail_listed(client, trial) == []
+    assert detail_listed(client, probation) == ["t-hr"]
 
 
 def test_beyond_a_thousand_held_answers_the_owner_sees_1000_plus(
