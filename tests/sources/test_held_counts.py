@@ -155,10 +155,21 @@ def test_answers_held_for_other_keys_documents_or_reasons_are_not_counted(
 def test_beyond_a_thousand_held_answers_the_owner_sees_1000_plus(
     client: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict], read_from: str
 ) -> None:
+    def page_queries() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"/owner/conflicts/{trial.pk}/").status_code == 200
+        return len(queries)
+
     template = held(submit, "t-many", retrieved=cites("pricing"), claims=claims("trial_days"))
-    queue_copies(template, 999, "copy-a-")
     trial, seats = two_conflicts["trial_days"], two_conflicts["seats"]
     client.force_login(owner)
+    alone = page_queries()
+    queue_copies(template, 999, "copy-a-")
+    # The page lists the 20 longest waiting, in as many queries as for one.
+    assert page_queries() == alone
+    assert len(detail_listed(client, trial)) == 20
+    assert "The 20 longest waiting are listed." in client.get(
+        f"/owner/conflicts/{trial.pk}/").content.decode()
     assert inbox_counts(client)[trial.pk] == "holding 1000 answers"
     assert detail_count(client, trial) == "1000 answers"
 
