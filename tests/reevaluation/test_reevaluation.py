@@ -144,6 +144,40 @@ def test_an_approved_answer_whose_source_changed_goes_back_with_the_earlier_appr
     assert ReviewItem.objects.get(answer=answer).earlier_approval == result.decision
 
 
+def test_an_approved_answer_the_gate_passes_again_shows_its_approval_as_history(
+    publish_doc: Any, ingest: Any, reviewer: Any, owner: Any, client: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Held for the knowledge base's disagreement, approved, sent back by a new revision of
+    the other document, then the conflict is dismissed: the gate passes it by itself."""
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
+    from reviewqueue.sources.conflicts import conflict_dismiss
+    from reviewqueue.sources.models import Conflict
+
+    publish_doc("pricing", "r1")
+    publish_doc("pricing-eu", "r1", facts=[fact(30)])
+    answer = ingest("t-1", cites=[("d1", "pricing", "r1")])
+    assert answer.status == Answer.Status.HELD
+    answer_decide(trace_id="t-1", user=reviewer, actor=Actor.of_user(reviewer),
+                  data=DecisionInput(action="approve", verdict_id=answer.current_verdict_id))
+    publish_doc("pricing-eu", "r2", facts=[fact(31)])
+    answer.refresh_from_db()
+    assert answer.status == Answer.Status.HELD
+    conflict = Conflict.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        conflict_dismiss(conflict_id=conflict.pk, reason="different plans: EU only",
+                         user=owner, actor=Actor.of_user(owner))
+    answer.refresh_from_db()
+    assert answer.status == Answer.Status.CANDIDATE
+
+    client.force_login(reviewer)
+    page = client.get("/answers/t-1/").content.decode()
+
+    assert "alice approved an earlier verdict on" in page
+    assert "The gate now lets it through by itself." in page
+
+
 # --- Validity boundaries -------------------------------------------------------------------------
 
 @pytest.fixture

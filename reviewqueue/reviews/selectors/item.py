@@ -391,6 +391,17 @@ def _claim_facts(facts: Iterable[FactView], key: str, subject: str | None) -> li
 
 # --- The page -----------------------------------------------------------------------------------
 
+
+def _earlier_approval(answer: Answer, item: Any, decisions: list[Decision]) -> Decision | None:
+    """The approval a change of sources sent back to the queue: on the queue entry while the
+    answer waits there; once the gate passes it again by itself (a candidate, no longer
+    queued), its latest approval, shown as history rather than as the answer's status."""
+    if item is not None:
+        return item.earlier_approval
+    if answer.status != Answer.Status.CANDIDATE:
+        return None
+    return next((d for d in decisions if d.action == Decision.Action.APPROVE), None)
+
 def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
     """The item page of `trace_id`, or None when it does not exist or the user may not read
     every document it retrieved (the caller answers 404 either way: nothing leaks)."""
@@ -539,7 +550,7 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
                          u.get("current")) for u in v.revisions_used
         ]) for v in verdicts],
         decisions=[DecisionView(d) for d in decisions],
-        earlier_approval=item.earlier_approval if item is not None else None,
+        earlier_approval=_earlier_approval(answer, item, decisions),
         cites=[r.cite for r in retrieved],
         reference_date=on,
         today=today(),
