@@ -11,7 +11,7 @@ from django.contrib import admin
 from django.contrib.auth import get_permission_codename
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 
 from reviewqueue.counting import COUNT_CAP, bounded_count
 
@@ -85,6 +85,21 @@ class ReadOnlyAdmin(BoundedCountAdmin):
 
     def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
         return False
+
+
+class ReadableOnlyAdmin(ReadOnlyAdmin):
+    """Read-only rows that `get_queryset` limits to what the signed-in person may read. Another
+    row is answered as missing, like a row that does not exist, so its id cannot be probed:
+    Django's own answer to a missing row is a redirect to the admin's index with a message,
+    the product's pages answer 404 (the change, history and delete views all come through
+    here)."""
+
+    def get_object(self, request: HttpRequest, object_id: str,
+                   from_field: str | None = None) -> Any:
+        obj = super().get_object(request, object_id, from_field)
+        if obj is None:
+            raise Http404(f"no {self.opts.verbose_name} with id {object_id!r}")
+        return obj
 
 
 def fixed_choices_filter(

@@ -4,10 +4,10 @@ from typing import Any
 
 from django.contrib import admin
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 
 from reviewqueue.accounts.principals import EVERYONE, user_principals
-from reviewqueue.admin_base import ReadOnlyAdmin
+from reviewqueue.admin_base import ReadableOnlyAdmin, ReadOnlyAdmin
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
 
 
@@ -21,11 +21,10 @@ class DocumentAdmin(ReadOnlyAdmin):
     list_select_related = ("owner", "current_revision", "current_revision__document")
 
 
-class ReadableOnlyAdmin(ReadOnlyAdmin):
+class ReadableRevisionsAdmin(ReadableOnlyAdmin):
     """Rows of revisions the signed-in person may read, by the revision's own allowed
     principals, as the product's pages show a revision: being an admin is no reason to read a
-    restricted document (invariant 5). Another row is answered as missing, like a row that
-    does not exist, so its id cannot be probed."""
+    restricted document (invariant 5)."""
 
     # The lookup of the row's revision's allowed principals.
     principals_lookup = "revision__allowed_principals"
@@ -35,19 +34,9 @@ class ReadableOnlyAdmin(ReadOnlyAdmin):
         return super().get_queryset(request).filter(
             **{f"{self.principals_lookup}__overlap": principals})
 
-    def get_object(self, request: HttpRequest, object_id: str,
-                   from_field: str | None = None) -> Any:
-        # Django's own answer to a missing row is a redirect to the admin's index with a
-        # message; the product's pages answer 404 (the change, history and delete views all
-        # come through here).
-        obj = super().get_object(request, object_id, from_field)
-        if obj is None:
-            raise Http404(f"no {self.opts.verbose_name} with id {object_id!r}")
-        return obj
-
 
 @admin.register(Revision)
-class RevisionAdmin(ReadableOnlyAdmin):
+class RevisionAdmin(ReadableRevisionsAdmin):
     list_display = ("document", "revision", "seq", "title", "updated_at", "published_at")
     list_select_related = ("document",)
     search_fields = ("document__key", "revision")
@@ -55,13 +44,13 @@ class RevisionAdmin(ReadableOnlyAdmin):
 
 
 @admin.register(Fact)
-class FactAdmin(ReadableOnlyAdmin):
+class FactAdmin(ReadableRevisionsAdmin):
     list_display = ("revision", "subject", "key", "value", "valid_from", "valid_until")
     list_select_related = ("revision", "revision__document")
     search_fields = ("key", "subject")
 
 
 @admin.register(Passage)
-class PassageAdmin(ReadableOnlyAdmin):
+class PassageAdmin(ReadableRevisionsAdmin):
     list_display = ("revision", "span")
     list_select_related = ("revision", "revision__document")

@@ -158,3 +158,40 @@ def test_the_owner_inbox_counts_only_held_answers_the_owner_may_read(
     assert "holding 2 answers" in login(oscar).get("/owner/").content.decode()
     page = login(oscar).get(f"/owner/conflicts/{conflict.pk}/").content.decode()
     assert "/answers/t-pub/" in page and "/answers/t-hr/" in page
+
+
+def test_the_admin_lists_no_answer_verdict_decision_or_queue_entry_they_may_not_read(
+    publish: Any, submit: Any, admin_client: Any, make_user: Any, client: Any,
+    hr_reviewer: Any, token_client: Any,
+) -> None:
+    from reviewqueue.reviews.models import Answer
+
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("hr-doc", principals=["group:hr"], title="HR doc", facts=[fact("trial_days", 90)])
+    hr_only = [{"cite": "d1", "document_id": "hr-doc", "revision": "r1", "span": "p1"}]
+    assert submit("t-hr", as_of=None, asked_by=["group:hr"], retrieved=hr_only,
+                  claims=[{"key": "trial_days", "value": 90, "cite": "d1"}]).status_code == 201
+    # Cites pricing only; held for the HR asker's knowledge base, which disagrees.
+    assert submit("t-pub", as_of=None, asked_by=["group:hr"]).json()["status"] == "held"
+    hidden = Answer.objects.get(trace_id="t-hr")
+    client.force_login(make_user("hilda", "admin", groups=("hr",)))
+
+    pages = {"answer": hidden.pk, "verdict": hidden.current_verdict_id,
+             "reviewitem": hidden.review_item.pk}
+    for model, pk in pages.items():
+        listed = admin_client.get(f"/admin/reviews/{model}/").content.decode()
+        assert "t-pub" in listed and "t-hr" not in listed, model
+        assert admin_client.get(f"/admin/reviews/{model}/{pk}/change/").status_code == 404
+        assert "t-hr" in client.get(f"/admin/reviews/{model}/").content.decode(), model
+        assert client.get(f"/admin/reviews/{model}/{pk}/change/").status_code == 200
+
+    # A decision's comment may quote the restricted document.
+    api = token_client(hr_reviewer)
+    for trace_id in ("t-hr", "t-pub"):
+        verdict = Answer.objects.get(trace_id=trace_id).current_verdict_id
+        assert api.post(f"/api/v1/answers/{trace_id}/decisions",
+                        {"action": "reject", "verdict": verdict, "reason": "outdated",
+                         "comment": f"{trace_id}: HR says 90"},
+                        format="json").status_code == 201
+    listed = admin_client.get("/admin/reviews/decision/").content.decode()
+    assert "t-pub" in listed and "t-hr" not in listed

@@ -156,8 +156,14 @@ def visible_items(principals: Iterable[str]) -> QuerySet[ReviewItem]:
     A retrieved document_key without a Document row counts as unreadable (only the services
     may see what the store has not received).
     """
+    return readable_rows(ReviewItem.objects.all(), principals, "answer_id")
+
+
+def readable_rows(rows: QuerySet[Any], principals: Iterable[str], answer: str) -> QuerySet[Any]:
+    """`rows` (of answers, or of rows naming one by `answer`: "pk", "answer_id") whose answer
+    retrieved only documents the holder of `principals` may read, as visible_items."""
     readable = readable_documents(principals).filter(key=OuterRef("document_key"))
-    unreadable = RetrievedItem.objects.filter(answer_id=OuterRef("answer_id")).exclude(
+    unreadable = RetrievedItem.objects.filter(answer_id=OuterRef(answer)).exclude(
         Exists(readable)
     )
     # Not `~Exists(unreadable)`: PostgreSQL turns NOT EXISTS into an anti join and, for a
@@ -169,7 +175,7 @@ def visible_items(principals: Iterable[str]) -> QuerySet[ReviewItem]:
     # rows (most items are visible) where it would guess 0.5% for "IS NULL", and walk or
     # JIT-compile for a few visible rows among thousands.
     blocked = Coalesce(Subquery(unreadable.order_by().values(one=Value(1))[:1]), Value(0))
-    return ReviewItem.objects.alias(_blocked=blocked).filter(~Q(_blocked=1))
+    return rows.alias(_blocked=blocked).filter(~Q(_blocked=1))
 
 
 def _filtered(qs: QuerySet[ReviewItem], filters: QueueFilters, user: Any,
