@@ -189,6 +189,13 @@ def _older_still_to_send() -> Exists:
     ).exclude(trace_id=""))
 
 
+def _endpoint_active() -> Exists:
+    """The delivery's endpoint is enabled. A correlated EXISTS, not a join: Django turns an
+    UPDATE filtered across a join into `id IN (SELECT ...)`, whose state check a second
+    worker, waiting on the row, would not read again once the first one committed."""
+    return Exists(WebhookEndpoint.objects.filter(pk=OuterRef("endpoint_id"), is_active=True))
+
+
 def retry_delay(attempts: int) -> float:
     """Seconds before the next attempt after `attempts` failed ones: doubling from the base,
     capped, with +-20 % jitter so endpoints that failed together do not retry together."""
@@ -218,9 +225,8 @@ def _claim(delivery_id: int, now: datetime) -> bool:
     event for the same endpoint and answer is still to be sent: it goes first. Not while the
     endpoint is disabled: the delivery waits until it is enabled again."""
     return bool(WebhookDelivery.objects.filter(
-        ~_older_still_to_send(),
+        ~_older_still_to_send(), _endpoint_active(),
         pk=delivery_id, state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now,
-        endpoint__is_active=True,
     ).update(state=WebhookDelivery.State.SENDING, lease_until=now + _lease(),
              attempts=F("attempts") + 1))
 
@@ -355,15 +361,14 @@ def webhook_deliveries_due(*, limit: int = 500, endpoint_id: int | None = None) 
                     dispatched_until=None)
     waiting = WebhookDelivery.objects.filter(
         Q(dispatched_until__isnull=True) | Q(dispatched_until__lte=now),
-        ~_older_still_to_send(),
+        ~_older_still_to_send(), _endpoint_active(),
         state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now,
-        endpoint__is_active=True,
     )
     if endpoint_id is not None:
         waiting = waiting.filter(endpoint_id=endpoint_id)
     with transaction.atomic():
         due = list(
-            waiting.select_for_update(skip_locked=True, of=("self",))
+            waiting.select_for_update(skip_locked=True)
             .order_by("next_attempt_at").values_list("pk", flat=True)[:limit]
         )
         WebhookDelivery.objects.filter(pk__in=due).update(

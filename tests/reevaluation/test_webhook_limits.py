@@ -160,6 +160,42 @@ def hanging_resolver() -> Iterator[HangingResolver]:
         resolver.release.set()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_claiming_one_delivery_at_once_take_it_once(settings: Any) -> None:
+    """The second worker waits on the row the first one holds, then finds it no longer
+    pending: one attempt, not two sends of the same event."""
+    from django.db import connection, transaction
+
+    from reviewqueue.webhooks.services import _claim
+
+    delivery = pending_delivery("http://127.0.0.1:9/hook")
+    now = timezone.now()
+    first_holds = threading.Event()
+    claims: dict[str, bool] = {}
+
+    def first() -> None:
+        with transaction.atomic():
+            claims["first"] = _claim(delivery.pk, now)
+            first_holds.set()
+            time.sleep(0.5)  # the second worker's UPDATE waits on the row meanwhile
+        connection.close()
+
+    def second() -> None:
+        first_holds.wait(5)
+        claims["second"] = _claim(delivery.pk, now)
+        connection.close()
+
+    workers = [threading.Thread(target=first), threading.Thread(target=second)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(10)
+
+    assert claims == {"first": True, "second": False}
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.attempts) == ("sending", 1)
+
+
 def test_a_hanging_dns_lookup_fails_the_attempt_at_the_deadline(
         settings: Any, hanging_resolver: HangingResolver) -> None:
     settings.WEBHOOK_TIMEOUT_SECONDS = 0.3
