@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+import gating
 from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
@@ -555,7 +556,7 @@ HELD_PROBE = 10_000
 
 def held_answers_of(conflict: Conflict, user: Any, *, limit: int = 20) -> list[Any]:
     """The first `limit` held answers, oldest in the queue first, that `conflict` is holding
-    and `user` may read in full: those held_answer_counts counts. Two queries."""
+    and `user` may read in full: those held_answer_counts counts. One query."""
     from reviewqueue.accounts.principals import user_principals
     from reviewqueue.reviews.selectors.queue import visible_items
 
@@ -567,11 +568,12 @@ def held_answers_of(conflict: Conflict, user: Any, *, limit: int = 20) -> list[A
         .select_related("answer", "answer__current_version")
         .distinct().order_by("entered_at", "id")
     )
-    # A claim asks about the conflict when it has its key and its subject, or no subject; the
-    # key is checked in SQL, the subject here (a few answers claim one key of many subjects).
+    # The key is checked in SQL, the subject here (a few answers claim one key of many
+    # subjects), as the gate pairs a claim with a fact.
     asking = []
     for item in items[:limit * 5]:
-        if any(c.get("key") == conflict.key and (c.get("subject") or "") in ("", conflict.subject)
+        if any(gating.claim_asks_about(c.get("key"), c.get("subject"), conflict.key,
+                                       conflict.subject)
                for c in item.answer.current_version.claims):
             asking.append(item.answer)
             if len(asking) == limit:
