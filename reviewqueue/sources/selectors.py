@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import (
+    BooleanField,
     Exists,
     F,
     Func,
@@ -20,11 +21,11 @@ from django.db.models import (
     QuerySet,
     Value,
 )
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-import gating
 from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
@@ -565,20 +566,22 @@ def held_answers_of(conflict: Conflict, user: Any, *, limit: int = 20) -> list[A
         .filter(reasons__contains=["conflicting_sources"],
                 answer__retrieved__document_key__in=conflict.documents,
                 answer__current_version__claim_keys__contains=[conflict.key])
-        .select_related("answer", "answer__current_version")
+        .alias(asks=Func(F("answer__current_version__claims"), RawSQL("%s::jsonpath", [_ASKS]),
+                         Value(json.dumps({"key": conflict.key,
+                                           "subject": conflict.subject or ""})),
+                         function="jsonb_path_exists", output_field=BooleanField()))
+        .filter(asks=True)
+        .select_related("answer")
         .distinct().order_by("entered_at", "id")
     )
-    # The key is checked in SQL, the subject here (a few answers claim one key of many
-    # subjects), as the gate pairs a claim with a fact.
-    asking = []
-    for item in items[:limit * 5]:
-        if any(gating.claim_asks_about(c.get("key"), c.get("subject"), conflict.key,
-                                       conflict.subject)
-               for c in item.answer.current_version.claims):
-            asking.append(item.answer)
-            if len(asking) == limit:
-                break
-    return asking
+    return [item.answer for item in items[:limit]]
+
+
+# A claim asks about the conflict as the gate pairs them (gating.claim_asks_about): the same
+# key, and the same subject unless the claim names none. Checked in SQL, so that answers
+# claiming the key for other subjects never crowd out those it holds.
+_ASKS = ("$[*] ? (@.key == $key && (!(exists(@.subject)) || @.subject == null"
+         " || @.subject == \"\" || @.subject == $subject))")
 
 
 def held_answer_counts(conflicts: list[Conflict], user: Any) -> dict[int, AtLeast]:

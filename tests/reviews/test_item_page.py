@@ -433,3 +433,12 @@ def test_a_citation_card_escapes_every_value_it_shows() -> None:
     assert html.count(escaped) == 15, html
     assert "Replaced by revision " + escaped in html
     assert "2026-01-01 → no end" in html
+
+
+def test_a_key_wraps_only_after_its_separators_and_stays_escaped() -> None:
+    from reviewqueue.reviews.templatetags.review_tags import word_breaks
+
+    assert word_breaks("data_retention.days/v-2") == "data_<wbr>retention.<wbr>days/<wbr>v-<wbr>2"
+    assert word_breaks("trailing_") == "trailing_"  # nothing to break before
+    assert word_breaks("<script>a_b</script>&") == (
+        "&lt;script&gt;a_<wbr>b&lt;/<wbr>script&gt;&amp;")

@@ -130,3 +130,23 @@ def test_next_with_nothing_waiting_returns_to_the_same_queue_page(
 ) -> None:
     response = login(reviewer).post("/next", {"reason": "conflicting_sources", "back": QUEUE})
     assert response["Location"] == f"/?{QUEUE}"
+
+
+def test_a_row_links_to_its_answer_without_claiming_it(hold: Any, reviewer: Any,
+                                                      login: Any) -> None:
+    """The trace id is a plain link, so a reviewer can read an answer, or open it in a new tab,
+    and leave it free for others; "Start reviewing" on its page claims it."""
+    from reviewqueue.reviews.models import Answer
+
+    trace = hold()
+    client = login(reviewer)
+    html = client.get(f"/?{QUEUE}").content.decode()
+    link = re.search(rf'<a class="trace" href="([^"]+)"[^>]*>{trace}</a>', html)
+    assert link is not None, html
+    url = html_module.unescape(link.group(1))
+    assert url.startswith(f"/answers/{trace}/?") and _back_of(url) == QUEUE
+    page = client.get(url).content.decode()
+    assert "Start reviewing" in page
+    answer = Answer.objects.select_related("review_item").get(trace_id=trace)
+    assert answer.review_item.leased_by_id is None
+    assert "Free" in client.get(f"/?{QUEUE}").content.decode()

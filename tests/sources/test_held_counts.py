@@ -206,3 +206,34 @@ def test_the_inbox_counts_held_answers_in_queries_that_do_not_grow_with_conflict
              claims=claims(key))
     assert inbox_queries() == one
     assert list(inbox_counts(client).values()) == ["holding 1 answer"] * len(keys)
+
+
+def test_the_conflict_page_lists_its_own_subject_past_many_answers_about_another(
+    client: Any, publish: Any, submit: Any, owner: Any, other_owner: Any,
+) -> None:
+    """Two plans disagree on trial_days: one conflict a plan. 150 answers about plan-b waited
+    longest; the plan-a conflict's page still lists the plan-a answers, and those claiming
+    trial_days with no subject (they ask about every plan)."""
+    def plan_facts(value: int) -> list[dict[str, Any]]:
+        return [{**fact("trial_days", value), "subject": plan} for plan in ("plan-a", "plan-b")]
+
+    publish("pricing", facts=plan_facts(14))
+    publish("trial-promo", owner="oscar", facts=plan_facts(30))
+    plan_a = Conflict.objects.get(key="trial_days", subject="plan-a")
+    plan_b = Conflict.objects.get(key="trial_days", subject="plan-b")
+
+    def about(subject: str | None) -> list[dict[str, Any]]:
+        return [{"key": "trial_days", "value": 14, "cite": "d1",
+                 **({"subject": subject} if subject else {})}]
+
+    queue_copies(held(submit, "t-b", retrieved=cites("pricing"), claims=about("plan-b")),
+                 150, "t-b-")
+    held(submit, "t-a", retrieved=cites("pricing"), claims=about("plan-a"))
+    held(submit, "t-any", retrieved=cites("trial-promo"), claims=about(None))
+    client.force_login(owner)
+
+    assert detail_count(client, plan_a) == "2 answers"
+    assert detail_listed(client, plan_a) == ["t-a", "t-any"]
+    assert detail_count(client, plan_b) == "152 answers"  # 151 about plan-b, t-any
+    assert detail_listed(client, plan_b)[:2] == ["t-b", "t-b-1"]
+    assert len(detail_listed(client, plan_b)) == 20

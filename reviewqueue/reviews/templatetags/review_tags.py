@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -71,6 +72,17 @@ def reason_tone(code: str) -> str:
 @register.filter
 def show_value(value: Any) -> str:
     return labels.show_value(value)
+
+
+_BREAK_AFTER = re.compile(r"([_./-])(?=.)")
+
+
+@register.filter
+def word_breaks(value: object) -> SafeString:
+    """The value escaped, with a line-break opportunity after each _ . / - inside it: a long
+    key (data_retention_days) in a narrow column wraps between its words, never mid-word.
+    <wbr> adds no character, so a copied key stays whole."""
+    return mark_safe(_BREAK_AFTER.sub(r"\1<wbr>", str(conditional_escape(value))))
 
 
 @register.simple_tag
