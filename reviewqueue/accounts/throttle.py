@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from django.conf import settings
@@ -23,12 +24,18 @@ def _client_address(request: Any) -> str:
     return str(meta.get("REMOTE_ADDR", "unknown"))
 
 
+def _user_key(username: str) -> str:
+    """The username's counter, under the name Django's sign-in form checks the password of:
+    stripped and NFKC-normalised ("alice " and a full-width "alice" are alice), then lowered."""
+    return "login-fail:user:" + unicodedata.normalize("NFKC", username.strip()).lower()
+
+
 def _limits(username: str, request: Any) -> list[tuple[str, int]]:
     """The counters a failure adds to, each with the count that blocks: the username's, low,
     so one account's password is not guessed; and the client address's, much higher, so one
     client cannot try a password on every account, while the typos of one person behind an
     office's shared address do not lock out all their colleagues."""
-    return [(f"login-fail:user:{username.lower()}", settings.LOGIN_FAILURE_LIMIT),
+    return [(_user_key(username), settings.LOGIN_FAILURE_LIMIT),
             (f"login-fail:addr:{_client_address(request)}",
              settings.LOGIN_FAILURE_ADDRESS_LIMIT)]
 
@@ -45,7 +52,7 @@ def login_failure_record(username: str, request: Any) -> None:
 
 
 def login_failures_clear(username: str, request: Any) -> None:
-    cache.delete(f"login-fail:user:{username.lower()}")
+    cache.delete(_user_key(username))
 
 
 def login_blocked(username: str, request: Any) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from reviewqueue.accounts.models import ApiToken
@@ -33,7 +33,6 @@ def test_adduser_gives_the_role_and_groups_as_principals(db: Any) -> None:
 @pytest.mark.parametrize("group", ["admin", "service", "owner"])
 def test_adduser_refuses_an_extra_group_named_after_a_role(db: Any, group: str) -> None:
     from django.contrib.auth import get_user_model
-    from django.core.management.base import CommandError
 
     from reviewqueue.accounts.roles import user_roles
 
@@ -81,6 +80,15 @@ def test_a_revoked_token_stops_working(service: Any, owner: Any) -> None:
     assert api.put(url, revision_body(), format="json").status_code == 201
     call_command("revoke_token", "--user", "rag-service", stdout=StringIO())
     assert api.put(url, revision_body(), format="json").status_code == 401
+
+
+@pytest.mark.parametrize("option", ["--prefix", "--user"])
+def test_revoking_with_an_empty_name_says_which_option_is_empty(service: Any, option: str,
+                                                                token_client: Any) -> None:
+    api = token_client(service)
+    with pytest.raises(CommandError, match=f"{option} is empty"):
+        call_command("revoke_token", option, "", stdout=StringIO())  # an unset shell variable
+    assert api.get("/api/v1/answers/nope").status_code == 404  # nothing was revoked
 
 
 def test_rotating_keeps_the_scopes_and_retires_the_old_token(

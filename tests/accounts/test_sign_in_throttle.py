@@ -133,3 +133,28 @@ def test_an_address_trying_many_accounts_is_refused_for_all_of_them(
 
     assert client.post("/accounts/login/",
                        {"username": "alice", "password": PASSWORD}).status_code == 429
+
+
+@pytest.mark.parametrize("variant", ["alice ", " alice", "\uff41lice"])
+def test_a_blocked_account_stays_blocked_however_its_name_is_spelt(
+        client: Client, reviewer: Any, settings: Any, variant: str) -> None:
+    """Django's form strips and NFKC-normalises the name before checking the password: a
+    spelling it cleans to "alice" is alice's account, and counts against her limit."""
+    settings.LOGIN_FAILURE_ADDRESS_LIMIT = 1000  # only the account's limit is under test
+    for _ in range(3):
+        assert client.post("/accounts/login/",
+                           {"username": "alice", "password": "wrong"}).status_code == 200
+    response = client.post("/accounts/login/", {"username": variant, "password": PASSWORD})
+    assert response.status_code == 429
+    assert "Too many failed sign-ins" in response.content.decode()
+    assert client.get("/").status_code == 302  # still signed out
+
+
+def test_guesses_at_a_spaced_out_name_count_against_the_account(
+        client: Client, reviewer: Any, settings: Any) -> None:
+    settings.LOGIN_FAILURE_ADDRESS_LIMIT = 1000
+    codes = [client.post("/admin/login/", {"username": "alice ", "password": f"guess-{i}"})
+             .status_code for i in range(4)]
+    assert codes == [200, 200, 200, 429]
+    response = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD})
+    assert response.status_code == 429

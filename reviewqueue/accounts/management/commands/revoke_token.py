@@ -14,6 +14,9 @@ class Command(BaseCommand):
         group.add_argument("--user")
 
     def handle(self, *args: object, **options: object) -> None:
+        for option in ("prefix", "user"):
+            if options[option] is not None and not str(options[option]).strip():
+                raise CommandError(f"--{option} is empty: give a token prefix or a username")
         user = None
         if options["user"]:
             user = user_named(options["user"])
