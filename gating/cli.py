@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import IO, NamedTuple, Protocol
 
 from gating.api import _run_raw, citation_only_pass, result_line
-from gating.engine import DECISION_OF_CODE, encode_json, run
+from gating.engine import DECISION_OF_CODE, encode_json, is_iso_date, run
 from gating.mix import published_mix_lines
 from gating.model import GATE_VERSION, InputError
 from gating.records import parse_raw
@@ -47,7 +47,10 @@ def _parse_line(number: int, raw: bytes) -> Line | None:
     if not raw.strip():
         return None
     try:
-        return Line(number, _decode(raw.decode("utf-8").rstrip("\r\n")), None)
+        text = raw.decode("utf-8").rstrip("\r\n")
+        if number == 1:  # a file saved "UTF-8 with BOM" starts with one; it is not JSON
+            text = text.removeprefix("\ufeff")
+        return Line(number, _decode(text), None)
     except UnicodeDecodeError:
         return Line(number, None, "not valid UTF-8")
     except RecursionError:
@@ -93,11 +96,9 @@ def _open_input(path: str) -> IO[bytes]:
 
 
 def _date_arg(text: str) -> datetime.date:
-    try:
-        if len(text) == 10:
-            return datetime.date.fromisoformat(text)
-    except ValueError:
-        pass
+    """A date written as a record's as_of must be: YYYY-MM-DD, nothing else (no week dates)."""
+    if is_iso_date(text):
+        return datetime.date.fromisoformat(text)
     raise argparse.ArgumentTypeError(f"not a YYYY-MM-DD date: {text!r}")
 
 
@@ -175,7 +176,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     with _open_input(args.file) as stream:
         for line in _read_lines(stream):
             case_id = _case_id(line.record)
-            label = f"line {line.number}" if case_id is None else str(case_id)
+            # An id may hold what the terminal cannot print (a lone surrogate): escaped.
+            label = (f"line {line.number}" if case_id is None
+                     else str(case_id).encode("utf-8", "backslashreplace").decode())
             if line.error is not None:
                 bad += 1
                 rows.append((label, "-", f"error: {line.error}", "-", "ERROR"))
@@ -249,7 +252,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 bad += 1
                 print(f"line {line.number}: {line.error}", file=sys.stderr)
                 continue
-            label = line.record.get("label") if isinstance(line.record, dict) else None
+            if not isinstance(line.record, dict):
+                bad += 1
+                print(f"line {line.number}: $: must be a JSON object", file=sys.stderr)
+                continue
+            label = line.record.get("label")
             if label not in LABELS:
                 bad += 1
                 print(f"line {line.number}: label: must be 'hold' or 'answerable'", file=sys.stderr)
@@ -400,12 +407,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--cases must be at least 1")
     try:
         status: int = args.run(args)
-    except FileNotFoundError as exc:
-        print(f"{parser.prog}: cannot open {exc.filename}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         # The reader went away (``| head``); stop quietly like other command-line tools.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except OSError as exc:  # no such file, a directory, no permission
+        if exc.filename is None:
+            raise
+        print(f"{parser.prog}: cannot open {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
     return status

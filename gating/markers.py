@@ -1,11 +1,12 @@
 """Citation markers in free answer text, and the sentences that carry them.
 
 A marker is a bracketed list of ids: ``[d1]``, ``[d1, d2]`` or ``[d1][d2]``. Ids use the
-characters ``A-Z a-z 0-9 _ . : -``. A bracket followed directly by ``(`` is a Markdown link
-(``[docs](https://...)``), not a citation, and is ignored. Brackets inside Markdown code are
-not markers either, nor are those inside a link's destination or title: fenced code blocks
-(`````` ``` `````` or ``~~~``), code spans (```plans[0]```), ``(...)`` after a link text and
-autolinks (``<https://...>``) are blanked out before markers are looked for.
+characters ``A-Z a-z 0-9 _ . : -``. A bracket followed directly by ``(`` and a link
+destination is a Markdown link (``[docs](https://...)``), not a citation, and is ignored.
+Brackets inside Markdown code are not markers either, nor are those inside a link's
+destination or title: fenced code blocks (`````` ``` `````` or ``~~~``), code spans
+(```plans[0]```), ``(...)`` after a link text and autolinks (``<https://...>``) are blanked
+out before markers are looked for.
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ def _ids_in(text: str) -> list[str]:
 # many of the same character, or at the end of the text.
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})([^\n]*)")
 _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\r?")
-# A code span: a run of backticks, up to the next run of exactly as many, inside one paragraph.
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])*?(?<!`)\1(?!`)")
+# Outside code, a backslash escapes the character after it, and a run of backticks opens a
+# code span; a blank line (CRLF line ends too) ends the paragraph, and any code span with it.
+_ESCAPE_OR_TICKS = re.compile(r"\\.|`+", re.S)
+_PARAGRAPH_END = re.compile(r"\n[ \t\r]*\n")
 _AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9.+\-]{1,31}:[^\s<>]*>")
 _LINK_OPEN = re.compile(r"\]\(")
 _NOT_NEWLINE = re.compile(r"[^\n]")
@@ -94,6 +97,26 @@ def _fences(text: str) -> list[tuple[int, int]]:
         pos += len(line) + 1
     if fence:
         spans.append((opened, len(text)))
+    return spans
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """CommonMark code spans: a run of backticks not escaped by a backslash, up to the next run
+    of exactly as many in the same paragraph (inside a span a backslash escapes nothing). A run
+    with no such partner is literal backticks."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (match := _ESCAPE_OR_TICKS.search(text, pos)) is not None:
+        pos = match.end()
+        if match.group()[0] == "\\":
+            continue
+        paragraph = _PARAGRAPH_END.search(text, pos)
+        limit = paragraph.start() if paragraph else len(text)
+        ticks = len(match.group())
+        close = re.compile(rf"(?<!`)`{{{ticks}}}(?!`)").search(text, pos, limit)
+        if close is not None:
+            spans.append((match.start(), close.end()))
+            pos = close.end()
     return spans
 
 
@@ -169,7 +192,7 @@ def _prose(text: str) -> str:
     if "```" in text or "~~~" in text:
         text = _blank(text, _fences(text))
     if "`" in text:
-        text = _blank(text, [match.span() for match in _CODE_SPAN.finditer(text)])
+        text = _blank(text, _code_spans(text))
     if "](" in text:
         spans: list[tuple[int, int]] = []
         done = 0
@@ -180,6 +203,9 @@ def _prose(text: str) -> str:
             if end is not None:
                 spans.append((match.end(), end))
                 done = end
+            else:
+                # "[d9](per the policy)" is no link: a reader sees the marker, so does the gate.
+                spans.append((match.end() - 1, match.end()))
         text = _blank(text, spans)
     if "<" in text:
         text = _blank(text, [match.span() for match in _AUTOLINK.finditer(text)])

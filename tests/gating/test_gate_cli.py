@@ -146,6 +146,51 @@ def test_a_missing_file_is_a_usage_error():
     assert "cannot open" in run.stderr
 
 
+@pytest.mark.parametrize("command", ["evaluate", "compare", "eval"])
+def test_a_directory_given_as_the_file_is_a_usage_error(tmp_path, command):
+    run = _gate(command, str(tmp_path))
+
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert f"cannot open {tmp_path}: Is a directory" in run.stderr
+
+
+def test_the_as_of_option_takes_only_what_a_records_as_of_takes():
+    run = _gate("evaluate", "--as-of", "2026-W43-2", str(PUBLISHED))  # an ISO week date
+
+    assert run.returncode == 2 and run.stdout == ""
+    assert "not a YYYY-MM-DD date: '2026-W43-2'" in run.stderr
+
+
+def test_a_file_saved_as_utf8_with_a_bom_reads_like_one_without(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + PUBLISHED.read_bytes())
+
+    assert _gate("evaluate", str(path)).stdout == _gate("evaluate", str(PUBLISHED)).stdout
+    run = _gate("compare", str(path))
+    assert run.returncode == 0 and "matches expected: 13 of 13" in run.stdout
+
+
+def test_compare_prints_an_id_the_terminal_cannot_show_escaped(tmp_path):
+    path = tmp_path / "surrogate.jsonl"
+    path.write_text('{"id":"\\ud800","claims":[],"evidence":[]}\n')  # valid JSON text
+
+    run = _gate("compare", str(path))
+
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.stdout.startswith("case") and "\\ud800" in run.stdout
+    assert "citation-only passes 0 of 1" in run.stdout
+
+
+def test_eval_says_a_line_that_is_not_an_object_is_not_one(tmp_path):
+    path = tmp_path / "list.jsonl"
+    path.write_text('["hold"]\n')
+
+    run = _gate("eval", str(path))
+
+    assert run.returncode == 1
+    assert "line 1: $: must be a JSON object" in run.stderr and "label" not in run.stderr
+
+
 def test_a_bad_as_of_option_is_a_usage_error():
     run = _gate("evaluate", "--as-of", "20/10/2026", str(PUBLISHED))
 

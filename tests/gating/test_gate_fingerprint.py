@@ -194,13 +194,13 @@ def test_the_verdict_dict_is_json_ready(cases):
 
 
 def test_fingerprints_of_stored_verdicts_stay_as_published(cases):
-    # The README's examples, unchanged since gate 2026.12.1 was released: a change to what the
+    # The README's examples, unchanged since gate 2026.12.2 was released: a change to what the
     # gate outputs (kb_documents on warnings) must not make stored verdicts look stale.
-    assert gating.GATE_VERSION == "2026.12.1"
+    assert gating.GATE_VERSION == "2026.12.2"
     published = {
-        "valid": "3c9450f4fc10368b00461cff4d75e24ebdc2456eb5bf4aeb1013f1eb70d33327",
-        "future": "97fa00c841b0625f9ec6fe432629e10d5e85c871f6cb8cf0cfc777a40bcc60fb",
-        "conflict": "7f4a5fce9b11271c419fadbba03e5c5bf3c2da88508e9952cf8263e28df12d56",
+        "valid": "11d0eabda5ecda59ab7c4ad50b7d1e7ae260f3d215ae41bd6cf015a4e398f27d",
+        "future": "c301403a9b32c8d3c61cf7e07109dc23e186a38b794274e3106a1dc66ad5c4f1",
+        "conflict": "c4ee58b1e4d3ebb2245826ec3d2da981ce260f16ddc86fd7a1d840734fc8442f",
     }
     records = {record["id"]: record for record in cases.published()}
     found = {case: _fp(records[case]) for case in published}

@@ -116,11 +116,21 @@ def test_brackets_in_link_destinations_and_code_are_not_citations(text):
         ("Lone backtick ` then a marker [d3].", ["d3"]),
         ("Unbalanced ``a` then a marker [d4].", ["d4"]),
         ("A bracket then prose (see [d5]) is still a marker.", ["d5"]),
-        ("Not a link: [x](a [d6] b) has spaces in it.", ["d6"]),
+        # Not links (a space in the destination, a blank line in the title): the reader sees
+        # the brackets as typed, so the gate reads them.
+        ("Not a link: [x](a [d6] b) has spaces in it.", ["x", "d6"]),
+        ("The plan [d9](per the 2026 policy).", ["d9"]),
         ("```\nplans[0]\n```\nAfter the fence [d7].", ["d7"]),
         ("Inline ```code [d8]``` is a span, not a fence, and [d9] counts.", ["d9"]),
         ("```code [d8]``` opens no fence (a backtick in its info string) [d9].", ["d9"]),
-        ('A [title](x "t"\n\n[d2] after a blank line is prose.', ["d2"]),
+        ('A [title](x "t"\n\n[d2] after a blank line is prose.', ["title", "d2"]),
+        # A backslash-escaped backtick opens no code span (CommonMark): the span is `y`.
+        ("Run \\`trial [d9] with `y`.", ["d9"]),
+        ("See \\`the plan [d9]\\`.", ["d9"]),
+        # A code span ends at a blank line, with CRLF line ends too.
+        ("Use `x\r\n\r\n[d9] and `y`.", ["d9"]),
+        # Inside a span a backslash escapes nothing: `a\` is a whole span.
+        ("Code `a\\` then [d3].", ["d3"]),
     ],
 )
 def test_markers_outside_links_and_code_are_still_found(text, ids):
@@ -135,3 +145,17 @@ def test_sentence_markers_skip_code_and_link_destinations_but_offsets_keep_the_t
     assert [s.markers for s in sentences] == [("d1",), ()]
     assert all(answer[s.start : s.end] == s.text for s in sentences)
     assert sentences[0].text == "Use `plans[0]` for the first plan [d1]."
+
+
+def test_a_visible_marker_citing_nothing_retrieved_abstains_even_next_to_backticks():
+    import gating
+
+    record = {
+        "id": "escaped", "as_of": "2026-10-20",
+        "answer": "The trial lasts 14 days [d1]. Run \\`trial [d9] with `y`.",
+        "claims": [{"key": "trial_days", "value": 14, "cite": "d1"}],
+        "evidence": [{"id": "d1", "key": "trial_days", "value": 14,
+                      "valid_from": "2026-10-01", "valid_until": "2026-10-31"}],
+    }
+    result = gating.evaluate_record(record)
+    assert (result["decision"], result["reason"]) == ("abstain", "unknown_citation")
