@@ -21,10 +21,10 @@ from reviewqueue.reviews.services.decisions import MAX_COMMENT_CHARS, DecisionIn
 _INTEGER = re.compile(r"^[+-]?\d+$")
 
 
-class _CommentField(forms.CharField):
-    """A browser sends each line break of a text area as two characters but counts it as one
-    against `maxlength`: counted here as the browser does, so that a comment it let the
-    reviewer type is never refused."""
+class _TextAreaField(forms.CharField):
+    """A browser sends each line break of a text area as two characters (CRLF) but counts it
+    as one against `maxlength`: taken here as the browser counts it, so that a text it let the
+    reviewer type is never refused, and a text sent back untouched equals what was shown."""
 
     def to_python(self, value: Any) -> str:
         text: str = super().to_python(value)
@@ -37,7 +37,7 @@ class _DecisionForm(forms.Form):
     # Whether the page was drawn under the reviewer's own lease: if that lease has ended since
     # (an admin broke it), the decision is refused once rather than claiming the item again.
     held = forms.BooleanField(widget=forms.HiddenInput, required=False)
-    comment = _CommentField(
+    comment = _TextAreaField(
         label=_("Comment"), required=False, max_length=MAX_COMMENT_CHARS,
         widget=forms.Textarea(attrs={"rows": 2}),
     )
@@ -86,7 +86,8 @@ class ClaimForm(forms.Form):
 
     subject = forms.CharField(label=_("Subject"), required=False, max_length=200)
     key = forms.CharField(label=_("Key"), required=False, max_length=200)
-    value = forms.CharField(label=_("Value"), required=False, max_length=2000, strip=False)
+    # A text value may hold line breaks: shown in a text area then (see _widget_html).
+    value = _TextAreaField(label=_("Value"), required=False, max_length=2000, strip=False)
     value_type = forms.ChoiceField(label=_("Type"), choices=TYPES, initial="text")
     cite = forms.ChoiceField(label=_("Cited id"), required=False)
 
@@ -178,13 +179,13 @@ class _ClaimFormSet(forms.BaseFormSet):
 
 
 ClaimFormSet = forms.formset_factory(ClaimForm, formset=_ClaimFormSet, extra=1, can_delete=True,
-                                     max_num=200, validate_max=True)
+                                     max_num=gating.MAX_CLAIMS, validate_max=True)
 
 
 class EditForm(_DecisionForm):
     action = "edit"
     prefix = "edit"
-    answer = forms.CharField(label=_("Answer text"), strip=False, max_length=200_000,
+    answer = _TextAreaField(label=_("Answer text"), strip=False, max_length=200_000,
                              widget=forms.Textarea(attrs={"rows": 6}),
                              error_messages={"required": _("Enter the answer text.")})
 
@@ -262,6 +263,12 @@ def _widget_html(field: Any, menus: dict[str, list[tuple[str, str, str]] | None]
         return mark_safe(f'<select name="{_escape(field.html_name)}"'
                          f'{_attrs(attrs)}>{"".join(options)}\n</select>')
     context = widget.get_context(field.html_name, field.value(), attrs)["widget"]
+    if context["type"] == "text" and context["value"] and (
+            "\n" in context["value"] or "\r" in context["value"]):
+        # A text input drops line breaks: a value holding some would be changed by any edit.
+        # (The line break after the tag is the one a browser drops; the value's own are kept.)
+        return mark_safe(f'<textarea name="{_escape(context["name"])}" rows="2"'
+                         f'{_attrs(context["attrs"])}>\n{_escape(context["value"])}</textarea>')
     value = "" if context["value"] is None else f' value="{_escape(context["value"])}"'
     return mark_safe(f'<input type="{_escape(context["type"])}" '
                      f'name="{_escape(context["name"])}"{value}{_attrs(context["attrs"])}>')

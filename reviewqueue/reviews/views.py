@@ -493,8 +493,10 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
                    "edited": exc.edited},
         )
     except EditRefused as exc:
-        return _render_item(
-            request, page, status=400, forms=forms, open_form="edit",
+        # Drawn afresh: the refusal kept the lease the edit took, which the page must show
+        # (and renew).
+        return _render_refused(
+            request, trace_id, "edit", status=400,
             refused={
                 "reason": verdict_reason_label(exc.verdict.reason),
                 "sentences": [explain_finding(f.to_dict(), data.claims or [])
@@ -624,8 +626,12 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
 
 def _handoff_refusal(exc: Exception) -> tuple[int, str, int]:
     """(message level, text, status) of a refused hand-off, in the reviewer's language."""
-    from reviewqueue.reviews.services.handoff import NoOwnerToAsk
+    from reviewqueue.reviews.services.handoff import MAX_OWNER_NOTE_CHARS, NoOwnerToAsk, NoteTooLong
 
+    if isinstance(exc, NoteTooLong):
+        return messages.ERROR, _("Nothing was sent: the note is %(length)d characters long, "
+                                 "over the limit of %(limit)d. Shorten it and send it again.") % {
+            "length": exc.length, "limit": MAX_OWNER_NOTE_CHARS}, 400
     if isinstance(exc, FieldError):
         return messages.ERROR, _("Say what the owner should look at."), 400
     if isinstance(exc, LeasedByOther):

@@ -443,6 +443,11 @@ def test_an_unsupported_edit_on_the_page_is_refused_and_keeps_the_text(
     assert "9 to 5, trust me" in html
     assert "is not what [d1] says" in html
     assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1
+    # Opened by its address, the item was free: the edit took its lease, which the refusal
+    # keeps, and the page says so (item.js renews a lease marked as the reviewer's).
+    assert ReviewItem.objects.get(answer__trace_id=trace).leased_by_id == reviewer.pk
+    assert 'data-lease-mine="1"' in html
+    assert "Nobody is working on this answer." not in html
 
 
 def test_a_supported_edit_on_the_page_is_approved(hold: Any, reviewer: Any,

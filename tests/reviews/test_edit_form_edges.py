@@ -108,3 +108,76 @@ def test_an_expansion_report_with_an_infinite_verdict_is_refused(hold: Any, revi
                                     content_type="application/json")
 
     assert response.status_code == 400
+
+
+MULTILINE = "The free trial lasts 14 days [d1].\nIn the EU it lasts 30 days [d2]."
+
+
+def test_a_multiline_answer_sent_back_untouched_by_a_browser_changes_nothing(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold(answer=MULTILINE)
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    # A browser sends the text area's line breaks as CRLF.
+    response = page_post(client, trace, "edit", answer=MULTILINE.replace("\n", "\r\n"),
+                         **claims_form(TRIAL))
+    assert response.status_code == 400
+    assert "changes nothing" in response.content.decode()
+    assert list(AnswerVersion.objects.filter(answer__trace_id=trace)
+                .values_list("number", "text")) == [(1, MULTILINE)]
+
+
+def test_an_edited_multiline_answer_is_stored_with_the_line_breaks_the_api_uses(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold(answer=MULTILINE)
+    client = login(reviewer)
+    edited = MULTILINE.replace("In the EU", "In the European Union")
+    response = page_post(client, trace, "edit", answer=edited.replace("\n", "\r\n"),
+                         **claims_form(TRIAL))
+    assert response.status_code in (200, 302)
+    assert Answer.objects.get(trace_id=trace).current_version.text == edited
+
+
+def test_an_answer_with_more_than_200_claims_can_be_edited_on_its_page(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    """Ingest takes up to 1,000 claims an answer; so does the page's claim editor."""
+    trace = hold(claims=[{"key": "trial_days", "value": 14, "cite": "d1"}] * 201)
+    client = login(reviewer)
+    assert client.get(f"/answers/{trace}/").content.decode().count("data-claim-row") >= 201
+    response = page_post(client, trace, "edit",
+                         answer="The free trial lasts 14 days on every plan [d1].",
+                         **claims_form(*[TRIAL] * 201))
+    assert "at most" not in response.content.decode()
+    latest = Answer.objects.get(trace_id=trace).current_version
+    assert latest.number == 2 and len(latest.claims) == 201
+
+
+def test_a_claim_value_with_a_line_break_survives_an_edit_of_the_text_alone(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    """A text input would drop the value's line breaks, so the editor shows it in a text area,
+    and what a browser sends back from it (CRLF) is the value it showed."""
+    import html
+    import re
+
+    hours = "Mon-Fri 9-17\nSat 10-14"
+    trace = hold(claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
+                         {"key": "support_hours", "value": hours, "cite": "d1"}])
+    client = login(reviewer)
+    page = client.get(f"/answers/{trace}/").content.decode()
+    area = re.search(r'<textarea name="claims-1-value"[^>]*>\n(.*?)</textarea>', page, re.S)
+    assert area is not None, "the value is not in a text area"
+    shown = html.unescape(area.group(1))
+    assert shown == hours
+    response = page_post(client, trace, "edit",
+                         answer="The free trial lasts 14 days; support hours vary [d1].",
+                         **claims_form(TRIAL, {"key": "support_hours",
+                                               "value": shown.replace("\n", "\r\n"),
+                                               "value_type": "text", "cite": "d1"}))
+    assert response.status_code in (200, 302)
+    latest = Answer.objects.get(trace_id=trace).current_version
+    assert latest.number == 2
+    assert {"key": "support_hours", "value": hours, "cite": "d1"} in latest.claims

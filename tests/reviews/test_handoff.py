@@ -129,3 +129,31 @@ def test_re_evaluate_now_starts_a_job_and_shows_its_progress(
     # An answer the reader may not read gets no link.
     other = client.get(f"{job.get_absolute_url()}?answer=no-such").content.decode()
     assert "data-back-to-answer" not in other
+
+
+def test_a_note_the_browser_let_through_reaches_the_owner_whole(
+    hold: Any, login: Any, reviewer: Any, owner: Any
+) -> None:
+    """The text area counts a line break as one character (maxlength 5000) and sends two."""
+    trace = hold()
+    typed = "Check line.\n" * 400 + "The question at the end?"
+    sent = typed.replace("\n", "\r\n")
+    assert len(typed) <= 5000 < len(sent)
+    response = login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": sent})
+    assert response.status_code == 302
+    assert ReviewItem.objects.get(answer__trace_id=trace).owner_note == typed
+
+
+def test_a_note_over_the_limit_is_refused_whole_and_kept_on_the_page(
+    hold: Any, login: Any, reviewer: Any
+) -> None:
+    trace = hold()
+    note = "x" * 5001 + " the end"
+    response = login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": note})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert ("Nothing was sent: the note is 5009 characters long, over the limit of 5000. "
+            "Shorten it and send it again.") in page
+    assert note in page  # what the reviewer wrote is still in the form
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert not item.waiting_for_owner and item.owner_note == ""

@@ -25,6 +25,18 @@ from reviewqueue.reviews.services.leases import LeasedByOther, NotHeld
 log = logging.getLogger(__name__)
 
 
+# The note's limit, as the page's text area counts it (a line break is one character).
+MAX_OWNER_NOTE_CHARS = 5000
+
+
+class NoteTooLong(FieldError):
+    """A note over MAX_OWNER_NOTE_CHARS: refused whole, never cut."""
+
+    def __init__(self, length: int) -> None:
+        super().__init__("note", f"at most {MAX_OWNER_NOTE_CHARS} characters ({length} sent)")
+        self.length = length
+
+
 class NoOwnerToAsk(Conflict):
     """None of the owners of the answer's sources may read it in full, so nobody can be asked."""
 
@@ -37,9 +49,11 @@ class NoOwnerToAsk(Conflict):
 
 @transaction.atomic
 def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Actor) -> ReviewItem:
-    note = note.strip()
+    note = note.replace("\r\n", "\n").strip()  # a browser sends a line break as two
     if not note:
         raise FieldError("note", "say what the owner should look at")
+    if len(note) > MAX_OWNER_NOTE_CHARS:
+        raise NoteTooLong(len(note))
     answer = Answer.objects.filter(trace_id=trace_id).first()
     if answer is None:
         raise NotFound(f"no answer {trace_id!r}")
@@ -55,7 +69,7 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
         raise NoOwnerToAsk()
     was_waiting = item.waiting_for_owner
     item.waiting_for_owner = True
-    item.owner_note = note[:5000]
+    item.owner_note = note
     item.sent_to_owner_by = user
     item.sent_to_owner_at = now
     item.save(update_fields=["waiting_for_owner", "owner_note", "sent_to_owner_by",
