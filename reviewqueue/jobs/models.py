@@ -40,6 +40,12 @@ class Job(models.Model):
                   "does not cite it gets the trigger 'another document changed'")
     trigger = models.CharField(max_length=16, help_text="Verdict trigger recorded on new verdicts")
     as_of = models.DateField(null=True, blank=True, help_text="The day a validity sweep ran for")
+    fact_keys = ArrayField(
+        models.CharField(max_length=200), null=True, blank=True,
+        help_text="A document job: the fact keys of the document's current revision and the one "
+                  "before it when the job was started (the answers claiming one are re-evaluated "
+                  "too). Read then, not at fan-out: by then newer revisions may have replaced "
+                  "the one that dropped a key. Empty for a job started before this was kept.")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0, help_text="Answers re-evaluated")

@@ -56,11 +56,14 @@ def answer_ids_claiming(keys: list[str]) -> QuerySet[Any]:
     )
 
 
-def answer_ids_affected_by_document(document_key: str) -> QuerySet[Any]:
+def answer_ids_affected_by_document(document_key: str,
+                                    keys: list[str] | None = None) -> QuerySet[Any]:
     """Answers a change to the document may change the verdict of: those that cite it, and
-    those that claim a key its facts carry (now or in the revision before)."""
+    those that claim one of `keys`, by default those its facts carry (now or in the revision
+    before)."""
     citing = answer_ids_citing_document(document_key)
-    keys = document_fact_keys(document_key)
+    if keys is None:
+        keys = document_fact_keys(document_key)
     if not keys:
         return citing
     # UNION drops the answers found both ways.

@@ -24,6 +24,7 @@ from reviewqueue.jobs.selectors import (
     answer_ids_affected_by_document,
     answer_ids_all,
     answer_ids_due_for_validity,
+    document_fact_keys,
     validity_sweep_due,
 )
 from reviewqueue.jobs.tasking import BROKER_ERRORS
@@ -61,7 +62,8 @@ def _chunks(ids: Iterable[int], size: int) -> Iterator[list[int]]:
 
 
 def _job_create(*, scope: str, trigger: str, actor: Actor | None, user: Any = None,
-                document_key: str = "", cause: str = "", as_of: date | None = None) -> Job:
+                document_key: str = "", cause: str = "", as_of: date | None = None,
+                fact_keys: list[str] | None = None) -> Job:
     chosen = _actor_for(trigger, actor)
     return Job.objects.create(
         scope=scope,
@@ -69,6 +71,7 @@ def _job_create(*, scope: str, trigger: str, actor: Actor | None, user: Any = No
         document_key=document_key,
         cause=cause,
         as_of=as_of,
+        fact_keys=fact_keys,
         requested_by=user if getattr(user, "is_authenticated", False) else None,
         actor_type=chosen.type,
         actor=chosen.name,
@@ -186,7 +189,8 @@ def job_start_for_document(*, document_key: str, trigger: str, actor: Actor | No
     fan-out task, through the index on cited documents. `cause`: the document whose change
     started it, when that is `document_key` or another document of one of its conflicts."""
     job = _job_create(scope=Job.Scope.DOCUMENT, trigger=trigger, actor=actor, user=user,
-                      document_key=document_key, cause=cause)
+                      document_key=document_key, cause=cause,
+                      fact_keys=document_fact_keys(document_key))
     if trigger in _REQUESTED_TRIGGERS and actor is not None:
         _audit_request(job, actor, None)
     _enqueue_fan_out(job)
@@ -257,7 +261,8 @@ def job_fan_out(*, job_id: str) -> Job | None:
 
 def _affected_answer_ids(job: Job) -> Iterator[int]:
     if job.scope == Job.Scope.DOCUMENT:
-        return answer_ids_affected_by_document(job.document_key).iterator(chunk_size=5000)
+        return answer_ids_affected_by_document(job.document_key, job.fact_keys
+                                               ).iterator(chunk_size=5000)
     if job.scope == Job.Scope.ALL:
         return answer_ids_all().iterator(chunk_size=5000)
     if job.scope == Job.Scope.VALIDITY:

@@ -213,7 +213,15 @@ def conflicts_close_ended(*, today: date | None = None) -> list[ConflictChange]:
     is (a dismissal is not reopened because one of its facts ended)."""
     pairs = set(Conflict.objects.exclude(status=Conflict.Status.CLOSED)
                 .values_list("subject", "key"))
-    return conflicts_refresh(pairs=pairs, actor=WORKER, cause="", today=today, close_only=True)
+    changes = conflicts_refresh(pairs=pairs, actor=WORKER, cause="", today=today,
+                                close_only=True)
+    # A dismissal hid the pair's facts from the gate; closed, they count again, and may still
+    # disagree with an answer's claim (one naming no subject, say): re-evaluate, as a
+    # reopening would. The validity sweep cannot see this: those facts gave no boundary.
+    for change in changes:
+        if change.before == Conflict.Status.DISMISSED:
+            reevaluate_documents(change.conflict.documents, trigger="validity", actor=WORKER)
+    return changes
 
 
 def reevaluate_documents(keys: Iterable[str], *, trigger: str, actor: Actor,
