@@ -32,10 +32,12 @@ from reviewqueue.reviews.models import (
 from reviewqueue.reviews.selectors.answers import user_may_read_answer
 from reviewqueue.reviews.services.evaluation import (
     gate_day,
+    load_sources,
     run_gate,
     store_verdict,
     verdict_is_fresh,
 )
+from reviewqueue.reviews.services.ingest import catch_up_on_commit
 from reviewqueue.reviews.services.leases import (
     LeasedByOther,
     LeaseLost,
@@ -306,12 +308,20 @@ def _edit(answer: Answer, user: Any, data: DecisionInput) -> Verdict | gating.Ve
     version = AnswerVersion(answer=answer, number=number, text=data.text, claims=claims,
                             created_by=user)
     retrieved = list(RetrievedItem.objects.filter(answer=answer))
-    run = run_gate(answer=answer, version=version, retrieved=retrieved, as_of=gate_day(answer))
+    sources = load_sources(((r.document_key, r.revision, r.span) for r in retrieved),
+                           (c["key"] for c in claims))
+    run = run_gate(answer=answer, version=version, retrieved=retrieved, as_of=gate_day(answer),
+                   sources=sources)
     if run.verdict.decision == Verdict.Decision.ABSTAIN:
         return run.verdict
     version.save()
     verdict, _ = store_verdict(answer=answer, version=version, run=run,
                                trigger=Verdict.Trigger.EDIT)
+    # A publish committing meanwhile re-evaluates the answers whose *current* version claims
+    # its keys, and this one is not current until the edit commits: checked again then, as
+    # ingest does, so an approval never stays on a verdict its sources have moved past.
+    catch_up_on_commit(sources, {r.document_key: [answer.pk] for r in retrieved},
+                       {c["key"]: [answer.pk] for c in claims})
     return verdict
 
 

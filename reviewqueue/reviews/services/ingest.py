@@ -21,6 +21,7 @@ from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Ver
 from reviewqueue.reviews.services.evaluation import (
     GateInputError,
     KbRow,
+    Sources,
     gate_day,
     load_sources,
     run_gate,
@@ -186,8 +187,6 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
         ((r.document_id, r.revision, r.span) for data in items for r in data.retrieved),
         (claim["key"] for data in items for claim in data.claims),
     )
-    seen = {r.document_id: _state(sources.documents.get(r.document_id))
-            for data in items for r in data.retrieved}
     citing: dict[str, list[int]] = {}
     claiming: dict[str, list[int]] = {}
     out: list[Answer | GateInputError] = []
@@ -245,9 +244,18 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
     if answers:
         copy_instances(answers, versions, retrieved_rows, verdicts)
         answers_enter(entered=entered, actor=actor)
-        kb = sources.kb
-        transaction.on_commit(lambda: _catch_up(seen, citing, kb, claiming))
+        catch_up_on_commit(sources, citing, claiming)
     return out
+
+
+def catch_up_on_commit(sources: Sources, citing: dict[str, list[int]],
+                       claiming: dict[str, list[int]]) -> None:
+    """Once the caller's transaction commits, re-evaluate the answers whose sources changed
+    since the gate read `sources` for them (see _catch_up): `citing` maps each cited document,
+    `claiming` each claimed key, to the answers the gate ran for. Ingest and edits call it."""
+    seen = {key: _state(sources.documents.get(key)) for key in citing}
+    kb = sources.kb
+    transaction.on_commit(lambda: _catch_up(seen, citing, kb, claiming))
 
 
 def _state(document: CurrentDocument | None) -> tuple[int | None, bool]:
