@@ -501,10 +501,13 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
               for (key, _), revision in older.items()}
     loaded.update({(d.key, d.current_revision.revision): d.current_revision.allowed_principals
                    for d in documents.values() if d.current_revision is not None})
+    # A citation the gate could not resolve (revision never received, passage missing) gave it
+    # no values to quote: its document's current revision then is no basis of the messages.
     unreadable_basis = any(
         (r.get("document"), r["current"]) not in loaded
         or not may_read(loaded[(r.get("document"), r["current"])], principals)
-        for r in verdict.revisions_used or () if r.get("current"))
+        for r in verdict.revisions_used or ()
+        if r.get("current") and r.get("received", True) and r.get("passage_found", True))
     findings = []
     for f in verdict.findings:
         restricted = unreadable_basis or any(
