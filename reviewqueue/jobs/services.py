@@ -301,6 +301,13 @@ def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int) -> bool
         return False
     # A dead chunk had all its answers counted as failed; they are counted again now.
     previously_failed = chunk.failed if chunk.state == JobChunk.State.DEAD else 0
+    if chunk.started_at is not None:
+        # A retried chunk (a lost connection, a dead chunk sent again) ran its answers again,
+        # and those the first attempt changed came out unchanged: count, from the store, the
+        # answers with a verdict newer than the chunk's first start.
+        changed = max(changed, Verdict.objects.filter(
+            answer_id__in=chunk.answer_ids, created_at__gte=chunk.started_at,
+        ).values("answer_id").distinct().count())
     chunk.state = JobChunk.State.FINISHED
     chunk.done, chunk.failed, chunk.changed = done, failed, changed
     chunk.finished_at = timezone.now()
