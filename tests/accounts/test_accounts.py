@@ -164,3 +164,16 @@ def test_pages_carry_a_content_security_policy_without_inline_script(client: Any
     script = next(d for d in policy.split(";") if d.strip().startswith("script-src"))
     assert "'self'" in script
     assert "unsafe-inline" not in script
+
+
+@pytest.mark.parametrize("command", ["issue_token", "rotate_token"])
+def test_no_token_is_made_for_a_deactivated_user(service: Any, command: str,
+                                                 token_client: Any) -> None:
+    token_client(service)  # rotate_token needs one to rotate
+    call_command("deactivate_user", "rag-service", stdout=StringIO())
+    tokens = ApiToken.objects.count()
+    out = StringIO()
+    with pytest.raises(CommandError, match="'rag-service' is deactivated: "
+                                           "reactivate_user rag-service first"):
+        call_command(command, "rag-service", stdout=out)
+    assert out.getvalue() == "" and ApiToken.objects.count() == tokens

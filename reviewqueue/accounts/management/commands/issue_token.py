@@ -21,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--label", default="")
 
     def handle(self, *args: object, **options: object) -> None:
-        user = user_named(options["name"], hint="; create it with adduser")
+        user = user_named(options["name"], hint="; create it with adduser", active=True)
         raw = token_issue(
             user=user, actor=SYSTEM, name=str(options["label"]), scopes=options["scope"]
         )  # type: ignore[arg-type]

@@ -12,5 +12,5 @@ class Command(BaseCommand):
         parser.add_argument("name")
 
     def handle(self, *args: object, **options: object) -> None:
-        user = user_named(options["name"])
+        user = user_named(options["name"], active=True)
         self.stdout.write(token_rotate(user=user, actor=SYSTEM))
