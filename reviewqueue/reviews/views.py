@@ -60,6 +60,7 @@ from reviewqueue.reviews.selectors.queue import (
     CLAIM_FILTERS,
     DEFAULT_LIMIT,
     MAX_LIMIT,
+    NEXT_CANDIDATES,
     BadCursor,
     Cursor,
     QueueFilters,
@@ -264,9 +265,15 @@ def _kept_filters(filters: QueueFilters, replaced: str) -> str:
 @reviewer_required
 def next_item(request: HttpRequest) -> HttpResponse:
     filters = _filters(request.POST)
-    candidates = next_unclaimed(principals=user_principals(request.user), filters=filters,
-                                user=request.user)
-    answer = lease_claim_next(candidates=candidates, user=request.user, actor=_actor(request))
+    answer = None
+    for _round in range(3):
+        candidates = next_unclaimed(principals=user_principals(request.user), filters=filters,
+                                    user=request.user)
+        answer = lease_claim_next(candidates=candidates, user=request.user,
+                                  actor=_actor(request))
+        if answer is not None or len(candidates) < NEXT_CANDIDATES:
+            break
+        # Colleagues took every one of them meanwhile; the next ones may still be free.
     if answer is None:
         messages.info(request, _("Nothing unclaimed is waiting for you."))
         back = _back(request)

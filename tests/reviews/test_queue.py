@@ -320,6 +320,28 @@ def test_next_skips_answers_waiting_for_their_owner(
     assert "Nothing unclaimed is waiting for you." in response.content.decode()
 
 
+def test_next_goes_on_past_answers_colleagues_took_meanwhile(
+    pricing_documents: Any, reviewer: Any, bob: Any, login: Any, monkeypatch: Any
+) -> None:
+    """Between reading the five oldest and claiming one, colleagues took all five: the sixth
+    is still free, and "Next" opens it rather than saying nothing is waiting."""
+    from reviewqueue.reviews import views
+
+    items = bulk_held(6, prefix="r")
+    claim_next = views.lease_claim_next
+
+    def colleagues_first(*, candidates: Any, **kwargs: Any) -> Any:
+        if not ReviewItem.objects.filter(leased_by=bob).exists():
+            ReviewItem.objects.filter(answer__in=candidates).update(
+                leased_by=bob, lease_until=timezone.now() + dt.timedelta(minutes=5))
+        return claim_next(candidates=candidates, **kwargs)
+
+    monkeypatch.setattr(views, "lease_claim_next", colleagues_first)
+    response = login(reviewer).post("/next")
+    assert response.status_code == 302 and response["Location"] == "/answers/r-5/"
+    assert ReviewItem.objects.get(pk=items[5].pk).leased_by == reviewer
+
+
 def test_next_with_nothing_unclaimed_says_so(pricing_documents: Any, reviewer: Any,
                                              login: Any) -> None:
     response = login(reviewer).post("/next", follow=True)

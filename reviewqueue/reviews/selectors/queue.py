@@ -317,8 +317,12 @@ def reason_counts(*, principals: Iterable[str], filters: QueueFilters, user: Any
     ]
 
 
+# How many of the oldest unclaimed answers "Next" tries in one round.
+NEXT_CANDIDATES = 5
+
+
 def next_unclaimed(*, principals: Iterable[str], filters: QueueFilters, user: Any,
-                   how_many: int = 5) -> list[Answer]:
+                   how_many: int = NEXT_CANDIDATES) -> list[Answer]:
     """The oldest visible unclaimed answers, for "Next" to try in order. An answer a reviewer
     sent to its owners waits for them: it is opened from the queue, not handed out."""
     unclaimed = QueueFilters(reason=filters.reason, document=filters.document,
