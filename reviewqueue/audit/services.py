@@ -237,16 +237,20 @@ VERIFY_CHUNK = 5000
 
 def _chain_rows(chunk: int = VERIFY_CHUNK) -> Iterator[dict[str, Any]]:
     """Every event in seq order, read in keyset chunks: memory stays flat however long the
-    log is, and no transaction stays open for the whole walk."""
-    fields = (*HASHED_FIELDS, "prev_hash", "hash")
+    log is, and no transaction stays open for the whole walk. Paged by (seq, id), not seq
+    alone: a row smuggled in with the seq of the last row of a chunk (the unique constraint
+    dropped first) is read too, and the walk reports it out of order."""
+    fields = (*HASHED_FIELDS, "prev_hash", "hash", "id")
     # No lower bound on the first chunk: a row smuggled in with seq 0 or below must be seen.
-    events = AuditEvent.objects.order_by("seq").values(*fields)
+    events = AuditEvent.objects.order_by("seq", "id").values(*fields)
     rows = list(events[:chunk])
     while rows:
         yield from rows
         if len(rows) < chunk:
             return
-        rows = list(events.filter(seq__gt=rows[-1]["seq"])[:chunk])
+        last = rows[-1]
+        rows = list(events.filter(Q(seq__gt=last["seq"]) | Q(seq=last["seq"], id__gt=last["id"]))
+                    [:chunk])
 
 
 def _anchor() -> Anchor | None:
