@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from typing import Any
@@ -153,10 +154,34 @@ class DayField(serializers.DateField):
     def to_internal_value(self, value: Any) -> Any:
         if isinstance(value, str) and not _DAY.fullmatch(value):
             self.fail("invalid", format="YYYY-MM-DD")
+        if isinstance(value, str):
+            try:
+                datetime.date.fromisoformat(value)
+            except ValueError:
+                raise serializers.ValidationError(
+                    f"{value} is written YYYY-MM-DD but is no day of the calendar.") from None
         return super().to_internal_value(value)
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+
+
+class InstantField(serializers.DateTimeField):
+    """A moment written as RFC 3339 says (a day, a time, and its offset from UTC) and nothing
+    else: Python's ISO parser would also take a bare day, a week date, the compact form and a
+    time with no offset, which it would read in this server's time zone."""
+
+    FORMAT = "YYYY-MM-DDThh:mm[:ss[.ffffff]] then Z or +hh:mm / -hh:mm"
+
+    def to_internal_value(self, value: Any) -> Any:
+        if isinstance(value, str) and not _INSTANT.fullmatch(value):
+            raise serializers.ValidationError(f"Give a date and time with its offset from UTC: "
+                                              f"{self.FORMAT}.")
+        return super().to_internal_value(value)
+
+
+_INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?"
+                      r"(?:[Zz]|[+-]\d{2}:\d{2})", re.ASCII)
 
 
 class IdField(serializers.CharField):

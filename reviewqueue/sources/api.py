@@ -15,6 +15,7 @@ from reviewqueue.api_base import (
     BodyLimitedAPIView,
     DayField,
     IdField,
+    InstantField,
     JSONScalarField,
     PrincipalField,
     RoleAndScope,
@@ -51,7 +52,7 @@ class RevisionIn(StrictSerializer):
     title = serializers.CharField(max_length=500)
     url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
     owner = serializers.CharField(max_length=150)
-    updated_at = serializers.DateTimeField()
+    updated_at = InstantField()
     allowed_principals = serializers.ListField(
         child=PrincipalField(max_length=200), allow_empty=False, min_length=1, max_length=200,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -56,7 +56,9 @@ class RevisionInput:
             "owner": self.owner,
             "url": self.url,
             "note": self.note,
-            "updated_at": self.updated_at.isoformat(),
+            # In UTC: the same moment is the same body whatever TIME_ZONE the server runs in
+            # (DRF gives it in the current time zone).
+            "updated_at": self.updated_at.astimezone(UTC).isoformat(),
             "allowed_principals": list(self.allowed_principals),
             "passages": [[p.span, p.text] for p in self.passages],
             "facts": [
