@@ -152,7 +152,10 @@ class EndValidityForm(forms.Form):
 class DismissForm(forms.Form):
     # The revisions the person judged: a dismissal never covers ones they did not see.
     signature = forms.CharField(widget=forms.HiddenInput, max_length=64)
-    reason = forms.ChoiceField(choices=DISMISS_REASONS, label=_("Why these values do not conflict"))
+    # No reason is preset: a dismissal is recorded under the reason the owner chose.
+    reason = forms.ChoiceField(
+        choices=[("", "—"), *DISMISS_REASONS], label=_("Why these values do not conflict"),
+        error_messages={"required": _("Choose why these values do not conflict.")})
     # Stored after the reason's code ("different periods: ..."), which conflict_dismiss
     # leaves room for: what is typed here is kept whole.
     detail = forms.CharField(

@@ -51,6 +51,13 @@ def webhook_endpoint_register(*, url: str, description: str = "", secret: str = 
     url = url.strip()
     if len(url) > 2000:
         raise FieldError("url", _("at most 2000 characters"))
+    # A second endpoint on one address would get every event twice.
+    twin = WebhookEndpoint.objects.filter(url=url).order_by("pk").first()
+    if twin is not None:
+        raise FieldError("url", _(
+            "this address is already registered (endpoint %(id)s, %(state)s): enable or "
+            "disable that one rather than adding a copy") % {
+            "id": twin.pk, "state": _("enabled") if twin.is_active else _("disabled")})
     try:
         netguard.resolve_target(url)
     except (netguard.UnsafeUrl, netguard.ResolveTimeout) as exc:

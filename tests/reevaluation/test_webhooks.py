@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import time
 from typing import Any
 from unittest import mock
@@ -130,6 +131,21 @@ def test_an_admin_registers_an_endpoint_on_the_page_and_sees_the_secret_once(
     assert endpoint.secret.encode() in response.content
     assert response["Cache-Control"] == "no-store"
     assert endpoint.secret.encode() not in client.get("/webhooks/").content
+    assert WebhookEndpoint.objects.count() == 1
+
+
+def test_an_address_already_registered_is_refused_naming_the_endpoint(
+    admin_user: Any, client: Any, receiver: Receiver
+) -> None:
+    """Two endpoints on one address would get every event twice."""
+    client.force_login(admin_user)
+    client.post("/webhooks/", {"url": receiver.url, "description": "CRM"})
+    endpoint = WebhookEndpoint.objects.get()
+    response = client.post("/webhooks/", {"url": receiver.url, "description": "CRM"})
+    assert response.status_code == 400
+    page = html.unescape(response.content.decode())
+    assert (f"this address is already registered (endpoint {endpoint.pk}, enabled): enable or "
+            "disable that one rather than adding a copy") in page
     assert WebhookEndpoint.objects.count() == 1
 
 

@@ -118,6 +118,22 @@ def test_dismissing_without_a_justification_for_other_is_refused(
     assert Conflict.objects.get().status == "open"
 
 
+def test_the_dismissal_form_presets_no_reason_and_refuses_one_left_unchosen(
+    client: Any, owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{conflict_holding_an_answer.pk}/").content.decode()
+    menu = page.split('name="reason"', 1)[1].split("</select>", 1)[0]
+    assert '<option value="" selected>—</option>' in menu
+    response = client.post(
+        f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss",
+        {"reason": "", "detail": "", "signature": conflict_holding_an_answer.signature},
+    )
+    assert response.status_code == 400
+    assert "Choose why these values do not conflict." in response.content.decode()
+    assert Conflict.objects.get().status == "open"
+
+
 def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
     client: Any, owner: Any, other_owner: Any, conflict_holding_an_answer: Conflict
 ) -> None:
