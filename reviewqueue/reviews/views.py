@@ -226,7 +226,7 @@ def _queue(request: HttpRequest) -> HttpResponse:
         if page.next_cursor else None,
         "previous_url": _queue_url(filters, cursor=page.previous_cursor or "",
                                    limit=limit_param) if page.previous_cursor else None,
-        "first_url": _queue_url(filters, limit=limit_param) if cursor is not None else None,
+        "first_url": _queue_url(filters, limit=limit_param) if page.previous_cursor else None,
         "count_links": [
             (c, _queue_url(QueueFilters(c.reason, filters.document, filters.release,
                                         filters.claim)))

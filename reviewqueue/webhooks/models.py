@@ -63,6 +63,7 @@ class WebhookDelivery(models.Model):
     delivered_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "webhook deliveries"
         constraints = [
             models.UniqueConstraint(fields=["endpoint", "event_id"],
                                     name="webhook_delivery_once_per_event"),

@@ -245,6 +245,19 @@ def test_previous_goes_back_one_page(pricing_documents: Any, reviewer: Any) -> N
     assert back.previous_cursor is None
 
 
+def test_back_on_the_first_page_the_pager_offers_no_first_page(
+    pricing_documents: Any, reviewer: Any, login: Any
+) -> None:
+    bulk_held(5, prefix="p")
+    client = login(reviewer)
+    second = client.get("/?limit=2").context["next_url"]
+    page = client.get(second)
+    assert page.context["first_url"] == "/?limit=2"  # page 2: "First page" is offered
+    back = client.get(page.context["previous_url"])
+    assert "First page" not in back.content.decode() and back.context["previous_url"] is None
+    assert "p-0" in back.content.decode()
+
+
 def test_the_page_links_carry_the_filters(pricing_documents: Any, reviewer: Any,
                                           login: Any) -> None:
     bulk_held(3, prefix="f", release="2026.09")

@@ -148,8 +148,11 @@ def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
     assert "Dismissed by olivia" in page
     # Its code in words, and one full stop, not one inside the quotes and one after them.
     assert "Different plans or audiences: promo is for new teams”." in page
+    assert "opened just now" in page
     client.post(f"/owner/conflicts/{conflict_holding_an_answer.pk}/reopen")
     assert Conflict.objects.get().status == "open"
+    page = client.get("/owner/").content.decode()
+    assert "reopened just now" in page and "Dismissed by olivia" not in page
 
 
 def test_reopening_from_a_page_read_before_a_newer_dismissal_undoes_nothing(
