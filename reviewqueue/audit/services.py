@@ -281,7 +281,7 @@ def _last_seen_end() -> Anchor | None:
 
 # Held while a run is recorded and compared with the one before, so two runs finishing at
 # once (the nightly one and one asked for on the page) do not both alert on the same news.
-_ALERT_LOCK_KEY = 0x52510A0D18
+_ALERT_LOCK_KEY = 0x52510A0D19  # its own: 0x...18 is the validity sweep's (jobs)
 
 
 def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,

@@ -186,8 +186,8 @@ class EditForm(_DecisionForm):
     action = "edit"
     prefix = "edit"
     answer = _TextAreaField(label=_("Answer text"), strip=False, max_length=200_000,
-                             widget=forms.Textarea(attrs={"rows": 6}),
-                             error_messages={"required": _("Enter the answer text.")})
+                            widget=forms.Textarea(attrs={"rows": 6}),
+                            error_messages={"required": _("Enter the answer text.")})
 
     def clean_answer(self) -> str:
         text: str = self.cleaned_data["answer"]
