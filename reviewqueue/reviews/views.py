@@ -60,12 +60,10 @@ from reviewqueue.reviews.selectors.queue import (
     CLAIM_FILTERS,
     DEFAULT_LIMIT,
     MAX_LIMIT,
-    NEXT_CANDIDATES,
     BadCursor,
     Cursor,
     QueueFilters,
     documents_like,
-    next_unclaimed,
     queue_page,
 )
 from reviewqueue.reviews.services.decisions import (
@@ -82,7 +80,7 @@ from reviewqueue.reviews.services.leases import (
     LeaseLost,
     NotHeld,
     lease_claim,
-    lease_claim_next,
+    lease_claim_oldest,
     lease_leave,
     lease_release,
     lease_renew,
@@ -265,15 +263,7 @@ def _kept_filters(filters: QueueFilters, replaced: str) -> str:
 @reviewer_required
 def next_item(request: HttpRequest) -> HttpResponse:
     filters = _filters(request.POST)
-    answer = None
-    for _round in range(3):
-        candidates = next_unclaimed(principals=user_principals(request.user), filters=filters,
-                                    user=request.user)
-        answer = lease_claim_next(candidates=candidates, user=request.user,
-                                  actor=_actor(request))
-        if answer is not None or len(candidates) < NEXT_CANDIDATES:
-            break
-        # Colleagues took every one of them meanwhile; the next ones may still be free.
+    answer = lease_claim_oldest(filters=filters, user=request.user, actor=_actor(request))
     if answer is None:
         messages.info(request, _("Nothing unclaimed is waiting for you."))
         back = _back(request)

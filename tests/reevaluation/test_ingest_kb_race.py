@@ -17,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 
 from reviewqueue.jobs.models import Job
 from reviewqueue.reviews.models import Answer
-from reviewqueue.reviews.services import ingest
+from reviewqueue.reviews.services import reevaluation
 from reviewqueue.reviews.services.evaluation import verdict_is_fresh
 from tests.conftest import answer_body
 from tests.reevaluation import test_ingest_race
@@ -133,14 +133,14 @@ def test_the_check_after_commit_costs_one_query_when_nothing_changed(
     publish("pricing", "r1", facts=[fact(14)])
     publish("kb-terms", "r1", facts=[fact(14)])
     counted: list[int] = []
-    original = ingest._catch_up
+    original = reevaluation._catch_up
 
     def counting(*args: Any) -> None:
         with CaptureQueriesContext(connection) as queries:
             original(*args)
         counted.append(len(queries))
 
-    monkeypatch.setattr(ingest, "_catch_up", counting)
+    monkeypatch.setattr(reevaluation, "_catch_up", counting)
     post_answer(service_api, PATHS[0], "t-one-query")
     assert counted == [1]
 

@@ -338,10 +338,10 @@ def test_next_goes_on_past_answers_colleagues_took_meanwhile(
 ) -> None:
     """Between reading the five oldest and claiming one, colleagues took all five: the sixth
     is still free, and "Next" opens it rather than saying nothing is waiting."""
-    from reviewqueue.reviews import views
+    from reviewqueue.reviews.services import leases
 
     items = bulk_held(6, prefix="r")
-    claim_next = views.lease_claim_next
+    claim_next = leases.lease_claim_next
 
     def colleagues_first(*, candidates: Any, **kwargs: Any) -> Any:
         if not ReviewItem.objects.filter(leased_by=bob).exists():
@@ -349,7 +349,7 @@ def test_next_goes_on_past_answers_colleagues_took_meanwhile(
                 leased_by=bob, lease_until=timezone.now() + dt.timedelta(minutes=5))
         return claim_next(candidates=candidates, **kwargs)
 
-    monkeypatch.setattr(views, "lease_claim_next", colleagues_first)
+    monkeypatch.setattr(leases, "lease_claim_next", colleagues_first)
     response = login(reviewer).post("/next")
     assert response.status_code == 302 and response["Location"] == "/answers/r-5/"
     assert ReviewItem.objects.get(pk=items[5].pk).leased_by == reviewer

@@ -37,7 +37,6 @@ from reviewqueue.reviews.services.evaluation import (
     store_verdict,
     verdict_is_fresh,
 )
-from reviewqueue.reviews.services.ingest import catch_up_on_commit
 from reviewqueue.reviews.services.leases import (
     LeasedByOther,
     LeaseLost,
@@ -45,7 +44,7 @@ from reviewqueue.reviews.services.leases import (
     lease_claim,
     lease_state,
 )
-from reviewqueue.reviews.services.reevaluation import record_cleared
+from reviewqueue.reviews.services.reevaluation import catch_up_on_commit, record_cleared
 from reviewqueue.reviews.services.transitions import answer_apply_decision, answer_apply_verdict
 
 ACTIONS = ("approve", "reject", "edit")

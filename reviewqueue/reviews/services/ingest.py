@@ -4,33 +4,28 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from functools import cache
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from reviewqueue.audit.services import SYSTEM, Actor
+from reviewqueue.audit.services import Actor
 from reviewqueue.copying import copy_instances
 from reviewqueue.errors import Conflict, DomainError
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
 from reviewqueue.reviews.services.evaluation import (
     GateInputError,
-    KbRow,
-    Sources,
     gate_day,
     load_sources,
     run_gate,
     verdict_fields,
 )
+from reviewqueue.reviews.services.reevaluation import catch_up_on_commit
 from reviewqueue.reviews.services.transitions import answers_enter, first_status
-from reviewqueue.sources.models import Conflict as SourceConflict
-from reviewqueue.sources.models import Document, Fact, Revision
-from reviewqueue.sources.selectors import CURRENT_FACTS_FROM, CurrentDocument
 
 
 @dataclass(frozen=True)
@@ -246,87 +241,3 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
         answers_enter(entered=entered, actor=actor)
         catch_up_on_commit(sources, citing, claiming)
     return out
-
-
-def catch_up_on_commit(sources: Sources, citing: dict[str, list[int]],
-                       claiming: dict[str, list[int]]) -> None:
-    """Once the caller's transaction commits, re-evaluate the answers whose sources changed
-    since the gate read `sources` for them (see _catch_up): `citing` maps each cited document,
-    `claiming` each claimed key, to the answers the gate ran for. Ingest and edits call it."""
-    seen = {key: _state(sources.documents.get(key)) for key in citing}
-    kb = sources.kb
-    transaction.on_commit(lambda: _catch_up(seen, citing, kb, claiming))
-
-
-def _state(document: CurrentDocument | None) -> tuple[int | None, bool]:
-    return (None, False) if document is None else (document.revision_id,
-                                                   document.withdrawn_at is not None)
-
-
-# What identifies the knowledge-base facts on one key: for each fact, the document and current
-# revision it comes from and its subject. Revisions are immutable, so a fact's value can only
-# change with a new revision; a dismissed conflict hides its (subject, key) from the gate.
-_KbState = frozenset[tuple[str, str, str]]
-
-
-def _kb_state(rows: Iterable[KbRow]) -> _KbState:
-    return frozenset((row.document, row.revision, row.fact.subject or "") for row in rows)
-
-
-# Once the answers are committed, in one statement: each cited document's current revision and
-# whether it is withdrawn, and every fact of a current revision on the claimed keys, apart from
-# those of a dismissed conflict (as `current_facts_on` selects them, which is what the gate
-# read). The first column tells the two kinds of row apart.
-_SINCE_SQL = """
-SELECT 'cited', d.key, d.current_revision_id, d.withdrawn_at IS NOT NULL, NULL, NULL, NULL
-FROM {document} d
-WHERE d.key = ANY(%s)
-UNION ALL
-SELECT 'kb', d.key, NULL, NULL, f.key, r.revision, f.subject""" + CURRENT_FACTS_FROM
-
-
-@cache
-def _since_sql() -> str:
-    return _SINCE_SQL.format(**{
-        name: connection.ops.quote_name(model._meta.db_table)
-        for name, model in (("document", Document), ("revision", Revision), ("fact", Fact),
-                            ("conflict", SourceConflict))})
-
-
-def _sources_now(documents: Iterable[str], keys: Iterable[str]
-                 ) -> tuple[dict[str, tuple[int | None, bool]], dict[str, _KbState]]:
-    """The cited documents' states and the knowledge base's state on `keys` (1 query)."""
-    states: dict[str, tuple[int | None, bool]] = {}
-    kb: dict[str, set[tuple[str, str, str]]] = {}
-    with prepared_cursor() as cursor:
-        cursor.execute(_since_sql(), [sorted(set(documents)), sorted(set(keys)),
-                                      SourceConflict.Status.DISMISSED.value])
-        for kind, document, revision_id, withdrawn, key, revision, subject in cursor:
-            if kind == "cited":
-                states[document] = (revision_id, withdrawn)
-            else:
-                kb.setdefault(key, set()).add((document, revision, subject))
-    return states, {key: frozenset(rows) for key, rows in kb.items()}
-
-
-def _catch_up(seen: dict[str, tuple[int | None, bool]], citing: dict[str, list[int]],
-              kb: dict[str, list[KbRow]], claiming: dict[str, list[int]]) -> None:
-    """Once the answers are committed, re-evaluate those whose sources changed since the gate
-    read them: a cited document, or the knowledge-base facts on a key they claim. A publish,
-    withdrawal or dismissal in between started its job at its own commit, when these answers
-    could not be seen yet: without this they would keep a verdict on what the store said
-    before. Compared per claimed key, not per document read, so that a document carrying the
-    key for the first time counts too. One query when nothing changed."""
-    documents, facts = _sources_now(seen, claiming)
-    ids = {answer_id for key, state in seen.items() if documents.get(key, (None, False)) != state
-           for answer_id in citing.get(key, ())}
-    # A claim whose subject differs from a changed fact's is re-evaluated all the same: cheap,
-    # and the verdict comes out unchanged.
-    ids.update(answer_id for key, answers in claiming.items()
-               if facts.get(key, frozenset()) != _kb_state(kb.get(key, ()))
-               for answer_id in answers)
-    if ids:
-        from reviewqueue.jobs.services import job_start_for_answers
-
-        with transaction.atomic():
-            job_start_for_answers(ids, Verdict.Trigger.REVISION, None, actor=SYSTEM)

@@ -17,10 +17,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, DomainError
 from reviewqueue.reviews.models import Answer, ReviewItem
+from reviewqueue.reviews.selectors.queue import NEXT_CANDIDATES, QueueFilters, next_unclaimed
 
 
 class NotHeld(Conflict):
@@ -256,4 +258,17 @@ def lease_claim_next(*, candidates: list[Answer], user: Any, actor: Actor) -> An
         except (LeasedByOther, NotHeld):
             continue  # a colleague (or a decision) got there first; try the next one
         return answer
+    return None
+
+
+def lease_claim_oldest(*, filters: QueueFilters, user: Any, actor: Actor) -> Answer | None:
+    """"Next": claim the oldest free answer the queue's filters show the user, or None. Tried
+    a few at a time; when colleagues took every one of them meanwhile, the next few may still
+    be free, so up to three rounds."""
+    for _round in range(3):
+        candidates = next_unclaimed(principals=user_principals(user), filters=filters,
+                                    user=user)
+        answer = lease_claim_next(candidates=candidates, user=user, actor=actor)
+        if answer is not None or len(candidates) < NEXT_CANDIDATES:
+            return answer
     return None
