@@ -110,11 +110,12 @@ class Server(NamedTuple):
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], workers: int = 4, timeout: int = 120) -> Iterator[Server]:
-    """The app under gunicorn on a free port, once /healthz answers."""
+def gunicorn(env: dict[str, str], workers: int = 4, timeout: int = 120,
+             app: str = "reviewqueue.wsgi:application") -> Iterator[Server]:
+    """The app (or another WSGI `app`) under gunicorn on a free port, once /healthz answers."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "reviewqueue.wsgi:application",
+        [sys.executable, "-m", "gunicorn", app,
          "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning",
          "--timeout", str(timeout)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

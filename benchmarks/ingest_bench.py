@@ -142,6 +142,29 @@ def healthz_rate(port: int, clients: int, requests: int) -> float:
     return requests // clients * clients / run_threads(clients, work)
 
 
+def bare_rate(url: str, env: dict[str, str], workers: int, rows: list[dict[str, Any]],
+              clients: int) -> float:
+    """Rows/s of the single-answer floor's INSERT + COMMIT behind a bare WSGI app under the same
+    gunicorn and clients (benchmarks._bare_wsgi): HTTP and Python without Django."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("TRUNCATE bench_floor")
+    bodies = [json.dumps(row) for row in rows]
+    per = len(bodies) // clients
+    with gunicorn(dict(env, BARE_DATABASE_URL=url), workers=workers,
+                  app="benchmarks._bare_wsgi:application") as server:
+
+        def post(c: int) -> None:
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+            for body in bodies[c * per : (c + 1) * per]:
+                conn.request("POST", "/", body=body,
+                             headers={"Content-Type": "application/json"})
+                response = conn.getresponse()
+                response.read()
+                assert response.status == 201, response.status
+
+        return per * clients / run_threads(clients, post)
+
+
 class CpuMeter:
     """CPU time by part (the app's gunicorn, PostgreSQL, this client) spent on a phase."""
 
@@ -241,6 +264,8 @@ def main() -> None:
         raise SystemExit(f"{len(failures)} answers were not stored: {sorted(set(failures))}")
     rows = [answer(i, "floor") for i in range(args.answers)]
     floor_single, floor_batch = floors(url, rows, args.clients)
+    bare = bare_rate(url, env, args.workers, [answer(i, "bare") for i in range(args.answers)],
+                     args.clients)
     report([
         at_least(f"single-answer ingest, {args.clients} client connections",
                  rate(single_rate, "answers"),
@@ -249,7 +274,9 @@ def main() -> None:
                  f"{args.workers} gunicorn workers; CPU an answer: {cpu_text(single_cpu)}; "
                  f"{budget(SINGLE_TARGET, floor_single)}; "
                  f"GET /healthz alone: {rate(ceiling, 'requests')}, CPU a request: "
-                 f"{cpu_text(healthz_cpu)}"),
+                 f"{cpu_text(healthz_cpu)}; the floor's INSERT+COMMIT behind a bare WSGI app "
+                 f"on the same gunicorn (no Django): {rate(bare, 'rows')}, "
+                 f"{bare / floor_single:.2f} of the floor"),
         at_least(f"batch ingest, {batch_size} answers per request",
                  rate(batch_rate, "answers"), rate(floor_batch, "rows") + " COPY",
                  batch_rate / floor_batch, BATCH_TARGET,
