@@ -237,3 +237,22 @@ def test_the_conflict_page_lists_its_own_subject_past_many_answers_about_another
     assert detail_count(client, plan_b) == "152 answers"  # 151 about plan-b, t-any
     assert detail_listed(client, plan_b)[:2] == ["t-b", "t-b-1"]
     assert len(detail_listed(client, plan_b)) == 20
+
+
+def test_the_conflicting_values_come_before_the_list_of_held_answers(
+    client: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict]
+) -> None:
+    """The values side by side are what the owner came for; the held answers follow the
+    actions, reached from the count's link."""
+    template = held(submit, "t-order", retrieved=cites("pricing"), claims=claims("trial_days"))
+    queue_copies(template, 30, "copy-o-")
+    trial = two_conflicts["trial_days"]
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{trial.pk}/").content.decode()
+    count = page.index("This conflict is holding 31 answers")
+    link = page.index('<a href="#held-answers">See which answers</a>')
+    sides = page.index('class="side-by-side"')
+    dismiss = page.index("Dismiss the conflict")
+    listed = page.index('id="held-answers"')
+    assert count < link < sides < dismiss < listed < page.index("data-held-answers")
+    assert len(detail_listed(client, trial)) == 20
