@@ -3,11 +3,13 @@ short, rather than leaving the rest out silently."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from reviewqueue.sources import views
+from reviewqueue.sources.models import Document
 from tests.reviews.conftest import fact
 
 pytestmark = pytest.mark.django_db
@@ -54,3 +56,15 @@ def test_the_inbox_says_when_it_lists_only_the_first_documents(
                         "trial_days-b") if f'href="/owner/documents/{d}/"' in listed] == [
         "refund_days-a", "refund_days-b", "seats-a", "seats-b"]
     assert "Only the first 4 documents by id are listed" in page
+
+
+def test_my_documents_are_listed_by_title_with_their_ids(
+    client: Any, owner: Any, three_conflicts: None
+) -> None:
+    client.force_login(owner)
+    page = client.get("/owner/").content.decode()
+    listed = page[page.index('<ul class="doc-list">'):]
+    listed = listed[:listed.index("</ul>")]
+    title = Document.objects.get(key="seats-a").current_revision.title
+    assert re.search(rf'<a href="/owner/documents/seats-a/">{re.escape(title)}</a> '
+                     r'<code class="muted small">seats-a</code>', listed)
