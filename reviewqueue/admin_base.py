@@ -9,8 +9,10 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.auth import get_permission_codename
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
+from django.forms import ModelForm
 from django.http import Http404, HttpRequest, HttpResponse
 
 from reviewqueue.counting import COUNT_CAP, bounded_count
@@ -49,8 +51,8 @@ class BoundedCountAdmin(admin.ModelAdmin):
 
     def changelist_view(self, request: HttpRequest,
                         extra_context: dict[str, Any] | None = None) -> HttpResponse:
-        if self.list_help:
-            extra_context = {"subtitle": self.list_help, **(extra_context or {})}
+        if self.list_help:  # drawn under the list's title by templates/admin/change_list.html
+            extra_context = {"list_help": self.list_help, **(extra_context or {})}
         return super().changelist_view(request, extra_context)
 
     def holds_model_permission(self, request: HttpRequest, action: str) -> bool:
@@ -75,7 +77,12 @@ class BoundedCountAdmin(admin.ModelAdmin):
 
 
 class ReadOnlyAdmin(BoundedCountAdmin):
-    """For immutable records (revisions, verdicts, audit events): shown, never edited here."""
+    """For immutable records (revisions, verdicts, audit events): shown, never edited here.
+
+    A subclass may still answer True to has_change_permission (for an action that goes
+    through a service): its change page offers no Save buttons all the same, and a form sent
+    to it anyway is refused (403) before anything is written.
+    """
 
     def has_add_permission(self, request: Any) -> bool:
         return False
@@ -85,6 +92,23 @@ class ReadOnlyAdmin(BoundedCountAdmin):
 
     def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
         return False
+
+    def render_change_form(self, request: HttpRequest, context: dict[str, Any],
+                           add: bool = False, change: bool = False, form_url: str = "",
+                           obj: Any = None) -> HttpResponse:
+        # Every field is read-only: "Save" would save nothing (the admin offers it whenever
+        # the change permission or an inline says yes). "Close" is offered instead.
+        context.update(show_save=False, show_save_and_continue=False,
+                       show_save_and_add_another=False)
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def save_model(self, request: HttpRequest, obj: Model, form: ModelForm,  # type: ignore[type-arg]
+                   change: bool) -> None:
+        raise PermissionDenied("read-only: nothing is saved through this admin")
+
+    def save_related(self, request: HttpRequest, form: ModelForm,  # type: ignore[type-arg]
+                     formsets: Any, change: bool) -> None:
+        raise PermissionDenied("read-only: nothing is saved through this admin")
 
 
 class ReadableOnlyAdmin(ReadOnlyAdmin):

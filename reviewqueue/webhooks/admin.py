@@ -23,7 +23,12 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
     readonly_fields = fields
     actions = ["disable_selected", "enable_selected"]
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    # Shown to staff and switched by them, never edited: a change permission would give the
+    # page a form and a Save button that could save nothing.
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    def has_switch_permission(self, request: HttpRequest) -> bool:
         return bool(request.user.is_active and request.user.is_staff)
 
     def _set_active(
@@ -34,11 +39,11 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
             webhook_endpoint_set_active(endpoint_id=endpoint_id, active=active, actor=actor)
         self.message_user(request, "Done.", messages.SUCCESS)
 
-    @admin.action(description="Disable the selected endpoints")
+    @admin.action(description="Disable the selected endpoints", permissions=["switch"])
     def disable_selected(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:
         self._set_active(request, queryset, False)
 
-    @admin.action(description="Enable the selected endpoints")
+    @admin.action(description="Enable the selected endpoints", permissions=["switch"])
     def enable_selected(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:
         self._set_active(request, queryset, True)
 
@@ -50,7 +55,15 @@ class AttemptInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
+    # Attempts are what happened: an inline that could be changed would give the delivery's
+    # page a Save button (the admin offers one for any editable inline).
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 

@@ -27,19 +27,40 @@
       .catch(function () { recorded[cite] = false; });
   }
 
-  // The page no longer holds the answer: say so, in the lease box too, and take away every
-  // action (decide, release, hand off, re-evaluate) until the reviewer reloads.
+  // The page no longer holds the answer: say so once, and take away every action (decide,
+  // release, hand off, re-evaluate) until the reviewer reloads.
   function leaseLost(message) {
     var banner = document.querySelector("[data-lease-lost]");
-    if (banner) { banner.textContent = message; banner.hidden = false; }
     var mine = document.querySelector(".lease-box.mine");
     if (mine) {
+      // The lease box itself says it, in the banner's place at the top of the side column:
+      // in sight wherever the reviewer has scrolled to, and covering nothing. Said in the
+      // box and in a banner besides, the page showed the same sentence twice.
       mine.classList.replace("mine", "lost");  // no longer the green "you hold it" box
       var until = mine.querySelector("[data-lease-until]");
       if (until) until.textContent = message;
+      mine.setAttribute("role", "alert");
+      mine.setAttribute("data-lease-lost", "");
+      if (banner) banner.replaceWith(mine);
+      banner = mine;
+    } else if (banner) {
+      banner.textContent = message;
+      banner.hidden = false;
     }
+    if (banner) banner.scrollIntoView({ block: "nearest" });  // the side column may be scrolled
     document.querySelectorAll("main form[method=post] button[type=submit]").forEach(function (b) {
       b.disabled = true;
+    });
+    // What the reviewer wrote stays, to read and copy, but can no longer be changed: nothing
+    // here can be sent any more.
+    document.querySelectorAll("main form[method=post] textarea, " +
+                              "main form[method=post] input:not([type=hidden])").forEach(
+      function (field) {
+        if (field.type === "checkbox" || field.type === "radio") field.disabled = true;
+        else field.readOnly = true;
+      });
+    document.querySelectorAll("main form[method=post] select").forEach(function (s) {
+      s.disabled = true;
     });
   }
 
