@@ -10,14 +10,13 @@ from django.http import QueryDict
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from reviewqueue.audit.selectors import EventFilter
+from reviewqueue.audit.selectors import EventFilter, events_naming_document
 from reviewqueue.params import SearchDateField
+from reviewqueue.sources.forms import DOCUMENT_HELP, document_key_named
 
 FILTER_PARAMS = frozenset({"trace_id", "actor", "action", "document", "since", "until"})
 PAGE_PARAMS = frozenset({"before", "after"})
 MAX_RANGE_DAYS = 3660
-
-
 class AuditSearchForm(forms.Form):
     trace_id = forms.CharField(required=False, max_length=200, strip=True,
                                label=gettext_lazy("Trace id"))
@@ -33,11 +32,24 @@ class AuditSearchForm(forms.Form):
         help_text=gettext_lazy("Exact, or a prefix ending in * (revision.*)"),
     )
     document = forms.CharField(required=False, max_length=200, strip=True,
-                               label=gettext_lazy("Document"))
+                               label=gettext_lazy("Document"), help_text=DOCUMENT_HELP)
     since = SearchDateField(label=gettext_lazy("From"))
     until = SearchDateField(label=gettext_lazy("To"))
     before = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
     after = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_document(self) -> str:
+        """The document's id, looked up once here when a title was given: the search then
+        reads the log's document index by id, as for an id typed in. An id the log names
+        is searched even when no stored document has it."""
+        text: str = self.cleaned_data["document"]
+        if not text or self.user is None:
+            return text
+        return document_key_named(self.user, text, known=events_naming_document(text))
 
     def clean(self) -> dict[str, Any]:
         super().clean()

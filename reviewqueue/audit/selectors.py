@@ -103,6 +103,14 @@ def _parts_of_document(document: str) -> list[Q]:
     return parts
 
 
+def events_naming_document(document: str) -> list[QuerySet[AuditEvent]]:
+    """The events that name `document` as their document, and those about it: the log keeps
+    the ids of documents never stored (an answer citing one not received yet). Each is read
+    through its own index, so finding a first one costs one probe however many there are."""
+    return [AuditEvent.objects.filter(document_id=document),
+            AuditEvent.objects.filter(object_type="document", object_id=document)]
+
+
 def _dates(f: EventFilter) -> Q:
     within = Q()
     if f.since:

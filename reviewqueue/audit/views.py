@@ -28,6 +28,7 @@ from reviewqueue.audit.templatetags.audit_tags import actor_name, compact_json
 from reviewqueue.params import unexpected_params
 from reviewqueue.reviews.labels import decision_label, reject_reason_label, verdict_reason_label
 from reviewqueue.reviews.selectors.answers import user_may_read_answer
+from reviewqueue.sources.selectors import document_titles
 
 # How a verification was started, for people (the model's choices are not translated).
 TRIGGER_LABELS: dict[str, Any] = {
@@ -89,10 +90,13 @@ def _local_time(moment: Any) -> str:
             f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}")
 
 
-def event_rows(events: list[Any]) -> list[dict[str, Any]]:
+def event_rows(events: list[Any], titles: dict[str, str] | None = None
+               ) -> list[dict[str, Any]]:
     """What each row of the list shows, worked out once per page in Python: the template
     then only prints plain strings (escaped by it as any other value) and runs no url tag,
-    filter or include per row. No query: everything comes from the events read."""
+    filter or include per row. No query: everything comes from the events read, and the
+    `titles` of their documents (by id) read once for the page."""
+    titles = titles or {}
     log = reverse("audit:events")
     timeline = _TimelineLinks()
     actor_types = {str(value): str(label) for value, label in AuditEvent.ActorType.choices}
@@ -115,6 +119,10 @@ def event_rows(events: list[Any]) -> list[dict[str, Any]]:
             "trace_id": e.trace_id,
             "trace_link": timeline(e.trace_id) if e.trace_id else "",
             "document_id": e.document_id,
+            "document_title": titles.get(e.document_id, "") if e.document_id else "",
+            # A document the event is about but does not name as its document.
+            "object_title": (titles.get(e.object_id, "") if e.object_type == "document"
+                             and e.object_id != e.document_id else ""),
             "document_link": (f"{log}?document={quote(e.document_id, safe='/')}"
                               if e.document_id else ""),
             "before": compact_json(e.before) if e.before else "",
@@ -124,6 +132,14 @@ def event_rows(events: list[Any]) -> list[dict[str, Any]]:
             "request_short": e.request_id[:12] if e.request_id else "",
         })
     return rows
+
+
+def _titles_on(events: list[Any], user: Any) -> dict[str, str]:
+    """The titles `user` may read of the documents the page names: one query for the page
+    (none when it names no document)."""
+    keys = {e.document_id for e in events if e.document_id}
+    keys |= {e.object_id for e in events if e.object_type == "document" and e.object_id}
+    return document_titles(user, keys)
 
 
 def _row_words() -> dict[str, str]:
@@ -139,7 +155,7 @@ def events(request: HttpRequest) -> HttpResponse:
     problems = unexpected_params(request.GET, FILTER_PARAMS | PAGE_PARAMS, shown=True)
     if problems:
         return _bad_request(request, None, problems)
-    form = AuditSearchForm(request.GET)
+    form = AuditSearchForm(request.GET, user=request.user)
     if not form.is_valid():
         return _bad_request(request, form, [])
     page = selectors.event_page(form.event_filter(), before=form.cleaned_data["before"],
@@ -147,7 +163,7 @@ def events(request: HttpRequest) -> HttpResponse:
     return render(request, "audit/events.html", {
         "form": form,
         "page": page,
-        "rows": event_rows(page.events),
+        "rows": event_rows(page.events, _titles_on(page.events, request.user)),
         "words": _row_words(),
         "filter_query": form.filter_query(),
         "filtered": not form.event_filter().is_empty(),
@@ -236,7 +252,7 @@ def export(request: HttpRequest, fmt: str) -> HttpResponseBase:
     problems = unexpected_params(request.GET, FILTER_PARAMS, shown=True)
     if problems:
         return _bad_request(request, None, problems)
-    form = AuditSearchForm(request.GET)
+    form = AuditSearchForm(request.GET, user=request.user)
     if not form.is_valid():
         return _bad_request(request, form, [])
     event_filter = form.event_filter()

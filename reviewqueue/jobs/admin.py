@@ -71,6 +71,7 @@ class DeadLetterAdmin(ReadOnlyAdmin):
         "retry_count",
         "retried_at",
         "retried_by",
+        "resolved_at",
     )
     # Task names from the worker's registry, not from the table: a dead letter is stored per
     # failing answer, and Django's own filter would read every row for its choices. The error
@@ -90,6 +91,9 @@ class DeadLetterAdmin(ReadOnlyAdmin):
         "retry_count",
         "retried_at",
         "retried_by",
+        "job",
+        "answer_id",
+        "resolved_at",
     )
     actions = ["retry_selected"]
 

@@ -126,6 +126,10 @@ class JobChunk(models.Model):
     enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True,
                                       help_text="When a worker first took the chunk up")
+    last_started_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When a worker last took the chunk up: a dead letter of one of its answers "
+                  "older than this was left by an earlier run")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -151,6 +155,11 @@ class DeadLetter(models.Model):
 
     Only the task name, its arguments (ids) and the error type and first line are kept, never a
     payload. An admin can send the task again from the Django admin.
+
+    An answer that a job's chunk could not re-evaluate has one letter per (job, answer),
+    however often its chunk ran: it names the job and the answer, and keeps the latest error.
+    Once the answer has been re-evaluated (the letter sent again, or its chunk run again) the
+    letter is resolved and the job counts the answer as done instead of failed.
     """
 
     task_name = models.CharField(max_length=200)
@@ -165,10 +174,21 @@ class DeadLetter(models.Model):
     retried_at = models.DateTimeField(null=True, blank=True)
     retried_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                    on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL,
+                            related_name="+",
+                            help_text="The job whose chunk failed on the answer")
+    answer_id = models.BigIntegerField(null=True, blank=True,
+                                       help_text="The one answer that could not be re-evaluated")
+    resolved_at = models.DateTimeField(null=True, blank=True,
+                                       help_text="When the answer was re-evaluated after all")
 
     class Meta:
         ordering = ["-failed_at"]
         indexes = [models.Index(fields=["failed_at"], name="dead_letter_age")]
+        constraints = [
+            # A chunk delivered again stores the same failure again: one letter it is.
+            models.UniqueConstraint(fields=["job", "answer_id"], name="dead_letter_job_answer"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.task_name} failed with {self.error_type}"

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from reviewqueue.audit.services import WORKER, Actor, audit_record
@@ -27,7 +27,7 @@ from reviewqueue.jobs.selectors import (
     document_fact_keys,
     validity_sweep_due,
 )
-from reviewqueue.jobs.tasking import BROKER_ERRORS
+from reviewqueue.jobs.tasking import BROKER_ERRORS, PASS_THROUGH_ERRORS
 from reviewqueue.reviews.models import Verdict
 from reviewqueue.sources.models import Document
 
@@ -299,8 +299,10 @@ def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int) -> bool
     chunk = JobChunk.objects.select_for_update().filter(pk=chunk_id).first()
     if chunk is None or chunk.state == JobChunk.State.FINISHED:
         return False
-    # A dead chunk had all its answers counted as failed; they are counted again now.
-    previously_failed = chunk.failed if chunk.state == JobChunk.State.DEAD else 0
+    # A dead chunk is counted in its job already: all its answers as failed, less those
+    # re-evaluated since from their own dead letters. Its figures are replaced now.
+    before = ((chunk.done, chunk.failed, chunk.changed) if chunk.state == JobChunk.State.DEAD
+              else (0, 0, 0))
     if chunk.started_at is not None:
         # A retried chunk (a lost connection, a dead chunk sent again) ran its answers again,
         # and those the first attempt changed came out unchanged: count, from the store, the
@@ -308,17 +310,74 @@ def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int) -> bool
         changed = max(changed, Verdict.objects.filter(
             answer_id__in=chunk.answer_ids, created_at__gte=chunk.started_at,
         ).values("answer_id").distinct().count())
+    now = timezone.now()
+    if chunk.last_started_at is not None:
+        # An earlier run of this chunk (delivered again, retried, a dead chunk sent again)
+        # left a dead letter for an answer that this run re-evaluated: had it failed again,
+        # its letter would be newer than this run's start. It is done now, and counted so.
+        DeadLetter.objects.filter(
+            job_id=chunk.job_id, answer_id__in=chunk.answer_ids, resolved_at__isnull=True,
+            failed_at__lt=chunk.last_started_at,
+        ).update(resolved_at=now)
     chunk.state = JobChunk.State.FINISHED
     chunk.done, chunk.failed, chunk.changed = done, failed, changed
-    chunk.finished_at = timezone.now()
+    chunk.finished_at = now
     chunk.save(update_fields=["state", "done", "failed", "changed", "finished_at"])
     Job.objects.filter(pk=chunk.job_id).update(
-        done=F("done") + done,
-        failed=F("failed") + failed - previously_failed,
-        changed=F("changed") + changed,
+        done=F("done") + done - before[0],
+        failed=F("failed") + failed - before[1],
+        changed=F("changed") + changed - before[2],
     )
     _finish_job_if_complete(chunk.job_id)
     return True
+
+
+@transaction.atomic
+def chunk_finish_early(*, chunk_id: int, task_name: str, answer_ids: list[int], trigger: str,
+                       outcome: Any, error: BaseException) -> None:
+    """A time limit stopped the chunk's run part way through `answer_ids`; `outcome` (a
+    reevaluation.BatchOutcome) says how far it got. The answers it re-evaluated count as done,
+    those it could not as failed (each with its dead letter), and the answers it did not get to
+    go into a new chunk of the job, sent after the commit: none of them has failed.
+
+    When the limit stopped it on its first answer, that answer took the whole time: it is
+    failed with the limit's error, so that every chunk sent on gets further than the last.
+    """
+    chunk = JobChunk.objects.select_for_update().filter(pk=chunk_id).first()
+    if chunk is None or chunk.state == JobChunk.State.FINISHED:
+        return
+    errors = list(outcome.errors)
+    reached = set(outcome.done_ids) | {answer_id for answer_id, _ in errors}
+    rest = [answer_id for answer_id in answer_ids if answer_id not in reached]
+    if not reached and rest:
+        errors.append((rest.pop(0), error))
+    for answer_id, answer_error in errors:
+        dead_letter_record(task_name=task_name, task_id="", args=[[answer_id], trigger],
+                           kwargs={}, error=answer_error, attempts=1, job_id=chunk.job_id,
+                           answer_id=answer_id)
+    if rest:
+        moved = set(rest)
+        chunk.answer_ids = [answer_id for answer_id in chunk.answer_ids if answer_id not in moved]
+        chunk.save(update_fields=["answer_ids"])
+        _chunk_add(job_id=chunk.job_id, answer_ids=rest)
+    chunk_finish(chunk_id=chunk.pk, done=outcome.done, failed=len(errors),
+                 changed=outcome.changed)
+    log.warning("chunk stopped by its time limit", extra={
+        "job": str(chunk.job_id), "chunk": chunk.pk, "done": outcome.done,
+        "failed": len(errors), "sent_on": len(rest)})
+
+
+def _chunk_add(*, job_id: Any, answer_ids: list[int]) -> None:
+    """Store `answer_ids` as a new chunk of the job and send it after the commit."""
+    # The job's row lock keeps two chunks split at once from taking the same number.
+    Job.objects.select_for_update().filter(pk=job_id).values_list("pk").first()
+    last = JobChunk.objects.filter(job_id=job_id).aggregate(last=Max("number"))["last"]
+    chunk = JobChunk.objects.create(job_id=job_id, number=(last or 0) + 1, answer_ids=answer_ids,
+                                    enqueued_at=timezone.now())
+    # A dead chunk sent again belongs to a job that was over; it has work again.
+    Job.objects.filter(pk=job_id, state=Job.State.FINISHED).update(
+        state=Job.State.RUNNING, finished_at=None)
+    _send_chunks_on_commit(Q(pk=chunk.pk))
 
 
 @transaction.atomic
@@ -337,10 +396,14 @@ def chunk_mark_dead(*, chunk_id: int) -> None:
 
 def chunk_mark_started(*, chunk_id: int) -> bool:
     """Record that a worker took the chunk up. Only the first time counts: a redelivery of a
-    chunk that was already running must not make it look freshly started."""
-    return JobChunk.objects.filter(pk=chunk_id, started_at__isnull=True).update(
-        started_at=timezone.now()
-    ) == 1
+    chunk that was already running must not make it look freshly started. Every run is
+    stamped as the last, though: see `chunk_finish`."""
+    now = timezone.now()
+    if JobChunk.objects.filter(pk=chunk_id, started_at__isnull=True).update(
+            started_at=now, last_started_at=now) == 1:
+        return True
+    JobChunk.objects.filter(pk=chunk_id).update(last_started_at=now)
+    return False
 
 
 def jobs_resume_stalled(*, now: Any = None) -> int:
@@ -443,21 +506,93 @@ def _first_line(error: BaseException) -> str:
 
 @transaction.atomic
 def dead_letter_record(*, task_name: str, task_id: str, args: list[Any], kwargs: dict[str, Any],
-                       error: BaseException, attempts: int) -> DeadLetter:
-    letter = DeadLetter.objects.create(
-        task_name=task_name,
-        task_id=task_id,
-        args=args,
-        kwargs=kwargs,
-        error_type=f"{type(error).__module__}.{type(error).__qualname__}",
-        error_message=_first_line(error),
-        attempts=attempts,
-        failed_at=timezone.now(),
-    )
+                       error: BaseException, attempts: int, job_id: Any = None,
+                       answer_id: int | None = None) -> DeadLetter:
+    """Store a task that failed for good. For one answer of a job (`job_id`, `answer_id`)
+    there is one letter however often it fails: a chunk delivered again stores the same
+    failure again. The letter keeps the latest error."""
+    fields: dict[str, Any] = {
+        "task_name": task_name,
+        "task_id": task_id,
+        "args": args,
+        "kwargs": kwargs,
+        "error_type": f"{type(error).__module__}.{type(error).__qualname__}",
+        "error_message": _first_line(error),
+        "attempts": attempts,
+        "failed_at": timezone.now(),
+    }
+    if (job_id is not None and answer_id is not None
+            and _chunk_holding(job_id=job_id, answer_id=answer_id) is not None):
+        # The chunk's row lock (taken first, as chunk_finish does) lets one run of it at a
+        # time in; get_or_create still copes with a letter stored in between.
+        letter, created = DeadLetter.objects.select_for_update().get_or_create(
+            job_id=job_id, answer_id=answer_id, defaults=fields)
+        if not created:
+            for name, value in fields.items():
+                setattr(letter, name, value)
+            letter.resolved_at = None
+            letter.save(update_fields=[*fields, "resolved_at"])
+    else:
+        letter = DeadLetter.objects.create(**fields)
     log.error("task failed for good", extra={"task": task_name, "task_id": task_id,
                                              "error_type": type(error).__name__,
                                              "attempts": attempts, "dead_letter": letter.pk})
     return letter
+
+
+def _chunk_holding(*, job_id: Any, answer_id: int) -> JobChunk | None:
+    """The job's chunk that holds the answer, locked."""
+    return (JobChunk.objects.select_for_update()
+            .filter(job_id=job_id, answer_ids__contains=[answer_id]).order_by("number").first())
+
+
+def dead_letter_reevaluate(*, dead_letter_id: int) -> bool:
+    """Re-evaluate the answer of a job's dead letter and, when it goes through, count it into
+    the job as done instead of failed. Returns whether it did.
+
+    The new verdict and the job's figures commit together. A letter already resolved (sent
+    again twice, or its chunk ran again) changes nothing: its answer is counted once.
+    """
+    from reviewqueue.jobs.selectors import job_actor_and_cause
+    from reviewqueue.reviews.services.reevaluation import answers_reevaluate
+
+    with transaction.atomic():
+        letter = DeadLetter.objects.filter(pk=dead_letter_id).first()
+        if (letter is None or letter.resolved_at is not None or letter.job_id is None
+                or letter.answer_id is None):
+            return False
+        actor, cause = job_actor_and_cause(str(letter.job_id))
+        trigger = str(letter.args[1]) if len(letter.args) > 1 else Verdict.Trigger.MANUAL
+        outcome = answers_reevaluate(answer_ids=[letter.answer_id], trigger=trigger, actor=actor,
+                                     cause=letter.kwargs.get("cause") or cause,
+                                     reraise=PASS_THROUGH_ERRORS)
+        if outcome.errors:  # it fails still: the letter keeps the latest error
+            [(_, error)] = outcome.errors
+            dead_letter_record(task_name=letter.task_name, task_id=letter.task_id,
+                               args=letter.args, kwargs=letter.kwargs, error=error,
+                               attempts=letter.attempts, job_id=letter.job_id,
+                               answer_id=letter.answer_id)
+            return False
+        return _dead_letter_resolve(letter_id=letter.pk, job_id=letter.job_id,
+                                    answer_id=letter.answer_id, changed=outcome.changed)
+
+
+def _dead_letter_resolve(*, letter_id: int, job_id: Any, answer_id: int, changed: int) -> bool:
+    # The chunk first, as chunk_finish locks it: the two count the same answer.
+    chunk = _chunk_holding(job_id=job_id, answer_id=answer_id)
+    if not DeadLetter.objects.filter(pk=letter_id, resolved_at__isnull=True).update(
+            resolved_at=timezone.now()):
+        return False  # another retry of the same letter got there first
+    if chunk is not None and chunk.state != JobChunk.State.PENDING and chunk.failed > 0:
+        # The chunk counted the answer as failed (a finished chunk, or a dead one: all of its
+        # answers). A pending chunk will count it when it finishes.
+        chunk.done += 1
+        chunk.failed -= 1
+        chunk.changed += changed
+        chunk.save(update_fields=["done", "failed", "changed"])
+        Job.objects.filter(pk=chunk.job_id).update(
+            done=F("done") + 1, failed=F("failed") - 1, changed=F("changed") + changed)
+    return True
 
 
 class BrokerUnavailable(DomainError):
@@ -512,7 +647,11 @@ def dead_letter_retry(*, dead_letter_id: int, user: Any, actor: Actor) -> DeadLe
     audit_record(actor=actor, action="dead_letter.retried", object_type="dead_letter",
                  object_id=letter.pk,
                  after={"task": letter.task_name, "retry_count": letter.retry_count})
-    send = _dead_letter_sender(letter.task_name, list(letter.args), dict(letter.kwargs))
+    if letter.job_id is not None and letter.answer_id is not None:
+        # One answer of a job: the task that re-evaluates it also counts it into the job.
+        send = _dead_letter_sender("jobs.reevaluate_dead_letter", [letter.pk], {})
+    else:
+        send = _dead_letter_sender(letter.task_name, list(letter.args), dict(letter.kwargs))
     if app.conf.task_always_eager:
         transaction.on_commit(send)
         return letter

@@ -48,3 +48,12 @@ def resume_stalled() -> int:
     from reviewqueue.jobs.services import jobs_resume_stalled
 
     return jobs_resume_stalled()
+
+
+@shared_task(base=ReliableTask, name="jobs.reevaluate_dead_letter")
+def reevaluate_dead_letter(dead_letter_id: int) -> bool:
+    """Re-evaluate the one answer of a job's dead letter (an admin sent it again) and count
+    it into the job."""
+    from reviewqueue.jobs.services import dead_letter_reevaluate
+
+    return dead_letter_reevaluate(dead_letter_id=dead_letter_id)

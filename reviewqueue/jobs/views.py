@@ -19,17 +19,30 @@ from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
 from reviewqueue.counting import bounded_count
 from reviewqueue.errors import NotFound
+from reviewqueue.jobs.forms import DocumentJobForm
 from reviewqueue.jobs.models import DeadLetter, Job
 from reviewqueue.jobs.selectors import job_progress, job_visible_to, jobs_recent
 from reviewqueue.jobs.services import job_start_by_hand_for_document, job_start_for_all
 from reviewqueue.params import refuse_unknown_params
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import user_may_read_answer
+from reviewqueue.sources.forms import DOCUMENT_HELP
+from reviewqueue.sources.selectors import document_titles
 
 
 def _dead_letters() -> dict[str, Any]:
     """Dead letters not sent again, counted up to a cap: the banner says "1000+" beyond."""
     return {"dead_letters": bounded_count(DeadLetter.objects.filter(retried_at__isnull=True))}
+
+
+def _job_list(request: HttpRequest) -> dict[str, Any]:
+    """The newest jobs, each document job with the title of its document where the admin
+    may read it (one query for the page), and the dead letters' banner."""
+    jobs = list(jobs_recent())
+    titles = document_titles(request.user, [j.document_key for j in jobs if j.document_key])
+    for job in jobs:
+        job.document_title = titles.get(job.document_key, "")
+    return {"jobs": jobs, "document_help": DOCUMENT_HELP, **_dead_letters()}
 
 
 def _visible_job(request: HttpRequest, job_id: UUID) -> Job:
@@ -47,7 +60,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     if refused := refuse_unknown_params(request):
         return refused
-    return render(request, "jobs/list.html", {"jobs": jobs_recent(), **_dead_letters()})
+    return render(request, "jobs/list.html", _job_list(request))
 
 
 @login_required
@@ -78,9 +91,6 @@ def job_progress_json(request: HttpRequest, job_id: UUID) -> JsonResponse:
     })
 
 
-_DOCUMENT_ID_MAX = Job._meta.get_field("document_key").max_length or 200
-
-
 @login_required
 @require_POST
 def job_start(request: HttpRequest) -> HttpResponse:
@@ -88,7 +98,8 @@ def job_start(request: HttpRequest) -> HttpResponse:
     if not has_role(request.user, Role.ADMIN):
         raise PermissionDenied
     actor = Actor.of_user(request.user)
-    document_key = request.POST.get("document_id", "").strip()
+    typed = request.POST.get("document_id", "").strip()
+    about_document = False  # whether the error is about the document field
     if request.POST.get("scope") == "all":
         if request.POST.get("confirm") == "all":
             # Started by hand: `manage.py reevaluate --all` records a gate version change.
@@ -96,16 +107,19 @@ def job_start(request: HttpRequest) -> HttpResponse:
                                     user=request.user)
             return redirect(job)
         error = _("Tick the box to confirm re-evaluating every stored answer.")
-    elif not document_key:
-        error = _("Name a document or choose every answer.")
-    elif len(document_key) > _DOCUMENT_ID_MAX:
-        error = _("A document id has at most %(max)d characters.") % {"max": _DOCUMENT_ID_MAX}
     else:
-        try:
-            return redirect(job_start_by_hand_for_document(
-                document_key=document_key, actor=actor, user=request.user))
-        except NotFound:
-            error = _("There is no document %(key)s.") % {"key": document_key}
+        about_document = True
+        form = DocumentJobForm(request.POST, user=request.user)
+        if form.is_valid():
+            document_key = form.cleaned_data["document_id"]
+            try:
+                return redirect(job_start_by_hand_for_document(
+                    document_key=document_key, actor=actor, user=request.user))
+            except NotFound:  # the service looks again: gone since the form found it
+                error = _("There is no document %(key)s.") % {"key": document_key}
+        else:
+            error = " ".join(str(e) for e in form.errors["document_id"])
     return render(request, "jobs/list.html", {
-        "jobs": jobs_recent(), "error": error, "document_id": document_key, **_dead_letters(),
+        **_job_list(request), "error": error, "document_id": typed,
+        "document_error": about_document,
     }, status=400)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 
 from reviewqueue.audit.services import Actor
 from reviewqueue.jobs.tasking import PASS_THROUGH_ERRORS, ReliableTask
@@ -21,6 +22,28 @@ log = logging.getLogger(__name__)
 
 
 class ChunkTask(ReliableTask):
+    def on_failure(
+        self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
+        from reviewqueue.jobs.services import chunk_finish_early
+
+        outcome = getattr(exc, "batch_outcome", None)
+        chunk_id = dict(kwargs or {}).get("chunk_id")
+        if isinstance(exc, SoftTimeLimitExceeded) and outcome is not None and chunk_id:
+            # A chunk stopped by its time limit: what it did before the limit counts as done,
+            # and the answers it did not get to are sent again as a new chunk, not counted as
+            # failed. (With a dead letter for the whole chunk, every one of them would be.)
+            try:
+                chunk_finish_early(chunk_id=int(chunk_id), task_name=self.name,
+                                   answer_ids=list(args[0]), trigger=str(args[1]),
+                                   outcome=outcome, error=exc)
+                return
+            except Exception as finish_error:  # then dead-letter the chunk as any other
+                log.error("chunk not finished early", extra={
+                    "task": self.name, "task_id": task_id, "chunk": chunk_id,
+                    "error_type": type(finish_error).__name__})
+        super().on_failure(exc, task_id, args, kwargs, einfo)
+
     def after_dead_letter(self, *, args: list[Any], kwargs: dict[str, Any]) -> None:
         from reviewqueue.jobs.services import chunk_mark_dead
 
@@ -58,7 +81,9 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
         # An error a retry would not fix: keep the one answer so an admin can send it again.
         dead_letter_record(task_name=reevaluate_answers.name, task_id="",
                            args=[[answer_id], trigger], kwargs={"cause": cause} if cause else {},
-                           error=error, attempts=1)
+                           error=error, attempts=1,
+                           # One letter per answer of a job, counted into it when sent again.
+                           job_id=job_id if chunk_id is not None else None, answer_id=answer_id)
     if chunk_id is not None:
         chunk_finish(chunk_id=chunk_id, done=outcome.done, failed=len(outcome.errors),
                      changed=outcome.changed)

@@ -3,14 +3,46 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from gating import MAX_INT, MIN_INT
 from reviewqueue.api_base import MAX_SCALAR_CHARS, scalar_problem
 from reviewqueue.sources.conflicts import DISMISSAL_DETAIL_MAX_CHARS
+from reviewqueue.sources.selectors import document_keys_named
+
+# A document named in an admin's search or job form, by id or by title.
+# How many ids an error lists when several documents share the title given.
+MAX_IDS_LISTED = 20
+DOCUMENT_HELP = _("A document id, or a document's title (exact, any case)")
+
+
+def document_key_named(user: Any, text: str, *,
+                       known: Iterable[QuerySet[Any]] = ()) -> str:
+    """The id of the document `text` names, by its id or else by its title as `user` may
+    read it (one query). Several documents with that title, or none, is a ValidationError
+    for the admin to act on; a row in one of `known` makes `text` an id though no stored
+    document has it."""
+    keys = document_keys_named(user, text, limit=MAX_IDS_LISTED, known=known)
+    if len(keys) == 1:
+        return keys[0]
+    if keys:
+        listed = ", ".join(keys[:MAX_IDS_LISTED]) + (", …" if len(keys) > MAX_IDS_LISTED
+                                                     else "")
+        raise ValidationError(
+            gettext("Several documents have the title “%(title)s”: %(ids)s. Enter the id of "
+                    "the one you mean.") % {"title": text, "ids": listed}, code="ambiguous")
+    raise ValidationError(
+        "{} {}".format(gettext("There is no document %(key)s.") % {"key": text},
+                       gettext("Neither a document id nor a title matches it.")),
+        code="unknown")
+
 
 DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
 

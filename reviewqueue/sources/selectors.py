@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
     Exists,
+    ExpressionWrapper,
     F,
     Func,
     IntegerField,
@@ -249,6 +250,54 @@ def documents_visible_to(user: Any, keys: Iterable[str]) -> list[str]:
     documents = Document.objects.filter(key__in=set(keys)).only(
         "key", "owner_id", "allowed_principals")
     return sorted(d.key for d in documents if may_see_document(user, d))
+
+
+def _titles_read_by(user: Any) -> QuerySet[Revision]:
+    """Each document's title as `user` may read it: its current revision's, or a withdrawn
+    document's last one's, where they may read that revision (`may_read_revision`: a title
+    is what the revision says, not for every admin)."""
+    from reviewqueue.accounts.principals import EVERYONE, user_principals
+
+    later = Revision.objects.filter(document=OuterRef("document"), seq__gt=OuterRef("seq"))
+    return Revision.objects.filter(
+        Q(document__current_revision=F("pk"))
+        | (Q(document__current_revision__isnull=True) & ~Exists(later)),
+        Q(document__owner=user)
+        | Q(allowed_principals__overlap=sorted({*user_principals(user), EVERYONE})),
+    )
+
+
+def document_titles(user: Any, keys: Iterable[str]) -> dict[str, str]:
+    """The titles `user` may read of the documents `keys`, by key (1 query, none for no
+    keys); a document whose title they may not read is left out."""
+    keys = sorted(set(keys))
+    if not keys:
+        return {}
+    return dict(_titles_read_by(user).filter(document__key__in=keys)
+                .values_list("document__key", "title"))
+
+
+def document_keys_named(user: Any, text: str, *, limit: int = 20,
+                        known: Iterable[QuerySet[Any]] = ()) -> list[str]:
+    """The document `text` names: `[text]` when a document has that id; otherwise the ids,
+    sorted, of the documents whose title (as `user` may read it) is `text`, case aside, at
+    most `limit` + 1 of them; failing both, `[text]` when one of the `known` queries (each
+    read up to its first row, in the same statement) has a row: an id known elsewhere, such
+    as in the audit log. 1 query."""
+    titled = _titles_read_by(user).filter(title__iexact=text).values("document_id")
+    found = (Document.objects.filter(Q(key=text) | Q(pk__in=titled))
+             .alias(is_key=ExpressionWrapper(Q(key=text), output_field=BooleanField()))
+             .order_by("-is_key", "key")
+             .values_list("key", Value(False, output_field=BooleanField()))[:limit + 1])
+    elsewhere = [q.values_list(Value(text), Value(True, output_field=BooleanField()))[:1]
+                 for q in known]
+    if elsewhere:
+        found = found.union(*elsewhere, all=True)
+    rows = list(found)
+    stored = sorted(key for key, elsewhere in rows if not elsewhere)
+    if text in stored:
+        return [text]
+    return stored or ([text] if any(elsewhere for _key, elsewhere in rows) else [])
 
 
 def reasons_shown(conflicts: Iterable[Conflict], user: Any) -> set[int]:

@@ -6,13 +6,17 @@ import logging
 
 from celery import shared_task
 
+from reviewqueue.jobs.tasking import ReliableTask
+
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="sources.close_ended_conflicts")
+@shared_task(base=ReliableTask, name="sources.close_ended_conflicts")
 def close_ended_conflicts() -> int:
     """Daily: close the conflicts whose documents disagreed only over periods that have
-    ended. Safe to run more than once."""
+    ended. Safe to run more than once: the close is one transaction, so an attempt that a lost
+    connection stopped left nothing behind, and a run after a complete one finds nothing left
+    to close (its retries, and a dead letter sent again, close what has ended by their day)."""
     from reviewqueue.reviews.services.evaluation import today
     from reviewqueue.sources.conflicts import conflicts_close_ended
 

@@ -88,12 +88,20 @@ def record_cleared(*, answer: Answer, old_status: str, new_status: str, verdict:
 
 @dataclass
 class BatchOutcome:
-    """What happened to a batch of answers: `done` re-evaluated (changed or not), `changed`
-    of those got a new verdict, `errors` could not be re-evaluated."""
+    """What happened to a batch of answers: `done_ids` re-evaluated (changed or not),
+    `changed_ids` of those got a new verdict, `errors` could not be re-evaluated."""
 
-    done: int = 0
-    changed: int = 0
+    done_ids: list[int] = field(default_factory=list)
+    changed_ids: list[int] = field(default_factory=list)
     errors: list[tuple[int, Exception]] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return len(self.done_ids)
+
+    @property
+    def changed(self) -> int:
+        return len(self.changed_ids)
 
 
 def answers_reevaluate(
@@ -108,21 +116,24 @@ def answers_reevaluate(
 
     An error in one answer is recorded and the batch goes on; errors of the `reraise` kinds
     (a lost database connection, a time limit) stop the batch so the caller can retry it as a
-    whole, which is harmless for the answers already done.
+    whole, which is harmless for the answers already done. The error carries how far the batch
+    got, as `error.batch_outcome`: a time limit must not count the answers done before it as
+    failed.
     """
     outcome = BatchOutcome()
     for answer_id in answer_ids:
         try:
             verdict = answer_reevaluate(answer_id=answer_id, trigger=trigger, actor=actor,
                                         cause=cause)
-        except reraise:
+        except reraise as exc:
+            exc.batch_outcome = outcome  # type: ignore[attr-defined]
             raise
         except Exception as exc:
             outcome.errors.append((answer_id, exc))
             continue
-        outcome.done += 1
+        outcome.done_ids.append(answer_id)
         if verdict is not None:
-            outcome.changed += 1
+            outcome.changed_ids.append(answer_id)
     return outcome
 
 

@@ -1,0 +1,124 @@
+"""A chunk run more than once (its message delivered again after the worker died, or two
+copies at once) stores one dead letter per answer it fails on, with the latest error; an
+answer a later run re-evaluated after all has its letter resolved, not counted twice."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+from unittest import mock
+
+import pytest
+from django.db import OperationalError
+from django.utils import timezone
+
+from reviewqueue.jobs import services
+from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
+from reviewqueue.reviews import tasks
+from reviewqueue.reviews.services import reevaluation
+
+pytestmark = pytest.mark.django_db
+
+ANSWERS = [1, 2, 3]
+
+
+@pytest.fixture
+def job() -> Job:
+    """A running job with one chunk of three answers, sent a while ago."""
+    job = Job.objects.create(scope=Job.Scope.ALL, trigger="manual", state=Job.State.RUNNING,
+                             total=len(ANSWERS), actor_type="system", actor="system")
+    JobChunk.objects.create(job=job, number=0, answer_ids=ANSWERS,
+                            enqueued_at=timezone.now() - timedelta(minutes=5))
+    return job
+
+
+def run_chunk(job: Job) -> None:
+    chunk = job.chunks.get()
+    tasks.reevaluate_answers(chunk.answer_ids, "manual", job_id=str(job.pk), chunk_id=chunk.pk)
+
+
+@pytest.fixture
+def gate() -> Iterator[list[str]]:
+    """Answer 3 fails while the list holds an error for it (the first is used up each run);
+    the other answers are re-evaluated unchanged."""
+    errors: list[str] = []
+
+    def reevaluate(*, answer_id: int, **kwargs: Any) -> Any:
+        if answer_id == 3 and errors:
+            raise ValueError(errors.pop(0))
+        return None
+
+    with mock.patch.object(reevaluation, "answer_reevaluate", side_effect=reevaluate):
+        yield errors
+
+
+def dies_before_counting() -> Any:
+    """The first run stops before its chunk is counted into the job, as a worker killed
+    there would; its message comes back."""
+    real = services.chunk_finish
+    calls: list[int] = []
+
+    def finish(**kwargs: Any) -> bool:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("the worker was killed")
+        return real(**kwargs)
+
+    return mock.patch.object(services, "chunk_finish", side_effect=finish)
+
+
+def test_a_chunk_delivered_again_stores_one_dead_letter_with_the_latest_error(
+    job: Job, gate: list[str], admin_client: Any
+) -> None:
+    gate.extend(["first attempt", "second attempt"])
+
+    with dies_before_counting():
+        with pytest.raises(OperationalError):
+            run_chunk(job)
+        run_chunk(job)  # delivered again
+
+    [letter] = DeadLetter.objects.all()
+    assert (letter.job_id, letter.answer_id, letter.error_message) == (
+        job.pk, 3, "second attempt")
+    page = admin_client.get("/admin/jobs/deadletter/").content.decode()
+    assert "second attempt" in page and "first attempt" not in page
+    job.refresh_from_db()
+    assert (job.state, job.done, job.failed) == ("finished", 2, 1)
+
+
+def test_two_copies_of_a_chunk_at_once_store_one_dead_letter(
+    job: Job, gate: list[str]
+) -> None:
+    gate.extend(["from one copy", "from the other copy"])
+
+    with mock.patch("reviewqueue.jobs.selectors.chunk_is_finished", return_value=False):
+        run_chunk(job)
+        run_chunk(job)
+
+    assert list(DeadLetter.objects.values_list("answer_id", "error_message")) == [
+        (3, "from the other copy")]
+    job.refresh_from_db()
+    assert (job.done, job.failed) == (2, 1)
+
+
+def test_an_answer_a_later_run_re_evaluated_has_its_letter_resolved_and_counted_once(
+    job: Job, gate: list[str], admin_client: Any, on_commit: Any
+) -> None:
+    gate.append("only the first time")
+
+    with dies_before_counting():
+        with pytest.raises(OperationalError):
+            run_chunk(job)
+        run_chunk(job)  # delivered again: answer 3 goes through this time
+
+    job.refresh_from_db()
+    assert (job.state, job.done, job.failed) == ("finished", 3, 0)
+    letter = DeadLetter.objects.get()
+    assert letter.resolved_at is not None
+    # Sending the old letter again does not count the answer a second time.
+    with on_commit():
+        admin_client.post("/admin/jobs/deadletter/",
+                          {"action": "retry_selected", "_selected_action": [letter.pk]})
+    job.refresh_from_db()
+    assert (job.done, job.failed) == (3, 0)
