@@ -31,8 +31,10 @@ from reviewqueue.sources.selectors import document_titles
 
 
 def _dead_letters() -> dict[str, Any]:
-    """Dead letters not sent again, counted up to a cap: the banner says "1000+" beyond."""
-    return {"dead_letters": bounded_count(DeadLetter.objects.filter(retried_at__isnull=True))}
+    """Dead letters neither sent again nor resolved by a later run of their chunk, counted
+    up to a cap: the banner says "1000+" beyond."""
+    return {"dead_letters": bounded_count(DeadLetter.objects.filter(
+        retried_at__isnull=True, resolved_at__isnull=True))}
 
 
 def _job_list(request: HttpRequest) -> dict[str, Any]:

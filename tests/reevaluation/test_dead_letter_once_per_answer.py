@@ -116,6 +116,9 @@ def test_an_answer_a_later_run_re_evaluated_has_its_letter_resolved_and_counted_
     assert (job.state, job.done, job.failed) == ("finished", 3, 0)
     letter = DeadLetter.objects.get()
     assert letter.resolved_at is not None
+    # Nothing waits in the dead letters any more: the jobs page does not say one does.
+    page = admin_client.get("/jobs/").content.decode()
+    assert "waits in the dead letters" not in page
     # Sending the old letter again does not count the answer a second time.
     with on_commit():
         admin_client.post("/admin/jobs/deadletter/",
