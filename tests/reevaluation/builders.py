@@ -8,11 +8,14 @@ exactly as it would be for an ingested answer. Copies get no audit events.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection, models, transaction
+from django.utils import timezone
 
 from reviewqueue.audit.services import SYSTEM
+from reviewqueue.jobs.models import Job, JobChunk
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
 from reviewqueue.reviews.services.ingest import AnswerInput, RetrievedInput, answer_ingest
 
@@ -100,3 +103,12 @@ def copy_answers(template: Answer, count: int, prefix: str) -> int:
         )
         cursor.execute(f'ANALYZE "{answer_t}"')
     return floor
+
+
+def job_with_one_chunk(answer_ids: list[int], *, sent_ago: timedelta) -> Job:
+    """A running job ("every answer") whose one chunk holds `answer_ids`, sent `sent_ago`."""
+    job = Job.objects.create(scope=Job.Scope.ALL, trigger="manual", state=Job.State.RUNNING,
+                             total=len(answer_ids), actor_type="system", actor="system")
+    JobChunk.objects.create(job=job, number=0, answer_ids=answer_ids,
+                            enqueued_at=timezone.now() - sent_ago)
+    return job

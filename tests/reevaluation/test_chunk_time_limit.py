@@ -10,11 +10,11 @@ from unittest import mock
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
-from django.utils import timezone
 
-from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
+from reviewqueue.jobs.models import DeadLetter, Job
 from reviewqueue.reviews import tasks
 from reviewqueue.reviews.services import reevaluation
+from tests.reevaluation.builders import job_with_one_chunk
 
 pytestmark = pytest.mark.django_db
 
@@ -23,11 +23,7 @@ ANSWERS = [1, 2, 3, 4]
 
 @pytest.fixture
 def job() -> Job:
-    job = Job.objects.create(scope=Job.Scope.ALL, trigger="manual", state=Job.State.RUNNING,
-                             total=len(ANSWERS), actor_type="system", actor="system")
-    JobChunk.objects.create(job=job, number=0, answer_ids=ANSWERS,
-                            enqueued_at=timezone.now() - timedelta(minutes=1))
-    return job
+    return job_with_one_chunk(ANSWERS, sent_ago=timedelta(minutes=1))
 
 
 def run_chunk_on_a_worker(job: Job, on_commit: Any) -> None:

@@ -11,12 +11,12 @@ from unittest import mock
 
 import pytest
 from django.db import OperationalError
-from django.utils import timezone
 
 from reviewqueue.jobs import services
-from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
+from reviewqueue.jobs.models import DeadLetter, Job
 from reviewqueue.reviews import tasks
 from reviewqueue.reviews.services import reevaluation
+from tests.reevaluation.builders import job_with_one_chunk
 
 pytestmark = pytest.mark.django_db
 
@@ -26,11 +26,7 @@ ANSWERS = [1, 2, 3]
 @pytest.fixture
 def job() -> Job:
     """A running job with one chunk of three answers, sent a while ago."""
-    job = Job.objects.create(scope=Job.Scope.ALL, trigger="manual", state=Job.State.RUNNING,
-                             total=len(ANSWERS), actor_type="system", actor="system")
-    JobChunk.objects.create(job=job, number=0, answer_ids=ANSWERS,
-                            enqueued_at=timezone.now() - timedelta(minutes=5))
-    return job
+    return job_with_one_chunk(ANSWERS, sent_ago=timedelta(minutes=5))
 
 
 def run_chunk(job: Job) -> None:
