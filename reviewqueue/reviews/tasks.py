@@ -22,28 +22,6 @@ log = logging.getLogger(__name__)
 
 
 class ChunkTask(ReliableTask):
-    def on_failure(
-        self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
-    ) -> None:
-        from reviewqueue.jobs.services import chunk_finish_early
-
-        outcome = getattr(exc, "batch_outcome", None)
-        chunk_id = dict(kwargs or {}).get("chunk_id")
-        if isinstance(exc, SoftTimeLimitExceeded) and outcome is not None and chunk_id:
-            # A chunk stopped by its time limit: what it did before the limit counts as done,
-            # and the answers it did not get to are sent again as a new chunk, not counted as
-            # failed. (With a dead letter for the whole chunk, every one of them would be.)
-            try:
-                chunk_finish_early(chunk_id=int(chunk_id), task_name=self.name,
-                                   answer_ids=list(args[0]), trigger=str(args[1]),
-                                   outcome=outcome, error=exc)
-                return
-            except Exception as finish_error:  # then dead-letter the chunk as any other
-                log.error("chunk not finished early", extra={
-                    "task": self.name, "task_id": task_id, "chunk": chunk_id,
-                    "error_type": type(finish_error).__name__})
-        super().on_failure(exc, task_id, args, kwargs, einfo)
-
     def after_dead_letter(self, *, args: list[Any], kwargs: dict[str, Any]) -> None:
         from reviewqueue.jobs.services import chunk_mark_dead
 
@@ -60,7 +38,12 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
     counted twice. `cause` (the changed document) is the job's, or given for an answer sent
     again from the dead letters."""
     from reviewqueue.jobs.selectors import chunk_is_finished, job_actor_and_cause
-    from reviewqueue.jobs.services import chunk_finish, chunk_mark_started, dead_letter_record
+    from reviewqueue.jobs.services import (
+        chunk_finish,
+        chunk_finish_early,
+        chunk_mark_started,
+        dead_letter_record,
+    )
     from reviewqueue.reviews.services.reevaluation import answers_reevaluate
 
     if chunk_id is not None and chunk_is_finished(chunk_id=chunk_id):
@@ -75,8 +58,19 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
     started = time.perf_counter()
     actor, job_cause = job_actor_and_cause(job_id)
     cause = cause or job_cause
-    outcome = answers_reevaluate(answer_ids=answer_ids, trigger=trigger, actor=actor,
-                                 cause=cause, reraise=PASS_THROUGH_ERRORS)
+    try:
+        outcome = answers_reevaluate(answer_ids=answer_ids, trigger=trigger, actor=actor,
+                                     cause=cause, reraise=PASS_THROUGH_ERRORS)
+    except SoftTimeLimitExceeded as exc:
+        if chunk_id is None:
+            raise
+        # What the chunk did before its time limit counts as done, and the answers it did not
+        # get to go on as a new chunk: none of them has failed (a dead letter for the whole
+        # chunk would count every one as failed).
+        done = exc.batch_outcome  # type: ignore[attr-defined]
+        chunk_finish_early(chunk_id=chunk_id, task_name=reevaluate_answers.name,
+                           answer_ids=answer_ids, trigger=trigger, outcome=done, error=exc)
+        return done.changed
     for answer_id, error in outcome.errors:
         # An error a retry would not fix: keep the one answer so an admin can send it again.
         dead_letter_record(task_name=reevaluate_answers.name, task_id="",
