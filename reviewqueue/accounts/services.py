@@ -131,12 +131,29 @@ def tokens_revoke(
 
 
 @transaction.atomic
-def token_rotate(*, user: AbstractUser, actor: Actor) -> str:
-    """Issue a new token with the scopes of the user's newest one and revoke the others."""
-    newest = ApiToken.objects.filter(user=user, revoked_at__isnull=True).order_by("-id").first()
-    scopes = list(newest.scopes) if newest else None
-    tokens_revoke(actor=actor, user=user)
-    return token_issue(user=user, actor=actor, name="rotated", scopes=scopes)
+def token_rotate(*, user: AbstractUser, actor: Actor, prefix: str | None = None) -> str:
+    """Replace one of the user's active tokens with a new one of the same name and scopes, and
+    revoke it; the user's other tokens are left alone. The token is named by `prefix`, which
+    may be left out when the user has a single active token (with none, a token with the
+    role's default scopes is issued). Refused, naming the field, when the prefix matches no
+    active token or when several tokens could be meant: rotating the wrong one would cut off
+    an integration without a word."""
+    active = ApiToken.objects.select_for_update().filter(user=user, revoked_at__isnull=True)
+    if prefix:
+        active = active.filter(prefix=prefix)
+    tokens = list(active.order_by("id"))
+    who = user.get_username()
+    if prefix and not tokens:
+        raise FieldError("prefix", f"{who} has no active token starting {prefix}")
+    if len(tokens) > 1:
+        prefixes = ", ".join(f"{t.prefix}… ({t.name or 'unnamed'})" for t in tokens)
+        raise FieldError("prefix", f"{who} has {len(tokens)} active tokens ({prefixes}): "
+                                   "name the one to rotate by its prefix")
+    if not tokens:
+        return token_issue(user=user, actor=actor, name="rotated")
+    old = tokens[0]
+    tokens_revoke(actor=actor, token_ids=[old.pk])
+    return token_issue(user=user, actor=actor, name=old.name, scopes=list(old.scopes))
 
 
 @transaction.atomic
