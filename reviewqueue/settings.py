@@ -13,6 +13,7 @@ from pathlib import Path
 
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from reviewqueue.env import (
     env_bool,
@@ -152,6 +153,12 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Webhook deliveries have their own queue: a receiver that hangs until the timeout, or is down
+# and retried all day, must not take the worker slots re-evaluation needs. docker-compose runs
+# a worker for each; a worker started without -Q takes both queues.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = (Queue("celery"), Queue("webhooks"))
+CELERY_TASK_ROUTES = {"webhooks.*": {"queue": "webhooks"}}
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180, minimum=1)
 if CELERY_TASK_SOFT_TIME_LIMIT >= CELERY_TASK_TIME_LIMIT:

@@ -14,12 +14,14 @@ from reviewqueue.env import env_bool, env_int, parse_database_url
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_compose_starts_postgres_redis_web_worker_and_beat() -> None:
+def test_compose_starts_postgres_redis_web_both_workers_and_beat() -> None:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"postgres", "redis", "web", "worker", "beat"}
+    assert set(services) == {"postgres", "redis", "web", "worker", "webhooks", "beat"}
     assert "gunicorn" in services["web"]["command"]
-    assert services["worker"]["command"][:4] == ["celery", "-A", "reviewqueue", "worker"]
+    for name, queue in (("worker", "celery"), ("webhooks", "webhooks")):
+        command = services[name]["command"]
+        assert command[:6] == ["celery", "-A", "reviewqueue", "worker", "-Q", queue]
     assert services["beat"]["command"][:4] == ["celery", "-A", "reviewqueue", "beat"]
 
 

@@ -203,11 +203,14 @@ class Worker:
     """One `celery -A reviewqueue worker` process group with its own log file; with `beat`,
     it also runs the periodic tasks of CELERY_BEAT_SCHEDULE."""
 
-    def __init__(self, log_dir: Path, env: dict[str, str], *, beat: bool = False) -> None:
+    def __init__(self, log_dir: Path, env: dict[str, str], *, beat: bool = False,
+                 queues: str | None = None) -> None:
         name = uuid.uuid4().hex[:8]
         self.log_path = log_dir / f"worker-{name}.log"
         self.env = env
         self.beat_args = ["--beat", "--schedule", str(log_dir / f"beat-{name}")] if beat else []
+        # Without -Q a worker takes every queue in CELERY_TASK_QUEUES.
+        self.queue_args = ["-Q", queues] if queues else []
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, *, timeout: float = 30.0) -> Worker:
@@ -215,7 +218,8 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "reviewqueue", "worker", "--loglevel=INFO",
              "--pool=prefork", "--concurrency=2", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "-n", f"test-{uuid.uuid4().hex[:8]}@%h", *self.beat_args],
+             "--without-heartbeat", "-n", f"test-{uuid.uuid4().hex[:8]}@%h", *self.beat_args,
+             *self.queue_args],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -277,8 +281,8 @@ def start_worker(tmp_path: Path, transactional_db: Any) -> Iterator[Callable[...
     }
     base_env.pop("REEVALUATION_TODAY", None)
 
-    def start(*, beat: bool = False, **extra_env: str) -> Worker:
-        worker = Worker(tmp_path, {**base_env, **extra_env}, beat=beat)
+    def start(*, beat: bool = False, queues: str | None = None, **extra_env: str) -> Worker:
+        worker = Worker(tmp_path, {**base_env, **extra_env}, beat=beat, queues=queues)
         workers.append(worker)
         return worker.start()
 
