@@ -1,8 +1,9 @@
 """Everything the item page shows about one held answer, read in a fixed number of queries.
 
 The page must cost the same for 2 citations as for 50: the answer, its queue entry, retrieved
-items, documents, older revisions, facts, passages, verdicts and decisions are each one query,
-and everything else is assembled in Python.
+items, documents, older revisions, facts, passages, verdicts and decisions are each one query
+(the titles the verdict history names one more, only when it names a withdrawn document or
+one the answer did not retrieve), and everything else is assembled in Python.
 
 Invariant 5: nothing is built unless the reader may read every retrieved document, and a
 passage of an older revision is shown only when that revision's own principals allow it (a
@@ -39,6 +40,7 @@ from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
 from reviewqueue.reviews.services.evaluation import today
 from reviewqueue.reviews.services.leases import LeaseState, lease_state
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
+from reviewqueue.sources.selectors import document_titles, may_read_revision
 
 CONTEXT_CHARS = 240
 
@@ -226,6 +228,9 @@ class RevisionUsed:
     document: str
     revision: str
     current: str | None
+    # The document's title as the reader may read it now, "" when they may not (or it has
+    # none): the page then names it by its id alone.
+    title: str = ""
 
     @property
     def superseded(self) -> bool:
@@ -532,6 +537,8 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
     item = _review_item(answer)
     verdicts = list(Verdict.objects.filter(answer=answer).select_related("version")
                     .order_by("-id"))
+    titles = _history_titles({u.get("document", "") for v in verdicts for u in v.revisions_used},
+                             documents, user)
     decisions = list(
         Decision.objects.filter(answer=answer).select_related("reviewer").order_by("-id")
     )
@@ -550,7 +557,8 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         diffs=[d for d in diffs if d is not None],
         verdicts=[VerdictView(v, v.pk == verdict.pk, [
             RevisionUsed(u.get("cite", ""), u.get("document", ""), u.get("revision", ""),
-                         u.get("current")) for u in v.revisions_used
+                         u.get("current"), titles.get(u.get("document", ""), ""))
+            for u in v.revisions_used
         ]) for v in verdicts],
         decisions=[DecisionView(d) for d in decisions],
         earlier_approval=_earlier_approval(answer, item, decisions),
@@ -558,6 +566,29 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         reference_date=on,
         today=today(),
     )
+
+
+def _history_titles(keys: set[str], documents: Mapping[str, Document], user: Any
+                    ) -> dict[str, str]:
+    """The titles, by id, of the documents the verdict history names, as `user` may read them:
+    each one's current revision's, as the audit log and the jobs list name a document, and
+    never that of the revision an entry used: an older revision may have been restricted,
+    and one document keeps one name down the whole history.
+
+    The documents the page loaded already carry their current revision: no query for them. A
+    withdrawn document (no current revision, its last one's title) and one the page did not
+    load are read in one query for them all, by the rule those lists use."""
+    titles: dict[str, str] = {}
+    rest: set[str] = set()
+    for key in keys - {""}:
+        document = documents.get(key)
+        if document is None or document.current_revision is None:
+            rest.add(key)
+        elif may_read_revision(user, document, document.current_revision):
+            titles[key] = document.current_revision.title
+    if rest:
+        titles.update(document_titles(user, rest))
+    return titles
 
 
 def _gate_message(finding: Mapping[str, Any]) -> str | None:
