@@ -1,9 +1,10 @@
-"""Conflicts between current facts of different documents, kept as records.
+"""Conflicts between current facts, kept as records.
 
 `conflicts_refresh` runs inside every publish and withdrawal: it recomputes the (subject, key)
 pairs the document's old and new facts touch and opens, closes or reopens their conflicts.
-Two facts disagree when they come from different documents' current revisions, have
-different values, and their validity periods overlap on or after today.
+Two facts disagree when they come from current revisions, have different values, and their
+validity periods overlap on or after today: two documents that disagree, or one revision that
+states the pair twice and contradicts itself.
 """
 
 from __future__ import annotations
@@ -74,15 +75,13 @@ def _overlap(a: Fact, b: Fact) -> bool:
 
 
 def _disagreeing(facts: list[Fact]) -> list[Fact]:
-    """The facts that disagree with a fact of another document over an overlapping period."""
+    """The facts that disagree with another fact over an overlapping period: one of another
+    document, or one of their own revision (which then states two values at once; the facts
+    are all of current revisions, so two of one document are of one revision)."""
     involved: dict[int, Fact] = {}
     for i, a in enumerate(facts):
         for b in facts[i + 1 :]:
-            if (
-                a.revision.document_id != b.revision.document_id
-                and not _same_value(a.value, b.value)
-                and _overlap(a, b)
-            ):
+            if not _same_value(a.value, b.value) and _overlap(a, b):
                 involved[a.pk] = a
                 involved[b.pk] = b
     return sorted(involved.values(), key=lambda f: (f.revision.document.key, f.position))
@@ -286,13 +285,17 @@ def _notify_owners(conflict_id: int, already_told: Iterable[str] = (),
     for owner in sorted(owners, key=lambda o: o.pk):
         lines = [
             "- a document you may not read" if side.restricted else
-            f"- {side.document.key} ({side.revision.revision}): {side.fact.value!r}"
+            f"- {side.document.key} ({side.revision.revision}{_where(side)}): "
+            f"{side.fact.value!r}"
             for side in conflict_sides([conflict], owner)[conflict.pk]
         ]
+        # A conflict within one document is between values its own revision states.
+        what = ("Documents disagree, at least one of them yours" if len(conflict.documents) > 1
+                else "Your document states different values")
         try:
             send_mail(
                 subject=subject,
-                message=f"{opening}Documents disagree, at least one of them yours:\n"
+                message=f"{opening}{what}:\n"
                 + "\n".join(lines)
                 + "\n\nResolve it in ReviewQueue on your owner page (/owner/, 'My conflicts').",
                 from_email=getattr(settings, "DEFAULT_FROM_EMAIL", "reviewqueue@localhost"),
@@ -300,6 +303,16 @@ def _notify_owners(conflict_id: int, already_told: Iterable[str] = (),
             )
         except Exception:  # mail is best effort; the conflict itself is recorded
             log.exception("conflict notification failed", extra={"conflict": conflict_id})
+
+
+def _where(side: Any) -> str:
+    """Where in its revision a side's fact is stated, when another side is of that revision
+    too: the revision alone does not tell the two apart."""
+    if not side.shares_revision:
+        return ""
+    if side.fact.span:
+        return f", passage {side.fact.span}"
+    return f", fact {side.fact.position + 1}"
 
 
 @transaction.atomic

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
+from django.db.models.functions import Upper
 from django.utils.translation import gettext_lazy as _
 
 
@@ -55,6 +56,11 @@ class Revision(models.Model):
             models.UniqueConstraint(fields=["document", "revision"], name="revision_unique_id"),
             models.UniqueConstraint(fields=["document", "seq"], name="revision_unique_seq"),
         ]
+        indexes = [
+            # Admins name a document by its title, case aside (selectors.document_keys_named):
+            # `title__iexact` compares UPPER(title) on PostgreSQL, which this index answers.
+            models.Index(Upper("title"), name="revision_title_upper"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.document.key}@{self.revision}"
@@ -97,7 +103,9 @@ class Fact(models.Model):
 
 
 class Conflict(models.Model):
-    """Current facts of different documents that disagree on one (subject, key).
+    """Current facts that disagree on one (subject, key): facts of different documents, or
+    of one revision that states the pair twice with different values (then `documents` holds
+    that one document, and its participants name the same revision).
 
     One row per (subject, key); its status follows the documents: opened when a publish or a
     withdrawal creates a disagreement, closed when a later one removes it, reopened when it
@@ -151,3 +159,9 @@ class Conflict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject + '.' if self.subject else ''}{self.key} ({self.status})"
+
+    @property
+    def within_one_document(self) -> bool:
+        """Its values are all stated by one document (as it stood when last open), whose
+        revision contradicts itself."""
+        return len(self.documents) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -12,7 +13,6 @@ from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
     Exists,
-    ExpressionWrapper,
     F,
     Func,
     IntegerField,
@@ -284,17 +284,19 @@ def document_keys_named(user: Any, text: str, *, limit: int = 20,
     most `limit` + 1 of them; failing both, `[text]` when one of the `known` queries (each
     read up to its first row, in the same statement) has a row: an id known elsewhere, such
     as in the audit log. 1 query."""
-    titled = _titles_read_by(user).filter(title__iexact=text).values("document_id")
-    found = (Document.objects.filter(Q(key=text) | Q(pk__in=titled))
-             .alias(is_key=ExpressionWrapper(Q(key=text), output_field=BooleanField()))
-             .order_by("-is_key", "key")
-             .values_list("key", Value(False, output_field=BooleanField()))[:limit + 1])
+    stored_row = Value(False, output_field=BooleanField())
+    # Each branch is read through its own index: the id through the documents' unique key,
+    # the title through UPPER(title) (revision_title_upper; `iexact` compares UPPER on
+    # PostgreSQL). Written as one WHERE "key = text OR id IN (titled)", the OR made PostgreSQL
+    # read every document. A title is read from one revision per document (the current one,
+    # or a withdrawn document's last), so a document appears once among the titled.
+    by_key = Document.objects.filter(key=text).values_list("key", stored_row)
+    titled = (_titles_read_by(user).filter(title__iexact=text)
+              .order_by("document__key").values_list("document__key", stored_row)[:limit + 1])
     elsewhere = [q.values_list(Value(text), Value(True, output_field=BooleanField()))[:1]
                  for q in known]
-    if elsewhere:
-        found = found.union(*elsewhere, all=True)
-    rows = list(found)
-    stored = sorted(key for key, elsewhere in rows if not elsewhere)
+    rows = list(by_key.union(titled, *elsewhere, all=True))
+    stored = sorted({key for key, elsewhere in rows if not elsewhere})
     if text in stored:
         return [text]
     return stored or ([text] if any(elsewhere for _key, elsewhere in rows) else [])
@@ -368,7 +370,10 @@ class ConflictChangeSeen:
     @property
     def words(self) -> tuple[str, str, str]:
         """(badge, its CSS tone, sentence) in the active language."""
-        return _CHANGE_WORDS[self.verb]
+        badge, tone, sentence = _CHANGE_WORDS[self.verb]
+        if self.conflict.within_one_document:
+            sentence = _WITHIN_ONE_DOCUMENT.get(self.verb, sentence)
+        return badge, tone, sentence
 
 
 _CHANGE_WORDS = {
@@ -388,6 +393,15 @@ _CHANGE_WORDS = {
                _("The documents no longer disagree over any period they share.")),
     "left": (pgettext_lazy("conflict", "Left"), "tone-ok",
              _("Your documents no longer take part; other documents still disagree.")),
+}
+
+# The sentences of a conflict within one document, whose revision states different values.
+_WITHIN_ONE_DOCUMENT = {
+    "opened": _("The document now states different values."),
+    "again": _("It had closed; the document states different values again."),
+    "changed": _("Still open: the document still states different values."),
+    "reopened": _("It had been dismissed, but the document changed, so it is open again."),
+    "closed": _("The document no longer states different values for any period."),
 }
 
 
@@ -447,6 +461,9 @@ class ConflictSide:
     revision: Revision | None
     fact: Fact | None
     passage: str
+    # Another side is a fact of the same revision, which states both values: the page says
+    # where in it each one is (`fact.position`, `fact.span`). Never set on a restricted side.
+    shares_revision: bool = False
 
     @property
     def restricted(self) -> bool:
@@ -474,9 +491,11 @@ def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[Confl
     for conflict in conflicts:
         mine = sorted((facts[p["fact"]] for p in conflict.participants if p["fact"] in facts),
                       key=lambda f: (f.pk not in shown, f.revision.document.key, f.position))
+        per_revision = Counter(f.revision_id for f in mine)
         out[conflict.pk] = [
             ConflictSide(document=f.revision.document, revision=f.revision, fact=f,
-                         passage=passages.get((f.revision_id, f.span), ""))
+                         passage=passages.get((f.revision_id, f.span), ""),
+                         shares_revision=per_revision[f.revision_id] > 1)
             if f.pk in shown else ConflictSide(document=None, revision=None, fact=None, passage="")
             for f in mine
         ]

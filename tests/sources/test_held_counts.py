@@ -72,8 +72,10 @@ def queue_copies(template: Answer, count: int, prefix: str) -> None:
         ReviewItem(answer_id=answer_id, entered_at=item.entered_at,
                    primary_reason=item.primary_reason, reasons=item.reasons,
                    index_release=item.index_release)
+        # In id order, as the copies were made: rows that earlier tests rolled back can leave
+        # an unordered read in another order.
         for answer_id in Answer.objects.filter(trace_id__startswith=prefix)
-        .values_list("id", flat=True)
+        .order_by("id").values_list("id", flat=True)
     )
 
 
