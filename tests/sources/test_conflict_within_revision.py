@@ -50,6 +50,10 @@ def conflict_cards(page: str) -> list[str]:
     return re.findall(r'<section class="card conflict".*?</section>', page, re.S)
 
 
+def source_cards(page: str) -> list[str]:
+    return re.findall(r'<article class="source-card">.*?</article>', page, re.S)
+
+
 def text_of(page: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
 
@@ -63,7 +67,22 @@ def test_a_revision_stating_two_values_shows_in_its_owners_inbox(
     assert len(cards) == 1
     card = text_of(cards[0])
     assert "refund_days" in card and "refunds@r1" in card
-    assert "14" in card and "30" in card
+    # Both sides carry the same document and revision: where each value is stated tells them
+    # apart, in the inbox as on the conflict's page.
+    first, second = (text_of(side) for side in source_cards(cards[0]))
+    assert "Fact 1 of this revision · passage p1" in first and "14" in first
+    assert "Fact 2 of this revision · passage p2" in second and "30" in second
+
+
+def test_sides_from_two_documents_need_no_place_in_the_revision(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    publish("refunds", facts=[fact("refund_days", 14, span="p1", end=None)])
+    publish("returns", facts=[fact("refund_days", 30, span="p1", end=None)])
+    client.force_login(owner)
+    [card] = conflict_cards(client.get("/owner/").content.decode())
+    assert len(source_cards(card)) == 2
+    assert "data-side-where" not in card and "of this revision" not in text_of(card)
 
 
 def test_the_conflict_is_kept_as_those_between_documents_are(
@@ -99,7 +118,7 @@ def test_the_conflict_page_shows_each_value_beside_the_passage_stating_it(
     assert response.status_code == 200
     page = response.content.decode()
     assert "Revision r1 of refunds states both values" in text_of(page)
-    sides = re.findall(r"<div data-side-where>(.*?)</article>\s*</div>", page, re.S)
+    sides = source_cards(page)
     assert len(sides) == 2
     first, second = (text_of(side) for side in sides)
     assert "Fact 1 of this revision · passage p1" in first
