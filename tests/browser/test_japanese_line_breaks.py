@@ -19,7 +19,7 @@ LINES_JS = """el => {
 
 
 # 700 px: the claims table's headings wrap; 1024 px with the claim editor open: the main
-# column is at its narrowest, and the verdict history's columns with it.
+# column beside the side column, with the verdict history's columns narrow in it.
 @pytest.mark.parametrize(("width", "editing"), [(700, False), (1024, True)])
 def test_in_japanese_a_short_heading_or_cell_is_not_split_across_lines(
     hold: Any, reviewer: Any, sign_in: Any, live_server: Any, width: int, editing: bool,

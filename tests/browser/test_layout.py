@@ -128,14 +128,30 @@ def test_the_claims_table_fits_its_card_with_a_long_key(
         cell_box = cell.bounding_box()
         assert cell_box["x"] >= box["x"] and cell_box["x"] + cell_box["width"] <= right + 0.5, (
             cell_box, box)
-    if width == 1024 and editing:
-        return  # a card of about 380 px: a key breaks anywhere there, to fit
     # Where the key wraps, it wraps between its words: "data_retention_ / days", never
     # "data_retention_da / ys".
     for code in table.locator("code", has_text="data_retention").all():
         lines = code.evaluate(LINES_JS)
         assert "".join(lines).replace(" ", "").startswith("data_retention_days"), lines
         assert all(line.endswith(("_", " ", "=")) for line in lines[:-1]), lines
+
+
+@pytest.mark.parametrize(("width", "side"), [(1024, 380), (1280, 540)])
+def test_the_editor_widens_the_side_column_only_where_the_answer_keeps_its_room(
+    long_key_answer: str, reviewer: Any, sign_in: Any, live_server: Any, width: int, side: int,
+) -> None:
+    page = sign_in("alice")
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{live_server.url}/answers/{long_key_answer}/")
+    page.locator("details[data-action=edit] > summary").click()
+    expect(page.locator("table.claim-edit")).to_be_visible()
+    assert page.locator("aside.side-col").bounding_box()["width"] == side
+    # The answer's column keeps more than half the room beside it for its tables.
+    assert page.locator("section[aria-labelledby=claims-h]").bounding_box()["width"] >= 530
+    # On a laptop each claim of the editor is a block of fields, two to a line.
+    row = page.locator("table.claim-edit tr[data-claim-row]").first
+    columns = row.evaluate("r => getComputedStyle(r).gridTemplateColumns.split(' ').length")
+    assert columns == (2 if width == 1024 else 3)
 
 
 @pytest.mark.parametrize("width", [390, 1024, 1280])
