@@ -24,12 +24,14 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
 from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.services import (
+    token_replace,
     tokens_revoke,
     user_deactivate,
     user_password_changed,
@@ -39,6 +41,7 @@ from reviewqueue.accounts.services import (
 from reviewqueue.accounts.views import refuse_throttled_sign_in
 from reviewqueue.admin_base import ReadOnlyAdmin
 from reviewqueue.audit.services import Actor
+from reviewqueue.errors import FieldError
 
 ROLE_HELP = (
     "Roles and groups decide what a user may do and which documents they may read. They are "
@@ -75,9 +78,10 @@ class ApiTokenAdmin(ReadOnlyAdmin):
     list_filter = (TokenStateFilter,)
     # The digest is left out: nobody needs to read it, and it would single the token out.
     fields = ("prefix", "user", "name", "scopes", "created_at", "last_used_at", "revoked_at")
-    actions = ["revoke_selected"]
+    actions = ["revoke_selected", "rotate_selected"]
     list_help = ("Tokens are issued with `manage.py issue_token NAME` (the only time a token is "
-                 "shown) and revoked here or with `manage.py revoke_token`.")
+                 "shown), revoked here or with `manage.py revoke_token`, and rotated here or "
+                 "with `manage.py rotate_token`.")
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:
         return self.holds_model_permission(request, "change")
@@ -91,6 +95,32 @@ class ApiTokenAdmin(ReadOnlyAdmin):
         if revoked < len(ids):
             message += f" {len(ids) - revoked} had been revoked already."
         self.message_user(request, message, messages.SUCCESS)
+
+    @admin.action(description="Rotate the selected token (revoke it, issue its successor)",
+                  permissions=["revoke"], location=LIST_AND_FORM)
+    def rotate_selected(self, request: HttpRequest,
+                        queryset: QuerySet[ApiToken]) -> HttpResponse | None:
+        """For a token that leaked: its holder gets a successor with the same name and scopes,
+        shown on the page this returns and nowhere else."""
+        ids = list(queryset.values_list("pk", flat=True)[:2])
+        if len(ids) != 1:
+            self.message_user(request, "Rotate one token at a time: its successor is shown "
+                                       "once, on its own page.", messages.ERROR)
+            return None
+        try:
+            raw = token_replace(token_id=ids[0], actor=Actor.of_user(request.user))
+        except FieldError as error:
+            self.message_user(request, str(error), messages.ERROR)
+            return None
+        old = ApiToken.objects.select_related("user").get(pk=ids[0])
+        new = ApiToken.objects.get(digest=ApiToken.digest_of(raw))
+        context = {**self.admin_site.each_context(request), "opts": self.opts,
+                   "title": f"New token for {old.user.get_username()}",
+                   "old": old, "new": new, "raw": raw}
+        request.current_app = self.admin_site.name
+        response = TemplateResponse(request, "admin/accounts/token_rotated.html", context)
+        add_never_cache_headers(response)  # the secret must not stay in any cache
+        return response
 
 
 # Django registers its own user and group admins; these replace them.

@@ -151,9 +151,23 @@ def token_rotate(*, user: AbstractUser, actor: Actor, prefix: str | None = None)
                                    "name the one to rotate by its prefix")
     if not tokens:
         return token_issue(user=user, actor=actor, name="rotated")
-    old = tokens[0]
+    return token_replace(token_id=tokens[0].pk, actor=actor)
+
+
+@transaction.atomic
+def token_replace(*, token_id: int, actor: Actor) -> str:
+    """Revoke one active token and issue its successor, for the same user with the same name
+    and scopes; returns the successor in clear. Refused, naming the field, for a token that no
+    longer works: one already revoked, or one of a deactivated account."""
+    old = ApiToken.objects.select_for_update().select_related("user").filter(pk=token_id).first()
+    if old is None or old.revoked_at is not None:
+        raise FieldError("token", "it has been revoked; issue a new one with manage.py "
+                                  "issue_token")
+    if not old.user.is_active:
+        raise FieldError("token", f"{old.user.get_username()} is deactivated; reactivate the "
+                                  "account first")
     tokens_revoke(actor=actor, token_ids=[old.pk])
-    return token_issue(user=user, actor=actor, name=old.name, scopes=list(old.scopes))
+    return token_issue(user=old.user, actor=actor, name=old.name, scopes=list(old.scopes))
 
 
 @transaction.atomic
