@@ -26,6 +26,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.decorators import method_decorator
+from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
@@ -73,7 +74,7 @@ class ApiTokenAdmin(ReadOnlyAdmin):
     """Read-only, with one action: revoking goes through tokens_revoke and is audited.
     Widening a token's scopes or un-revoking it is not possible anywhere: issue a new one."""
 
-    list_display = ("prefix", "user", "name", "scopes", "created_at", "last_used_at", "revoked_at")
+    list_display = ("prefix", "user", "name", "scope_list", "state", "created_at", "last_used_at")
     list_select_related = ("user",)
     list_filter = (TokenStateFilter,)
     # The digest is left out: nobody needs to read it, and it would single the token out.
@@ -82,6 +83,17 @@ class ApiTokenAdmin(ReadOnlyAdmin):
     list_help = ("Tokens are issued with `manage.py issue_token NAME` (the only time a token is "
                  "shown), revoked here or with `manage.py revoke_token`, and rotated here or "
                  "with `manage.py rotate_token`.")
+
+    @admin.display(description="scopes")
+    def scope_list(self, token: ApiToken) -> str:
+        return ", ".join(token.scopes) or "none"
+
+    @admin.display(description="state", ordering="revoked_at")
+    def state(self, token: ApiToken) -> str:
+        """Whether the token still works, first: a rotation leaves two rows of one name."""
+        if token.revoked_at is None:
+            return "active"
+        return f"revoked {timezone.localtime(token.revoked_at):%Y-%m-%d %H:%M}"
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:
         return self.holds_model_permission(request, "change")

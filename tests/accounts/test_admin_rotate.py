@@ -126,3 +126,17 @@ def test_a_reviewer_with_staff_access_cannot_rotate(
     assert response.status_code in (302, 403)
     assert ApiToken.objects.get(pk=token.pk).revoked_at is None
     assert ApiToken.objects.filter(user=service).count() == 1
+
+
+def test_the_list_says_which_of_the_two_rows_still_works(
+    admin_client: Client, service: Any
+) -> None:
+    old = _issue(service, "publisher", ["publish", "read"])
+    raw = _shown_token(_rotate(admin_client, old).content.decode())
+    new = ApiToken.objects.get(digest=ApiToken.digest_of(raw))
+    page = admin_client.get(TOKENS).content.decode()
+    rows = {prefix: " ".join(re.sub(r"<[^>]+>", " ", row).split())
+            for prefix in (old.prefix, new.prefix)
+            for row in re.findall(rf"<tr>.*?{prefix}.*?</tr>", page, re.S)}
+    assert "publisher publish, read active" in rows[new.prefix]
+    assert "publisher publish, read revoked 20" in rows[old.prefix]
