@@ -24,9 +24,9 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.utils.decorators import method_decorator
-from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
