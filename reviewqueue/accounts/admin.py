@@ -2,9 +2,9 @@
 
 Who may do and read what (roles, groups, tokens, whether an account is active) changes only
 through reviewqueue.accounts.services, which writes each change to the audit log: roles and
-groups with `manage.py adduser`, tokens with `issue_token` and `revoke_token`. The admin
-actions below (revoke tokens, deactivate users, change a password) call those same services
-with the signed-in admin as the actor.
+groups with `manage.py adduser`, tokens with `issue_token`, `revoke_token` and `rotate_token`.
+The admin actions below (revoke or rotate tokens, deactivate users, change a password) call
+those same services with the signed-in admin as the actor.
 """
 
 from __future__ import annotations
@@ -71,8 +71,9 @@ class TokenStateFilter(admin.SimpleListFilter):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(ReadOnlyAdmin):
-    """Read-only, with one action: revoking goes through tokens_revoke and is audited.
-    Widening a token's scopes or un-revoking it is not possible anywhere: issue a new one."""
+    """Read-only, with two actions: revoking (tokens_revoke) and rotating (token_replace), both
+    audited. Widening a token's scopes or un-revoking it is not possible anywhere: issue a new
+    one."""
 
     list_display = ("prefix", "user", "name", "scope_list", "state", "created_at", "last_used_at")
     list_select_related = ("user",)

@@ -159,7 +159,8 @@ def token_replace(*, token_id: int, actor: Actor) -> str:
     """Revoke one active token and issue its successor, for the same user with the same name
     and scopes; returns the successor in clear. Refused, naming the field, for a token that no
     longer works: one already revoked, or one of a deactivated account."""
-    old = ApiToken.objects.select_for_update().select_related("user").filter(pk=token_id).first()
+    old = (ApiToken.objects.select_for_update(of=("self",)).select_related("user")
+           .filter(pk=token_id).first())
     if old is None or old.revoked_at is not None:
         raise FieldError("token", "it has been revoked; issue a new one with manage.py "
                                   "issue_token")
