@@ -427,8 +427,9 @@ def run(
                 )
     if any_invalid:
         _invalid_dates(items, item_statuses, kb, kb_statuses, add)
+    warnings: list[WarningT] = []
     if unresolved:
-        _unresolved(claims, markers, unresolved, by_id, add)
+        _unresolved(claims, markers, unresolved, by_id, add, warnings.append)
 
     cited_by_claims = set(map(_third, claims))
     if markers:
@@ -436,7 +437,6 @@ def run(
             items, item_statuses, by_id, markers, cited_by_claims, unresolved_why, add
         )
 
-    warnings: list[WarningT] = []
     for claim_index, (key, value, cite, subject) in enumerate(claims):
         value_type = type(value)
         indexes = by_id.get(cite)
@@ -688,10 +688,13 @@ def _unresolved(
     unresolved: Sequence[tuple[str, str]],
     by_id: dict[str, list[int]],
     add: _Add,
+    warn: Callable[[WarningT], None],
 ) -> None:
     """Cited ids the caller could not resolve: withdrawn documents and passages missing from
     their revision are step 4 (unknown citation), revisions the store never received are step
-    3 (invalid metadata)."""
+    3 (invalid metadata). A withdrawn document that nothing cites is only a warning: it has no
+    facts left to conflict with the claims, and the answer does not rest on it. (A passage or a
+    revision the store lacks stays a finding even uncited: its facts could conflict.)"""
     for cite_id, why in unresolved:
         if cite_id in by_id:
             # Both resolved and not: the caller's metadata contradicts itself. A finding rather
@@ -708,6 +711,11 @@ def _unresolved(
             )
             continue
         citing: list[int | None] = [i for i, claim in enumerate(claims) if claim[2] == cite_id]
+        if why == "withdrawn" and not citing and cite_id not in markers:
+            warn(("uncited_evidence", None, (cite_id,),
+                  f"evidence {cite_id} was retrieved but no claim cites it; its document was "
+                  "withdrawn", ()))
+            continue
         if cite_id in markers or not citing:
             citing.append(None)
         for claim_index in citing:

@@ -194,13 +194,13 @@ def test_the_verdict_dict_is_json_ready(cases):
 
 
 def test_fingerprints_of_stored_verdicts_stay_as_published(cases):
-    # The README's examples, unchanged since gate 2026.12.2 was released: a change to what the
+    # The README's examples, unchanged since gate 2026.12.3 was released: a change to what the
     # gate outputs (kb_documents on warnings) must not make stored verdicts look stale.
-    assert gating.GATE_VERSION == "2026.12.2"
+    assert gating.GATE_VERSION == "2026.12.3"
     published = {
-        "valid": "11d0eabda5ecda59ab7c4ad50b7d1e7ae260f3d215ae41bd6cf015a4e398f27d",
-        "future": "c301403a9b32c8d3c61cf7e07109dc23e186a38b794274e3106a1dc66ad5c4f1",
-        "conflict": "c4ee58b1e4d3ebb2245826ec3d2da981ce260f16ddc86fd7a1d840734fc8442f",
+        "valid": "2b4f481a02e025ba71f16f76ad7ea6b5274582c9b2b19af80113cbf47dbe0748",
+        "future": "1321cba05b625742b323be460dd6e479b2970849b01d337c23bd3ce6a5c5e124",
+        "conflict": "667dd64b8f3c43c91675d0b7dfcd8c11958b9471b05f134ca20144cac30a4147",
     }
     records = {record["id"]: record for record in cases.published()}
     found = {case: _fp(records[case]) for case in published}

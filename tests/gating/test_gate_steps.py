@@ -346,6 +346,43 @@ def test_citing_a_withdrawn_document_is_an_unknown_citation_that_says_so(cases):
     assert not any("not among" in f["message"] for f in withdrawn)
 
 
+def test_a_withdrawn_document_nothing_cites_is_a_warning_not_a_finding(cases):
+    # d1 supports the claim; "gone" was retrieved too, but neither a claim nor the text cites it.
+    record = cases.record(answer="The trial lasts 14 days [d1].", unresolved={"gone": "withdrawn"})
+
+    result = gating.evaluate_record(record)
+
+    assert (result["decision"], result["reason"], result["findings"]) == (
+        "candidate", "supported", [])
+    uncited = [w for w in result["warnings"] if w["code"] == "uncited_evidence"]
+    assert [(w["evidence"], w["message"]) for w in uncited] == [
+        (["gone"], "evidence gone was retrieved but no claim cites it; its document was withdrawn")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("why", "reason"),
+    [("passage_not_found", "unknown_citation"), ("revision_not_received", "invalid_metadata")],
+)
+def test_other_unresolved_ids_nothing_cites_still_hold_the_answer(cases, why, reason):
+    # Their documents still have facts, which could disagree with the claim.
+    result = gating.evaluate_record(cases.record(unresolved={"gone": why}))
+
+    assert result["reason"] == reason
+    assert result["findings"][0]["evidence"] == ["gone"]
+
+
+def test_a_withdrawn_document_cited_only_by_the_text_is_still_an_unknown_citation(cases):
+    record = cases.record(answer="The trial lasts 14 days [d1][gone].",
+                          unresolved={"gone": "withdrawn"})
+
+    result = gating.evaluate_record(record)
+
+    assert (result["decision"], result["reason"]) == ("abstain", "unknown_citation")
+    assert "the answer text cites [gone]: its document was withdrawn" in [
+        f["message"] for f in result["findings"]]
+
+
 def test_a_withdrawn_citation_outranks_later_steps_but_not_missing_evidence(cases):
     record = cases.record(
         claims=[cases.claim(), cases.claim("seats", 5, "gone")],

@@ -307,6 +307,27 @@ def test_a_withdrawn_document_abstains_its_answers(publish_doc: Any, ingest: Any
     assert answer.current_verdict.revisions_used[0].get("withdrawn") is True
 
 
+def test_withdrawing_a_document_the_answer_only_retrieved_leaves_it_a_candidate(
+        publish_doc: Any, ingest: Any, service_api: Any, on_commit: Any) -> None:
+    publish_doc("pricing", "r1")
+    publish_doc("billing", "r1", facts=[fact(30, key="grace_days")])
+    answer = ingest("t-1", cites=[("d1", "pricing", "r1"), ("d2", "billing", "r1")])
+    assert answer.status == Answer.Status.CANDIDATE
+
+    with on_commit():
+        assert service_api.delete("/api/v1/documents/billing").status_code in (200, 204)
+
+    answer.refresh_from_db()
+    verdict = answer.current_verdict
+    assert (answer.status, verdict.trigger, verdict.reason) == (
+        Answer.Status.CANDIDATE, "withdrawal", "supported")
+    assert [(w["evidence"], w["message"]) for w in verdict.warnings
+            if w["code"] == "uncited_evidence"] == [
+        (["d2"], "evidence d2 was retrieved but no claim cites it; its document was withdrawn")]
+    assert {u["cite"]: u.get("withdrawn", False) for u in verdict.revisions_used} == {
+        "d1": False, "d2": True}
+
+
 def test_verdicts_of_a_job_are_audited_as_the_worker(publish_doc: Any, ingest: Any) -> None:
     publish_doc("pricing", "r1")
     ingest("t-1")
