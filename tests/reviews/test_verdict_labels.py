@@ -113,6 +113,30 @@ def test_a_fresh_verdict_that_abstains_takes_an_audit_sample_out_of_the_queue(
     assert not ReviewItem.objects.filter(answer=answer).exists()
 
 
+def test_a_withdrawn_source_no_claim_uses_is_listed_as_withdrawn_and_holds_nothing(
+    hold: Any, publish: Any, owner: Any, reviewer: Any, login: Any
+) -> None:
+    publish("billing", title="Billing terms", facts=[fact("grace_days", 30)])
+    trace = hold(retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r1", "span": "p1"},
+        {"cite": "d3", "document_id": "billing", "revision": "r1", "span": "p1"},
+    ])
+    answer = Answer.objects.get(trace_id=trace)
+    document_withdraw(document_key="billing", actor=Actor.of_user(owner))
+    answer_reevaluate(answer_id=answer.pk, trigger="withdrawal")
+
+    html = text_of(login(reviewer).get(f"/answers/{trace}/"))
+
+    # Still held for the conflict it had, not abstained for the withdrawn document.
+    assert "Gate: Needs review · Conflicting sources" in status_strip(html)
+    start = html.index('<ul class="unused">')
+    unused = re.sub(r"<[^>]+>", "", html[start:html.index("</ul>", start)])
+    assert "[d2] Pricing in the EU pricing-eu" in unused
+    assert "[d3] Billing terms billing This document has been withdrawn." in unused
+    assert unused.count("withdrawn") == 1
+
+
 def test_a_held_answer_that_is_no_audit_sample_does_not_say_audit_sample(
     hold: Any, reviewer: Any, login: Any
 ) -> None:
