@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import held_citing_retention
+from tests.reviews.conftest import fact
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -194,3 +195,33 @@ def test_on_a_phone_an_owner_reads_and_corrects_each_fact_whole(
     heading = page.locator("main h1").bounding_box()
     assert abs(message["x"] - heading["x"]) <= 1, (message, heading)
     fits_the_window(page)
+
+
+def test_on_a_phone_each_fact_that_ends_is_a_card_with_its_end_and_answers_in_sight(
+    publish: Any, submit: Any, owner: Any, sign_in: Any,
+) -> None:
+    publish("pricing", title="Plans and pricing", facts=[fact("trial_days", 14, end=5)])
+    for n in range(3):
+        assert submit(f"t-{n}", as_of=None).status_code == 201
+    page = sign_in("olivia", lands="/owner/")
+    page.set_viewport_size(PHONE)
+    page.reload()
+    fits_the_window(page)
+    wrap = page.locator(".table-wrap:has(table[data-expiring])")
+    # Nothing in it to scroll to: the card holds every column of the row.
+    assert wrap.evaluate("w => w.scrollWidth - w.clientWidth") <= 0
+    card = page.locator("table[data-expiring] tbody tr").first
+    # The document by its title, then the fact, then each further column under its name.
+    ends = fact(end=5)["valid_until"]
+    assert card.inner_text().split("\n")[:4] == [
+        "Plans and pricing pricing", "trial_days = 14", f"{ends} (in 5 days)", "3"]
+    window = page.viewport_size["width"]
+    for link in card.locator("a[href^='/answers/']").all():
+        box = link.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= window, box
+    # Each of those columns is named above its value, for the eye (assistive technology reads
+    # the table's own header).
+    labels = card.locator("td[data-label]").evaluate_all(
+        "tds => tds.map(td => [getComputedStyle(td, '::before').content,"
+        " getComputedStyle(td, '::before').display])")
+    assert labels == [['"Ends" / ""', "block"], ['"Answers resting on it" / ""', "block"]]

@@ -419,11 +419,13 @@ def test_facts_that_have_ended_are_listed_first_with_the_answers_held_on_them(
     client.force_login(owner)
     rows = _inbox_rows(client.get("/owner/").content.decode())
     assert len(rows) == 2
-    assert rows[0].startswith(f"pricing trial_days = 14 {ended} (ended 12 days ago) 7 t-6 ")
+    # The document by its title, with its id beside it, as under "My documents".
+    assert rows[0].startswith(
+        f"Pricing and plans pricing trial_days = 14 {ended} (ended 12 days ago) 7 t-6 ")
     # Five are listed, newest first, each by its trace id; the count says what is left out.
     assert [f"t-{n}" for n in (6, 5, 4, 3, 2)] == re.findall(r"\bt-\d\b", rows[0])
     assert "and 2 more" in rows[0]
-    assert rows[1].startswith(f"pricing regions = 3 {soon} (in 3 days) 0")
+    assert rows[1].startswith(f"Pricing and plans pricing regions = 3 {soon} (in 3 days) 0")
 
 
 def test_answers_rest_on_the_fact_of_the_subject_they_claim(
