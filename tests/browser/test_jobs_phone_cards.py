@@ -1,0 +1,68 @@
+"""The re-evaluation jobs list on a phone: each job reads as a card, every column of it in
+sight under its name, nothing to scroll sideways to; on a laptop it stays a table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PHONE = {"width": 390, "height": 844}
+LAPTOP = {"width": 1280, "height": 900}
+
+# Each cell of the newest job: its text, its column's name as drawn above it (none for the
+# cells across the top), and whether it lies within the window's width.
+CELLS_JS = """() => [...document.querySelector('table.jobs tbody tr').cells].map(td => {
+  const r = td.getBoundingClientRect();
+  const label = getComputedStyle(td, '::before').content;
+  return {text: td.innerText.replace(/\\s+/g, ' ').trim(),
+          label: label === 'none' ? null : label.split(' / ')[0].replace(/"/g, ''),
+          within: r.left >= 0 && r.right <= window.innerWidth && r.width > 0};
+})"""
+
+
+@pytest.fixture
+def job(publish: Any, admin_user: Any) -> None:
+    """A finished job: the re-evaluation of what cites the pricing page, once it was published."""
+    publish("pricing", title="Pricing and plans")
+
+
+def test_on_a_phone_each_job_is_a_card_with_every_column_named_and_in_sight(
+    job: None, sign_in: Any, live_server: Any,
+) -> None:
+    page = sign_in("ada")
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.url}/jobs/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    cells = page.evaluate(CELLS_JS)
+    assert [(c["label"], c["within"]) for c in cells] == [
+        (None, True), (None, True), ("Trigger", True), ("By", True), ("Progress", True),
+        ("Changed", True)]
+    assert cells[1]["text"].endswith("pricing · Pricing and plans")
+    assert cells[2]["text"] == "Revision published"
+    assert "Finished" in cells[4]["text"]
+    # The progress reads across the card, not as a column of fragments.
+    progress = page.locator("table.jobs tbody tr:first-child td").nth(4).bounding_box()
+    assert progress["width"] >= 300, progress
+
+
+def test_on_a_laptop_the_jobs_list_stays_a_table_with_its_header_row(
+    job: None, sign_in: Any, live_server: Any,
+) -> None:
+    page = sign_in("ada")
+    page.set_viewport_size(LAPTOP)
+    page.goto(f"{live_server.url}/jobs/")
+    layout = page.evaluate("""() => {
+      const row = document.querySelector('table.jobs tbody tr');
+      const heads = [...document.querySelectorAll('table.jobs thead th')];
+      const cells = [...row.cells].map(td => Math.round(td.getBoundingClientRect().top));
+      return {row: getComputedStyle(row).display, heads: heads.length,
+              headsShown: heads.every(th => th.getBoundingClientRect().width > 10),
+              oneRowLine: new Set(cells).size === 1,
+              labels: [...row.cells].filter(
+                td => getComputedStyle(td, '::before').content !== 'none').length};
+    }""")
+    assert layout == {"row": "table-row", "heads": 6, "headsShown": True, "oneRowLine": True,
+                      "labels": 0}, layout
