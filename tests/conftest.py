@@ -225,3 +225,9 @@ def _celery_eager_unless_worker(request: Any) -> Any:
     app.conf.task_always_eager = request.node.get_closest_marker("worker") is None
     yield
     app.conf.task_always_eager = previous
+    # A page requested in Japanese leaves Japanese active in this thread (the locale middleware
+    # sets it and nothing resets it between tests, as a new request would): the next test's
+    # text built outside a request would come out in Japanese.
+    from django.utils import translation
+
+    translation.deactivate()

@@ -1,5 +1,6 @@
-"""The re-evaluation jobs list on a phone: each job reads as a card, every column of it in
-sight under its name, nothing to scroll sideways to; on a laptop it stays a table."""
+"""Lists of records on a phone: each re-evaluation job, webhook endpoint and webhook delivery
+reads as a card, every column of it in sight under its name, nothing to scroll sideways to; on
+a laptop each list stays a table."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ LAPTOP = {"width": 1280, "height": 900}
 
 # Each cell of the newest job: its text, its column's name as drawn above it (none for the
 # cells across the top), and whether it lies within the window's width.
-CELLS_JS = """() => [...document.querySelector('table.jobs tbody tr').cells].map(td => {
+CELLS_JS = """table => [...document.querySelector(table + ' tbody tr').cells].map(td => {
   const r = td.getBoundingClientRect();
   const label = getComputedStyle(td, '::before').content;
   return {text: td.innerText.replace(/\\s+/g, ' ').trim(),
@@ -36,7 +37,7 @@ def test_on_a_phone_each_job_is_a_card_with_every_column_named_and_in_sight(
     page.set_viewport_size(PHONE)
     page.goto(f"{live_server.url}/jobs/")
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    cells = page.evaluate(CELLS_JS)
+    cells = page.evaluate(CELLS_JS, "table.jobs")
     assert [(c["label"], c["within"]) for c in cells] == [
         (None, True), (None, True), ("Trigger", True), ("By", True), ("Progress", True),
         ("Changed", True)]
@@ -66,3 +67,33 @@ def test_on_a_laptop_the_jobs_list_stays_a_table_with_its_header_row(
     }""")
     assert layout == {"row": "table-row", "heads": 6, "headsShown": True, "oneRowLine": True,
                       "labels": 0}, layout
+
+
+def test_on_a_phone_each_webhook_endpoint_and_delivery_is_a_card(
+    admin_user: Any, sign_in: Any, live_server: Any,
+) -> None:
+    from django.utils import timezone
+
+    from reviewqueue.webhooks.models import WebhookDelivery, WebhookEndpoint
+
+    endpoint = WebhookEndpoint.objects.create(url="https://hooks.example.test/review-status",
+                                              secret="s" * 32, description="CRM")
+    WebhookDelivery.objects.create(
+        endpoint=endpoint, event_type="answer.status_changed", trace_id="t-hook",
+        payload={}, state=WebhookDelivery.State.DELIVERED, attempts=1,
+        next_attempt_at=timezone.now(), delivered_at=timezone.now())
+    page = sign_in("ada")
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.url}/webhooks/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    cells = page.evaluate(CELLS_JS, "table[data-endpoints]")
+    assert [(c["label"], c["text"], c["within"]) for c in cells] == [
+        (None, "https://hooks.example.test/review-status — CRM", True), ("Active", "yes", True),
+        ("Delivered", "1", True), ("Waiting", "0", True), ("Given up", "0", True)]
+
+    page.goto(f"{live_server.url}/webhooks/{endpoint.pk}/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    cells = page.evaluate(CELLS_JS, "table[data-deliveries]")
+    assert [(c["label"], c["within"]) for c in cells] == [
+        (None, True), ("Event", True), ("Answer", True), ("State", True), ("Attempts", True)]
+    assert (cells[2]["text"], cells[3]["text"]) == ("t-hook", "Delivered")
