@@ -1,4 +1,5 @@
-"""An admin opens the insight page in a real browser and sees its charts."""
+"""An admin opens the insight page in a real browser and sees its charts, on a laptop and on a
+phone."""
 
 from __future__ import annotations
 
@@ -8,6 +9,21 @@ import pytest
 
 from tests.audit.browsing import in_browser, screenshot_path, session_cookie
 from tests.insight.conftest import Builder
+
+# Each chart the page shows: which drawing it is, whether it has a size, and the height of its
+# smallest text as the browser draws it.
+CHARTS_JS = """() => [...document.querySelectorAll('svg.chart')]
+  .filter(svg => getComputedStyle(svg).display !== 'none')
+  .map(svg => {
+    const r = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll('text')].map(t => t.getBoundingClientRect().height);
+    return {fit: svg.dataset.fit, drawn: r.width > 200 && r.height > 40,
+            text_px: Math.min(...texts.filter(h => h > 0))};
+  })"""
+
+
+def shown_charts(page: Any) -> list[dict[str, Any]]:
+    return page.evaluate(CHARTS_JS)
 
 
 @pytest.mark.browser
@@ -27,19 +43,23 @@ def test_an_admin_reads_the_insight_page(
         page.goto(f"{live_server.url}/insight/?since=2026-10-01&until=2026-10-14")
         page.wait_for_selector("svg.chart")
         page.screenshot(path=str(shot), full_page=True)
-        boxes = [page.locator("svg.chart").nth(i).bounding_box()
-                 for i in range(page.locator("svg.chart").count())]
-        return {
-            "charts": len(boxes),
-            "drawn": all(box is not None and box["width"] > 200 and box["height"] > 40
-                         for box in boxes),
+        wide = shown_charts(page)
+        seen = {
             "hold_rate": page.locator("[data-testid=hold-rate]").inner_text(),
             "body": page.locator("main").inner_text(),
         }
+        page.set_viewport_size({"width": 390, "height": 844})
+        return {**seen, "wide": wide, "phone": shown_charts(page),
+                "scroll_width": page.evaluate("document.documentElement.scrollWidth")}
 
     seen = in_browser(session_cookie(admin_user, live_server.url), steps)
-    assert seen["charts"] == 7
-    assert seen["drawn"]
+    # Each chart once, in the drawing for the screen: on a phone, text as large as on a
+    # laptop (13 px drawn, scaled down a little at most), not the wide drawing shrunk.
+    assert [(c["fit"], c["drawn"]) for c in seen["wide"]] == [("wide", True)] * 7
+    assert [(c["fit"], c["drawn"]) for c in seen["phone"]] == [("phone", True)] * 7
+    assert min(c["text_px"] for c in seen["wide"]) >= 12
+    assert min(c["text_px"] for c in seen["phone"]) >= 11
+    assert seen["scroll_width"] <= 390
     assert seen["hold_rate"] == "46.2%"  # 6 of 13: "old" (1 October) is in this window
     assert "Secret" not in seen["body"]
     assert shot.stat().st_size > 10_000

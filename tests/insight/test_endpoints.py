@@ -47,7 +47,9 @@ def test_the_insight_page_draws_its_charts_on_the_server(
     response = _computed(admin_client, f"/insight/?{RANGE}", django_capture_on_commit_callbacks)
     assert response.status_code == 200
     page = response.content.decode()
-    assert page.count('<svg class="chart"') == 7
+    # Each chart drawn for a wide card and for a phone's; the page's CSS shows one of the two.
+    assert page.count('<svg class="chart" data-fit="wide"') == 7
+    assert page.count('<svg class="chart" data-fit="phone"') == 7
     # No inline script: any script the page has is a file.
     assert all("src=" in tag for tag in re.findall(r"<script[^>]*>", page))
     assert 'data-testid="hold-rate">41.7%' in page  # 5 of 12
