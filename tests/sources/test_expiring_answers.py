@@ -22,11 +22,11 @@ def expiring_rows(client: Any) -> dict[str, tuple[str, list[str]]]:
     """The inbox's expiring facts: by the fact as shown ("pro · price"), the count of answers
     resting on it and the trace ids listed."""
     page = client.get("/owner/").content.decode()
-    table = re.search(r"<table class=\"data\" data-expiring>(.*?)</table>", page, re.S)
+    table = re.search(r"<table [^>]*data-expiring>(.*?)</table>", page, re.S)
     assert table is not None, page
     rows = {}
     for row in re.findall(r"<tr[^>]*>\s*<td>(.*?)</tr>", table.group(1), re.S):
-        cells = re.findall(r"<td>(.*?)</td>", f"<td>{row}", re.S)
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", f"<td>{row}", re.S)
         name = re.sub(r"<[^>]+>", "", cells[1]).split(" = ")[0].strip()
         count = re.sub(r"<[^>]+>", " ", cells[3]).split()[0]
         rows[name] = (count, re.findall(r'<a href="/answers/[^"]*/">([^<]*)</a>', cells[3]))
