@@ -78,6 +78,26 @@ def sign_in(browser: Any, live_server: Any) -> Iterator[Callable[..., Any]]:
         context.close()
 
 
+# How a table is laid out where it should stay one: its first body row's display, its header
+# cells (how many, all with a width, all on one line), whether that row's cells share a line,
+# and how many of them draw a column name of their own (a card's data-label).
+TABLE_LAYOUT_JS = """table => {
+  const row = document.querySelector(table + ' tbody tr');
+  const heads = [...document.querySelectorAll(table + ' thead th')];
+  const tops = new Set(heads.map(th => Math.round(th.getBoundingClientRect().top)));
+  const cells = [...row.cells].map(td => Math.round(td.getBoundingClientRect().top));
+  return {row: getComputedStyle(row).display, heads: heads.length,
+          headsShown: heads.every(th => th.getBoundingClientRect().width > 10),
+          oneHeaderLine: tops.size === 1, oneRowLine: new Set(cells).size === 1,
+          labels: [...row.cells].filter(
+            td => getComputedStyle(td, '::before').content !== 'none').length};
+}"""
+
+
+def table_layout(page: Any, table: str) -> dict[str, Any]:
+    return page.evaluate(TABLE_LAYOUT_JS, table)
+
+
 def held_citing_retention(hold_answer: Any, publish: Any, claims: list[dict[str, Any]]) -> str:
     """A held answer that also cites a data retention policy as [d3], with `claims` as an
     edit would leave them (the gate's verdict is not what the layout tests measure)."""

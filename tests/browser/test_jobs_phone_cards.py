@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.browser.conftest import table_layout
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
@@ -24,6 +26,13 @@ CELLS_JS = """table => [...document.querySelector(table + ' tbody tr').cells].ma
 })"""
 
 
+def open_as_admin(sign_in: Any, url: str, size: dict[str, int]) -> Any:
+    page = sign_in("ada")
+    page.set_viewport_size(size)
+    page.goto(url)
+    return page
+
+
 @pytest.fixture
 def job(publish: Any, admin_user: Any) -> None:
     """A finished job: the re-evaluation of what cites the pricing page, once it was published."""
@@ -33,9 +42,7 @@ def job(publish: Any, admin_user: Any) -> None:
 def test_on_a_phone_each_job_is_a_card_with_every_column_named_and_in_sight(
     job: None, sign_in: Any, live_server: Any,
 ) -> None:
-    page = sign_in("ada")
-    page.set_viewport_size(PHONE)
-    page.goto(f"{live_server.url}/jobs/")
+    page = open_as_admin(sign_in, f"{live_server.url}/jobs/", PHONE)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     cells = page.evaluate(CELLS_JS, "table.jobs")
     assert [(c["label"], c["within"]) for c in cells] == [
@@ -52,22 +59,10 @@ def test_on_a_phone_each_job_is_a_card_with_every_column_named_and_in_sight(
 def test_on_a_laptop_the_jobs_list_stays_a_table_with_its_header_row(
     job: None, sign_in: Any, live_server: Any,
 ) -> None:
-    page = sign_in("ada")
-    page.set_viewport_size(LAPTOP)
-    page.goto(f"{live_server.url}/jobs/")
-    layout = page.evaluate("""() => {
-      const row = document.querySelector('table.jobs tbody tr');
-      const heads = [...document.querySelectorAll('table.jobs thead th')];
-      const cells = [...row.cells].map(td => Math.round(td.getBoundingClientRect().top));
-      return {row: getComputedStyle(row).display, heads: heads.length,
-              headsShown: heads.every(th => th.getBoundingClientRect().width > 10),
-              oneRowLine: new Set(cells).size === 1,
-              labels: [...row.cells].filter(
-                td => getComputedStyle(td, '::before').content !== 'none').length};
-    }""")
-    assert layout == {"row": "table-row", "heads": 6, "headsShown": True, "oneRowLine": True,
-                      "labels": 0}, layout
-
+    page = open_as_admin(sign_in, f"{live_server.url}/jobs/", LAPTOP)
+    assert table_layout(page, "table.jobs") == {
+        "row": "table-row", "heads": 6, "headsShown": True, "oneHeaderLine": True,
+        "oneRowLine": True, "labels": 0}
 
 def test_on_a_phone_each_webhook_endpoint_and_delivery_is_a_card(
     admin_user: Any, sign_in: Any, live_server: Any,
@@ -82,9 +77,7 @@ def test_on_a_phone_each_webhook_endpoint_and_delivery_is_a_card(
         endpoint=endpoint, event_type="answer.status_changed", trace_id="t-hook",
         payload={}, state=WebhookDelivery.State.DELIVERED, attempts=1,
         next_attempt_at=timezone.now(), delivered_at=timezone.now())
-    page = sign_in("ada")
-    page.set_viewport_size(PHONE)
-    page.goto(f"{live_server.url}/webhooks/")
+    page = open_as_admin(sign_in, f"{live_server.url}/webhooks/", PHONE)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     cells = page.evaluate(CELLS_JS, "table[data-endpoints]")
     assert [(c["label"], c["text"], c["within"]) for c in cells] == [
