@@ -143,13 +143,16 @@ LINES_JS = """el => {
 def test_on_a_phone_the_claims_table_reads_a_few_lines_a_claim(
     long_claims: str, reviewer: Any, sign_in: Any, live_server: Any,
 ) -> None:
-    """The table scrolls sideways; its last columns are not squeezed to a word a line."""
+    """Each claim is a card: every column under its name, none squeezed to a word a line and
+    none behind a sideways scroll."""
     page = sign_in("alice")
     page.set_viewport_size(PHONE)
     page.goto(f"{live_server.url}/answers/{long_claims}/")
     fits_the_window(page)
     rows = page.locator("table.claims tbody tr")
     expect(rows).to_have_count(2)
+    assert page.locator(".table-wrap:has(table.claims)").evaluate(
+        "el => el.scrollWidth <= el.clientWidth")
     for i in range(2):
         supporting = rows.nth(i).locator("td").nth(5)
         holds = rows.nth(i).locator("td").last

@@ -3,9 +3,11 @@ phone."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.audit.browsing import in_browser, screenshot_path, session_cookie
 from tests.insight.conftest import Builder
@@ -24,6 +26,17 @@ CHARTS_JS = """() => [...document.querySelectorAll('svg.chart')]
 
 def shown_charts(page: Any) -> list[dict[str, Any]]:
     return page.evaluate(CHARTS_JS)
+
+
+def the_matrix_fades_where_it_goes_on(page: Any) -> None:
+    """The release matrix, wider than a phone, scrolled from its start to its end: the side with
+    more to see fades out (data-more), so the reader can tell the table goes on."""
+    matrix = page.locator("[data-testid=release-matrix]")
+    expect(matrix).to_have_attribute("data-more", "right")
+    matrix.evaluate("el => el.scrollLeft = (el.scrollWidth - el.clientWidth) / 2")
+    expect(matrix).to_have_attribute("data-more", "both")
+    matrix.evaluate("el => el.scrollLeft = el.scrollWidth")
+    expect(matrix).to_have_attribute("data-more", "left")
 
 
 @pytest.mark.browser
@@ -48,7 +61,11 @@ def test_an_admin_reads_the_insight_page(
             "hold_rate": page.locator("[data-testid=hold-rate]").inner_text(),
             "body": page.locator("main").inner_text(),
         }
+        # On a laptop the matrix fits: no fade.
+        expect(page.locator("[data-testid=release-matrix]")).not_to_have_attribute(
+            "data-more", re.compile(".*"))
         page.set_viewport_size({"width": 390, "height": 844})
+        the_matrix_fades_where_it_goes_on(page)
         return {**seen, "wide": wide, "phone": shown_charts(page),
                 "scroll_width": page.evaluate("document.documentElement.scrollWidth")}
 

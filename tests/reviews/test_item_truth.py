@@ -26,7 +26,7 @@ def card(html: str, cite: str) -> str:
 
 
 def claims_table(html: str) -> str:
-    start = html.index('<table class="claims">')
+    start = html.index('<table class="claims')
     return html[start:html.index("</table>", start)]
 
 

@@ -23,7 +23,7 @@ PASSAGES = [{"span": "p1", "text": "The free trial lasts 14 days."}]
 
 def history_table(page: str) -> str:
     """The verdict history's table, as HTML."""
-    start = page.index('<table class="history">')
+    start = page.index('<table class="history')
     return page[start:page.index("</table>", start)]
 
 

@@ -28,10 +28,11 @@ def status_strip(html: str) -> str:
 
 
 def history_reasons(html: str) -> list[str]:
-    start = html.index('<table class="history">')
+    start = html.index('<table class="history')
     table = html[start:html.index("</table>", start)]
     # Decision and reason are the third and fourth cells of each row.
-    rows = re.findall(r"<tr[^>]*>\s*<td>.*?</td>\s*<td>.*?</td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>",
+    rows = re.findall(r"<tr[^>]*>\s*<td[^>]*>.*?</td>\s*<td[^>]*>.*?</td>\s*<td[^>]*>(.*?)</td>"
+                      r"\s*<td[^>]*>(.*?)</td>",
                       table, re.S)
     return [f"{decision} · {reason}" for decision, reason in rows]
 
