@@ -243,7 +243,7 @@ def _fact_formset(
 
 def _posted_passages(post: Any, revision: Revision | None) -> dict[str, str]:
     """The passages of `revision` whose text the form changed, by span. A passage the form
-    did not send (the form offers only those the facts quote) or sent unchanged is not."""
+    did not send (a page opened before it offered every passage) or sent unchanged is not."""
     stored = {p.span: p.text for p in revision.passages.all()} if revision else {}
     posted = {name.removeprefix(PASSAGE_FIELD): passage_text(post[name])
               for name in post if name.startswith(PASSAGE_FIELD)}
@@ -252,12 +252,17 @@ def _posted_passages(post: Any, revision: Revision | None) -> dict[str, str]:
 
 
 def _passage_rows(passages: list[Passage], facts: list[Fact], typed: dict[str, str],
-                  errors: dict[str, str]) -> list[tuple[str, str, str]]:
-    """(span, text, error) of each of `passages` one of `facts` quotes, with what the owner
-    typed over some: the text that should say a corrected value."""
+                  errors: dict[str, str]
+                  ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """(span, text, error) of each of `passages`, with what the owner typed over some: first
+    those one of `facts` quotes (the text that should say a corrected value), then the others
+    (text an answer may still quote)."""
     quoted = {f.span for f in facts}
-    return [(p.span, typed.get(p.span, p.text), errors.get(p.span, ""))
-            for p in passages if p.span in quoted]
+    rows: tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]] = ([], [])
+    for p in passages:
+        rows[p.span not in quoted].append((p.span, typed.get(p.span, p.text),
+                                           errors.get(p.span, "")))
+    return rows
 
 
 def _edited_forms(formset: Any) -> dict[int, Any]:
@@ -318,8 +323,9 @@ def _document_page(
     formset = extra.pop("formset", None)
     if formset is None:
         formset = _fact_formset(revision)
-    passage_rows = _passage_rows(passage_list, facts, extra.pop("passages_typed", None) or {},
-                                 extra.pop("passage_errors", None) or {})
+    typed = extra.pop("passages_typed", None) or {}
+    passage_rows, other_passage_rows = _passage_rows(
+        passage_list, facts, typed, extra.pop("passage_errors", None) or {})
     context = {
         "document": document,
         "revision": revision,
@@ -332,6 +338,11 @@ def _document_page(
         ],
         "formset": formset,
         "passage_rows": passage_rows,
+        "other_passage_rows": other_passage_rows,
+        # Open when the owner typed over one of them (a refused form comes back) or one is
+        # refused: what was typed is in sight.
+        "other_passages_open": any(span in typed or error
+                                   for span, _, error in other_passage_rows),
         "passage_field": PASSAGE_FIELD,
         "note_form": extra.pop("note_form", None) or CorrectionNoteForm(),
         "end_rows": _end_forms(facts, extra.pop("end_form", None)),

@@ -49,9 +49,37 @@ def test_the_value_and_its_passage_are_corrected_together(client: Any, pricing: 
     assert [f.value for f in revision.facts.order_by("position")] == [30, 5]
 
 
-def test_only_the_passages_the_facts_quote_are_offered(client: Any, pricing: None) -> None:
+def test_the_passages_the_facts_quote_come_first_and_the_others_are_folded(
+    client: Any, pricing: None
+) -> None:
     page = client.get(PAGE).content.decode()
-    assert re.findall(r'<textarea[^>]*name="passage:(\w+)"', page) == ["p1", "p2"]
+    assert re.findall(r'<textarea[^>]*name="passage:(\w+)"', page) == ["p1", "p2", "p3"]
+    folded = page[page.index("<details class=\"other-passages\" data-other-passages>"):]
+    assert "<summary>1 passage no fact quotes</summary>" in folded
+    assert re.findall(r'<textarea[^>]*name="passage:(\w+)"', folded) == ["p3"]
+    # Each box has its own label.
+    ids = re.findall(r'<textarea id="([\w-]+)"', page)
+    assert len(set(ids)) == 3 and all(f'<label for="{i}">' in page for i in ids)
+
+
+def test_a_passage_no_fact_quotes_is_corrected_on_its_own(client: Any, pricing: None) -> None:
+    response = post(client, **{"passage:p3": "Prices exclude VAT."})
+    assert response.status_code == 302, response.content.decode()
+    assert texts() == {"p1": PASSAGES[0]["text"], "p2": PASSAGES[1]["text"],
+                       "p3": "Prices exclude VAT."}
+    assert Document.objects.get(key="pricing").current_revision.revision != "r1"
+
+
+def test_a_refused_passage_no_fact_quotes_comes_back_unfolded_with_its_error(
+    client: Any, pricing: None
+) -> None:
+    response = post(client, **{"facts-0-value": "30", "passage:p3": " "})
+    assert response.status_code == 400
+    page = response.content.decode()
+    folded = page[page.index("<details class=\"other-passages\" data-other-passages open>"):]
+    assert re.search(r'name="passage:p3"[^>]*aria-invalid="true"[^>]*>\n </textarea>\s*'
+                     r'<ul class="errorlist"[^>]*><li>A passage cannot be empty.</li>', folded)
+    assert Document.objects.get(key="pricing").current_revision.revision == "r1"
 
 
 def test_a_passage_sent_back_with_the_browsers_line_breaks_is_no_change(
