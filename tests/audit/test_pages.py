@@ -343,7 +343,8 @@ def test_the_timeline_shows_every_verdict_with_its_revisions_and_the_decision(
     assert f"Decision #{decision.pk}" in page
     assert f"on verdict #{decision.verdict_id}" in page
     # The second verdict read pricing-eu at r2 while the answer came from r1.
-    assert re.search(r"pricing-eu</a></td>\s*<td>r1</td><td>r2</td><td>Superseded</td>", page)
+    assert re.search(r"pricing-eu</a></td>\s*<td[^>]*>r1</td><td[^>]*>r2</td>"
+                     r"<td[^>]*>Superseded</td>", page)
     assert "answer.ingested" in page
     assert "revision.published" in page  # the publication that caused the re-evaluation
     # The conflict that publication changed, though its event names only the other document.
