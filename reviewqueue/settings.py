@@ -52,6 +52,10 @@ if EMBEDDED:
     # kept for the next request would stay open after its thread is gone, and a burst of
     # requests used up the embedded server's connections.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # The demo serves the static files from the working tree: WhiteNoise reads each file as
+    # it is asked for, not once at start, so a stylesheet edited while the demo runs is sent
+    # whole (a size read at start made the browser wait for bytes that never came).
+    WHITENOISE_AUTOREFRESH = True
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 TIME_ZONE = env_str("TIME_ZONE", "UTC") or "UTC"
