@@ -203,9 +203,9 @@ def _intervals(items: Sequence[Interval], title: str, width: int, label_w: int, 
         shown = percent(item.value)
         if item.low is not None and item.high is not None:
             shown += f" ({percent(item.low)}\u2013{percent(item.high)})"
-        figures = escape(shown) + ((" " + escape(item.note)) if item.note else "")
+        figures = (escape(_("no data")) if item.value is None
+                   else escape(shown) + ((" " + escape(item.note)) if item.note else ""))
         if above:
-            figures = figures if item.value is not None else escape(_("no data"))
             body.append(f'<text class="label" x="0" y="{y - above + 2:.1f}">'
                         f'{escape(item.label)} <tspan class="value">{figures}</tspan></text>')
         else:
@@ -213,9 +213,8 @@ def _intervals(items: Sequence[Interval], title: str, width: int, label_w: int, 
                         f'text-anchor="end">{escape(item.label)}</text>')
         if item.value is None:
             if not above:
-                no_data = escape(_("no data"))
                 body.append(f'<text class="value" x="{label_w + 6}" y="{y + 4:.1f}">'
-                            f'{no_data}</text>')
+                            f'{figures}</text>')
             continue
         if item.low is not None and item.high is not None:
             body.append(f'<line class="whisker" x1="{x(item.low):.1f}" x2="{x(item.high):.1f}" '

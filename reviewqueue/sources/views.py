@@ -251,18 +251,17 @@ def _posted_passages(post: Any, revision: Revision | None) -> dict[str, str]:
             if span not in stored or text != passage_text(stored[span])}
 
 
+PassageRow = tuple[str, str, str]  # span, text, error
+
+
 def _passage_rows(passages: list[Passage], facts: list[Fact], typed: dict[str, str],
-                  errors: dict[str, str]
-                  ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
-    """(span, text, error) of each of `passages`, with what the owner typed over some: first
-    those one of `facts` quotes (the text that should say a corrected value), then the others
-    (text an answer may still quote)."""
+                  errors: dict[str, str]) -> tuple[list[PassageRow], list[PassageRow]]:
+    """(span, text, error) of each of `passages`, with what the owner typed over some: those
+    one of `facts` quotes (the text that should say a corrected value), and the others (text
+    an answer may still quote)."""
     quoted = {f.span for f in facts}
-    rows: tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]] = ([], [])
-    for p in passages:
-        rows[p.span not in quoted].append((p.span, typed.get(p.span, p.text),
-                                           errors.get(p.span, "")))
-    return rows
+    rows = [(p.span, typed.get(p.span, p.text), errors.get(p.span, "")) for p in passages]
+    return ([r for r in rows if r[0] in quoted], [r for r in rows if r[0] not in quoted])
 
 
 def _edited_forms(formset: Any) -> dict[int, Any]:
