@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import date as _date
 from pathlib import Path
+from typing import Any
 
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
@@ -276,17 +277,33 @@ REVIEW_LEASE_LEAVE_SECONDS = env_int("REVIEW_LEASE_LEAVE_SECONDS", 60, minimum=5
 # Share (0..1) of fresh candidate answers held as audit samples for the false-pass estimate.
 AUDIT_SAMPLE_RATE = env_float("AUDIT_SAMPLE_RATE", 0.0, minimum=0.0, maximum=1.0)
 
-MAILERS = {
-    "default": {
-        # The console in the embedded default and in DEBUG; SMTP (EMAIL_HOST...) elsewhere.
-        "BACKEND": env_str(
-            "EMAIL_BACKEND",
-            "django.core.mail.backends.console.EmailBackend"
-            if EMBEDDED or DEBUG
-            else "django.core.mail.backends.smtp.EmailBackend",
-        ),
-    },
+# Mail to owners (conflicts, hand-offs) goes through SMTP when EMAIL_HOST is set. Without it
+# the embedded demo and DEBUG write each message to the output; a deployment sends none (mail
+# carries fact values and questions, which the logs never do), and `check --deploy` says so.
+_email_host = (env_str("EMAIL_HOST") or "").strip()
+_email_use_ssl = env_bool("EMAIL_USE_SSL", False)
+_email_use_tls = env_bool("EMAIL_USE_TLS", False)
+if _email_use_ssl and _email_use_tls:
+    raise ImproperlyConfigured("set at most one of EMAIL_USE_TLS and EMAIL_USE_SSL")
+_smtp_options: dict[str, Any] = {
+    "host": _email_host,
+    "port": env_int("EMAIL_PORT", 465 if _email_use_ssl else 587 if _email_use_tls else 25,
+                    minimum=1),
+    "username": env_str("EMAIL_HOST_USER", ""),
+    "password": env_str("EMAIL_HOST_PASSWORD", ""),
+    "use_tls": _email_use_tls,
+    "use_ssl": _email_use_ssl,
+    "timeout": env_int("EMAIL_TIMEOUT_SECONDS", 10, minimum=1),
 }
+_email_backend = env_str("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend" if _email_host
+    else "django.core.mail.backends.console.EmailBackend" if EMBEDDED or DEBUG
+    else "django.core.mail.backends.dummy.EmailBackend")
+_smtp = _email_backend.endswith(".smtp.EmailBackend")
+if _smtp and not _email_host:
+    raise ImproperlyConfigured("EMAIL_BACKEND sends through SMTP: set EMAIL_HOST")
+MAILERS = {"default": {"BACKEND": _email_backend, "OPTIONS": _smtp_options if _smtp else {}}}
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "reviewqueue@localhost")
 
 LOGGING = {
     "version": 1,

@@ -298,7 +298,7 @@ def _notify_owners(conflict_id: int, already_told: Iterable[str] = (),
                 message=f"{opening}{what}:\n"
                 + "\n".join(lines)
                 + "\n\nResolve it in ReviewQueue on your owner page (/owner/, 'My conflicts').",
-                from_email=getattr(settings, "DEFAULT_FROM_EMAIL", "reviewqueue@localhost"),
+                from_email=settings.DEFAULT_FROM_EMAIL,
                 recipient_list=[owner.email],
             )
         except Exception:  # mail is best effort; the conflict itself is recorded

@@ -146,6 +146,7 @@ def test_check_deploy_passes_with_production_settings() -> None:
         SECRET_KEY="kq8$Vf93j#K2!aP0qzv7LmN4wR6tY1uI3oE5sD8gH0jKlZxCvBnMpQ",
         ALLOWED_HOSTS="reviewqueue.example",
         DATABASE_URL=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
+        EMAIL_HOST="smtp.reviewqueue.example",
     )
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],

@@ -92,7 +92,7 @@ def _mail_owners(emails: list[str], trace_id: str, question: str, note: str, use
             message=f"{user.get_username()} sent you a held answer.\n\nQuestion: {question}\n\n"
             f"Note: {note}\n\nYou find it in ReviewQueue on your owner page (/owner/, "
             "'My conflicts'), under 'Answers reviewers sent to you'.",
-            from_email=getattr(settings, "DEFAULT_FROM_EMAIL", "reviewqueue@localhost"),
+            from_email=settings.DEFAULT_FROM_EMAIL,
             recipient_list=emails,
         )
     except Exception:  # mail is best effort; the hand-off itself is recorded
