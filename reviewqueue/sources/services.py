@@ -342,8 +342,15 @@ def revision_check_current(
 
 
 def _next_revision_id(document: Document) -> str:
+    """Today's date and the next revision's number, past any id an upstream already gave a
+    revision in that style (revision ids never repeat within a document)."""
+    day = f"{timezone.localdate():%Y-%m-%d}"
     seq = (document.revisions.aggregate(m=Max("seq"))["m"] or 0) + 1
-    return f"{timezone.localdate():%Y-%m-%d}.{seq}"
+    taken = set(document.revisions.filter(revision__startswith=f"{day}.")
+                .values_list("revision", flat=True))
+    while f"{day}.{seq}" in taken:
+        seq += 1
+    return f"{day}.{seq}"
 
 
 @transaction.atomic

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -251,17 +252,24 @@ def _posted_passages(post: Any, revision: Revision | None) -> dict[str, str]:
             if span not in stored or text != passage_text(stored[span])}
 
 
-PassageRow = tuple[str, str, str]  # span, text, error
+PassageRow = tuple[str, str, str, str]  # span, text, error, text published meanwhile
 
 
 def _passage_rows(passages: list[Passage], facts: list[Fact], typed: dict[str, str],
-                  errors: dict[str, str]) -> tuple[list[PassageRow], list[PassageRow]]:
-    """(span, text, error) of each of `passages`, with what the owner typed over some: those
-    one of `facts` quotes (the text that should say a corrected value), and the others (text
-    an answer may still quote)."""
+                  errors: dict[str, str], meanwhile: dict[str, str]
+                  ) -> tuple[list[PassageRow], list[PassageRow]]:
+    """(span, text, error, text published meanwhile) of each of `passages`, with what the
+    owner typed over some: those one of `facts` quotes (the text that should say a corrected
+    value), and the others (text an answer may still quote)."""
     quoted = {f.span for f in facts}
-    rows = [(p.span, typed.get(p.span, p.text), errors.get(p.span, "")) for p in passages]
+    rows = [(p.span, typed.get(p.span, p.text), errors.get(p.span, ""),
+             meanwhile.get(p.span, "")) for p in passages]
     return ([r for r in rows if r[0] in quoted], [r for r in rows if r[0] not in quoted])
+
+
+def _fact_name(fact: Fact) -> str:
+    """How a fact is named where a page labels its inputs for a screen reader."""
+    return f"{fact.subject} · {fact.key}" if fact.subject else fact.key
 
 
 def _edited_forms(formset: Any) -> dict[int, Any]:
@@ -273,25 +281,51 @@ def _edited_forms(formset: Any) -> dict[int, Any]:
     }
 
 
-def _carry_over(
-    document: Document, formset: Any
-) -> tuple[dict[int, dict[str, Any]], list[tuple[Fact, dict[str, Any]]]]:
+FACT_FIELDS = ("value", "valid_from", "valid_until")
+
+
+def _fact_field_shown(fact: Fact, name: str) -> str:
+    """A fact's field as the correction form shows it."""
+    if name == "value":
+        return as_input(fact.value)
+    day = getattr(fact, name)
+    return f"{day:%Y-%m-%d}" if day else gettext("no end")
+
+
+@dataclass
+class CarriedOver:
+    """What the owner typed on an older revision, moved to the current one."""
+
+    typed: dict[int, dict[str, Any]]  # by the current fact's id: only the fields they changed
+    meanwhile: dict[int, dict[str, str]]  # of those, the fields the new revision changed too
+    unplaced: list[tuple[Fact, dict[str, Any]]]  # edits of facts it no longer has
+
+
+def _carry_over(document: Document, formset: Any) -> CarriedOver:
     """What the owner typed on an older revision, moved to the current revision's fact with
-    the same subject and key; edits of facts it no longer has are returned apart."""
+    the same subject and key. Only the fields they changed move: the others show the new
+    revision's values, so sending the form again keeps what another editor changed (an end
+    date someone set is not undone by the empty one the older page held). A field both
+    changed keeps what the owner typed, beside what was published meanwhile."""
     edited = _edited_forms(formset) if formset is not None else {}
     current = document.current_revision
     same: dict[tuple[str, str], list[Fact]] = {}
     for fact in current.facts.order_by("position") if current else []:
         same.setdefault((fact.subject, fact.key), []).append(fact)
-    typed, unplaced = {}, []
+    carried = CarriedOver({}, {}, [])
     for old in Fact.objects.filter(revision__document=document, pk__in=edited).order_by("pk"):
         form = edited[old.pk]
-        raw = {name: form[name].value() for name in ("value", "valid_from", "valid_until")}
-        if same.get((old.subject, old.key)):
-            typed[same[(old.subject, old.key)].pop(0).pk] = raw
-        else:
-            unplaced.append((old, raw))
-    return typed, unplaced
+        if not same.get((old.subject, old.key)):
+            carried.unplaced.append((old, {name: form[name].value() for name in FACT_FIELDS}))
+            continue
+        new = same[(old.subject, old.key)].pop(0)
+        changed = [name for name in FACT_FIELDS if name in form.changed_data]
+        carried.typed[new.pk] = {name: form[name].value() for name in changed}
+        both = {name: _fact_field_shown(new, name) for name in changed
+                if _fact_field_shown(new, name) != _fact_field_shown(old, name)}
+        if both:
+            carried.meanwhile[new.pk] = both
+    return carried
 
 
 def _end_forms(facts: list[Fact], submitted: EndValidityForm | None) -> list[Any]:
@@ -304,8 +338,10 @@ def _end_forms(facts: list[Fact], submitted: EndValidityForm | None) -> list[Any
             continue
         form = submitted
         if form is None or form["fact_id"].value() != str(fact.pk):
-            form = EndValidityForm(initial={"fact_id": fact.pk, "last_day": today})
-        rows.append((fact, form))
+            # A fact that starts later can end no earlier than its first day.
+            last_day = max(today, fact.valid_from) if fact.valid_from else today
+            form = EndValidityForm(initial={"fact_id": fact.pk, "last_day": last_day})
+        rows.append((fact, form, _fact_name(fact)))
     return rows
 
 
@@ -324,24 +360,27 @@ def _document_page(
         formset = _fact_formset(revision)
     typed = extra.pop("passages_typed", None) or {}
     passage_rows, other_passage_rows = _passage_rows(
-        passage_list, facts, typed, extra.pop("passage_errors", None) or {})
+        passage_list, facts, typed, extra.pop("passage_errors", None) or {},
+        extra.pop("passages_meanwhile", None) or {})
+    fact_meanwhile = extra.pop("fact_meanwhile", None) or {}
     context = {
         "document": document,
         "revision": revision,
         "readable": readable,
         "facts": facts,
-        # Each row with the fact's name, which labels its inputs for a screen reader.
+        # Each row with the fact's name, which labels its inputs for a screen reader, and
+        # after a refusal, the fields another editor changed too, as they are now.
         "rows": [
-            (form, f, passages.get(f.span, ""), f"{f.subject} · {f.key}" if f.subject else f.key)
+            (form, f, passages.get(f.span, ""), _fact_name(f), fact_meanwhile.get(f.pk, {}))
             for form, f in zip(formset.forms, facts, strict=False)
         ],
         "formset": formset,
         "passage_rows": passage_rows,
         "other_passage_rows": other_passage_rows,
         # Open when the owner typed over one of them (a refused form comes back) or one is
-        # refused: what was typed is in sight.
-        "other_passages_open": any(span in typed or error
-                                   for span, _, error in other_passage_rows),
+        # refused: what was typed is in sight; and when no fact quotes any passage.
+        "other_passages_open": not passage_rows or any(
+            span in typed or error for span, _, error, _ in other_passage_rows),
         "passage_field": PASSAGE_FIELD,
         "note_form": extra.pop("note_form", None) or CorrectionNoteForm(),
         "end_rows": _end_forms(facts, extra.pop("end_form", None)),
@@ -366,23 +405,29 @@ def _document_page(
 def _document_changed(
     request: HttpRequest, document: Document, changed: services.RevisionChanged, **page: Any
 ) -> HttpResponse:
-    """The page on the revision published meanwhile, with every value the owner typed."""
+    """The page on the revision published meanwhile, with every value the owner typed, and
+    beside each they typed over, what was published there meanwhile."""
     document = _document_or_404(request, document.key)  # its current revision moved on
-    typed, unplaced = _carry_over(document, page.pop("formset", None))
+    carried = _carry_over(document, page.pop("formset", None))
     texts = page.pop("passages_typed", None) or {}
     page.pop("passage_errors", None)
-    spans = set(document.current_revision.passages.values_list("span", flat=True)
-                if document.current_revision else [])
-    unplaced_passages = [(span, text) for span, text in texts.items() if span not in spans]
+    current = document.current_revision
+    now = {p.span: p.text for p in current.passages.all()} if current else {}
+    based = document.revisions.filter(revision=request.POST.get("revision") or None).first()
+    seen = {p.span: p.text for p in based.passages.filter(span__in=texts)} if based else {}
+    unplaced_passages = [(span, text) for span, text in texts.items() if span not in now]
     if page.get("end_form") is not None:
         page["end_form"], page["unplaced_end"] = _carry_end_form(document, page["end_form"])
     return _document_page(
         request,
         document,
         status=409,
-        formset=_fact_formset(document.current_revision, typed=typed),
-        passages_typed={span: text for span, text in texts.items() if span in spans},
-        unplaced=unplaced,
+        formset=_fact_formset(current, typed=carried.typed),
+        fact_meanwhile=carried.meanwhile,
+        passages_typed={span: text for span, text in texts.items() if span in now},
+        passages_meanwhile={span: now[span] for span in texts if span in now and span in seen
+                            and passage_text(now[span]) != passage_text(seen[span])},
+        unplaced=carried.unplaced,
         unplaced_passages=unplaced_passages,
         error=_(
             "This document changed since you opened it: revision %(revision)s was published. "

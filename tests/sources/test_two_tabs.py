@@ -1,0 +1,150 @@
+"""Two editors of one document: the one refused because the other published first sends the
+form again without undoing the other's work, and sees it where they typed too."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from reviewqueue.sources.models import Document
+from tests.reviews.conftest import days, fact
+from tests.sources.test_owner_fixes import client_for, posted_back
+
+pytestmark = pytest.mark.django_db
+
+PAGE = "/owner/documents/pricing/"
+PUBLISH = "/owner/documents/pricing/publish"
+END = "/owner/documents/pricing/end-validity"
+PASSAGES = [{"span": "p1", "text": "The free trial lasts 14 days."},
+            {"span": "p2", "text": "Nothing here is a fact."}]
+
+
+@pytest.fixture
+def tabs(publish: Any, owner: Any) -> tuple[Any, Any]:
+    """Tabs A and B of one owner on `pricing`, whose trial_days has no end."""
+    publish("pricing", facts=[fact("trial_days", 14, end=None)], passages=PASSAGES)
+    return client_for(owner), client_for(owner)
+
+
+def current() -> Any:
+    return Document.objects.get(key="pricing").current_revision
+
+
+def test_an_end_date_set_meanwhile_survives_sending_a_value_again(tabs: tuple[Any, Any]) -> None:
+    a, b = tabs
+    stale = b.get(PAGE).content.decode()
+    ended = a.get(PAGE).content.decode()
+    assert a.post(END, posted_back(ended, END, last_day=days(40))).status_code == 302
+    refused = b.post(PUBLISH, posted_back(stale, PUBLISH, **{"facts-0-value": "30"}))
+    assert refused.status_code == 409
+    page = refused.content.decode()
+    # The form now holds the new end date, and what B typed.
+    assert re.search(rf'name="facts-0-valid_until"[^>]*value="{days(40)}"', page)
+    assert re.search(r'name="facts-0-value"[^>]*value="30"', page)
+    assert "data-meanwhile" not in page  # B changed no field A changed
+    assert b.post(PUBLISH, posted_back(page, PUBLISH)).status_code == 302
+    [trial] = current().facts.all()
+    assert (trial.value, str(trial.valid_until)) == (30, days(40))
+
+
+def test_a_value_both_changed_keeps_what_was_typed_beside_what_was_published(
+    tabs: tuple[Any, Any]
+) -> None:
+    a, b = tabs
+    stale = b.get(PAGE).content.decode()
+    first = a.get(PAGE).content.decode()
+    published = a.post(PUBLISH, posted_back(first, PUBLISH, **{"facts-0-value": "20"}))
+    assert published.status_code == 302
+    refused = b.post(PUBLISH, posted_back(stale, PUBLISH, **{"facts-0-value": "30"}))
+    assert refused.status_code == 409
+    page = refused.content.decode()
+    assert re.search(r'name="facts-0-value"[^>]*value="30"', page)
+    shown = re.search(r'<div class="meanwhile" data-meanwhile>(.*?)</div>', page, re.S)
+    assert shown is not None
+    assert re.sub(r"<[^>]+>|\s+", " ", shown.group(1)).split() == [
+        "Published", "meanwhile", "in", f"{current().revision}:", "20"]
+
+
+def test_a_passage_both_changed_shows_the_text_published_meanwhile(
+    tabs: tuple[Any, Any]
+) -> None:
+    a, b = tabs
+    stale = b.get(PAGE).content.decode()
+    first = a.get(PAGE).content.decode()
+    assert a.post(PUBLISH, posted_back(first, PUBLISH, **{
+        "passage:p1": "The free trial lasts 14 days. Guests count as members.",
+        "passage:p2": "Support answers by phone only."})).status_code == 302
+    refused = b.post(PUBLISH, posted_back(stale, PUBLISH, **{
+        "passage:p1": "The free trial lasts 30 days."}))
+    assert refused.status_code == 409
+    page = html.unescape(refused.content.decode())
+    box = page[page.index('data-passage="p1"'):page.index('data-passage="p2"')]
+    assert "The free trial lasts 30 days.</textarea>" in box
+    assert "<q>The free trial lasts 14 days. Guests count as members.</q>" in box
+    # p2, which B left alone, simply holds A's text, with nothing to compare.
+    other = page[page.index('data-passage="p2"'):]
+    assert "Support answers by phone only.</textarea>" in other
+    assert "data-meanwhile" not in other[:other.index("</div>")]
+
+
+def test_a_correction_takes_the_next_free_revision_id(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    today = f"{timezone.localdate():%Y-%m-%d}"
+    publish("pricing", facts=[fact("trial_days", 14)], passages=PASSAGES)
+    # The document system names its second revision the way the third correction is named.
+    publish("pricing", revision=f"{today}.3", facts=[fact("trial_days", 15)], passages=PASSAGES)
+    client.force_login(owner)
+    page = client.get(PAGE).content.decode()
+    response = client.post(PUBLISH, posted_back(page, PUBLISH, **{"facts-0-value": "30"}))
+    assert response.status_code == 302
+    assert current().revision == f"{today}.4"
+    assert [f.value for f in current().facts.all()] == [30]
+
+
+def test_ending_a_fact_that_starts_later_is_offered_from_its_first_day(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14, start=10, end=None),
+                              fact("seats", 5, start=-10, end=None)], passages=PASSAGES)
+    client.force_login(owner)
+    page = client.get(PAGE).content.decode()
+    offered = re.findall(r'name="last_day"[^>]*value="([^"]*)"', page)
+    assert offered == [days(10), days(0)]
+    form = re.search(r'<form[^>]*action="/owner/documents/pricing/end-validity".*?</form>', page,
+                     re.S)
+    assert form is not None
+    response = client.post(END, posted_back(form.group(0), END))
+    assert response.status_code == 302
+    ended = current().facts.get(key="trial_days")
+    assert (str(ended.valid_from), str(ended.valid_until)) == (days(10), days(10))
+
+
+def test_each_end_form_names_its_fact_to_a_screen_reader(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14), fact("seats", 5, subject="EU")],
+            passages=PASSAGES)
+    client.force_login(owner)
+    page = client.get(PAGE).content.decode()
+    names = re.findall(r'End validity<span class="visually-hidden">, ([^<]*)</span></button>',
+                       page)
+    assert names == ["trial_days", "EU · seats"]
+    assert re.findall(r'Last valid day<span class="visually-hidden">, ([^<]*)</span>',
+                      page) == names
+
+
+def test_a_revision_without_facts_says_so_and_shows_its_passages(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    publish("pricing", facts=[], passages=PASSAGES)
+    client.force_login(owner)
+    page = client.get(PAGE).content.decode()
+    assert "This revision states no facts." in page
+    assert "This revision states no facts to end." in page
+    assert "has ended already" not in page
+    assert '<details class="other-passages" data-other-passages open>' in page
