@@ -309,12 +309,16 @@ class DecisionView(ReviewerView):
         request=DecisionIn,
         responses={
             201: DecisionCreatedOut,
+            200: OpenApiResponse(DecisionCreatedOut, description="The same decision sent again "
+                                 "by the reviewer who made it (a retry): nothing new is "
+                                 "recorded; the body is the stored decision and the answer now"),
             400: OpenApiResponse(description="A bad field, or `edit_refused`: the gate "
                                              "abstains on the edit (nothing stored)"),
             403: OpenApiResponse(description="Not a reviewer, or a token without `review`"),
             404: OpenApiResponse(description="No such answer, or one you may not read"),
             409: OpenApiResponse(description="`stale_verdict` (with the current verdict), "
-                                             "`not_held`, `leased_by_other`, or "
+                                             "`not_held` (with the `decision` that approved "
+                                             "or rejected it), `leased_by_other`, or "
                                              "`approve_refused`: the current verdict "
                                              "abstains, so the answer can only be rejected "
                                              "or edited"),
@@ -348,4 +352,4 @@ class DecisionView(ReviewerView):
             "status": result.status,
             "decision": DecisionOut(result.decision).data,
             "verdict": verdict_body(result.verdict, principals),
-        }, status=201)
+        }, status=200 if result.replayed else 201)

@@ -109,8 +109,8 @@ def _actor(request: HttpRequest) -> Actor:
 
 
 def _when(moment: Any) -> str:
-    """A lease's end as the lease box writes it (a lease lasts minutes: the time, and the day
-    only when it is not today). Never the locale's long format, whose "p.m." would end the
+    """A lease's end, or a decision made meanwhile, as the page writes it: the time, and the
+    day only when it is not today. Never the locale's long format, whose "p.m." would end the
     sentence twice."""
     local = timezone.localtime(moment)
     same_day = local.date() == timezone.localdate()
@@ -515,8 +515,8 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
             "admin broke it, or it expired). What you wrote is kept; send it again to take the "
             "answer back and record your decision."))
         return _render_refused(request, trace_id, action)
-    except NotHeld:
-        messages.info(request, _("This answer is no longer waiting for review."))
+    except NotHeld as exc:
+        messages.info(request, _not_held(exc))
         return _render_refused(request, trace_id, action)
     except FieldError as exc:
         # A hidden field (the verdict id) shows no errors of its own: said above the form.
@@ -554,6 +554,22 @@ def _refusal(exc: FieldError) -> str:
     if exc.field_message == NOTHING_CHANGED:
         return _("The edit changes nothing; approve the answer instead.")
     return exc.field_message
+
+
+def _not_held(refusal: NotHeld) -> str:
+    """Why a decision found nothing to decide: who decided meanwhile, and how."""
+    decided = refusal.decided
+    if decided is None:
+        return _("This answer is no longer waiting for review.")
+    said = {
+        "approve": _("This answer is no longer waiting for review: %(reviewer)s approved it at "
+                     "%(when)s."),
+        "edit": _("This answer is no longer waiting for review: %(reviewer)s edited and "
+                  "approved it at %(when)s."),
+        "reject": _("This answer is no longer waiting for review: %(reviewer)s rejected it at "
+                    "%(when)s."),
+    }[decided.action]
+    return said % {"reviewer": decided.reviewer.get_username(), "when": _when(decided.created_at)}
 
 
 def _render_refused(request: HttpRequest, trace_id: str, action: str, *, status: int = 409,

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.reviews.models import Answer, AnswerVersion, Decision, ReviewItem, Verdict
@@ -240,10 +242,49 @@ def test_deciding_on_an_item_a_colleague_holds_is_409(hold: Any, api: Any, bob: 
     assert Answer.objects.get(trace_id=trace).status == "held"
 
 
-def test_deciding_twice_is_409_not_held(hold: Any, api: Any) -> None:
+def test_the_same_decision_sent_again_is_answered_with_the_stored_one(
+    hold: Any, api: Any
+) -> None:
     trace = hold()
-    assert decide(api, trace, action="approve").status_code == 201
-    assert decide(api, trace, action="approve").json()["error"] == "not_held"
+    first = decide(api, trace, action="reject", reason="incorrect", comment="Wrong plan.")
+    assert first.status_code == 201
+    again = decide(api, trace, action="reject", reason="incorrect", comment="Wrong plan.")
+    assert again.status_code == 200, again.content
+    assert again.json() == first.json()
+    assert Decision.objects.count() == 1
+    assert AuditEvent.objects.filter(action="decision.reject").count() == 1
+
+
+def test_another_decision_after_one_is_409_naming_the_one_made(
+    hold: Any, api: Any, bob: Any, token_client: Any
+) -> None:
+    trace = hold()
+    made = decide(api, trace, action="approve", comment="ok").json()["decision"]
+    for client, body in [(api, {"action": "reject", "reason": "incorrect"}),
+                         (api, {"action": "approve", "comment": "ok, checked"}),
+                         (token_client(bob), {"action": "approve", "comment": "ok"})]:
+        response = decide(client, trace, **body)
+        assert response.status_code == 409
+        refusal = response.json()
+        assert (refusal["error"], refusal["status"]) == ("not_held", "approved")
+        named = refusal["decision"]
+        assert (named["id"], named["action"], named["reviewer"]) == (made["id"], "approve",
+                                                                     "alice")
+        assert parse_datetime(named["created_at"]) == parse_datetime(made["created_at"])
+    assert Decision.objects.count() == 1
+
+
+def test_the_same_edit_sent_again_stores_one_version(hold: Any, api: Any) -> None:
+    trace = hold()
+    edit = {"action": "edit", "answer": "The trial lasts 14 days, in short [d1].",
+            "claims": [{"key": "trial_days", "value": 14, "cite": "d1"}], "comment": "shorter"}
+    first = decide(api, trace, **edit)
+    assert first.status_code == 201
+    # Sent again on the verdict the reviewer saw, which the edit replaced.
+    again = decide(api, trace, **edit, verdict=first.json()["decision"]["verdict"])
+    assert again.status_code == 200, again.content
+    assert again.json()["decision"] == first.json()["decision"]
+    assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 2
 
 
 # --- 403, 404 and 400 -------------------------------------------------------------------------
@@ -377,6 +418,36 @@ def test_approving_from_the_page_returns_to_the_queue_without_the_item(
     # Many answers share a question: the message names and links the one decided...
     assert f'Approved <a href="/answers/{trace}/">{trace}</a>: “' in page
     assert page.count(trace) == 2  # ...and no queue row holds it any more
+
+
+def test_a_double_click_on_approve_says_it_was_approved(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    assert page_post(client, trace, "approve", comment="ok").status_code == 302
+    response = page_post(client, trace, "approve", comment="ok")
+    assert response.status_code == 302 and response["Location"] == "/"
+    page = client.get("/").content.decode()
+    assert f'Approved <a href="/answers/{trace}/">{trace}</a>: “' in page
+    assert "Not saved" not in page
+    assert Decision.objects.count() == 1
+
+
+def test_a_decision_a_colleague_made_first_is_named_with_what_was_not_saved(
+    hold: Any, reviewer: Any, bob: Any, login: Any
+) -> None:
+    trace = hold()
+    colleague = login(bob)
+    assert page_post(colleague, trace, "reject", reason="incorrect").status_code == 302
+    made = timezone.localtime(Decision.objects.get().created_at)
+    response = page_post(login(reviewer), trace, "approve", comment="Looks right to me")
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert ("This answer is no longer waiting for review: bob rejected it at "
+            f"{made:%H:%M}.") in page
+    assert "Looks right to me" in page  # what was not saved, to copy
 
 
 def test_the_page_shows_the_fresh_verdict_when_the_sources_changed(
@@ -581,6 +652,6 @@ def test_an_edit_posted_after_the_answer_was_decided_keeps_the_text(
             {"key": "support_hours", "value": "24/7", "value_type": "text", "cite": "d1"})})
     assert response.status_code == 409
     html = response.content.decode()
-    assert "This answer is no longer waiting for review." in html
+    assert "This answer is no longer waiting for review: bob approved it at " in html
     assert "open around the clock, all week" in html
     assert Answer.objects.get(trace_id=trace).status == "approved"

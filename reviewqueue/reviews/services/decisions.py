@@ -116,6 +116,9 @@ class DecisionResult:
     answer: Answer
     verdict: Verdict  # what the answer rests on now
     status: str
+    # The same decision sent again by the same reviewer (a double click, a client's retry):
+    # nothing new was recorded, and this is the decision stored the first time.
+    replayed: bool = False
 
 
 @dataclass
@@ -202,6 +205,20 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
     # Checked under the lock: a revision published a moment ago may have restricted a source.
     if answer is None or not user_may_read_answer(answer, user_principals(user)):
         raise NotFound(f"no answer {trace_id!r}")
+    decided = answer.status in (Answer.Status.APPROVED, Answer.Status.REJECTED)
+    if decided or data.verdict_id != answer.current_verdict_id:
+        # Sent again by the reviewer who made it (a double click, a client's retry)? Then
+        # nothing happened since: an approval or a rejection still stands, an edit's version
+        # is still the answer's.
+        last = answer.decisions.select_related("reviewer", "new_version").order_by("-pk").first()
+        if last is not None and _same_decision(last, user, data) and (
+                answer.current_version_id == last.new_version_id if last.action == "edit"
+                else decided):
+            assert answer.current_verdict is not None
+            return DecisionResult(decision=last, answer=answer, verdict=answer.current_verdict,
+                                  status=answer.status, replayed=True)
+        if decided:  # only a decision approves or rejects: the last one took it out
+            raise NotHeld(answer, decided=last)
     if answer.status != Answer.Status.HELD:
         raise NotHeld(answer)
     if data.verdict_id != answer.current_verdict_id and not Verdict.objects.filter(
@@ -264,6 +281,19 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
     status = answer_apply_decision(answer=answer, decision=decision, verdict=resting_on,
                                    actor=actor, was_waiting_for_owner=waiting)
     return DecisionResult(decision=decision, answer=answer, verdict=resting_on, status=status)
+
+
+def _same_decision(decision: Decision, user: Any, data: DecisionInput) -> bool:
+    """Whether `data` is `decision` sent again by the reviewer who made it."""
+    same = (decision.reviewer_id == user.pk and decision.action == data.action
+            and decision.verdict_id == data.verdict_id
+            and decision.comment == data.comment.strip()
+            and decision.reject_reason == (data.reject_reason if data.action == "reject" else ""))
+    if not same or data.action != "edit":
+        return same
+    made = decision.new_version
+    return made is not None and made.text == data.text and (
+        _as_json(made.claims) == _as_json(_clean_claims(data.claims or [])))
 
 
 def _refresh(answer: Answer, actor: Actor) -> Verdict:

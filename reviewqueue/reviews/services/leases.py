@@ -30,10 +30,17 @@ class NotHeld(Conflict):
 
     code = "not_held"
 
-    def __init__(self, answer: Answer | None = None, status: str | None = None) -> None:
+    def __init__(self, answer: Answer | None = None, status: str | None = None,
+                 decided: Any = None) -> None:
         status = status or (answer.status if answer is not None else None)
-        super().__init__("the answer is not held for review", extra={"status": status})
+        extra: dict[str, Any] = {"status": status}
+        if decided is not None:  # the decision that took it out of the queue, and whose
+            extra["decision"] = {"id": decided.pk, "action": decided.action,
+                                 "reviewer": decided.reviewer.get_username(),
+                                 "created_at": decided.created_at.isoformat()}
+        super().__init__("the answer is not held for review", extra=extra)
         self.status = status
+        self.decided = decided
 
 
 class LeasedByOther(Conflict):
