@@ -97,6 +97,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "reviewqueue.accounts.idle.IdleSignOutMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "reviewqueue.middleware.FormAddressMiddleware",
     "reviewqueue.middleware.PrivatePagesMiddleware",
@@ -338,7 +339,8 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
-# Idle timeout: the session expires this long after the last request.
+# Idle timeout: the session ends this long after the person last did something (requests a page
+# sends by itself do not count: accounts/idle.py).
 SESSION_COOKIE_AGE = env_int("SESSION_IDLE_SECONDS", 30 * 60, minimum=60)
 SESSION_SAVE_EVERY_REQUEST = True
 # No inline script anywhere: every script is a file under /static/.

@@ -53,6 +53,15 @@
     });
   });
 
+  // What the keyboard brings into view (j/k on the queue and an item page, a refused form's
+  // first error) stops below the sticky top bar, whose height changes as it wraps on a phone.
+  function clearTopBar() {
+    var bar = document.querySelector(".topbar");
+    if (bar) document.documentElement.style.scrollPaddingTop = (bar.offsetHeight + 8) + "px";
+  }
+  document.addEventListener("DOMContentLoaded", clearTopBar);
+  window.addEventListener("resize", clearTopBar);
+
   // A table wider than its box scrolls sideways inside it. The side with more to see fades
   // out (data-more, styled in app.css), so a reader on a phone can tell the table goes on.
   var SCROLLERS = ".table-wrap, .table-scroll, main table:not(.queue)";

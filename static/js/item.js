@@ -8,15 +8,25 @@
   var sentences = [];
   var current = -1;
 
-  function post(url, body) {
+  function post(url, body, background) {
+    var headers = { "Content-Type": "application/json", "X-CSRFToken": window.ReviewQueue.csrfToken() };
+    // Sent by the page itself, not by anything the reviewer did: the session's idle time
+    // goes on (accounts/idle.py).
+    if (background) headers["X-Background"] = "1";
     return fetch(url, {
       method: "POST",
       credentials: "same-origin",
       keepalive: true,
-      headers: { "Content-Type": "application/json", "X-CSRFToken": window.ReviewQueue.csrfToken() },
+      headers: headers,
       body: JSON.stringify(body || {})
     });
   }
+
+  // Whether the reviewer did anything (a key, a click, a scroll, the pointer) since the last
+  // renewal: one that follows nothing of the kind does not keep the session from idling out.
+  var active = true;
+  ["keydown", "pointerdown", "pointermove", "wheel", "scroll", "input", "focus"].forEach(
+    function (name) { window.addEventListener(name, function () { active = true; }, true); });
 
   function recordExpansion(details) {
     var cite = details.getAttribute("data-cite");
@@ -75,7 +85,16 @@
   }
 
   function renewLease(retry) {
-    return post(workspace.dataset.renewUrl).then(function (response) {
+    var idle = !active;
+    active = false;
+    return post(workspace.dataset.renewUrl, {}, idle).then(function (response) {
+      if (response.redirected) {
+        // Sent to the sign-in page: the session ended (idle too long, or signed out in
+        // another tab). The lease lapses; what the reviewer wrote stays, to copy.
+        workspace.dataset.leaseMine = "";
+        leaseLost(workspace.dataset.signedOut || "");
+        return;
+      }
       if (response.status === 409) {
         workspace.dataset.leaseMine = "";
         return response.json().then(function (data) { leaseLost(data.message || ""); });
@@ -134,7 +153,7 @@
     var end = workspace.dataset.leaseEnd;
     if (!workspace.dataset.leaseMine || !end || end === leftWith) return null;
     leftWith = end;
-    var sent = post(workspace.dataset.leaveUrl, { until: end });
+    var sent = post(workspace.dataset.leaveUrl, { until: end }, true);
     if (channel) channel.postMessage("leaving");
     // Still here ten seconds on: the navigation was called off (or is very slow). Take the
     // whole term back; if the page does go, it says so again with the new end.
@@ -208,9 +227,27 @@
     event.preventDefault();
     leaveThenGo(link.href);
   });
+  // A decision form the reviewer typed in and did not send: leaving asks first, as a rewrite
+  // would go with the page. Sending it (or another form) is no loss.
+  var unsent = [];
+  document.addEventListener("input", function (event) {
+    var form = event.target.form;
+    if (form && form.closest("#decide") && unsent.indexOf(form) < 0) unsent.push(form);
+  });
+  var sending = false;
+  document.addEventListener("submit", function (event) {
+    // A second press while the first is on its way sends nothing more.
+    if (sending) { event.preventDefault(); return; }
+    sending = true;
+    unsent = unsent.filter(function (form) { return form !== event.target; });
+  });
+  window.addEventListener("beforeunload", function (event) {
+    if (!sending && unsent.length) { event.preventDefault(); event.returnValue = ""; }
+  });
   window.addEventListener("beforeunload", function () { if (workspace) leaving(); });
   window.addEventListener("pagehide", function () { if (workspace) leaving(); });
   window.addEventListener("pageshow", function (event) {
+    sending = false;
     // Back from the history cache: the page said it was leaving, so renew now.
     if (event.persisted && workspace && workspace.dataset.leaseMine) renewLease(true);
   });

@@ -48,7 +48,9 @@
       return;
     }
     function poll() {
-      fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      fetch(url, { credentials: "same-origin",
+                   // The page asks by itself: the session's idle time goes on.
+                   headers: { Accept: "application/json", "X-Background": "1" } })
         .then(function (response) {
           if (!response.ok) {
             throw new Error("progress " + response.status);

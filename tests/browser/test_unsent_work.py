@@ -1,0 +1,119 @@
+"""What a reviewer typed and has not sent, a second press of a button, and a screen left alone
+with an item open, in a real browser."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from reviewqueue.reviews.models import Decision
+from tests.browser.test_workspace import open_item_renewed, renewal
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+REWRITE = "The free trial lasts 14 days for every new team [d1]."
+
+
+def open_held(page: Any, live_server: Any) -> None:
+    """From the queue, which claims the answer for the reviewer."""
+    if page.url != f"{live_server.url}/":
+        page.goto(f"{live_server.url}/")
+    open_item_renewed(page, "t-1")
+
+
+def test_leaving_with_a_rewrite_typed_asks_first_and_keeps_it(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+) -> None:
+    hold()
+    page = sign_in("alice")
+    open_held(page, live_server)
+    asked: list[str] = []
+    page.on("dialog", lambda dialog: (asked.append(dialog.type), dialog.dismiss()))
+    # Nothing typed: the queue link just goes.
+    page.locator(".crumbs a").first.click()
+    page.wait_for_url(f"{live_server.url}/")
+    assert asked == []
+    open_held(page, live_server)
+    page.locator("#decide [data-action=edit] summary").click()
+    page.locator("#decide textarea[name=edit-answer]").fill(REWRITE)
+    page.locator(".crumbs a").first.click()
+    page.wait_for_timeout(1500)
+    assert asked == ["beforeunload"]
+    assert page.url == f"{live_server.url}/answers/t-1/"
+    expect(page.locator("#decide textarea[name=edit-answer]")).to_have_value(REWRITE)
+
+
+def test_a_double_click_on_approve_sends_one_decision(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+) -> None:
+    hold()
+    page = sign_in("alice")
+    open_held(page, live_server)
+    sent: list[str] = []
+    page.on("request", lambda r: r.url.endswith("/decide") and sent.append(r.method))
+    page.locator("#decide [data-action=approve] textarea").fill("Checked both sources.")
+    page.locator("#decide [data-action=approve] button[type=submit]").dblclick()
+    page.wait_for_url(f"{live_server.url}/")
+    expect(page.locator(".messages")).to_contain_text("Approved t-1")
+    assert sent == ["POST"]
+    assert Decision.objects.count() == 1
+    assert page.console_errors == []
+
+
+def test_a_renewal_says_whether_the_reviewer_did_anything_since_the_last(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+) -> None:
+    hold()
+    page = sign_in("alice")
+    open_held(page, live_server)
+    # Another page of this answer says it is leaving: this one renews at once.
+    other_page_leaves = """() => new BroadcastChannel(
+        'reviewqueue-lease:' + document.getElementById('workspace').dataset.renewUrl
+    ).postMessage('leaving')"""
+    with renewal(page) as renewed:
+        page.evaluate(other_page_leaves)
+    assert renewed.value.request.headers.get("x-background") == "1"
+    page.keyboard.press("j")
+    with renewal(page) as renewed:
+        page.evaluate(other_page_leaves)
+    assert renewed.value.request.headers.get("x-background") is None
+    assert renewed.value.status == 200
+
+
+def test_a_session_that_idled_out_takes_the_page_read_only_keeping_the_text(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+) -> None:
+    hold()
+    page = sign_in("alice")
+    open_held(page, live_server)
+    page.locator("#decide [data-action=approve] textarea").fill("Half a thought")
+    # The server ends a session that idled out: the page's next renewal is sent to sign in.
+    page.context.clear_cookies(name="sessionid")
+    with renewal(page):
+        page.evaluate("""() => new BroadcastChannel(
+            'reviewqueue-lease:' + document.getElementById('workspace').dataset.renewUrl
+        ).postMessage('leaving')""")
+    expect(page.locator("[data-lease-lost]")).to_contain_text("You were signed out")
+    expect(page.locator("#decide [data-action=approve] textarea")).to_have_value("Half a thought")
+    expect(page.locator("#decide [data-action=approve] button[type=submit]")).to_be_disabled()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_sentence_j_selects_is_not_hidden_under_the_top_bar(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any, width: int
+) -> None:
+    hold(answer="The free trial lasts 14 days [d1]. Customers in the EU should check the "
+         "local terms [d2].")
+    page = sign_in("alice")
+    page.set_viewport_size({"width": width, "height": 700})
+    open_held(page, live_server)
+    page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    page.keyboard.press("j")
+    selected = page.locator("[data-sentence].selected")
+    expect(selected).to_have_count(1)
+    bar = page.locator(".topbar").bounding_box()
+    box = selected.bounding_box()
+    assert bar is not None and box is not None
+    assert box["y"] >= bar["y"] + bar["height"], (box, bar)
