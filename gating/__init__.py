@@ -4,7 +4,7 @@ Standard library only; nothing here knows Django, DRF or Celery. See ``gating/RE
 """
 
 from gating.api import citation_only_pass, evaluate, evaluate_record, parse_record
-from gating.markers import extract_markers, split_sentences
+from gating.markers import extract_markers, marker_spans, split_sentences
 from gating.model import (
     GATE_VERSION,
     MAX_CLAIMS,
@@ -53,6 +53,7 @@ __all__ = [
     "evaluate",
     "evaluate_record",
     "extract_markers",
+    "marker_spans",
     "parse_record",
     "split_sentences",
 ]

@@ -219,6 +219,14 @@ def extract_markers(text: str) -> list[str]:
     return _ids_in(_prose(text))
 
 
+def marker_spans(text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` the markers the gate reads are (none inside code or a link's target),
+    as (start, end) offsets: what a reader of the text sees as citations."""
+    if "[" not in text:
+        return []
+    return [match.span() for match in MARKER_RE.finditer(_prose(text))]
+
+
 def _is_abbreviation(text: str, dot: int) -> bool:
     """Whether the full stop at ``dot`` closes an abbreviation or an initial, not a sentence."""
     if text[dot] != ".":

@@ -36,7 +36,8 @@ WITH_BODY = {
 }
 # A POST or DELETE that reads no body refuses one rather than ignore what it says.
 WITHOUT_BODY = {"400": "A body other than {} was sent (`body` in errors): this operation "
-                       "takes none"}
+                       "takes none",
+                "415": "A body was sent with a Content-Type other than application/json"}
 
 
 def common_responses(result: dict[str, Any], generator: Any, request: Any, public: bool

@@ -13,6 +13,8 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.chain import Anchor, walk
 from reviewqueue.audit.hashing import (
     GENESIS_HASH,
@@ -44,9 +46,13 @@ class Actor:
     def of_user(cls, user: Any, token: Any = None) -> Actor:
         if user is None or not getattr(user, "is_authenticated", False):
             return cls(AuditEvent.ActorType.SYSTEM, "anonymous")
+        # A service is a service however it calls; a person stays a person through their own
+        # token (the token is named either way).
+        kind = AuditEvent.ActorType.SERVICE if has_role(user, Role.SERVICE) \
+            else AuditEvent.ActorType.USER
         if token is not None and getattr(token, "prefix", None):
-            return cls(AuditEvent.ActorType.SERVICE, f"user:{user.username} token:{token.prefix}")
-        return cls(AuditEvent.ActorType.USER, f"user:{user.username}")
+            return cls(kind, f"user:{user.username} token:{token.prefix}")
+        return cls(kind, f"user:{user.username}")
 
 
 WORKER = Actor(AuditEvent.ActorType.WORKER, "worker")

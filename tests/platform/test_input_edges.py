@@ -440,6 +440,18 @@ def test_the_schema_documents_the_refusal_of_a_body_where_none_is_read(
         assert "takes none" in operation["responses"]["400"]["description"]
 
 
+def test_a_form_body_where_none_is_read_is_a_415_the_schema_documents(
+    hold: Any, reviewer: Any, token_client: Any, schema: dict[str, Any]  # noqa: F811
+) -> None:
+    trace = hold()
+    response = token_client(reviewer).post(f"/api/v1/answers/{trace}/claim", "a=b",
+                                           content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 415
+    for path, method in [("/api/v1/answers/{trace_id}/claim", "post"),
+                         ("/api/v1/documents/{document_id}", "delete")]:
+        assert "415" in schema["paths"][path][method]["responses"], path
+
+
 def test_the_schema_gives_the_queue_page_size_bounds(schema: dict[str, Any], reviewer: Any,
                                                      token_client: Any) -> None:
     limit = next(p for p in schema["paths"]["/api/v1/queue"]["get"]["parameters"]

@@ -157,6 +157,21 @@ def test_a_revision_that_only_moves_an_end_date_shows_it_beside_the_quoted_one(
     assert "<ins>" not in html
 
 
+def test_a_revision_that_only_rewords_the_passage_says_no_fact_changed(
+    sources: Any, submit: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    publish("pricing", revision="r2", facts=[fact("trial_days", 14)],
+            passages=[{"span": "p1", "text": "A free trial lasts fourteen days (14)."}])
+    submit("reworded", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"}])
+    html = login(reviewer).get("/answers/reworded/").content.decode()
+    section = html[html.index("What changed in the sources"):html.index("Verdict history")]
+    assert ("No fact behind this citation changed, the facts the answer's claims use "
+            "included.") in section
+    assert "<ins>" in section and "<del>" in section
+    assert "fact-changes" not in section
+
+
 def test_only_the_facts_of_the_claimed_subject_are_marked_claimed(
     submit: Any, publish: Any, reviewer: Any, login: Any
 ) -> None:
@@ -219,8 +234,18 @@ def test_diff_segments_rebuild_both_texts(before: str, after: str) -> None:
     assert {s.kind for s in new} <= {"same", "added"}
 
 
-def test_markers_are_taken_out_of_the_sentence() -> None:
-    assert strip_markers("Fourteen days [d1][d2].") == "Fourteen days."
+@pytest.mark.parametrize(("sentence", "shown"), [
+    ("Fourteen days [d1][d2].", "Fourteen days."),
+    ("Fourteen days [d1, d2] for teams.", "Fourteen days for teams."),
+    ("[d1] Fourteen days.", "Fourteen days."),
+    # What the gate does not read as a marker is the answer's own text, shown as written.
+    ("Use `refunds[r9]`  as the key [d1].", "Use `refunds[r9]`  as the key."),
+    ("See [the policy](https://example.com/p[1]) [d2].",
+     "See [the policy](https://example.com/p[1])."),
+    ("Write `a  ,  b` [d1].", "Write `a  ,  b`."),
+])
+def test_only_the_markers_the_gate_reads_are_taken_out(sentence: str, shown: str) -> None:
+    assert strip_markers(sentence) == shown
 
 
 def test_the_item_page_is_404_for_an_unknown_answer(reviewer: Any, login: Any) -> None:

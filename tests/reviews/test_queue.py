@@ -125,7 +125,7 @@ def test_filtering_by_a_documents_title_as_the_queue_shows_it(
     hold("one", retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1",
                             "span": "p1"}])
     client = login(reviewer)
-    for typed in ("pricing-eu", "Pricing in the EU", "pricing IN the eu"):
+    for typed in ("pricing-eu", "PRICING-EU", "Pricing in the EU", "pricing IN the eu"):
         assert traces(client.get("/", {"document": typed}).context["page"]) == ["both"], typed
     assert traces(client.get("/", {"document": "Pricing in"}).context["page"]) == []
     # The field says what it takes.

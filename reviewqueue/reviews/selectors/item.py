@@ -301,15 +301,15 @@ class ItemPage:
 
 # --- Helpers ------------------------------------------------------------------------------------
 
-# The gate's documented marker syntax: [d1], [d1, d2] or [d1][d2]; "[text](" is a Markdown link.
-_MARKER = re.compile(r"\[\s*[A-Za-z0-9_.:\-]+(?:\s*,\s*[A-Za-z0-9_.:\-]+)*\s*\](?!\()")
-
-
 def strip_markers(text: str) -> str:
-    """The sentence without its citation markers (they are shown after it)."""
-    bare = _MARKER.sub("", text)
-    bare = re.sub(r"[ \t]+([.,;:!?])", r"\1", bare)
-    return re.sub(r"[ \t]{2,}", " ", bare).strip()
+    """The sentence without its citation markers (they are shown after it). Only those the
+    gate reads: brackets in code (`refunds[r9]`) are the answer's text, shown as written. The
+    spaces before a marker go with it ("14 days [d1]." reads "14 days."); nothing else moves."""
+    kept, end = [], 0
+    for start, stop in gating.marker_spans(text):
+        kept.append(text[end:start].rstrip(" \t"))
+        end = stop
+    return "".join([*kept, text[end:]]).strip()
 
 
 def fact_view(fact: Fact, on: date) -> FactView:

@@ -142,7 +142,7 @@ def documents_like(text: str, principals: Iterable[str], limit: int = 10
     id or current title contains `text` (any case), as (id, title), none when nothing does.
     None when `text` is a document's id or title: the filter then found it."""
     readable = readable_documents(principals).filter(current_revision__isnull=False)
-    if readable.filter(Q(key=text) | Q(current_revision__title__iexact=text)).exists():
+    if readable.filter(Q(key__iexact=text) | Q(current_revision__title__iexact=text)).exists():
         return None
     return list(readable.filter(Q(key__icontains=text)
                                 | Q(current_revision__title__icontains=text))
@@ -185,9 +185,9 @@ def _filtered(qs: QuerySet[ReviewItem], filters: QueueFilters, user: Any,
     if filters.release:
         qs = qs.filter(index_release=filters.release)
     if filters.document:
-        # A document id, or a title as the queue shows it (any case): reviewers know
+        # A document id or a title as the queue shows it, in any case: reviewers know
         # documents by title. One subquery, run once; visibility is checked as for any row.
-        named = Document.objects.filter(Q(key=filters.document)
+        named = Document.objects.filter(Q(key__iexact=filters.document)
                                         | Q(current_revision__title__iexact=filters.document)
                                         ).values("key")
         qs = qs.filter(Exists(RetrievedItem.objects.filter(answer_id=OuterRef("answer_id"),
