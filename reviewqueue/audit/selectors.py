@@ -481,22 +481,18 @@ def answer_timeline(trace_id: str) -> Timeline | None:
 
     entries: list[TimelineEntry] = []
     verdict_ids = {v.pk for v in verdicts}
+    verdicts_logged, decisions_logged = _logged_rows(events)
     for v in verdicts:
         entries.append(TimelineEntry(v.created_at, "verdict", 1, v, {
             "current": v.pk == answer.current_verdict_id,
             "revisions": [_revision_used(r) for r in v.revisions_used],
+            "against_log": _against_log(_verdict_as_logged(v), verdicts_logged.get(v.pk)),
         }))
-    # The comment digest each decision's audit event recorded; a decision whose event predates
-    # the digest, or is not among the events shown, has none to be checked against (None).
-    digests = {e.after["decision"]: e.after["comment_sha256"] for e in events
-               if e.action.startswith("decision.") and isinstance(e.after, dict)
-               and "decision" in e.after and "comment_sha256" in e.after}
     for d in decisions:
         entries.append(TimelineEntry(d.created_at, "decision", 2, d, {
             "on_known_verdict": d.verdict_id in verdict_ids,
             "revisions": [_revision_used(r) for r in (d.revisions_used or [])],
-            "comment_audited": (digests[d.pk] == d.comment_sha256()) if d.pk in digests
-            else None,
+            "against_log": _against_log(_decision_as_logged(d), decisions_logged.get(d.pk)),
         }))
     for version in versions:
         entries.append(TimelineEntry(version.created_at, "version", 0, version))
@@ -514,6 +510,46 @@ def answer_timeline(trace_id: str) -> Timeline | None:
         truncated=any(len(x) >= TIMELINE_LIMIT
                       for x in (verdicts, decisions, versions, events, source_events)),
     )
+
+
+# Verdicts and decisions are rows of their own, without a hash: what proves them unaltered is
+# the chained event that recorded each as it was made. The timeline sets each row beside that
+# event, field by field, as the event wrote it.
+def _logged_rows(events: list[AuditEvent]) -> tuple[dict[int, dict[str, Any]],
+                                                    dict[int, dict[str, Any]]]:
+    """What the events recorded of each verdict and each decision, by the row's id."""
+    verdicts: dict[int, dict[str, Any]] = {}
+    decisions: dict[int, dict[str, Any]] = {}
+    for e in events:
+        after = e.after if isinstance(e.after, dict) else {}
+        if e.action in ("answer.ingested", "verdict.created") and "verdict" in after:
+            verdicts.setdefault(after["verdict"], after)
+        elif e.action.startswith("decision.") and "decision" in after:
+            decisions[after["decision"]] = {**after, "action": e.action.removeprefix("decision.")}
+    return verdicts, decisions
+
+
+def _pairs(revisions_used: list[dict[str, Any]] | None) -> list[list[Any]]:
+    return [[r["document"], r.get("current")] for r in revisions_used or ()]
+
+
+def _verdict_as_logged(v: Any) -> dict[str, Any]:
+    return {"decision": v.decision, "reason": v.reason, "revisions": _pairs(v.revisions_used)}
+
+
+def _decision_as_logged(d: Any) -> dict[str, Any]:
+    return {"action": d.action, "reviewer": d.reviewer.get_username(),
+            "decided_on_verdict": d.verdict_id, "reject_reason": d.reject_reason or None,
+            "comment_sha256": d.comment_sha256(), "read_passages": d.read_passages,
+            "revisions": _pairs(d.revisions_used)}
+
+
+def _against_log(stored: dict[str, Any], logged: dict[str, Any] | None) -> list[str] | None:
+    """The fields of a row that differ from what its event recorded (of those it recorded:
+    an older event may hold fewer); None when no event shown here recorded the row."""
+    if logged is None:
+        return None
+    return [key for key, value in stored.items() if key in logged and logged[key] != value]
 
 
 def _revision_used(used: dict[str, Any]) -> dict[str, Any]:

@@ -189,9 +189,22 @@ def timeline(request: HttpRequest, trace_id: str) -> HttpResponse:
     })
 
 
+# The fields of a verdict or a decision that its audit event records, as an auditor names them.
+LOGGED_FIELDS = {
+    "decision": gettext_lazy("decision"), "reason": gettext_lazy("reason"),
+    "revisions": gettext_lazy("revisions used"), "action": gettext_lazy("action"),
+    "reviewer": gettext_lazy("reviewer"), "decided_on_verdict": gettext_lazy("verdict"),
+    "reject_reason": gettext_lazy("reason"), "comment_sha256": gettext_lazy("comment"),
+    "read_passages": gettext_lazy("passages expanded"),
+}
+
+
 def _label_timeline(found: selectors.Timeline) -> None:
     """Labels for the gate's and reviewers' codes of each entry, in the reader's language."""
     for entry in found.entries:
+        if entry.extra.get("against_log"):
+            entry.extra["changed_fields"] = [LOGGED_FIELDS[key]
+                                             for key in entry.extra["against_log"]]
         if entry.kind == "verdict":
             verdict = entry.obj
             entry.extra["decision_label"] = decision_label(verdict.decision)

@@ -394,11 +394,12 @@ def test_the_timeline_says_when_an_event_lost_the_event_before_it(
     assert "does not match its hash" not in page
 
 
-def test_the_timeline_shows_a_decisions_comment_against_the_digest_its_event_recorded(
-    admin_client: Any, answer_story: Callable[..., Any], tamper: Any
+def test_the_timeline_sets_each_decision_and_verdict_beside_the_event_that_recorded_it(
+    admin_client: Any, answer_story: Callable[..., Any], tamper: Any, make_user: Any
 ) -> None:
     import hashlib
 
+    make_user("bob", "reviewer")
     comment = "Checked with <b>sales</b>: 14 days applies"
     answer = answer_story("t-story", comment=comment)
     decision = answer.decisions.get()
@@ -407,12 +408,22 @@ def test_the_timeline_shows_a_decisions_comment_against_the_digest_its_event_rec
     assert comment not in str(event.after)  # the log keeps no free text
     page = story_timeline(admin_client)
     assert "Checked with &lt;b&gt;sales&lt;/b&gt;: 14 days applies" in page
-    assert "The comment matches the digest its audit event recorded." in page
+    checked = re.findall(r'data-against-log="(\w+)"', page)
+    assert checked and set(checked) == {"same"}  # every verdict, and the decision
+    assert len(checked) == answer.verdicts.count() + 1
+    # Someone with the database rewrites the decision and its verdict; neither has a hash.
     with tamper() as cursor:
-        cursor.execute("UPDATE reviews_decision SET comment = 'Fine' WHERE id = %s",
-                       [decision.pk])
+        cursor.execute("UPDATE reviews_decision SET comment = 'Fine', read_passages = true, "
+                       "reviewer_id = (SELECT id FROM auth_user WHERE username = 'bob') "
+                       "WHERE id = %s", [decision.pk])
+        cursor.execute("UPDATE reviews_verdict SET decision = 'candidate', reason = "
+                       "'supported' WHERE id = %s", [decision.verdict_id])
     page = story_timeline(admin_client)
-    assert "The comment differs from the digest its audit event recorded" in page
+    changed = re.findall(r'<p class="error" data-against-log="changed">([^<]*)</p>', page)
+    assert sorted(changed) == [
+        "Changed after its audit event recorded it: decision, reason.",
+        "Changed after its audit event recorded it: reviewer, comment, passages expanded.",
+    ]
 
 
 def test_a_comment_is_not_shown_to_an_admin_who_may_not_read_the_answer(
