@@ -227,6 +227,10 @@ def revision_publish(
             "owner": owner.username,
             "facts": len(data.facts),
             "passages": len(data.passages),
+            # What proves the stored revision is the one published (`verify_sources`), and who
+            # it let read it; the log keeps no text, only this digest of the whole body.
+            "body_digest": digest,
+            "allowed_principals": list(data.allowed_principals),
         },
     )
     _after_content_change(

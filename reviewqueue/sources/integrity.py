@@ -1,0 +1,96 @@
+"""Whether the store still holds each revision as it was published, and lets read each document
+whom its current revision does.
+
+Revisions, passages and facts are append-only in PostgreSQL; someone with the database's own
+rights can still change them, or the document's copy of its access list that every permission
+filter reads. Each publication's audit event, in the hash chain, recorded the digest of the
+body and the access list: the stored rows are checked against those."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from django.db.models import Prefetch
+
+from reviewqueue.audit.models import AuditEvent
+from reviewqueue.sources.models import Document, Fact, Passage, Revision
+from reviewqueue.sources.services import FactInput, PassageInput, RevisionInput
+
+
+@dataclass
+class SourcesCheck:
+    revisions: int = 0
+    documents: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _published() -> dict[tuple[str, str], dict[str, object]]:
+    """What each revision.published event recorded, by (document, revision)."""
+    return {
+        (str(e.document_id), str(e.after.get("current_revision"))): e.after
+        for e in AuditEvent.objects.filter(action="revision.published")
+        .only("document_id", "after").iterator(chunk_size=2000)
+        if isinstance(e.after, dict)
+    }
+
+
+def _stored_digest(revision: Revision, owner: str) -> str:
+    """The digest of the body the stored rows make, as publishing computed it."""
+    return RevisionInput(
+        title=revision.title, owner=owner, url=revision.url, updated_at=revision.updated_at,
+        allowed_principals=tuple(revision.allowed_principals), note=revision.note,
+        passages=tuple(PassageInput(p.span, p.text) for p in revision.passages.all()),
+        facts=tuple(FactInput(key=f.key, value=f.value, valid_from=f.valid_from,
+                              valid_until=f.valid_until, subject=f.subject, span=f.span)
+                    for f in revision.facts.all()),
+    ).digest()
+
+
+def _revision_problems(published: dict[tuple[str, str], dict[str, object]]
+                       ) -> Iterator[str | None]:
+    revisions = (Revision.objects.select_related("document").order_by("document__key", "seq")
+                 .prefetch_related(Prefetch("passages", Passage.objects.order_by("id")),
+                                   Prefetch("facts", Fact.objects.order_by("position"))))
+    for revision in revisions.iterator(chunk_size=500):
+        name = f"{revision.document.key}@{revision.revision}"
+        logged = published.get((revision.document.key, revision.revision))
+        if logged is None:
+            yield f"{name}: no audit event published it"
+            continue
+        if logged.get("allowed_principals", revision.allowed_principals) != \
+                revision.allowed_principals:
+            yield (f"{name}: may be read by {revision.allowed_principals}, but was published "
+                      f"for {logged['allowed_principals']}")
+        elif _stored_digest(revision, str(logged.get("owner"))) != logged.get(
+                "body_digest", revision.body_digest):
+            yield (f"{name}: its title, dates, passages or facts are not those it was "
+                      "published with")
+        else:
+            yield None
+
+
+def _document_problems() -> Iterator[str | None]:
+    documents = Document.objects.select_related("current_revision").order_by("key")
+    for document in documents.iterator(chunk_size=2000):
+        current = document.current_revision
+        if current is not None and document.allowed_principals != current.allowed_principals:
+            yield (f"{document.key}: lets {document.allowed_principals} read it, but its "
+                      f"current revision {current.revision} lets {current.allowed_principals}")
+        else:
+            yield None
+
+
+def sources_check() -> SourcesCheck:
+    """Every revision against the event that published it, and every document's access list
+    against its current revision's."""
+    check = SourcesCheck()
+    for problem in _revision_problems(_published()):
+        check.revisions += 1
+        if problem:
+            check.problems.append(problem)
+    for problem in _document_problems():
+        check.documents += 1
+        if problem:
+            check.problems.append(problem)
+    return check

@@ -1,0 +1,93 @@
+"""`verify_sources`: every stored revision against the audit event that published it, and every
+document's access list against its current revision's."""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import DatabaseError, connection, transaction
+
+from reviewqueue.audit.services import Actor
+from reviewqueue.sources.models import Document, Passage
+from reviewqueue.sources.services import FactEdit, revision_publish_corrected
+from tests.reviews.conftest import fact
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def published(publish: Any, owner: Any, client: Any) -> None:
+    publish("pricing", facts=[fact("trial_days", 14)],
+            passages=[{"span": "p1", "text": "The free trial lasts 14 days."}])
+    publish("hr-leave", revision="r1", principals=["group:hr"],
+            facts=[fact("leave_days", 25)],
+            passages=[{"span": "p1", "text": "Staff get 25 days of leave."}])
+    publish("pricing", revision="r2", facts=[fact("trial_days", 21)],
+            passages=[{"span": "p1", "text": "The free trial lasts 21 days."}])
+    # An owner's correction is published the same way, and checked the same way.
+    document = Document.objects.get(key="pricing")
+    trial = document.current_revision.facts.get()
+    revision_publish_corrected(
+        document=document, note="30 days now", actor=Actor.of_user(owner), user=owner,
+        edits=[FactEdit(fact_id=trial.pk, value=30, valid_from=trial.valid_from,
+                        valid_until=trial.valid_until)],
+        passages={"p1": "The free trial lasts 30 days."})
+
+
+def verify() -> str:
+    out = StringIO()
+    call_command("verify_sources", stdout=out)
+    return out.getvalue()
+
+
+def as_the_database_owner(sql: str, params: list[Any]) -> None:
+    """What someone with the database's own rights could do: the triggers off, then a change."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute(sql, params)
+        cursor.execute("SET LOCAL session_replication_role = origin")
+
+
+def test_published_sources_verify(published: None) -> None:
+    assert verify().strip() == ("Sources OK: 4 revisions match the audit events that published "
+                                "them; 2 documents let read whom their current revision does.")
+
+
+def test_the_application_cannot_change_a_passage(published: None) -> None:
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        Passage.objects.filter(revision__document__key="pricing").update(text="Forever free.")
+
+
+def test_a_passage_changed_in_the_database_is_found(published: None) -> None:
+    as_the_database_owner(
+        "UPDATE sources_passage SET text = %s WHERE revision_id = (SELECT id FROM "
+        "sources_revision WHERE revision = 'r1' AND document_id = (SELECT id FROM "
+        "sources_document WHERE key = 'pricing'))", ["The free trial lasts 90 days."])
+    with pytest.raises(CommandError) as refused:
+        verify()
+    assert "Sources CHANGED: 1 problem(s)" in str(refused.value)
+    assert ("pricing@r1: its title, dates, passages or facts are not those it was published "
+            "with") in str(refused.value)
+
+
+def test_an_access_list_widened_in_the_database_is_found(published: None) -> None:
+    Document.objects.filter(key="hr-leave").update(allowed_principals=["*"])
+    as_the_database_owner("UPDATE sources_revision SET allowed_principals = %s WHERE "
+                          "revision = 'r1' AND document_id = (SELECT id FROM sources_document "
+                          "WHERE key = 'hr-leave')", [["*"]])
+    with pytest.raises(CommandError) as refused:
+        verify()
+    assert "hr-leave@r1: may be read by ['*'], but was published for ['group:hr']" in str(
+        refused.value)
+
+
+def test_a_documents_own_access_list_changed_is_found(published: None) -> None:
+    Document.objects.filter(key="hr-leave").update(allowed_principals=["*"])
+    with pytest.raises(CommandError) as refused:
+        verify()
+    assert ("hr-leave: lets ['*'] read it, but its current revision r1 lets ['group:hr']"
+            in str(refused.value))
