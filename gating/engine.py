@@ -511,13 +511,15 @@ def run(
             if not (supported_now or (supported_ever and not in_force_here)):
                 add(_unsupported(claim_index, claims[claim_index], items, indexes, item_statuses))
 
-        # Step 6 and the single-source warning.
+        # Step 6 and the single-source warning. A claim citing nothing retrieved rests on no
+        # source at all (step 4 says so): it gets no single-source warning.
         group_in_force = in_force.get(key)
         if group_in_force and len(group_in_force) == 1:
             # One fact in force on this key (the usual case): no conflict possible.
             fact_subject, fact_value, source = group_in_force[0]
             if (
-                (subject is None or fact_subject == subject)
+                indexes is not None
+                and (subject is None or fact_subject == subject)
                 and fact_value == value
                 and type(fact_value) is value_type
             ):
@@ -536,7 +538,7 @@ def run(
             if len(values) > 1:
                 add(_conflict(claim_index, key, subject, values))
             backing = values.get((value_type, value))
-            if backing is not None and (
+            if indexes is not None and backing is not None and (
                 len(backing) == 1 or len({d or "\x00" + str(e) for e, _, d in backing}) == 1
             ):
                 warnings.append(_single_source(claim_index, key, value, subject, backing))

@@ -218,8 +218,12 @@ def conflict_reopen_view(request: HttpRequest, conflict_id: int) -> HttpResponse
             request, conflict, DismissForm(initial={"signature": conflict.signature}),
             status=409, error=_("The conflict was dismissed again since you opened this page. "
                                 "Nothing was reopened: read the reason below first."))
-    except DomainError as exc:
-        messages.error(request, exc.message)
+    except DomainError:
+        # Reopened from another page meanwhile, or closed since: the page now says which.
+        conflict.refresh_from_db()
+        messages.info(request, _("This conflict is not dismissed any more (it is %(status)s "
+                                 "now): there is nothing to reopen.")
+                      % {"status": str(conflict.get_status_display()).lower()})
         return redirect("sources:conflict", conflict_id=conflict.pk)
     messages.success(request, _("Conflict reopened."))
     return _progress_redirect(request, conflict.documents, since)

@@ -39,6 +39,14 @@ def test_evaluate_returns_a_frozen_verdict():
         verdict.decision = "review"  # type: ignore[misc]
 
 
+def test_a_claim_citing_an_id_not_retrieved_rests_on_no_single_source():
+    verdict = gating.evaluate([Claim("trial_days", 14, "d9")], [_evidence()], Options(TODAY))
+
+    assert (verdict.decision, verdict.reason) == ("abstain", "unknown_citation")
+    # Only that d1 is cited by nothing: not, as well, that the claim rests on d1.
+    assert [(w.code, w.evidence) for w in verdict.warnings] == [("uncited_evidence", ("d1",))]
+
+
 def test_a_conflict_with_the_knowledge_base_names_the_kb_document():
     kb = KbFact("pricing-faq", "r7", "trial_days", 30, "2026-01-01", "2026-12-31")
 

@@ -153,6 +153,12 @@ def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
     assert Conflict.objects.get().status == "open"
     page = client.get("/owner/").content.decode()
     assert "reopened just now" in page and "Dismissed by olivia" not in page
+    # Reopened again from a page still open on the dismissal: said in words, nothing done.
+    again = client.post(f"/owner/conflicts/{conflict_holding_an_answer.pk}/reopen", follow=True)
+    page = again.content.decode()
+    assert ("This conflict is not dismissed any more (it is open now): there is nothing to "
+            "reopen.") in page
+    assert "not dismissed</" not in page and "the conflict is open" not in page
 
 
 def test_reopening_from_a_page_read_before_a_newer_dismissal_undoes_nothing(
