@@ -34,7 +34,9 @@ class PassageIn(StrictSerializer):
 
 
 class FactIn(StrictSerializer):
-    subject = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    # No subject may be sent as absent, "" or null, as a claim's may.
+    subject = serializers.CharField(max_length=200, required=False, allow_blank=True,
+                                    allow_null=True, default="")
     key = serializers.CharField(max_length=200)
     value = JSONScalarField()
     valid_from = DayField()
@@ -86,7 +88,7 @@ class RevisionIn(StrictSerializer):
                     value=f["value"],
                     valid_from=f["valid_from"],
                     valid_until=f["valid_until"],
-                    subject=f["subject"],
+                    subject=f["subject"] or "",
                     span=f["span"],
                 )
                 for f in d["facts"]

@@ -160,3 +160,18 @@ def test_a_document_readable_by_hr_only_is_hidden_from_other_reviewers(
     )
     assert token_client(reviewer).get("/api/v1/documents/hr-leave").status_code == 404
     assert token_client(hr_reviewer).get("/api/v1/documents/hr-leave").status_code == 200
+
+
+def test_a_fact_without_a_subject_may_say_so_with_null_as_a_claim_may(
+    service_api: Any, owner: Any
+) -> None:
+    from reviewqueue.sources.models import Fact
+
+    body = revision_body()
+    body["facts"][0]["subject"] = None
+    response = service_api.put(URL, body, format="json")
+    assert response.status_code == 201, response.content
+    assert Fact.objects.get().subject == ""
+    # The same body with the subject left out, or "", is the same revision: a replay.
+    del body["facts"][0]["subject"]
+    assert service_api.put(URL, body, format="json").status_code == 200
