@@ -124,10 +124,12 @@ def enqueue_document_reevaluation(*, document_key: str, trigger: str, actor: Act
 
 def enqueue_documents_reevaluation(*, document_keys: Iterable[str], trigger: str,
                                    actor: Actor, cause: str = "") -> list[Any]:
-    """`enqueue_document_reevaluation` for each document, once, in key order."""
+    """`enqueue_document_reevaluation` for each document, once: the one whose change it is
+    first, then in key order. An answer several of the jobs reach is counted by the job that
+    gets to it first, so the changed document's own job is sent first to be credited."""
     return [enqueue_document_reevaluation(document_key=key, trigger=trigger, actor=actor,
                                           cause=cause)
-            for key in sorted(set(document_keys))]
+            for key in sorted(set(document_keys), key=lambda key: (key != cause, key))]
 
 
 def _user_of(actor: Actor) -> Any:

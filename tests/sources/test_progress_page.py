@@ -312,6 +312,23 @@ def test_answers_not_citing_the_changed_document_say_another_document_changed(
     assert "Revision published" not in page
 
 
+def test_the_changed_documents_own_job_goes_first_and_is_credited(
+    two_owners_disagree: Conflict, submit: Any, publish: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """trial-promo sorts after pricing, and its change is what released the answer citing both:
+    its job is sent first and counts the answer, not pricing's."""
+    submit("t-both", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "trial-promo", "revision": "r1", "span": "p1"}])
+    assert Answer.objects.get(trace_id="t-both").status == Answer.Status.HELD
+    Job.objects.all().delete()  # those of the publishes above
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("trial-promo", revision="r2", owner="oscar", facts=[fact("trial_days", 14)])
+    jobs = list(Job.objects.order_by("created_at", "pk").values_list("document_key", "changed"))
+    assert jobs == [("trial-promo", 1), ("pricing", 0)]
+
+
 WORDS = {
     "opened": ("Opened", "The documents now disagree."),
     "again": ("Opened again", "It had closed; the documents disagree again."),
