@@ -173,6 +173,40 @@
     setTimeout(go, 1000);
   }
 
+  // The claims table ends with one empty row: "Add a claim" adds another empty row, as many
+  // times as needed, numbered as the formset expects (claims-N-...).
+  function addClaim() {
+    var rows = document.querySelectorAll("[data-claim-row]");
+    var total = document.querySelector("input[name=claims-TOTAL_FORMS]");
+    if (!rows.length || !total) return;
+    var n = Number(total.value);
+    var row = rows[rows.length - 1].cloneNode(true);
+    row.querySelectorAll(".errorlist").forEach(function (list) { list.remove(); });
+    row.querySelectorAll("[name], [id], [for]").forEach(function (el) {
+      ["name", "id", "for"].forEach(function (attr) {
+        var value = el.getAttribute(attr);
+        if (value) el.setAttribute(attr, value.replace(/claims-\d+-/, "claims-" + n + "-"));
+      });
+      el.removeAttribute("aria-invalid");
+      el.removeAttribute("aria-describedby");
+      if (el.type === "checkbox") el.checked = false;
+      else if (el.tagName === "SELECT") {
+        // The choice the page offers an empty row (the HTML's own selected option).
+        var chosen = Array.prototype.findIndex.call(el.options, function (o) {
+          return o.defaultSelected;
+        });
+        el.selectedIndex = Math.max(0, chosen);
+      } else if (el.tagName === "INPUT" || el.tagName === "TEXTAREA") el.value = "";
+    });
+    row.querySelectorAll("label.visually-hidden").forEach(function (label) {
+      label.textContent = label.textContent.replace(/\d+\s*$/, String(n + 1));
+    });
+    rows[rows.length - 1].after(row);
+    total.value = String(n + 1);
+    var key = row.querySelector("[name$='-key']");
+    if (key) key.focus();
+  }
+
   function expandAll() {
     document.querySelectorAll("details.cite").forEach(function (d) { d.open = true; });
   }
@@ -205,6 +239,10 @@
     });
     document.querySelectorAll("[data-expand-all]").forEach(function (button) {
       button.addEventListener("click", expandAll);
+    });
+    document.querySelectorAll("[data-add-claim]").forEach(function (button) {
+      button.hidden = false;
+      button.addEventListener("click", addClaim);
     });
     keepLease();
     showFirstError();

@@ -117,3 +117,32 @@ def test_the_sentence_j_selects_is_not_hidden_under_the_top_bar(
     box = selected.bounding_box()
     assert bar is not None and box is not None
     assert box["y"] >= bar["y"] + bar["height"], (box, bar)
+
+
+def test_several_claims_are_added_in_one_edit(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+) -> None:
+    from reviewqueue.reviews.models import Answer
+
+    hold()
+    page = sign_in("alice")
+    open_held(page, live_server)
+    page.locator("#decide [data-action=edit] summary").click()
+    rows = page.locator("[data-claim-row]")
+    expect(rows).to_have_count(2)  # the answer's claim and one empty row
+    page.get_by_role("button", name="Add a claim").click()
+    expect(rows).to_have_count(3)
+    expect(page.locator("input[name=claims-2-key]")).to_be_focused()
+    expect(page.get_by_label("Key of claim 3")).to_have_count(1)
+    for n, (key, value, kind, cite) in enumerate(
+            [("support_hours", "24/7", "text", "d1"), ("trial_days", "30", "number", "d2")],
+            start=1):
+        page.fill(f"input[name=claims-{n}-key]", key)
+        page.fill(f"[name=claims-{n}-value]", value)
+        page.select_option(f"select[name=claims-{n}-value_type]", kind)
+        page.select_option(f"select[name=claims-{n}-cite]", cite)
+    page.get_by_role("button", name="Check and save the edit").click()
+    expect(page.locator(".messages")).to_contain_text("Saved the edit as version 2")
+    claims = Answer.objects.get(trace_id="t-1").current_version.claims
+    assert [(c["key"], c["value"], c["cite"]) for c in claims] == [
+        ("trial_days", 14, "d1"), ("support_hours", "24/7", "d1"), ("trial_days", 30, "d2")]
