@@ -829,6 +829,16 @@ def _resting_on(facts: list[Fact], rows: list[tuple[Any, ...]]) -> dict[int, lis
     return out
 
 
+def answers_waiting_on(document_key: str) -> int:
+    """How many held answers citing `document_key` a reviewer sent to its owners: a new
+    revision gives each a new verdict, which sends it back to the reviewers."""
+    from reviewqueue.reviews.models import ReviewItem
+
+    return (ReviewItem.objects.filter(waiting_for_owner=True,
+                                      answer__retrieved__document_key=document_key)
+            .values("answer_id").distinct().count())
+
+
 def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
     """Held answers a reviewer sent to `user` as an owner of one of their sources, that `user`
     may read in full. A reviewer's hand-off asks the owners of the cited documents that take

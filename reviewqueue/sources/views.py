@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 from django.utils.text import capfirst
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -580,6 +580,7 @@ def _publish_then_progress(
 ) -> HttpResponse:
     since = timezone.now()
     before = _conflict_documents(document.key)
+    waiting = selectors.answers_waiting_on(document.key)
     try:
         result = publish()
     except services.RevisionChanged as exc:
@@ -602,6 +603,13 @@ def _publish_then_progress(
         _("Published revision %(revision)s. Answers citing it are re-evaluated.")
         % {"revision": result.revision.revision},
     )
+    if waiting:
+        messages.info(request, ngettext(
+            "%(n)d held answer a reviewer sent to this document's owners cites it: with its "
+            "new verdict it goes back to the reviewers, and the hand-off ends.",
+            "%(n)d held answers a reviewer sent to this document's owners cite it: with their "
+            "new verdicts they go back to the reviewers, and the hand-offs end.",
+            waiting) % {"n": waiting})
     return _progress_redirect(request, [document.key, *before,
                                         *_conflict_documents(document.key)], since)
 

@@ -65,6 +65,25 @@ def test_the_owner_sees_the_answer_and_the_note_in_the_inbox(
             '<a href="/owner/documents/pricing-eu/">pricing-eu</a>') in card
 
 
+def test_a_publish_tells_the_owner_the_answers_sent_to_them_go_back_to_the_reviewers(
+    hold: Any, login: Any, reviewer: Any, owner: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    from tests.sources.test_owner_fixes import posted_back
+
+    trace = hold()
+    login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "Please check the EU"})
+    client = login(owner)
+    action = "/owner/documents/pricing/publish"
+    page = client.get("/owner/documents/pricing/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(action, posted_back(page, action, **{"facts-0-value": "30"}),
+                               follow=True)
+    assert ("1 held answer a reviewer sent to this document&#x27;s owners cites it: with its "
+            "new verdict it goes back to the reviewers, and the hand-off ends.") in (
+        response.content.decode())
+    assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
+
+
 @pytest.mark.parametrize(("language", "says"), [
     ("en", "Say what the owner should look at."),
     ("ja", "所有者に確認してほしい点を書いてください。"),

@@ -148,3 +148,14 @@ def test_a_revision_without_facts_says_so_and_shows_its_passages(
     assert "This revision states no facts to end." in page
     assert "has ended already" not in page
     assert '<details class="other-passages" data-other-passages open>' in page
+
+
+def test_each_correct_link_of_a_conflict_names_its_document(
+    client: Any, owner: Any, two_owners_disagree: Any, make_user: Any
+) -> None:
+    admin = make_user("ada", "admin")
+    client.force_login(admin)
+    page = client.get(f"/owner/conflicts/{two_owners_disagree.pk}/").content.decode()
+    named = re.findall(r'Correct this document<span class="visually-hidden">: ([^<]*)</span>',
+                       page)
+    assert sorted(named) == ["pricing", "trial-promo"]
