@@ -8,7 +8,6 @@ body and the access list: the stored rows are checked against those."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.db.models import Prefetch
@@ -47,50 +46,46 @@ def _stored_digest(revision: Revision, owner: str) -> str:
     ).digest()
 
 
-def _revision_problems(published: dict[tuple[str, str], dict[str, object]]
-                       ) -> Iterator[str | None]:
-    revisions = (Revision.objects.select_related("document").order_by("document__key", "seq")
-                 .prefetch_related(Prefetch("passages", Passage.objects.order_by("id")),
-                                   Prefetch("facts", Fact.objects.order_by("position"))))
-    for revision in revisions.iterator(chunk_size=500):
-        name = f"{revision.document.key}@{revision.revision}"
-        logged = published.get((revision.document.key, revision.revision))
-        if logged is None:
-            yield f"{name}: no audit event published it"
-            continue
-        if logged.get("allowed_principals", revision.allowed_principals) != \
-                revision.allowed_principals:
-            yield (f"{name}: may be read by {revision.allowed_principals}, but was published "
-                      f"for {logged['allowed_principals']}")
-        elif _stored_digest(revision, str(logged.get("owner"))) != logged.get(
-                "body_digest", revision.body_digest):
-            yield (f"{name}: its title, dates, passages or facts are not those it was "
-                      "published with")
-        else:
-            yield None
+def _revision_problem(revision: Revision, logged: dict[str, object] | None) -> str | None:
+    """What differs between a stored revision and the event that published it, if anything."""
+    name = f"{revision.document.key}@{revision.revision}"
+    if logged is None:
+        return f"{name}: no audit event published it"
+    if logged.get("allowed_principals", revision.allowed_principals) != \
+            revision.allowed_principals:
+        return (f"{name}: may be read by {revision.allowed_principals}, but was published for "
+                f"{logged['allowed_principals']}")
+    if _stored_digest(revision, str(logged.get("owner"))) != logged.get(
+            "body_digest", revision.body_digest):
+        return f"{name}: its title, dates, passages or facts are not those it was published with"
+    return None
 
 
-def _document_problems() -> Iterator[str | None]:
-    documents = Document.objects.select_related("current_revision").order_by("key")
-    for document in documents.iterator(chunk_size=2000):
-        current = document.current_revision
-        if current is not None and document.allowed_principals != current.allowed_principals:
-            yield (f"{document.key}: lets {document.allowed_principals} read it, but its "
-                      f"current revision {current.revision} lets {current.allowed_principals}")
-        else:
-            yield None
+def _document_problem(document: Document) -> str | None:
+    """A document letting read others than its current revision does."""
+    current = document.current_revision
+    if current is None or document.allowed_principals == current.allowed_principals:
+        return None
+    return (f"{document.key}: lets {document.allowed_principals} read it, but its current "
+            f"revision {current.revision} lets {current.allowed_principals}")
 
 
 def sources_check() -> SourcesCheck:
     """Every revision against the event that published it, and every document's access list
     against its current revision's."""
     check = SourcesCheck()
-    for problem in _revision_problems(_published()):
+    published = _published()
+    revisions = (Revision.objects.select_related("document").order_by("document__key", "seq")
+                 .prefetch_related(Prefetch("passages", Passage.objects.order_by("id")),
+                                   Prefetch("facts", Fact.objects.order_by("position"))))
+    for revision in revisions.iterator(chunk_size=500):
         check.revisions += 1
-        if problem:
+        logged = published.get((revision.document.key, revision.revision))
+        if problem := _revision_problem(revision, logged):
             check.problems.append(problem)
-    for problem in _document_problems():
+    documents = Document.objects.select_related("current_revision").order_by("key")
+    for document in documents.iterator(chunk_size=2000):
         check.documents += 1
-        if problem:
+        if problem := _document_problem(document):
             check.problems.append(problem)
     return check

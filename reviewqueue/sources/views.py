@@ -325,8 +325,9 @@ def _carry_over(document: Document, formset: Any) -> CarriedOver:
         new = same[(old.subject, old.key)].pop(0)
         changed = [name for name in FACT_FIELDS if name in form.changed_data]
         carried.typed[new.pk] = {name: form[name].value() for name in changed}
-        both = {name: _fact_field_shown(new, name) for name in changed
-                if _fact_field_shown(new, name) != _fact_field_shown(old, name)}
+        shown = {name: (_fact_field_shown(old, name), _fact_field_shown(new, name))
+                 for name in changed}
+        both = {name: now for name, (then, now) in shown.items() if now != then}
         if both:
             carried.meanwhile[new.pk] = both
     return carried

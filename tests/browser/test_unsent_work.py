@@ -23,12 +23,19 @@ def open_held(page: Any, live_server: Any) -> None:
     open_item_renewed(page, "t-1")
 
 
-def test_leaving_with_a_rewrite_typed_asks_first_and_keeps_it(
-    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
-) -> None:
+@pytest.fixture
+def alice_on_t1(hold: Any, reviewer: Any, sign_in: Any, live_server: Any) -> Any:
+    """alice's page on the held answer t-1, which she holds."""
     hold()
     page = sign_in("alice")
     open_held(page, live_server)
+    return page
+
+
+def test_leaving_with_a_rewrite_typed_asks_first_and_keeps_it(
+    alice_on_t1: Any, live_server: Any
+) -> None:
+    page = alice_on_t1
     asked: list[str] = []
     page.on("dialog", lambda dialog: (asked.append(dialog.type), dialog.dismiss()))
     # Nothing typed: the queue link just goes.
@@ -46,11 +53,9 @@ def test_leaving_with_a_rewrite_typed_asks_first_and_keeps_it(
 
 
 def test_a_double_click_on_approve_sends_one_decision(
-    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+    alice_on_t1: Any, live_server: Any
 ) -> None:
-    hold()
-    page = sign_in("alice")
-    open_held(page, live_server)
+    page = alice_on_t1
     sent: list[str] = []
     page.on("request", lambda r: r.url.endswith("/decide") and sent.append(r.method))
     page.locator("#decide [data-action=approve] textarea").fill("Checked both sources.")
@@ -63,11 +68,9 @@ def test_a_double_click_on_approve_sends_one_decision(
 
 
 def test_a_renewal_says_whether_the_reviewer_did_anything_since_the_last(
-    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+    alice_on_t1: Any, live_server: Any
 ) -> None:
-    hold()
-    page = sign_in("alice")
-    open_held(page, live_server)
+    page = alice_on_t1
     # Another page of this answer says it is leaving: this one renews at once.
     other_page_leaves = """() => new BroadcastChannel(
         'reviewqueue-lease:' + document.getElementById('workspace').dataset.renewUrl
@@ -83,11 +86,9 @@ def test_a_renewal_says_whether_the_reviewer_did_anything_since_the_last(
 
 
 def test_a_session_that_idled_out_takes_the_page_read_only_keeping_the_text(
-    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+    alice_on_t1: Any, live_server: Any
 ) -> None:
-    hold()
-    page = sign_in("alice")
-    open_held(page, live_server)
+    page = alice_on_t1
     page.locator("#decide [data-action=approve] textarea").fill("Half a thought")
     # The server ends a session that idled out: the page's next renewal is sent to sign in.
     page.context.clear_cookies(name="sessionid")

@@ -34,6 +34,18 @@ def current() -> Any:
     return Document.objects.get(key="pricing").current_revision
 
 
+def refused_after(tabs: tuple[Any, Any], first: dict[str, str], then: dict[str, str]) -> Any:
+    """Both tabs open the page; A publishes `first`; B, on its older page, sends `then` and is
+    refused (409)."""
+    a, b = tabs
+    stale = b.get(PAGE).content.decode()
+    page = a.get(PAGE).content.decode()
+    assert a.post(PUBLISH, posted_back(page, PUBLISH, **first)).status_code == 302
+    refused = b.post(PUBLISH, posted_back(stale, PUBLISH, **then))
+    assert refused.status_code == 409
+    return refused
+
+
 def test_an_end_date_set_meanwhile_survives_sending_a_value_again(tabs: tuple[Any, Any]) -> None:
     a, b = tabs
     stale = b.get(PAGE).content.decode()
@@ -54,13 +66,7 @@ def test_an_end_date_set_meanwhile_survives_sending_a_value_again(tabs: tuple[An
 def test_a_value_both_changed_keeps_what_was_typed_beside_what_was_published(
     tabs: tuple[Any, Any]
 ) -> None:
-    a, b = tabs
-    stale = b.get(PAGE).content.decode()
-    first = a.get(PAGE).content.decode()
-    published = a.post(PUBLISH, posted_back(first, PUBLISH, **{"facts-0-value": "20"}))
-    assert published.status_code == 302
-    refused = b.post(PUBLISH, posted_back(stale, PUBLISH, **{"facts-0-value": "30"}))
-    assert refused.status_code == 409
+    refused = refused_after(tabs, {"facts-0-value": "20"}, {"facts-0-value": "30"})
     page = refused.content.decode()
     assert re.search(r'name="facts-0-value"[^>]*value="30"', page)
     shown = re.search(r'<div class="meanwhile" data-meanwhile>(.*?)</div>', page, re.S)
@@ -72,15 +78,10 @@ def test_a_value_both_changed_keeps_what_was_typed_beside_what_was_published(
 def test_a_passage_both_changed_shows_the_text_published_meanwhile(
     tabs: tuple[Any, Any]
 ) -> None:
-    a, b = tabs
-    stale = b.get(PAGE).content.decode()
-    first = a.get(PAGE).content.decode()
-    assert a.post(PUBLISH, posted_back(first, PUBLISH, **{
-        "passage:p1": "The free trial lasts 14 days. Guests count as members.",
-        "passage:p2": "Support answers by phone only."})).status_code == 302
-    refused = b.post(PUBLISH, posted_back(stale, PUBLISH, **{
-        "passage:p1": "The free trial lasts 30 days."}))
-    assert refused.status_code == 409
+    refused = refused_after(
+        tabs, {"passage:p1": "The free trial lasts 14 days. Guests count as members.",
+               "passage:p2": "Support answers by phone only."},
+        {"passage:p1": "The free trial lasts 30 days."})
     page = html.unescape(refused.content.decode())
     box = page[page.index('data-passage="p1"'):page.index('data-passage="p2"')]
     assert "The free trial lasts 30 days.</textarea>" in box
