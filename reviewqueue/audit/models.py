@@ -137,6 +137,13 @@ class VerificationRun(models.Model):
     problems = models.JSONField(default=list, blank=True,
                                 help_text="The first problems found: seq, problem, detail")
     problems_digest = models.CharField(max_length=64, blank=True)
+    # The sources checked on the same run (sources/integrity.py): each stored revision against
+    # the event that published it. `ok` is the chain's alone, since it decides the anchor.
+    sources_checked = models.JSONField(null=True, blank=True,
+                                       help_text="How many revisions and documents were checked")
+    sources_problem_count = models.IntegerField(default=0)
+    sources_problems = models.JSONField(default=list, blank=True,
+                                        help_text="The first differences: name, code, detail")
 
     class Meta:
         indexes = [models.Index(fields=["-finished_at"], name="audit_verif_finished")]
@@ -144,6 +151,10 @@ class VerificationRun(models.Model):
     def __str__(self) -> str:
         outcome = "ok" if self.ok else f"failed at #{self.first_bad_seq}"
         return f"verification {self.finished_at:%Y-%m-%d %H:%M} {outcome}"
+
+    @property
+    def sources_ok(self) -> bool:
+        return self.sources_problem_count == 0
 
 
 class AuditAlert(models.Model):

@@ -330,6 +330,8 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
         problems=[finding.as_dict() for finding in report.problems],
         problems_digest=report.digest,
     )
+    _check_sources(run)
+    run.finished_at = timezone.now()
     if not record:
         return run
     with transaction.atomic():
@@ -340,6 +342,12 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
         if not report.ok and not _same_problems(run, previous):
             AuditAlert.objects.create(run=run, first_bad_seq=run.first_bad_seq,
                                       problem=run.problem, message=_alert_message(run, previous))
+        if not run.sources_ok and not _same_sources(run, previous):
+            AuditAlert.objects.create(run=run, problem=SOURCES_CHANGED,
+                                      message=_sources_message(run))
+    if not run.sources_ok:
+        log.error("sources changed", extra={"problems": run.sources_problem_count,
+                                            "trigger": trigger})
     if report.ok:
         log.info("audit chain verified", extra={"events": report.checked, "trigger": trigger,
                                                 "last_seq": report.last_seq,
@@ -367,6 +375,35 @@ def _same_problems(run: VerificationRun, previous: VerificationRun | None) -> bo
 
 
 ALERT_NEW_LISTED = 5
+
+# Sources: every stored revision against the chained event that published it. Checked on the
+# same run as the chain, since that event is the proof (sources/integrity.py).
+SOURCES_CHANGED = "sources_changed"
+SOURCES_LISTED = 100
+
+
+def _check_sources(run: VerificationRun) -> None:
+    from reviewqueue.sources.integrity import sources_check  # audit sits below the sources
+
+    check = sources_check()
+    run.sources_checked = {"revisions": check.revisions, "documents": check.documents}
+    run.sources_problem_count = len(check.problems)
+    run.sources_problems = [p.as_dict() for p in check.problems[:SOURCES_LISTED]]
+
+
+def _same_sources(run: VerificationRun, previous: VerificationRun | None) -> bool:
+    """As with the chain, only a change is news: the same differences found again raise no
+    second alert."""
+    return bool(previous is not None and previous.sources_checked is not None
+                and (previous.sources_problem_count, previous.sources_problems)
+                == (run.sources_problem_count, run.sources_problems))
+
+
+def _sources_message(run: VerificationRun) -> str:
+    listed = "; ".join(p["detail"] for p in run.sources_problems[:ALERT_NEW_LISTED])
+    more = run.sources_problem_count - min(len(run.sources_problems), ALERT_NEW_LISTED)
+    return (f"Sources changed after they were published ({run.sources_problem_count} "
+            f"difference(s)): {listed}" + (f" (and {more} more)" if more > 0 else ""))
 
 
 def _alert_message(run: VerificationRun, previous: VerificationRun | None) -> str:

@@ -38,6 +38,16 @@ TRIGGER_LABELS: dict[str, Any] = {
 }
 
 
+SOURCE_PROBLEM_LABELS = {
+    "unpublished": gettext_lazy("no audit event published it"),
+    "access_list": gettext_lazy("its access list is not the one it was published with"),
+    "body": gettext_lazy("its title, dates, passages or facts are not those it was published "
+                         "with"),
+    "document_access": gettext_lazy("the document lets others read it than its current "
+                                    "revision does"),
+}
+
+
 def _status_context() -> dict[str, Any]:
     """The verification status box (audit/_status.html): the last run's summary and problems
     as stored are English (verify_audit prints them); the page shows them in the reader's
@@ -53,6 +63,9 @@ def _status_context() -> dict[str, Any]:
                           "label": problem_label(p.get("problem", "")),
                           "detail": localized_problem(p.get("detail", ""))}
                          for p in run.problems or []],
+            "sources_problems": [{"name": p.get("name", ""),
+                                  "label": SOURCE_PROBLEM_LABELS.get(p.get("code", ""), "")}
+                                 for p in run.sources_problems or []],
         }
     return {"status": status, "verification": verification}
 

@@ -366,6 +366,11 @@ def expanded(request: HttpRequest, trace_id: str) -> HttpResponse:
     try:
         body = json.loads(request.body or b"{}")
         cite, verdict_id = str(body["cite"]), int(body["verdict"])
+        # PostgreSQL takes neither a NUL nor a lone surrogate (which cannot be encoded: a
+        # ValueError), and no cite holds one.
+        if "\x00" in cite:
+            raise ValueError(cite)
+        cite.encode()
     except (ValueError, KeyError, TypeError, RecursionError, OverflowError):
         return JsonResponse({"error": "invalid"}, status=400)
     try:

@@ -17,11 +17,25 @@ from reviewqueue.sources.models import Document, Fact, Passage, Revision
 from reviewqueue.sources.services import FactInput, PassageInput, RevisionInput
 
 
+@dataclass(frozen=True)
+class SourceProblem:
+    """One difference: `name` is `document@revision`, or the document's key for its own
+    access list; `code` says which check failed; `detail` is the sentence verify_sources
+    prints."""
+
+    name: str
+    code: str  # "unpublished", "access_list", "body" or "document_access"
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "code": self.code, "detail": self.detail}
+
+
 @dataclass
 class SourcesCheck:
     revisions: int = 0
     documents: int = 0
-    problems: list[str] = field(default_factory=list)
+    problems: list[SourceProblem] = field(default_factory=list)
 
 
 def _published() -> dict[tuple[str, str], dict[str, object]]:
@@ -46,28 +60,32 @@ def _stored_digest(revision: Revision, owner: str) -> str:
     ).digest()
 
 
-def _revision_problem(revision: Revision, logged: dict[str, object] | None) -> str | None:
+def _revision_problem(revision: Revision,
+                      logged: dict[str, object] | None) -> SourceProblem | None:
     """What differs between a stored revision and the event that published it, if anything."""
     name = f"{revision.document.key}@{revision.revision}"
     if logged is None:
-        return f"{name}: no audit event published it"
+        return SourceProblem(name, "unpublished", f"{name}: no audit event published it")
     if logged.get("allowed_principals", revision.allowed_principals) != \
             revision.allowed_principals:
-        return (f"{name}: may be read by {revision.allowed_principals}, but was published for "
-                f"{logged['allowed_principals']}")
+        return SourceProblem(name, "access_list", (
+            f"{name}: may be read by {revision.allowed_principals}, but was published for "
+            f"{logged['allowed_principals']}"))
     if _stored_digest(revision, str(logged.get("owner"))) != logged.get(
             "body_digest", revision.body_digest):
-        return f"{name}: its title, dates, passages or facts are not those it was published with"
+        return SourceProblem(name, "body", f"{name}: its title, dates, passages or facts are "
+                                           "not those it was published with")
     return None
 
 
-def _document_problem(document: Document) -> str | None:
+def _document_problem(document: Document) -> SourceProblem | None:
     """A document letting read others than its current revision does."""
     current = document.current_revision
     if current is None or document.allowed_principals == current.allowed_principals:
         return None
-    return (f"{document.key}: lets {document.allowed_principals} read it, but its current "
-            f"revision {current.revision} lets {current.allowed_principals}")
+    return SourceProblem(document.key, "document_access", (
+        f"{document.key}: lets {document.allowed_principals} read it, but its current "
+        f"revision {current.revision} lets {current.allowed_principals}"))
 
 
 def sources_check() -> SourcesCheck:
@@ -89,3 +107,15 @@ def sources_check() -> SourcesCheck:
         if problem := _document_problem(document):
             check.problems.append(problem)
     return check
+
+
+def sources_report(revisions: int, documents: int, count: int, details: list[str]) -> str:
+    """What verify_sources and verify_audit print of a check: `count` problems, the first of
+    them in `details`."""
+    if not count:
+        return (f"Sources OK: {revisions} revisions match the audit events that published "
+                f"them; {documents} documents let read whom their current revision does.")
+    listing = "".join(f"\n  {detail}" for detail in details[:100])
+    more = count - len(details[:100])
+    return (f"Sources CHANGED: {count} problem(s) in {revisions} revisions and {documents} "
+            f"documents:{listing}" + (f"\n  ... and {more} more" if more > 0 else ""))

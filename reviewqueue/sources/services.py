@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext, gettext_noop
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
@@ -442,7 +442,9 @@ def fact_end_validity(
     return revision_publish_corrected(
         document=document,
         edits=[edit],
-        note=note or f"{fact.key} ends on {last_day}",
+        # Written in the owner's language, as a note they typed would be.
+        note=note or gettext("%(key)s ends on %(day)s") % {"key": fact.key,
+                                                            "day": last_day.isoformat()},
         actor=actor,
         user=user,
     )

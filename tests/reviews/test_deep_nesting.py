@@ -35,3 +35,15 @@ def test_a_deeply_nested_passage_report_is_invalid(hold: Any, login: Any,
     assert response.status_code == 204
 
 
+
+
+@pytest.mark.parametrize("cite", ["\\u0000", "d1\\u0000", "\\ud800"])
+def test_a_passage_report_with_a_cite_postgresql_cannot_hold_is_invalid(
+    hold: Any, login: Any, reviewer: Any, cite: str
+) -> None:
+    trace = hold()
+    # Written as the JSON escapes a browser or a script would send.
+    body = '{"cite": "' + cite + '", "verdict": ' + str(current_verdict_id(trace)) + "}"
+    response = login(reviewer).post(f"/answers/{trace}/expanded", body,
+                                    content_type="application/json")
+    assert (response.status_code, response.json()) == (400, {"error": "invalid"})

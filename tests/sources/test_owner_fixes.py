@@ -264,6 +264,21 @@ def test_ending_a_fact_the_new_revision_dropped_shows_what_was_typed(
     assert 'value="Promo &lt;b&gt;over"' not in page
 
 
+@pytest.mark.parametrize(("language", "note"), [("en", "trial_days ends on {day}"),
+                                                ("ja", "trial_days は {day} で終了")])
+def test_ending_a_fact_without_a_note_writes_one_in_the_owners_language(
+    client: Any, owner: Any, publish: Any, language: str, note: str
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14)])
+    trial = Document.objects.get(key="pricing").current_revision.facts.get()
+    client.force_login(owner)
+    response = client.post("/owner/documents/pricing/end-validity",
+                           {"fact_id": str(trial.pk), "last_day": days(20), "note": ""},
+                           HTTP_ACCEPT_LANGUAGE=language)
+    assert response.status_code == 302
+    assert Document.objects.get(key="pricing").current_revision.note == note.format(day=days(20))
+
+
 def test_a_note_too_long_says_so_and_not_something_about_the_day(
     client: Any, owner: Any, publish: Any
 ) -> None:

@@ -3,6 +3,8 @@ document's access list against its current revision's."""
 
 from __future__ import annotations
 
+import html
+import re
 from io import StringIO
 from typing import Any
 
@@ -11,7 +13,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import DatabaseError, connection, transaction
 
+from reviewqueue.audit.models import AuditAlert
 from reviewqueue.audit.services import Actor
+from reviewqueue.audit.tasks import verify_chain
 from reviewqueue.sources.models import Document, Passage
 from reviewqueue.sources.services import FactEdit, revision_publish_corrected
 from tests.reviews.conftest import fact
@@ -91,3 +95,68 @@ def test_a_documents_own_access_list_changed_is_found(published: None) -> None:
         verify()
     assert ("hr-leave: lets ['*'] read it, but its current revision r1 lets ['group:hr']"
             in str(refused.value))
+
+
+# --- The audit chain's verification checks the sources too --------------------------------------
+
+
+def audit_page(admin_client: Any) -> str:
+    page = admin_client.get("/audit/")
+    assert page.status_code == 200
+    return page.content.decode()
+
+
+def test_the_nightly_verification_shows_the_sources_unchanged(published: None,
+                                                              admin_client: Any) -> None:
+    assert verify_chain.apply(kwargs={"trigger": "nightly"}).get()["ok"] is True
+    page = audit_page(admin_client)
+    [shown] = re.findall(r'data-testid="sources-result">(.*?)</p>', page, re.S)
+    assert " ".join(html.unescape(shown).split()) == (
+        "<strong>Sources unchanged.</strong> 4 revisions match the audit events that published "
+        "them. 2 documents let read whom their current revision does.")
+    assert AuditAlert.objects.count() == 0
+    out = StringIO()
+    call_command("verify_audit", stdout=out)
+    assert "Sources OK: 4 revisions match" in out.getvalue()
+
+
+def test_a_source_changed_in_the_database_is_on_the_audit_page_and_alerts_once(
+    published: None, admin_client: Any
+) -> None:
+    Document.objects.filter(key="hr-leave").update(allowed_principals=["*"])
+    verify_chain.apply(kwargs={"trigger": "nightly"}).get()
+    page = audit_page(admin_client)
+    assert "audit-status card is-broken" in page
+    [shown] = re.findall(r'data-testid="sources-result">(.*?)</p>', page, re.S)
+    assert " ".join(shown.split()) == (
+        "<strong>Sources changed.</strong> 1 revision or document differs from what was "
+        "published:")
+    [listed] = re.findall(r'data-testid="sources-problems">(.*?)</ol>', page, re.S)
+    assert ("<code>hr-leave</code>: the document lets others read it than its current "
+            "revision does") in listed
+    [alert] = AuditAlert.objects.all()
+    assert alert.problem == "sources_changed"
+    assert "hr-leave: lets ['*'] read it" in alert.message
+    assert "hr-leave: lets [&#x27;*&#x27;] read it" in page  # the alert, on the same page
+    # Found again the next night, the same difference raises no second alert.
+    verify_chain.apply(kwargs={"trigger": "nightly"}).get()
+    assert AuditAlert.objects.count() == 1
+    # The command fails with it, though the chain itself is intact.
+    with pytest.raises(CommandError) as refused:
+        call_command("verify_audit", stdout=StringIO())
+    assert "Audit chain OK." in str(refused.value)
+    assert "Sources CHANGED: 1 problem(s) in 4 revisions and 2 documents" in str(refused.value)
+
+
+def test_the_audit_page_names_a_changed_revision_in_japanese(published: None,
+                                                             admin_client: Any) -> None:
+    as_the_database_owner(
+        "UPDATE sources_passage SET text = %s WHERE revision_id = (SELECT id FROM "
+        "sources_revision WHERE revision = 'r1' AND document_id = (SELECT id FROM "
+        "sources_document WHERE key = 'pricing'))", ["The free trial lasts 90 days."])
+    verify_chain.apply(kwargs={"trigger": "nightly"}).get()
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    [listed] = re.findall(r'data-testid="sources-problems">(.*?)</ol>', page, re.S)
+    assert "<code>pricing@r1</code>: " in listed
+    assert "published with" not in listed
+    assert "Sources changed." not in page

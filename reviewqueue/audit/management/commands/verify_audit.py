@@ -13,6 +13,7 @@ from reviewqueue.audit.chain import Anchor, problem_lines, walk
 from reviewqueue.audit.hashing import HASHED_FIELDS
 from reviewqueue.audit.models import VerificationRun
 from reviewqueue.audit.services import audit_verify
+from reviewqueue.sources.integrity import sources_report
 
 _EVENT_FIELDS = (*HASHED_FIELDS, "prev_hash", "hash")
 
@@ -72,10 +73,20 @@ def _anchor(text: str) -> Anchor:
     return Anchor(seq=int(seq), hash=digest, source="given with --anchor")
 
 
+def _sources(run: VerificationRun) -> str:
+    """The run's check of the sources against the events that published them."""
+    checked = run.sources_checked or {}
+    return "\n" + sources_report(checked.get("revisions", 0), checked.get("documents", 0),
+                                 run.sources_problem_count,
+                                 [p["detail"] for p in run.sources_problems])
+
+
 class Command(BaseCommand):
     help = ("Verify the hash chain of the audit log, or of a JSON Lines export of it. Says how "
             "far it checked, whether the chain is intact, and lists every bad event (the "
-            "first 100); exits with status 1 when the chain is broken.")
+            "first 100). Against the database it also checks every stored revision against "
+            "the event that published it, as verify_sources does. Exits with status 1 when "
+            "the chain is broken or a revision changed.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -103,6 +114,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["partial"] and options["jsonl"] is None:
             raise CommandError("--partial applies to an export: give it with --jsonl FILE")
+        sources_ok = True  # checked with the database's log only
         if options["jsonl"] is not None:
             # Strict unless told otherwise: a file with events cut out of its middle must not
             # pass for a search's export. --partial is the auditor saying it is one.
@@ -117,7 +129,9 @@ class Command(BaseCommand):
             run = audit_verify(trigger=VerificationRun.Trigger.COMMAND,
                                requested_by="verify_audit command",
                                record=not options["no_record"], anchor=options["anchor"])
-            ok, message, heading = run.ok, run.detail, "Audit chain OK."
+            ok, heading = run.ok, "Audit chain OK."
+            # The sources' line comes before the anchor's, which stays the last to keep.
+            message, sources_ok = run.detail + _sources(run), run.sources_ok
             lines = problem_lines(run.problems, run.problem_count)
             if ok and run.last_seq:
                 message += ("\nAnchor to keep outside the database (verify_audit --anchor): "
@@ -130,4 +144,6 @@ class Command(BaseCommand):
             listing = "".join(f"\n  {line}" for line in lines)
             raise CommandError(f"Audit chain BROKEN. {message}\nProblems:{listing}",
                                returncode=1)
+        if not sources_ok:
+            raise CommandError(f"{heading} {message}", returncode=1)
         self.stdout.write(f"{heading} {message}")

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from reviewqueue.sources.integrity import sources_check
+from reviewqueue.sources.integrity import sources_check, sources_report
 
 
 class Command(BaseCommand):
@@ -17,13 +17,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         check = sources_check()
+        report = sources_report(check.revisions, check.documents, len(check.problems),
+                                [problem.detail for problem in check.problems])
         if check.problems:
-            listing = "".join(f"\n  {problem}" for problem in check.problems[:100])
-            more = len(check.problems) - 100
-            raise CommandError(
-                f"Sources CHANGED: {len(check.problems)} problem(s) in {check.revisions} "
-                f"revisions and {check.documents} documents:{listing}"
-                + (f"\n  ... and {more} more" if more > 0 else ""), returncode=1)
-        self.stdout.write(f"Sources OK: {check.revisions} revisions match the audit events that "
-                          f"published them; {check.documents} documents let read whom their "
-                          "current revision does.")
+            raise CommandError(report, returncode=1)
+        self.stdout.write(report)
