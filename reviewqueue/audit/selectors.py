@@ -7,6 +7,7 @@ import datetime as dt
 import functools
 import json
 import operator
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -590,15 +591,76 @@ def _hide_in_items(items: Any, field: str) -> Any:
             if isinstance(item, dict) and field in item else item for item in items]
 
 
+# What an answer or a decision body holds that only a reader of its documents may see: the
+# question and answer, claims' values and subjects, a reviewer's comment and edited text.
+_ANSWER_TEXT = frozenset({"question", "answer", "comment", "text", "value", "subject", "note",
+                          "title", "justification"})
+# An answer's own endpoints: its decisions, claims and the like name it in the address.
+_ANSWER_PATH = re.compile(r"^/api/v1/answers/([^/]+)/[^/]+$")
+
+
+def _named_documents(data: Any) -> set[str]:
+    """Every `document_id` a body names, at any depth (a batch holds many answers)."""
+    found: set[str] = set()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("document_id"), str):
+                found.add(item["document_id"])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _answer_documents(payload: Any) -> set[str]:
+    """The documents retrieved by the stored answer the body was sent for, if any."""
+    from reviewqueue.reviews.models import RetrievedItem  # audit sits below the reviews
+
+    match = _ANSWER_PATH.match(payload.endpoint or "")
+    traces = {t for t in (match.group(1) if match else "", payload.trace_id or "") if t}
+    if not traces:
+        return set()
+    return set(RetrievedItem.objects.filter(answer__trace_id__in=traces)
+               .values_list("document_key", flat=True))
+
+
+def _may_read_all(keys: set[str], principals: frozenset[str]) -> bool:
+    from reviewqueue.sources.models import Document  # audit sits below the sources
+
+    allowed = dict(Document.objects.filter(key__in=keys).values_list("key",
+                                                                      "allowed_principals"))
+    return all(key in allowed and may_read(allowed[key], principals) for key in keys)
+
+
+def _hide_answer_text(data: Any) -> Any:
+    if isinstance(data, list):
+        return [_hide_answer_text(item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    return {key: (_("[%(n)s characters not shown: it names a document you may not read]")
+                  % {"n": len(value if isinstance(value, str)
+                              else json.dumps(value, ensure_ascii=False))}
+                  if key in _ANSWER_TEXT and value is not None else _hide_answer_text(value))
+            for key, value in data.items()}
+
+
 def quarantined_body_shown(payload: Any, principals: frozenset[str]) -> str:
-    """A refused body as an admin holding `principals` may read it: the title, passage texts
-    and fact values of a revision they may not read (by the principals the body itself
-    declares) are replaced by their length, and a body too broken to tell whose they are shows
-    only its size. What is stored stays whole: nothing refused is dropped."""
+    """A refused body as an admin holding `principals` may read it.
+
+    A revision's title, note, passage texts and fact values, when the admin may not read the
+    revision (by the principals the body itself declares), and an answer's or a decision's
+    text, when the body names or was sent for an answer citing a document the admin may not
+    read (or one the store has not received), are replaced by their length; a body too broken
+    to tell whose they are shows only its size. What is stored stays whole: nothing refused
+    is dropped."""
     body: str = payload.body
+    answer_documents = _answer_documents(payload)
     # A quick way out for a body that cannot name those fields: no backslash (a JSON escape
     # could spell "p\u0061ssages") and none of their names.
-    if "\\" not in body and not any(f'"{name}"' in body for name in _READERS_ONLY):
+    if not answer_documents and "\\" not in body and not any(
+            f'"{name}"' in body for name in (*_READERS_ONLY, "document_id")):
         return body
     try:
         data = json.loads(body)
@@ -606,7 +668,10 @@ def quarantined_body_shown(payload: Any, principals: frozenset[str]) -> str:
         data = None
     if not isinstance(data, dict):
         return _("[%(n)s characters not shown: this body is not a JSON object, and may hold "
-                 "text of a revision you may not read]") % {"n": len(body)}
+                 "text you may not read]") % {"n": len(body)}
+    documents = answer_documents | _named_documents(data)
+    if documents and not _may_read_all(documents, principals):
+        return json.dumps(_hide_answer_text(data), ensure_ascii=False, indent=2)
     allowed = data.get("allowed_principals")
     if not any(name in data for name in _READERS_ONLY) or (
             isinstance(allowed, list) and all(isinstance(p, str) for p in allowed)
@@ -615,6 +680,8 @@ def quarantined_body_shown(payload: Any, principals: frozenset[str]) -> str:
     shown = dict(data)
     if "title" in shown:
         shown["title"] = _not_shown(shown["title"])
+    if isinstance(shown.get("note"), str):
+        shown["note"] = _not_shown(shown["note"])
     if "passages" in shown:
         shown["passages"] = _hide_in_items(shown["passages"], "text")
     if "facts" in shown:

@@ -17,7 +17,7 @@ import pytest
 from django.test import Client
 
 from reviewqueue.audit.models import AuditEvent, QuarantinedPayload
-from tests.conftest import revision_body
+from tests.conftest import answer_body, revision_body
 
 QUARANTINE = "/admin/audit/quarantinedpayload/"
 SECRET = "SECRET-SALARY-BANDS are 90k"
@@ -185,3 +185,69 @@ def test_a_failed_sign_in_logs_what_was_typed_only_when_it_names_an_account(
     assert [r.username for r in failed] == ["alice", "(no such account)"]
     assert "Hunter2-my-password" not in caplog.text
     assert failed[0].typed_sha256 != failed[1].typed_sha256
+
+
+HR_PAY = [{"key": "pay_band", "value": 90, "valid_from": "2026-01-01", "span": "p1"}]
+HR_RETRIEVED = [{"cite": "d1", "document_id": "hr-pay", "revision": "r1", "span": "p1"}]
+
+
+@pytest.fixture
+def hr_admin(make_user: Any) -> Client:
+    client = Client()
+    client.force_login(make_user("hilda", "admin", groups=("hr",)))
+    return client
+
+
+@pytest.mark.django_db
+def test_a_refused_answer_citing_a_document_the_admin_may_not_read_hides_its_text(
+    publish: Any, service_api: Any, admin_client: Client, hr_admin: Client
+) -> None:
+    publish("hr-pay", principals=["group:hr"], facts=HR_PAY)
+    body = answer_body("t-hr", answer=f"{SECRET} [d1].", retrieved=HR_RETRIEVED,
+                       claims=[{"key": "pay_band", "value": 90, "cite": "d1", "extra": 1}])
+    response = service_api.post("/api/v1/answers", body, format="json")
+    assert response.status_code == 400
+    payload = QuarantinedPayload.objects.get()
+
+    hidden = unescape(_body_shown(admin_client, payload))
+    assert SECRET not in hidden and "How long is the free trial?" not in hidden
+    assert (f"[{len(SECRET) + 6} characters not shown: it names a document you may not read]"
+            in hidden)
+    # What the errors are about, and whose it is, stays readable.
+    assert '"extra": 1' in hidden and '"document_id": "hr-pay"' in hidden
+    assert '"trace_id": "t-hr"' in hidden
+    assert SECRET in unescape(_body_shown(hr_admin, payload))
+
+
+@pytest.mark.django_db
+def test_a_refused_decision_on_an_answer_the_admin_may_not_read_hides_its_comment(
+    publish: Any, submit: Any, token_client: Any, make_user: Any, admin_client: Client,
+    hr_admin: Client
+) -> None:
+    publish("hr-pay", principals=["group:hr"], facts=HR_PAY)
+    assert submit("t-hr", retrieved=HR_RETRIEVED,
+                  claims=[{"key": "pay_band", "value": 90, "cite": "d1"}]).status_code == 201
+    hana = token_client(make_user("hana", "reviewer", groups=("hr",)))
+    # Nothing in the body names the document: the address names the answer.
+    response = hana.post("/api/v1/answers/t-hr/decisions",
+                         {"action": "approve", "verdict": "x", "comment": SECRET},
+                         format="json")
+    assert response.status_code == 400
+    payload = QuarantinedPayload.objects.get()
+
+    hidden = unescape(_body_shown(admin_client, payload))
+    assert SECRET not in hidden and '"verdict": "x"' in hidden
+    assert SECRET in unescape(_body_shown(hr_admin, payload))
+
+
+@pytest.mark.django_db
+def test_a_refused_revisions_note_is_hidden_with_its_passages(
+    service_api: Any, admin_client: Client
+) -> None:
+    body = revision_body(principals=["group:hr"])
+    body.update(note=SECRET, updated_at="not a date")
+    assert service_api.put("/api/v1/documents/hr-pay/revisions/r1", body,
+                           format="json").status_code == 400
+
+    hidden = unescape(_body_shown(admin_client, QuarantinedPayload.objects.get()))
+    assert SECRET not in hidden and "not a date" in hidden
