@@ -221,7 +221,10 @@ def run_gate(
                     "cite": item.cite,
                     "document": item.document_key,
                     "revision": item.revision,
-                    "current": current,
+                    # The gate read no revision for it. Naming the one current now would go
+                    # stale with the next publish, which leaves the verdict as it is (only
+                    # the document's access list, in the fingerprint, counts).
+                    "current": None,
                     **({"passage_found": False} if received_it else {"received": False}),
                 }
             )
