@@ -343,9 +343,15 @@ def _end_forms(facts: list[Fact], submitted: EndValidityForm | None) -> list[Any
             continue
         form = submitted
         if form is None or form["fact_id"].value() != str(fact.pk):
-            # A fact that starts later can end no earlier than its first day.
-            last_day = max(today, fact.valid_from) if fact.valid_from else today
-            form = EndValidityForm(initial={"fact_id": fact.pk, "last_day": last_day})
+            # No day is offered: one click on a day filled in for them would publish a
+            # revision the owner never chose. The picker spans the days the fact may end on.
+            form = EndValidityForm(initial={"fact_id": fact.pk})
+        attrs = form.fields["last_day"].widget.attrs
+        attrs["required"] = True
+        if fact.valid_from:
+            attrs["min"] = fact.valid_from.isoformat()
+        if fact.valid_until:
+            attrs["max"] = (fact.valid_until - timedelta(days=1)).isoformat()
         rows.append((fact, form, _fact_name(fact)))
     return rows
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from typing import Any
 
 import pytest
@@ -467,3 +468,35 @@ def test_a_key_wraps_only_after_its_separators_and_stays_escaped() -> None:
     assert word_breaks("trailing_") == "trailing_"  # nothing to break before
     assert word_breaks("<script>a_b</script>&") == (
         "&lt;script&gt;a_<wbr>b&lt;/<wbr>script&gt;&amp;")
+
+
+def test_a_claim_its_source_holds_but_another_disputes_is_not_shown_as_settled(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    # d1 states 14 days, as the claim does; d2, cited by no claim, states 30.
+    trace = hold()
+    page = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    [row] = re.findall(r'<tr class="(\w+)">\s*<td data-label="#">1</td>(.*?)</tr>', page, re.S)
+    assert row[0] == "disputed"
+    assert "✓" not in row[1]
+    assert ("⚠ Its source holds it, but the gate found: Conflicting sources." in
+            " ".join(row[1].split()))
+    # The source that disagrees is not cited by a claim, but it is not beside the point.
+    [unused] = re.findall(r'<ul class="unused">(.*?)</ul>', page, re.S)
+    assert "[d2] Pricing in the EU" in unused
+    assert "It disagrees with a claim: see Conflicting sources." in unused
+
+
+def test_a_claim_that_holds_without_a_finding_is_shown_as_holding(
+    hold: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    # Held for its second claim's source only; the first claim holds and nothing disputes it.
+    trace = hold(retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p2"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r1", "span": "p1"},
+    ], claims=[{"key": "support_hours", "value": "24/7", "cite": "d1"},
+               {"key": "trial_days", "value": 30, "cite": "d2"}],
+        answer="Support is 24/7 [d1]. The trial lasts 30 days [d2].")
+    page = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    [row] = re.findall(r'<tr class="(\w+)">\s*<td data-label="#">1</td>(.*?)</tr>', page, re.S)
+    assert row[0] == "holds" and "✓ Holds." in row[1]

@@ -107,19 +107,30 @@ def test_a_correction_takes_the_next_free_revision_id(
     assert [f.value for f in current().facts.all()] == [30]
 
 
-def test_ending_a_fact_that_starts_later_is_offered_from_its_first_day(
+def test_ending_a_fact_offers_no_day_and_the_days_it_may_end_on(
     client: Any, owner: Any, publish: Any
 ) -> None:
     publish("pricing", facts=[fact("trial_days", 14, start=10, end=None),
-                              fact("seats", 5, start=-10, end=None)], passages=PASSAGES)
+                              fact("seats", 5, start=-10, end=20)], passages=PASSAGES)
     client.force_login(owner)
     page = client.get(PAGE).content.decode()
-    offered = re.findall(r'name="last_day"[^>]*value="([^"]*)"', page)
-    assert offered == [days(10), days(0)]
+    inputs = re.findall(r'<input[^>]*name="last_day"[^>]*>', page)
+    assert len(inputs) == 2 and not any("value=" in i for i in inputs)
+    assert all(" required" in i for i in inputs)
+    # A fact that starts later ends no earlier than its first day, and none ends on or after
+    # the day it ends now.
+    assert [re.findall(r'(min|max)="([^"]*)"', i) for i in inputs] == [
+        [("min", days(10))], [("min", days(-10)), ("max", days(19))]]
+    assert "Ending it publishes a new revision at once" in page
     form = re.search(r'<form[^>]*action="/owner/documents/pricing/end-validity".*?</form>', page,
                      re.S)
     assert form is not None
-    response = client.post(END, posted_back(form.group(0), END))
+    # Sent without a day (a browser would not send it), nothing is published.
+    refused = client.post(END, posted_back(form.group(0), END))
+    assert refused.status_code == 400
+    assert "Give the last valid day as YYYY-MM-DD." in refused.content.decode()
+    assert current().facts.get(key="trial_days").valid_until is None
+    response = client.post(END, posted_back(form.group(0), END, last_day=days(10)))
     assert response.status_code == 302
     ended = current().facts.get(key="trial_days")
     assert (str(ended.valid_from), str(ended.valid_until)) == (days(10), days(10))

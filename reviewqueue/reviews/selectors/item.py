@@ -120,6 +120,9 @@ class ClaimRow:
     fact: FactView | None
     holds: bool
     note: str
+    # What the gate found against a claim its own source holds (sources in force disagree,
+    # say): the reviewer must not read it as settled.
+    disputed: list[str] = field(default_factory=list)
 
     @property
     def shown_value(self) -> str:
@@ -297,6 +300,11 @@ class ItemPage:
     @property
     def decision_label(self) -> str:
         return decision_label(self.verdict.decision)
+
+    @property
+    def conflict_cites(self) -> set[str]:
+        """Retrieved ids that are a side of a conflict shown on the page."""
+        return {side.cite for c in self.conflicts for side in c.sources if side.cite}
 
 
 # --- Helpers ------------------------------------------------------------------------------------
@@ -522,6 +530,9 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         code = f.get("code", "")
         findings.append(FindingView(code, verdict_reason_label(code), explain_finding(f, claims),
                                     None if restricted else _gate_message(f)))
+        index = f.get("claim")
+        if isinstance(index, int) and 0 <= index < len(claim_rows) and claim_rows[index].holds:
+            claim_rows[index].disputed.append(str(verdict_reason_label(code)))
     single = [explain_warning(w, claims) for w in verdict.warnings
               if w.get("code") == "single_source"]
     unused = [citations[r.cite] for r in retrieved if r.cite not in cited_by_claims]
