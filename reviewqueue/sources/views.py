@@ -374,6 +374,7 @@ def _document_page(
         passage_list, facts, typed, extra.pop("passage_errors", None) or {},
         extra.pop("passages_meanwhile", None) or {})
     fact_meanwhile = extra.pop("fact_meanwhile", None) or {}
+    note_form = extra.pop("note_form", None)
     context = {
         "document": document,
         "revision": revision,
@@ -393,8 +394,11 @@ def _document_page(
         "other_passages_open": not passage_rows or any(
             span in typed or error for span, _, error, _ in other_passage_rows),
         "passage_field": PASSAGE_FIELD,
-        "note_form": extra.pop("note_form", None) or CorrectionNoteForm(),
+        "note_form": note_form or CorrectionNoteForm(),
         "end_rows": _end_forms(facts, extra.pop("end_form", None)),
+        "error_links": _error_links(formset, facts, [("passage", passage_rows),
+                                                     ("other-passage", other_passage_rows)],
+                                    note_form),
         # A revision's note says what changed in it: shown only to who may read that revision.
         "history": selectors.document_history_seen_by(request.user, document),
         "conflicts": Conflict.objects.filter(documents__contains=[document.key]).exclude(
@@ -411,6 +415,25 @@ def _document_page(
         context,
         status=status or (400 if extra.get("error") else 200),
     )
+
+
+def _error_links(formset: Any, facts: list[Fact], passage_rows: list[tuple[str, list[Any]]],
+                 note_form: CorrectionNoteForm | None) -> list[tuple[str, str]]:
+    """Each refused field of the correction form, named, with the id of its input: the banner
+    links to each, and the page puts the cursor in the first."""
+    links = []
+    if formset.is_bound:
+        for form, fact in zip(formset.forms, facts, strict=False):
+            links += [(f"{_fact_name(fact)}: {form[name].label}", form[name].id_for_label)
+                      for name in form.errors if name in form.fields]
+    # Numbered as the page numbers their boxes (sources/_passage_edit.html).
+    for prefix, rows in passage_rows:
+        links += [(_("Passage %(span)s") % {"span": span}, f"{prefix}-{n}-text")
+                  for n, (span, _text, error, _now) in enumerate(rows, start=1) if error]
+    if note_form is not None and note_form.is_bound and note_form.errors:
+        links += [(str(note_form[name].label), note_form[name].id_for_label)
+                  for name in note_form.errors if name in note_form.fields]
+    return links
 
 
 def _document_changed(

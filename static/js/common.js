@@ -45,6 +45,16 @@
         });
       });
     });
+    // A refused form that lists its bad fields (data-error-summary) puts the cursor in the
+    // first of them; the list's links lead to each.
+    var summary = document.querySelector("[data-error-summary]");
+    var invalid = summary && document.querySelector("[aria-invalid=true]");
+    if (invalid) {
+      var box = invalid.closest("details");
+      if (box) box.open = true;
+      invalid.scrollIntoView({ block: "center" });
+      invalid.focus({ preventScroll: true });
+    }
     // Only a page with shortcuts has their help: elsewhere the button stays hidden.
     var hasHelp = !!document.getElementById("help");
     document.querySelectorAll("[data-help]").forEach(function (button) {

@@ -57,3 +57,31 @@ def test_an_owner_publishes_a_corrected_revision_and_the_held_answers_leave_the_
         assert Answer.objects.get(trace_id=trace).status == Answer.Status.CANDIDATE
     assert not ReviewItem.objects.exists()
     context.close()
+
+
+def test_a_refused_correction_names_its_bad_fields_and_puts_the_cursor_in_the_first(
+    hold: Any, owner: Any, browser: Any, live_server: Any
+) -> None:
+    hold("t-1")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/?next=/owner/documents/pricing-eu/")
+    page.fill("input[name=username]", owner.username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit].primary")
+    page.wait_for_url(f"{live_server.url}/owner/documents/pricing-eu/")
+    page.fill("input[name=facts-0-value]", "thirty")
+    page.click("button:has-text('Publish corrected revision')")
+    page.wait_for_url("**/publish")
+
+    summary = page.locator("[data-error-summary]")
+    assert " ".join(summary.inner_text().split()) == "Some values need fixing. trial_days: Value"
+    assert page.evaluate("document.activeElement.name") == "facts-0-value"
+    assert page.evaluate("document.activeElement.value") == "thirty"
+    # The link leads to the field, as the page's own message beside it says.
+    page.fill("input[name=facts-0-value]", "x")
+    page.focus("body")
+    summary.locator("a").click()
+    assert page.evaluate("location.hash") == "#id_facts-0-value"
+    assert "This fact is a number" in page.inner_text("body")
+    context.close()
