@@ -159,6 +159,8 @@ def _row_words() -> dict[str, str]:
     """The few words every row repeats, translated once per page rather than per row."""
     return {"from_here": _("Show the log from here"), "doc": _("doc"), "before": _("before"),
             "after": _("after"), "request_id": _("request id"),
+            # Named on the page: beside the hash, a bare id reads as the previous hash.
+            "request": _("request"),
             "actor_events": _("Show this actor's events")}
 
 

@@ -33,7 +33,7 @@ REFERENCE_ROW = """{% load audit_tags %}
     {% if event.before %}<div><span class="muted">before</span> <code>{{ event.before|compact_json }}</code></div>{% endif %}
     {% if event.after %}<div><span class="muted">after</span> <code>{{ event.after|compact_json }}</code></div>{% endif %}
   </td>
-  <td class="hash"><code title="{{ event.hash }}">{{ event.hash|slice:":10" }}</code>{% if intact is False %} <strong class="error">✗</strong>{% elif intact %} <span class="ok" title="Content matches its hash and links to the event before">✓</span>{% endif %}{% if event.request_id %}<div class="muted" title="request id">{{ event.request_id|slice:":12" }}</div>{% endif %}</td>
+  <td class="hash"><code title="{{ event.hash }}">{{ event.hash|slice:":10" }}</code>{% if intact is False %} <strong class="error">✗</strong>{% elif intact %} <span class="ok" title="Content matches its hash and links to the event before">✓</span>{% endif %}{% if event.request_id %}<div class="muted" title="request id">request {{ event.request_id|slice:":12" }}</div>{% endif %}</td>
 </tr>
 """  # noqa: E501
 
