@@ -303,10 +303,12 @@ def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int) -> bool
     # re-evaluated since from their own dead letters. Its figures are replaced now.
     before = ((chunk.done, chunk.failed, chunk.changed) if chunk.state == JobChunk.State.DEAD
               else (0, 0, 0))
-    if chunk.started_at is not None:
+    if chunk.started_at is not None and chunk.last_started_at != chunk.started_at:
         # A retried chunk (a lost connection, a dead chunk sent again) ran its answers again,
         # and those the first attempt changed came out unchanged: count, from the store, the
-        # answers with a verdict newer than the chunk's first start.
+        # answers with a verdict newer than the chunk's first start. Only then: a chunk run
+        # once counts what it changed itself, not what another job (or a decision) changed
+        # while it ran.
         changed = max(changed, Verdict.objects.filter(
             answer_id__in=chunk.answer_ids, created_at__gte=chunk.started_at,
         ).values("answer_id").distinct().count())
