@@ -62,7 +62,7 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
     assert seen["help_shown"] is False
     assert seen["phone"]["page"] <= 390 and seen["phone"]["change"] >= 250, seen["phone"]
     assert seen["phone"]["menu"] == [[name, True] for name in (
-        "Queue", "My conflicts", "Audit", "Insight", "Jobs", "Webhooks")], seen["phone"]["menu"]
+        "Queue", "Owner inbox", "Audit", "Insight", "Jobs", "Webhooks")], seen["phone"]["menu"]
     headings = " | ".join(seen["headings"])
     assert f"Verdict #{verdicts[0]}" in headings
     assert f"Verdict #{verdicts[1]}" in headings

@@ -41,7 +41,7 @@ def test_an_owner_opens_an_answer_sent_to_them_from_their_inbox(
     assert "The free trial lasts 14 days." in html
     assert "Which trial length holds?" in html
     assert "You are reading this answer as a document owner" in html
-    assert 'href="/owner/">← My conflicts' in html
+    assert 'href="/owner/">← Owner inbox' in html
     assert_read_only(html, trace)
 
 

@@ -81,3 +81,17 @@ def test_how_long_an_item_waited_reads_naturally_in_japanese() -> None:
         assert held_for(since) == "3日 22時間"
     with translation.override("en"):
         assert held_for(since) == "3\xa0days, 22\xa0hours"
+
+
+def test_an_item_held_for_seconds_says_less_than_a_minute() -> None:
+    import datetime as dt
+
+    from django.utils import timezone, translation
+
+    from reviewqueue.reviews.templatetags.review_tags import held_for
+
+    since = timezone.now() - dt.timedelta(seconds=20)
+    with translation.override("en"):
+        assert held_for(since) == "less than a minute"
+    with translation.override("ja"):
+        assert held_for(since) == "1分未満"

@@ -82,9 +82,9 @@ def test_the_menu_offers_each_person_the_pages_they_may_use(
         html = client.get("/owner/" if user == owner else "/").content.decode()
         return html.split('<nav aria-label="Main">', 1)[1].split("</nav>", 1)[0]
 
-    # An owner who is not a reviewer: "Queue" would only lead to "My conflicts" again.
-    assert ">Queue</a>" not in menu(owner) and ">My conflicts</a>" in menu(owner)
-    assert ">Queue</a>" in menu(reviewer) and ">My conflicts</a>" not in menu(reviewer)
+    # An owner who is not a reviewer: "Queue" would only lead to "Owner inbox" again.
+    assert ">Queue</a>" not in menu(owner) and ">Owner inbox</a>" in menu(owner)
+    assert ">Queue</a>" in menu(reviewer) and ">Owner inbox</a>" not in menu(reviewer)
     assert ">Queue</a>" in menu(admin_user) and ">Audit</a>" in menu(admin_user)
 
 

@@ -38,6 +38,8 @@ def held_for(value: datetime | None) -> str:
     """How long an item has waited: '2 days, 3 hours'."""
     if value is None:
         return ""
+    if (timezone.now() - value).total_seconds() < 60:
+        return _("less than a minute")  # timesince would say "0 minutes"
     return timesince(value, depth=2)
 
 
