@@ -181,3 +181,16 @@ def test_a_claim_value_with_a_line_break_survives_an_edit_of_the_text_alone(
     latest = Answer.objects.get(trace_id=trace).current_version
     assert latest.number == 2
     assert {"key": "support_hours", "value": hours, "cite": "d1"} in latest.claims
+
+
+def test_an_edit_that_only_adds_a_space_at_the_end_changes_nothing(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold(answer=MULTILINE)
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    response = page_post(client, trace, "edit", answer=MULTILINE + " \n",
+                         **claims_form(TRIAL))
+    assert response.status_code == 400
+    assert "changes nothing" in response.content.decode()
+    assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1

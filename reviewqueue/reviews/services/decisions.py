@@ -330,8 +330,10 @@ def _edit(answer: Answer, user: Any, data: DecisionInput) -> Verdict | gating.Ve
     current = answer.current_version
     assert current is not None
     # Compared as JSON: 1, 1.0 and true are equal in Python but three values to the gate, so
-    # correcting only a claim's type is a change.
-    if data.text == current.text and _as_json(claims) == _as_json(current.claims):
+    # correcting only a claim's type is a change. Spaces before or after the text are none:
+    # no reader sees them.
+    if data.text.strip() == current.text.strip() and _as_json(claims) == _as_json(
+            current.claims):
         raise FieldError("answer", NOTHING_CHANGED)
     number = (answer.versions.aggregate(n=Max("number"))["n"] or 0) + 1
     version = AnswerVersion(answer=answer, number=number, text=data.text, claims=claims,
