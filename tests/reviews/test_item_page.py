@@ -54,12 +54,8 @@ def test_a_marker_expands_to_the_passage_with_its_source(item_html: str) -> None
     # The fixtures' sources were updated on a fixed day; how long ago that is depends on today.
     since = timesince(dt.datetime(2026, 10, 1, 9, tzinfo=dt.UTC), depth=1).replace("\xa0", " ")
     assert ('<time datetime="2026-10-01T09:00:00+00:00" title="2026-10-01 09:00">'
-            f"updated {since} ago</time>") in item_html
+            f"updated 2026-10-01 ({since} ago)</time>") in item_html
     assert "current, 60 days left" in item_html
-
-
-def test_the_claims_table_says_whether_each_claim_holds(item_html: str) -> None:
-    assert "✓ Holds." in item_html
 
 
 def test_conflicting_sources_are_shown_side_by_side(hold: Any, reviewer: Any,

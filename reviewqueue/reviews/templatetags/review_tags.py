@@ -133,7 +133,9 @@ def _citation_source(c: Any) -> str:
            f'<p class="meta">{revision}']
     if c.updated_at:
         local = timezone.localtime(c.updated_at)
-        updated = _("updated %(ago)s") % {"ago": e(ago(c.updated_at))}
+        # The day itself, as the side-by-side view gives it: "6 months ago" alone is vague.
+        updated = _("updated %(day)s (%(ago)s)") % {"day": f"{local:%Y-%m-%d}",
+                                                    "ago": e(ago(c.updated_at))}
         out.append(f' · <time datetime="{local.isoformat()}" title="{local:%Y-%m-%d %H:%M}">'
                    f"{updated}</time>")
     if c.superseded:
