@@ -27,6 +27,11 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     rows = Array.prototype.slice.call(document.querySelectorAll("[data-row]"));
+    var filters = document.querySelector("details[data-filters]");
+    if (filters && !filters.hasAttribute("data-active") &&
+        window.matchMedia("(max-width: 640px)").matches) {
+      filters.open = false;
+    }
   });
 
   document.addEventListener("keydown", function (event) {

@@ -228,3 +228,28 @@ def test_on_a_phone_each_fact_that_ends_is_a_card_with_its_end_and_answers_in_si
         "tds => tds.map(td => [getComputedStyle(td, '::before').content,"
         " getComputedStyle(td, '::before').display])")
     assert labels == [['"Ends" / ""', "block"], ['"Answers resting on it" / ""', "block"]]
+
+
+def test_on_a_phone_the_queue_folds_its_filter_form_unless_it_is_in_use(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+) -> None:
+    hold("t-1")
+    page = sign_in("alice")
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.url}/")
+    form = page.locator("form.filters")
+    # The first row is in sight below the reason chips; the form opens from its summary.
+    expect(form).to_be_hidden()
+    assert page.locator("[data-row]").first.bounding_box()["y"] < PHONE["height"]
+    page.locator("details[data-filters] > summary").click()
+    expect(form).to_be_visible()
+    assert form.evaluate(CUT_CONTROLS_JS) == []
+    fits_the_window(page)
+    # A list narrowed by the form shows the form that narrowed it.
+    page.goto(f"{live_server.url}/?claim=unclaimed")
+    expect(form).to_be_visible()
+    # On a wide screen it is always open, with no summary to fold it.
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{live_server.url}/")
+    expect(form).to_be_visible()
+    expect(page.locator("details[data-filters] > summary")).to_be_hidden()
