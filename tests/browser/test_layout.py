@@ -3,6 +3,7 @@ narrow screens, the claims table inside its card, edit headings whole, text read
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -77,7 +78,8 @@ def test_on_a_phone_or_tablet_every_queue_column_shows_under_its_name(
     for label, cell in seen.items():
         assert cell["drawn"] == f'"{label}"' and cell["display"] != "none", cell
         assert cell["width"] > 0 and cell["left"] >= 0 and cell["right"] <= width, cell
-    assert seen["Held for"]["text"].endswith("minutes")
+    # Held moments ago (a minute or so when the machine is slow).
+    assert re.fullmatch(r"less than a minute|\d+\s+minutes?", seen["Held for"]["text"])
     assert seen["Lease"]["text"].endswith("Free")
     assert seen["Index release"]["text"].endswith("2026.10")
     row = page.locator(f"tr[data-trace='{long_key_answer}']")
