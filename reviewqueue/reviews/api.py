@@ -295,7 +295,9 @@ class AnswerDecisionOut(serializers.Serializer):
 
 
 class AnswerOut(IngestOut):
-    question = serializers.CharField()
+    question = serializers.CharField(
+        allow_null=True, help_text="null for an admin who may not read every document the "
+                                   "answer retrieved")
     index_release = serializers.CharField()
     verdicts = VerdictOut(many=True)
     decisions = AnswerDecisionOut(many=True)
@@ -469,32 +471,32 @@ class AnswerDetailView(BodyLimitedAPIView):
         },
         summary="Status, verdicts and decisions of an answer",
         description="People see only answers whose every retrieved document they may read "
-                    "(services and admins see all); a finding drawn from a document the "
+                    "(services and admins see all, but an admin gets `question` null unless "
+                    "they may read them too); a finding drawn from a document the "
                     "caller may not read says only that such a document exists.",
     )
     def get(self, request: Request, trace_id: str) -> Response:
         answer = answer_detail(trace_id)
-        if answer is None or not self._may_see(request, answer):
+        service = has_role(request.user, Role.SERVICE)
+        reads = service or (answer is not None and user_may_read_answer(
+            answer, user_principals(request.user)))
+        if answer is None or not (reads or has_role(request.user, Role.ADMIN)):
             # The same 404 whether it does not exist or may not be read: nothing leaks.
             raise NotFound(f"no answer {trace_id!r}")
         body = ingest_body(request, answer)
         verdicts = [verdict_body(v) for v in answer.verdicts.all()]
-        if not has_role(request.user, Role.SERVICE):
+        if not service:
             # A finding or warning drawn from a knowledge-base document the caller may not read
             # names neither the document nor its value (the service sent all of it; people did
             # not). One query for every verdict.
             principals = user_principals(request.user)
             body["verdict"], *verdicts = redact_verdicts([body["verdict"], *verdicts], principals)
         body.update(
-            question=answer.question,
+            # An admin audits the history of any answer, but reads what was asked only where
+            # they may read every document it retrieved, as on the audit pages.
+            question=answer.question if reads else None,
             index_release=answer.index_release,
             verdicts=verdicts,
             decisions=AnswerDecisionOut(answer.decisions.all(), many=True).data,
         )
         return Response(body)
-
-    @staticmethod
-    def _may_see(request: Request, answer: Answer) -> bool:
-        if has_role(request.user, Role.SERVICE, Role.ADMIN):
-            return True
-        return user_may_read_answer(answer, user_principals(request.user))

@@ -78,3 +78,19 @@ def test_the_django_admin_shows_answers_queue_entries_and_documents_but_never_ch
         assert client.post(f"{base}{obj.pk}/delete/", {"post": "yes"}).status_code == 403
         assert client.get(f"{base}add/").status_code == 403
     assert AuditEvent.objects.count() == events
+
+
+def test_an_admin_reads_the_history_of_any_answer_but_not_what_it_asked(
+    world: World, db: Any
+) -> None:
+    """Review found it: an admin's API token read the question of an HR answer whose page
+    and audit timeline the same admin may not read. The history stays theirs to audit."""
+    admin = api_client(world.tokens["ada"]).get("/api/v1/answers/t-hr").json()
+    assert admin["question"] is None
+    assert admin["status"] == "held" and admin["verdicts"][0]["decision"] == "review"
+    assert api_client(world.tokens["hana"]).get("/api/v1/answers/t-hr").json()["question"] \
+        == "How long?"
+    assert api_client(world.tokens["ada"]).get("/api/v1/answers/t-public").json()[
+        "question"] == "How long?"
+    assert api_client(world.tokens["rag-service"]).get("/api/v1/answers/t-hr").json()[
+        "question"] == "How long?"
