@@ -165,3 +165,25 @@ def test_an_answer_in_no_conflict_is_listed_for_the_owner_of_every_cited_documen
     for user in (owner, carl):
         client.force_login(user)
         assert "Is the trial still on?" in client.get("/owner/").content.decode()
+
+
+def test_the_history_says_who_published_each_revision(
+    client: Any, owner: Any, service_api: Any,
+) -> None:
+    """An owner reading the history sees whether a revision came from the upstream service or
+    from a person, beside its time and note."""
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.sources.models import Document
+    from reviewqueue.sources.services import FactEdit, revision_publish_corrected
+
+    publish_with_note(service_api, "r1", "First", ["*"])
+    document = Document.objects.get(key="pricing")
+    trial = document.current_revision.facts.get()
+    revision_publish_corrected(
+        document=document, edits=[FactEdit(trial.pk, 21, trial.valid_from, trial.valid_until)],
+        note="Now 21 days", actor=Actor.of_user(owner), user=owner)
+    client.force_login(owner)
+    page = client.get("/owner/documents/pricing/").content.decode()
+    history = page[page.index("<h2>History</h2>"):]
+    assert history.index("by olivia") < history.index("Now 21 days")
+    assert history.index("Now 21 days") < history.index("by rag-service")
