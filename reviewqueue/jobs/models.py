@@ -91,6 +91,8 @@ class Job(models.Model):
     @property
     def summary(self) -> str:
         """The figures in words, as the progress bar and its JSON say them."""
+        if self.total == 0 and self.state == self.State.FINISHED:
+            return gettext("No answer was affected: nothing to re-evaluate")
         return gettext("%(done)s of %(total)s re-evaluated, %(changed)s with a new verdict, "
                        "%(failed)s failed") % {"done": self.done, "total": self.total,
                                                "changed": self.changed, "failed": self.failed}

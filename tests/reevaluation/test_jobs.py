@@ -86,6 +86,25 @@ def test_re_evaluate_now_returns_a_job_the_requester_can_follow(
     assert b'data-job-progress' in page.content and b"js/progress.js" in page.content
 
 
+def test_a_job_with_nothing_to_do_says_so_without_an_empty_bar(
+    publish_doc: Any, admin_user: Any, client: Any, on_commit: Any
+) -> None:
+    """A document no answer cites: its publish still leaves a job, which says why it did
+    nothing rather than "0 of 0 re-evaluated" beside an empty bar."""
+    with on_commit():
+        publish_doc("pricing", "r1")
+    job = last_job()
+    assert (job.state, job.total) == ("finished", 0)
+
+    client.force_login(admin_user)
+    assert client.get(job.progress_url).json()["text"] == (
+        "No answer was affected: nothing to re-evaluate")
+    row = re.search(r"<tr[^>]*>(?:(?!</tr>).)*pricing(?:(?!</tr>).)*</tr>",
+                    client.get("/jobs/").content.decode(), re.S)
+    assert row and "No answer was affected: nothing to re-evaluate" in row.group(0)
+    assert "<progress" not in row.group(0) and "0 of 0" not in row.group(0)
+
+
 def test_another_reviewer_cannot_see_someone_elses_job(
     five_answers: list[Answer], reviewer: Any, make_user: Any, client: Any, on_commit: Any
 ) -> None:
