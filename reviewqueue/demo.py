@@ -814,6 +814,7 @@ def load(stdout: Any, answers: int = 300, seed: int = 7) -> dict[str, str]:
         )
     # The queue's times are the real ones: backdating them would contradict the verdicts'
     # and the audit log's, which nothing may rewrite.
+    _first_decisions(stdout)
     from django.contrib.auth import get_user_model
 
     rag = get_user_model().objects.get(username="rag-service")
@@ -821,3 +822,52 @@ def load(stdout: Any, answers: int = 300, seed: int = 7) -> dict[str, str]:
         f"{printed['rag-service']}: {token_issue(user=rag, actor=SYSTEM, name='demo')}"
     )
     return printed
+
+
+# What the reviewers did first, so that the insight figures, the audit log's decisions and the
+# owner inbox have something to show: (reviewer, the answer's text, how many, what they did,
+# the reject reason, the comment or the note to the owner).
+FIRST_DECISIONS = [
+    ("alice", "Pro costs $79 per month [d1].", 2, "reject", "outdated",
+     "It quotes the March price list, which a later one replaced."),
+    ("alice", "There is no weekend support [s2].", 2, "reject", "outdated",
+     "The old help-centre page stopped being valid in October."),
+    ("alice", "You can ask for a refund within 30 days [r1].", 2, "approve", "",
+     "30 days is right here; the EU policy applies to EU customers only."),
+    ("hana", "Employees get 20 days of paid leave [h1].", 1, "approve", "",
+     "The 2026 leave policy replaces the 2025 handbook."),
+    ("alice", "New workspaces get a 14-day trial [d1].", 1, "send", "",
+     "The autumn promotion says 30 days: which trial do new workspaces get now?"),
+]
+
+
+def _first_decisions(stdout: Any) -> None:
+    """Decide a few held answers through the reviewers' own services, once."""
+    from django.contrib.auth import get_user_model
+
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.reviews.models import Decision, ReviewItem
+    from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
+    from reviewqueue.reviews.services.handoff import review_item_send_to_owner
+
+    if Decision.objects.exists() or ReviewItem.objects.filter(waiting_for_owner=True).exists():
+        return
+    users = get_user_model().objects.in_bulk(["alice", "hana"], field_name="username")
+    decided = 0
+    for username, text, count, action, reason, comment in FIRST_DECISIONS:
+        user = users[username]
+        held = (Answer.objects.filter(status=Answer.Status.HELD, current_version__text=text,
+                                      trace_id__startswith="demo-")
+                .order_by("trace_id")[:count])
+        for answer in held:
+            if action == "send":
+                review_item_send_to_owner(trace_id=answer.trace_id, user=user, note=comment,
+                                          actor=Actor.of_user(user))
+                continue
+            assert answer.current_verdict_id is not None
+            answer_decide(trace_id=answer.trace_id, user=user, actor=Actor.of_user(user),
+                          data=DecisionInput(action=action, verdict_id=answer.current_verdict_id,
+                                             comment=comment, reject_reason=reason))
+            decided += 1
+    stdout.write(f"decided {decided} answers as alice and hana, and sent one to its owner")
+

@@ -1,0 +1,40 @@
+"""The demo data loads through the product's own services, and its first decisions once."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+from reviewqueue import demo
+from reviewqueue.reviews.models import Answer, Decision, ReviewItem
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_demo_starts_with_a_few_decisions_and_one_answer_sent_to_its_owner(
+    settings: Any,
+) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    out = io.StringIO()
+    printed = demo.load(out, answers=40)
+    assert printed["rag-service"].count("rq_") == 1
+
+    # 40 answers hold one of each scenario, and some of them twice.
+    decisions = set(Decision.objects.values_list("reviewer__username", "action",
+                                                 "reject_reason", "comment"))
+    assert {d[:3] for d in decisions} == {("alice", "approve", ""), ("alice", "reject", "outdated"),
+                                         ("hana", "approve", "")}
+    assert "30 days is right here; the EU policy applies to EU customers only." in {
+        d[3] for d in decisions}
+    decided = Decision.objects.count()
+    assert 3 <= decided <= 7
+    assert Answer.objects.filter(status__in=["approved", "rejected"]).count() == decided
+    sent = ReviewItem.objects.get(waiting_for_owner=True)
+    assert sent.sent_to_owner_by.username == "alice"
+    assert sent.answer.question == "How long is the free trial?"
+
+    demo.load(io.StringIO(), answers=40)  # `make demo` again: nothing decided twice
+    assert Decision.objects.count() == decided
+    assert Answer.objects.filter(trace_id__startswith="demo-").count() == 40
