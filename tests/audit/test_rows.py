@@ -16,6 +16,7 @@ from django.urls import NoReverseMatch, reverse
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.audit.views import _TimelineLinks
+from reviewqueue.middleware import request_id_var
 
 pytestmark = pytest.mark.django_db
 
@@ -53,16 +54,27 @@ def _flat(html: str) -> str:
     return re.sub(r"\s+", " ", html).strip()
 
 
+def _record_in_request(request_id: str, **fields: Any) -> AuditEvent:
+    """An event recorded while serving the request `request_id`, as the middleware names it."""
+    token = request_id_var.set(request_id)
+    try:
+        with transaction.atomic():
+            return audit_record(**fields)
+    finally:
+        request_id_var.reset(token)
+
+
 def _hostile_events() -> list[AuditEvent]:
     events = []
     for i, text in enumerate(HOSTILE):
-        with transaction.atomic():
-            events.append(audit_record(
-                actor=Actor("user", f"user:{text}"), action=f"x.{text}",
-                object_type="answer" if i % 2 else f"doc{text}", object_id=text,
-                trace_id=text if i % 3 else "", document_id=text if i % 2 == 0 else "",
-                before={"v": text} if i % 3 else None, after={text: [text, i]},
-            ))
+        # Every other one in a request, so that rows with and without a request id are drawn.
+        events.append(_record_in_request(
+            f"{i:04d}aaaabbbbccccdddd" if i % 2 else "",
+            actor=Actor("user", f"user:{text}"), action=f"x.{text}",
+            object_type="answer" if i % 2 else f"doc{text}", object_id=text,
+            trace_id=text if i % 3 else "", document_id=text if i % 2 == 0 else "",
+            before={"v": text} if i % 3 else None, after={text: [text, i]},
+        ))
     return events
 
 
@@ -76,6 +88,22 @@ def test_each_row_is_what_the_include_drew_for_hostile_values(admin_client: Any)
         assert row in page, row
     assert "<script>alert(1)" not in page
     assert "<img src=x" not in page
+
+
+def _text(html: str) -> str:
+    """What a person reads of `html`: its text, tags left out, blanks collapsed."""
+    return _flat(re.sub(r"<[^>]+>", " ", html))
+
+
+def test_a_rows_request_id_is_named_beside_its_hash(admin_client: Any) -> None:
+    # Beside the hash, a bare id would read as the hash of the event before.
+    event = _record_in_request("5f0c2e9a41b7d3e86a0f4c21", actor=Actor("user", "user:alice"),
+                               action="lease.claimed", object_type="answer", object_id="t-1",
+                               trace_id="t-1", after={"holder": "alice"})
+    page = admin_client.get("/audit/").content.decode()
+    cell = re.search(r'<td class="hash">(.*?)</td>', page, re.S)
+    assert cell is not None
+    assert _text(cell.group(1)) == f"{event.hash[:10]} request 5f0c2e9a41b7"
 
 
 @pytest.mark.parametrize("trace_id", [*(t for t in HOSTILE if "/" not in t), "t-1",
