@@ -20,11 +20,12 @@ from django.views.decorators.http import require_GET, require_POST
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.audit import selectors
 from reviewqueue.audit.chain import localized_detail, localized_problem, problem_label
+from reviewqueue.audit.changes import ChangeCells
 from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm
 from reviewqueue.audit.models import AuditEvent, VerificationRun
 from reviewqueue.audit.permissions import admin_required
 from reviewqueue.audit.services import Actor, audit_alert_acknowledge
-from reviewqueue.audit.templatetags.audit_tags import actor_name, compact_json
+from reviewqueue.audit.templatetags.audit_tags import actor_name
 from reviewqueue.params import unexpected_params
 from reviewqueue.reviews.labels import decision_label, reject_reason_label, verdict_reason_label
 from reviewqueue.reviews.selectors.answers import user_may_read_answer
@@ -107,11 +108,13 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
                ) -> list[dict[str, Any]]:
     """What each row of the list shows, worked out once per page in Python: the template
     then only prints plain strings (escaped by it as any other value) and runs no url tag,
-    filter or include per row. No query: everything comes from the events read, and the
-    `titles` of their documents (by id) read once for the page."""
+    filter or include per row. The Change cell, many lines a row, comes drawn and escaped
+    (`ChangeCells`). No query: everything comes from the events read, and the `titles` of
+    their documents (by id) read once for the page."""
     titles = titles or {}
     log = reverse("audit:events")
     timeline = _TimelineLinks()
+    changes = ChangeCells()
     actor_types = {str(value): str(label) for value, label in AuditEvent.ActorType.choices}
     rows = []
     for e in events:
@@ -138,8 +141,7 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
                              and e.object_id != e.document_id else ""),
             "document_link": (f"{log}?document={quote(e.document_id, safe='/')}"
                               if e.document_id else ""),
-            "before": compact_json(e.before) if e.before else "",
-            "after": compact_json(e.after) if e.after else "",
+            "change": changes.cell(e.before, e.after),
             "hash": e.hash,
             "hash_short": e.hash[:10],
             "request_short": e.request_id[:12] if e.request_id else "",
@@ -157,8 +159,8 @@ def _titles_on(events: list[Any], user: Any) -> dict[str, str]:
 
 def _row_words() -> dict[str, str]:
     """The few words every row repeats, translated once per page rather than per row."""
-    return {"from_here": _("Show the log from here"), "doc": _("doc"), "before": _("before"),
-            "after": _("after"), "request_id": _("request id"),
+    return {"from_here": _("Show the log from here"), "doc": _("doc"),
+            "request_id": _("request id"),
             # Named on the page: beside the hash, a bare id reads as the previous hash.
             "request": _("request"),
             "actor_events": _("Show this actor's events")}

@@ -1,6 +1,7 @@
 """The rows of the audit list are worked out once per page in the view, not by a template
 include with url tags and filters per row: the page must stay exactly what that include drew,
-escaping included, with the same links, and cost no query per row."""
+escaping included, with the same links, and cost no query per row. Only the Change cell differs:
+it reads as text now, not JSON (see test_change_column.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from reviewqueue.middleware import request_id_var
 pytestmark = pytest.mark.django_db
 
 # The row as the include `audit/_event_row.html` drew it (with intact=None, as the list
-# passed it), kept here as the reference the list must still match.
+# passed it), kept here as the reference the list must still match, its Change cell aside.
 REFERENCE_ROW = """{% load audit_tags %}
 <tr{% if intact is False %} class="is-broken"{% endif %}>
   <td class="num"><a href="{% url 'audit:events' %}?before={{ event.seq|add:1 }}" title="Show the log from here">#{{ event.seq }}</a></td>
@@ -30,10 +31,7 @@ REFERENCE_ROW = """{% load audit_tags %}
   <td><code>{{ event.action }}</code></td>
   <td>{{ event.object_type }}:{% if event.object_type == "answer" %}<a href="{% url 'audit:timeline' event.object_id %}">{{ event.object_id }}</a>{% else %}{{ event.object_id }}{% endif %}</td>
   <td>{% if event.trace_id %}<a href="{% url 'audit:timeline' event.trace_id %}">{{ event.trace_id }}</a>{% endif %}{% if event.document_id %}<div class="muted">doc <a href="{% url 'audit:events' %}?document={{ event.document_id|urlencode }}">{{ event.document_id }}</a></div>{% endif %}</td>
-  <td class="change">
-    {% if event.before %}<div><span class="muted">before</span> <code>{{ event.before|compact_json }}</code></div>{% endif %}
-    {% if event.after %}<div><span class="muted">after</span> <code>{{ event.after|compact_json }}</code></div>{% endif %}
-  </td>
+  <td class="change">CHANGE</td>
   <td class="hash"><code title="{{ event.hash }}">{{ event.hash|slice:":10" }}</code>{% if intact is False %} <strong class="error">✗</strong>{% elif intact %} <span class="ok" title="Content matches its hash and links to the event before">✓</span>{% endif %}{% if event.request_id %}<div class="muted" title="request id">request {{ event.request_id|slice:":12" }}</div>{% endif %}</td>
 </tr>
 """  # noqa: E501
@@ -52,6 +50,11 @@ HOSTILE = [
 
 def _flat(html: str) -> str:
     return re.sub(r"\s+", " ", html).strip()
+
+
+def _without_changes(html: str) -> str:
+    return re.sub(r'<td class="change">.*?</td>', '<td class="change">CHANGE</td>', html,
+                  flags=re.S)
 
 
 def _record_in_request(request_id: str, **fields: Any) -> AuditEvent:
@@ -80,12 +83,13 @@ def _hostile_events() -> list[AuditEvent]:
 
 def test_each_row_is_what_the_include_drew_for_hostile_values(admin_client: Any) -> None:
     events = _hostile_events()
-    page = _flat(admin_client.get("/audit/").content.decode())
+    page = admin_client.get("/audit/").content.decode()
+    rows = _flat(_without_changes(page))
     reference = engines["django"].from_string(REFERENCE_ROW)
     for event in events:
         event.refresh_from_db()
         row = _flat(reference.render({"event": event, "intact": None}))
-        assert row in page, row
+        assert row in rows, row
     assert "<script>alert(1)" not in page
     assert "<img src=x" not in page
 
