@@ -217,8 +217,12 @@ LOGGED_FIELDS = {
 
 
 def _label_timeline(found: selectors.Timeline) -> None:
-    """Labels for the gate's and reviewers' codes of each entry, in the reader's language."""
+    """Labels for the gate's and reviewers' codes of each entry, and each event's change as
+    the audit list shows it, in the reader's language."""
+    changes = ChangeCells()
     for entry in found.entries:
+        if entry.kind in ("event", "source"):
+            entry.extra["change"] = changes.cell(entry.obj.before, entry.obj.after)
         if entry.extra.get("against_log"):
             entry.extra["changed_fields"] = [LOGGED_FIELDS[key]
                                              for key in entry.extra["against_log"]]

@@ -216,3 +216,16 @@ def test_values_and_names_that_hold_markup_show_as_text(admin_client: Any) -> No
 def test_an_event_that_records_no_change_has_an_empty_cell(admin_client: Any) -> None:
     _record("user.password_changed")
     assert change_of(admin_client, "user.password_changed") == []
+
+
+def test_the_timeline_shows_each_event_as_the_list_does(
+    admin_client: Any, answer_story: Callable[..., Any]
+) -> None:
+    """An answer's timeline reads its events' changes in the same lines, not as JSON."""
+    answer_story("t-story", comment="Checked with sales")
+    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    approval = page[page.index("decision.approve"):]
+    lines = [_read(line) for _tag, line in re.findall(
+        r"<(div|summary)>(.*?)</\1>", approval[:approval.index("</li>")], re.S)]
+    assert lines[:2] == ["status: Held for review → Approved", "reviewer: alice"]
+    assert "{&quot;" not in page and '{"status"' not in page

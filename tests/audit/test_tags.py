@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from reviewqueue.accounts.templatetags.roles import is_admin, is_owner
-from reviewqueue.audit.templatetags.audit_tags import actor_name, compact_json, duration, percent
+from reviewqueue.audit.templatetags.audit_tags import actor_name, duration, percent
 
 
 @pytest.mark.django_db
@@ -34,10 +34,9 @@ def test_durations_show_the_two_largest_units(seconds: Any, shown: str) -> None:
     assert duration(seconds) == shown
 
 
-def test_percent_and_compact_json() -> None:
+def test_percent() -> None:
     assert percent(0.41666, 1) == "41.7%"
     assert percent(None) == "\u2013"
-    assert compact_json({"b": 1, "a": [1, 2]}) == '{"a": [1, 2], "b": 1}'
 
 
 @pytest.mark.parametrize("seconds, shown", [

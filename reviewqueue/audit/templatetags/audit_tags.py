@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import template
@@ -11,13 +10,6 @@ from django.utils.translation import gettext as _
 register = template.Library()
 
 NO_VALUE = "\u2013"  # an en dash: shown where there is no number
-
-
-@register.filter
-def compact_json(value: Any) -> str:
-    """A stored before/after as one line of JSON (escaped by the template as usual)."""
-    return json.dumps(value, sort_keys=True, separators=(", ", ": "), ensure_ascii=False,
-                      default=str)
 
 
 @register.filter
