@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from reviewqueue.audit.services import SYSTEM
 from reviewqueue.reviews.models import Answer
-from reviewqueue.reviews.selectors.item import diff_segments, strip_markers
+from reviewqueue.reviews.selectors.item import SentenceView, answer_sentences, diff_segments
 from reviewqueue.reviews.services.ingest import AnswerInput, RetrievedInput, answer_ingest
 from reviewqueue.sources.services import FactInput, PassageInput, RevisionInput, revision_publish
 from tests.reviews.conftest import HR_MARKER, current_verdict_id, days, fact
@@ -34,7 +34,22 @@ def item_html(hold: Any, reviewer: Any, login: Any) -> str:
     return response.content.decode().replace("\xa0", " ")
 
 
-def test_the_answer_is_split_into_sentences_with_their_markers(
+def shown(sentence: SentenceView) -> list[str]:
+    """A sentence's parts in order: its own words as written, each citation as [id]."""
+    return [part.text or f"[{part.cite}]" for part in sentence.parts]
+
+
+def sentences_drawn(html: str) -> list[str]:
+    """Each sentence of the answer as the page draws it, tags left out and each expandable
+    citation written {id}: "14 days{d1}." when the chip stands before the full stop."""
+    answer = html[html.index('<ol class="sentences">'):]
+    answer = re.sub(r'<details class="cite" data-cite="([^"]*)">.*?</details>', r"{\1}",
+                    answer[:answer.index("</ol>")], flags=re.S)
+    items = re.findall(r'<li class="sentence"[^>]*>(.*?)</li>', answer, re.S)
+    return [" ".join(re.sub(r"<[^>]*>", "", li).split()) for li in items]
+
+
+def test_the_answer_is_split_into_sentences_with_their_citations(
     sources: Any, submit: Any, reviewer: Any, login: Any
 ) -> None:
     submit("s", as_of=None, answer="The trial lasts 14 days [d1]. In the EU it is longer [d2].",
@@ -42,8 +57,30 @@ def test_the_answer_is_split_into_sentences_with_their_markers(
                       {"cite": "d2", "document_id": "pricing-eu", "revision": "r1",
                        "span": "p1"}])
     page = login(reviewer).get("/answers/s/").context["page"]
-    assert [(s.text, [m for m, _ in s.markers]) for s in page.sentences] == [
-        ("The trial lasts 14 days.", ["d1"]), ("In the EU it is longer.", ["d2"])]
+    assert [shown(s) for s in page.sentences] == [
+        ["The trial lasts 14 days", "[d1]", "."], ["In the EU it is longer", "[d2]", "."]]
+    assert [[p.citation.document_key for p in s.parts if p.cite] for s in page.sentences] == [
+        ["pricing"], ["pricing-eu"]]
+
+
+def test_each_citation_is_drawn_where_its_marker_was_before_the_full_stop(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold(answer="The trial lasts 14 days per month [d1]. Support is always open.")
+    html = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    assert sentences_drawn(html) == ["The trial lasts 14 days per month{d1}.",
+                                     "Support is always open. no citation"]
+    # The chip expands in place, to the passage it cites.
+    assert '14 days per month</span><details class="cite" data-cite="d1">' in html
+    assert "<mark>The free trial lasts 14 days.</mark>" in html
+
+
+def test_script_in_the_answer_is_drawn_as_text(hold: Any, reviewer: Any, login: Any) -> None:
+    trace = hold(answer='The trial lasts <script>alert("x")</script> 14 days [d1].')
+    html = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    assert sentences_drawn(html) == [
+        "The trial lasts &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; 14 days{d1}."]
+    assert "<script>alert" not in html
 
 
 def test_a_marker_expands_to_the_passage_with_its_source(item_html: str) -> None:
@@ -231,18 +268,28 @@ def test_diff_segments_rebuild_both_texts(before: str, after: str) -> None:
     assert {s.kind for s in new} <= {"same", "added"}
 
 
-@pytest.mark.parametrize(("sentence", "shown"), [
-    ("Fourteen days [d1][d2].", "Fourteen days."),
-    ("Fourteen days [d1, d2] for teams.", "Fourteen days for teams."),
-    ("[d1] Fourteen days.", "Fourteen days."),
+@pytest.mark.parametrize(("answer", "parts"), [
+    ("Fourteen days [d1][d2].", [["Fourteen days", "[d1]", "[d2]", "."]]),
+    ("Fourteen days [d1, d2] for teams.", [["Fourteen days", "[d1]", "[d2]", " for teams."]]),
+    ("[d1] Fourteen days.", [["[d1]", " Fourteen days."]]),
+    # Written after the full stop, the citation stays after it.
+    ("Fourteen days. [d1] Thirty in the EU.", [["Fourteen days.", "[d1]"],
+                                               ["Thirty in the EU."]]),
+    # Japanese: no space after 。, the citation before it as written.
+    ("無料体験は14日間です[d1]。EUでは30日間です[d2]。",
+     [["無料体験は14日間です", "[d1]", "。"], ["EUでは30日間です", "[d2]", "。"]]),
     # What the gate does not read as a marker is the answer's own text, shown as written.
-    ("Use `refunds[r9]`  as the key [d1].", "Use `refunds[r9]`  as the key."),
+    ("Use `refunds[r9]`  as the key [d1].", [["Use `refunds[r9]`  as the key", "[d1]", "."]]),
     ("See [the policy](https://example.com/p[1]) [d2].",
-     "See [the policy](https://example.com/p[1])."),
-    ("Write `a  ,  b` [d1].", "Write `a  ,  b`."),
+     [["See [the policy](https://example.com/p[1])", "[d2]", "."]]),
+    ("Write `a  ,  b` [d1].", [["Write `a  ,  b`", "[d1]", "."]]),
+    # Code is read in the whole answer, as the gate reads it, even where a sentence ends in it.
+    ("Run `x. [d1] y` now [d2].", [["Run `x. [d1]"], ["y` now", "[d2]", "."]]),
 ])
-def test_only_the_markers_the_gate_reads_are_taken_out(sentence: str, shown: str) -> None:
-    assert strip_markers(sentence) == shown
+def test_only_the_markers_the_gate_reads_become_citations_in_their_place(
+    answer: str, parts: list[list[str]]
+) -> None:
+    assert [shown(s) for s in answer_sentences(answer, {})] == parts
 
 
 def test_the_item_page_is_404_for_an_unknown_answer(reviewer: Any, login: Any) -> None:

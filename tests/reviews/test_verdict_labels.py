@@ -195,11 +195,14 @@ def test_a_japanese_answer_is_shown_sentence_by_sentence_with_its_own_markers(
     trace = hold(answer="無料体験は14日間です[d1]。EUでは30日間です[d2]。")
     response = login(reviewer).get(f"/answers/{trace}/")
     page = response.context["page"]
-    assert [(s.text, [m for m, _ in s.markers]) for s in page.sentences] == [
-        ("無料体験は14日間です。", ["d1"]), ("EUでは30日間です。", ["d2"])]
+    assert [[part.text or part.cite for part in s.parts] for s in page.sentences] == [
+        ["無料体験は14日間です", "d1", "。"], ["EUでは30日間です", "d2", "。"]]
     html = text_of(response)
     assert html.count('<li class="sentence"') == 2
-    assert '<span class="text">無料体験は14日間です。</span>' in html
+    # The citation before 。, as written.
+    assert ('<span class="text">無料体験は14日間です</span>'
+            '<details class="cite" data-cite="d1">') in html
+    assert '</details><span class="text">。</span>' in html
 
 
 def test_a_quotation_inside_a_japanese_sentence_does_not_end_it(
@@ -207,5 +210,6 @@ def test_a_quotation_inside_a_japanese_sentence_does_not_end_it(
 ) -> None:
     trace = hold(answer="規約には「無料体験は14日間です。」とあります[d1]。EUでは30日間です[d2]。")
     page = login(reviewer).get(f"/answers/{trace}/").context["page"]
-    assert [(s.text, [m for m, _ in s.markers]) for s in page.sentences] == [
-        ("規約には「無料体験は14日間です。」とあります。", ["d1"]), ("EUでは30日間です。", ["d2"])]
+    assert [[part.text or part.cite for part in s.parts] for s in page.sentences] == [
+        ["規約には「無料体験は14日間です。」とあります", "d1", "。"],
+        ["EUでは30日間です", "d2", "。"]]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -105,9 +106,24 @@ class CitationView:
 
 
 @dataclass
+class SentencePart:
+    """A run of a sentence's own words, or one citation standing where its marker was."""
+
+    text: str = ""
+    cite: str = ""
+    citation: CitationView | None = None
+
+
+@dataclass
 class SentenceView:
-    text: str
-    markers: list[tuple[str, CitationView | None]]
+    """A sentence of the answer as written, each citation in the place of its marker: "14 days
+    [d1]." reads "14 days", [d1], "." and not "14 days." [d1]."""
+
+    parts: list[SentencePart]
+
+    @property
+    def cites(self) -> list[str]:
+        return [part.cite for part in self.parts if part.cite]
 
 
 @dataclass
@@ -309,15 +325,29 @@ class ItemPage:
 
 # --- Helpers ------------------------------------------------------------------------------------
 
-def strip_markers(text: str) -> str:
-    """The sentence without its citation markers (they are shown after it). Only those the
-    gate reads: brackets in code (`refunds[r9]`) are the answer's text, shown as written. The
-    spaces before a marker go with it ("14 days [d1]." reads "14 days."); nothing else moves."""
-    kept, end = [], 0
-    for start, stop in gating.marker_spans(text):
-        kept.append(text[end:start].rstrip(" \t"))
-        end = stop
-    return "".join([*kept, text[end:]]).strip()
+def answer_sentences(text: str, citations: Mapping[str, CitationView]) -> list[SentenceView]:
+    """The answer sentence by sentence (Japanese ones end at 。 with no space after it too),
+    each marker the gate reads replaced by its citations where it stands. Brackets it does not
+    read (`refunds[r9]` in code) are the answer's text, shown as written. The spaces before a
+    marker go with it, the citation drawn with its own margin; nothing else moves."""
+    # Read in the whole text, as the gate reads it: a code span may run across sentences.
+    spans = gating.marker_spans(text)
+    starts = [start for start, _ in spans]
+    sentences: list[SentenceView] = []
+    for sentence in gating.split_sentences(text, cjk=True):
+        parts: list[SentencePart] = []
+        end = sentence.start
+        first, last = bisect_left(starts, sentence.start), bisect_left(starts, sentence.end)
+        for start, stop in spans[first:last]:
+            if words := text[end:start].rstrip(" \t"):
+                parts.append(SentencePart(text=words))
+            parts.extend(SentencePart(cite=cite, citation=citations.get(cite))
+                         for cite in gating.extract_markers(text[start:stop]))
+            end = stop
+        if rest := text[end:sentence.end]:
+            parts.append(SentencePart(text=rest))
+        sentences.append(SentenceView(parts))
+    return sentences
 
 
 def fact_view(fact: Fact, on: date) -> FactView:
@@ -499,11 +529,7 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
                                       older.get((r.document_key, r.revision)),
                                       facts_by_revision, passages, principals, claims)
 
-    sentences = [
-        SentenceView(strip_markers(s.text), [(m, citations.get(m)) for m in s.markers])
-        # Japanese sentences end with no space after the mark: split there too, for display.
-        for s in gating.split_sentences(version.text, cjk=True)
-    ]
+    sentences = answer_sentences(version.text, citations)
     claim_rows = [_claim_row(i, c, citations.get(c.get("cite", ""))) for i, c in
                   enumerate(claims)]
 

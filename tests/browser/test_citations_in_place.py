@@ -1,0 +1,39 @@
+"""Each citation is drawn where the answer put its marker: a chip in the line of its sentence,
+before the full stop, that opens on the cited passage in place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_citation_stays_in_its_line_before_the_full_stop_and_opens_in_place(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any,
+) -> None:
+    hold("t-inline", answer="The trial lasts 14 days per month [d1]. Teams get 30 days "
+         "[d1, d2] in the EU.")
+    page = sign_in("alice")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/answers/t-inline/")
+    first, second = page.locator("li.sentence").all()
+    words, stop = first.locator("span.text").all()
+    chip = first.locator("details.cite > summary")
+    expect(stop).to_have_text(".")
+    # Closed, the chips are part of the line: its words and chips share one line, in the
+    # order written, nothing pushed onto a line of its own.
+    for sentence in (first, second):
+        boxes = [part.bounding_box() for part in
+                 sentence.locator(":scope > span.text, :scope > details.cite > summary").all()]
+        middles = [box["y"] + box["height"] / 2 for box in boxes]
+        assert max(middles) - min(middles) < 4, boxes
+        assert [box["x"] for box in boxes] == sorted(box["x"] for box in boxes), boxes
+    assert len(boxes) == 4  # "Teams get 30 days", [d1], [d2], " in the EU."
+    # Open, the passage is shown right there, the full stop after it.
+    chip.click()
+    card = first.locator(".cite-card")
+    expect(card.locator("mark")).to_have_text("The free trial lasts 14 days.")
+    assert words.bounding_box()["y"] < card.bounding_box()["y"] < stop.bounding_box()["y"]
