@@ -94,6 +94,7 @@ class Field:
     label: Any
     show: Callable[[Any], str] = _text
     limit: int = LONG
+    id_label: Any = None  # the label when the value is a number: the id of a record
 
 
 UNKNOWN = Field("")  # a field not listed below: labelled by its name
@@ -108,7 +109,9 @@ FIELDS: dict[str, Field] = {
     "reject_reason": Field(gettext_lazy("reason"), _labelled(reject_reason_label)),
     "comment_sha256": Field(gettext_lazy("comment (SHA-256)"), limit=DIGEST),
     "read_passages": Field(gettext_lazy("passages expanded")),
-    "decision": Field(gettext_lazy("decision"), _labelled(decision_label)),
+    # A verdict's decision (review), or the id of a reviewer's decision on a decision event.
+    "decision": Field(gettext_lazy("decision"), _labelled(decision_label),
+                      id_label=gettext_lazy("decision id")),
     "reason": Field(gettext_lazy("reason"), _labelled(verdict_reason_label)),
     "cause": Field(gettext_lazy("cause"), _labelled(TRIGGER_LABELS)),
     "by": Field(gettext_lazy("by")),
@@ -179,6 +182,8 @@ class ChangeCells:
 
     def __init__(self) -> None:
         self.labels = {key: str(field.label) for key, field in FIELDS.items()}
+        self.id_labels = {key: str(field.id_label) for key, field in FIELDS.items()
+                          if field.id_label}
         self.was = _("before")
         self.shown: dict[tuple[str, type, Any], str] = {}
 
@@ -214,7 +219,10 @@ class ChangeCells:
                 # Recorded only as it was: what the change ended (a lease that had lapsed).
                 old = self._show(key, before[key])
                 text, whole = f"{_cut(old, limit)} ({self.was})", f"{old} ({self.was})"
-            lines.append((self.labels.get(key, key), text, whole if whole != text else ""))
+            value = after.get(key, before.get(key))
+            label = (self.id_labels[key] if key in self.id_labels and isinstance(value, int)
+                     and not isinstance(value, bool) else self.labels.get(key, key))
+            lines.append((label, text, whole if whole != text else ""))
         return lines
 
     def cell(self, before: Any, after: Any) -> str:

@@ -78,7 +78,7 @@ def test_an_approval_says_who_moved_the_answer_from_held_to_approved(
     decision = answer.decisions.get()
     lines = change_of(admin_client, "decision.approve")
     assert lines[:2] == ["status: Held for review → Approved", "reviewer: alice"]
-    assert f"decision: {decision.pk}" in lines
+    assert f"decision id: {decision.pk}" in lines
     assert "passages expanded: no" in lines
     assert "revisions: pricing r1, pricing-eu r2" in lines
     # No reject reason on an approval: no line saying there is none.
@@ -108,7 +108,7 @@ def test_an_edit_the_gate_still_holds_says_which_verdict_and_version_it_rests_on
         "status: Held for review",  # unchanged: the edited version still needs a look
         "reviewer: alice",
         "passages expanded: no",
-        f"decision: {result.decision.pk}",
+        f"decision id: {result.decision.pk}",
         f"verdict: {first_verdict} → {result.verdict.pk}",
         f"decided on verdict: {first_verdict}",
         "new verdict's decision: Needs review",
