@@ -619,7 +619,7 @@ def test_an_approved_answer_shows_its_history_and_nothing_to_decide(
     decide(api, trace, action="approve", comment="fine")
     html = login(reviewer).get(f"/answers/{trace}/").content.decode()
     assert "This answer is not waiting for review (status: Approved)." in html
-    assert "There is nothing to decide." in html
+    assert 'id="decide"' not in html and 'data-action="approve"' not in html
     assert "<q>fine</q>" in html
 
 
