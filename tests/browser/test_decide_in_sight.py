@@ -37,12 +37,19 @@ def busy_answer(hold: Any, publish: Any) -> str:
         {"key": "data_retention_days", "value": 30, "cite": "d3"}])
 
 
-def test_on_a_laptop_approve_and_reject_are_in_sight_once_claimed(
-    busy_answer: str, reviewer: Any, sign_in: Any,
-) -> None:
+@pytest.fixture
+def claimed_on_a_laptop(busy_answer: str, reviewer: Any, sign_in: Any) -> Any:
+    """alice's page of the busy answer, claimed from the queue at 1280x900."""
     page = sign_in("alice")
     page.set_viewport_size(LAPTOP)
     claim_from_the_queue(page, busy_answer)
+    return page
+
+
+def test_on_a_laptop_approve_and_reject_are_in_sight_once_claimed(
+    claimed_on_a_laptop: Any,
+) -> None:
+    page = claimed_on_a_laptop
     assert page.evaluate("window.scrollY") == 0
     approve = page.locator("#decide [data-action=approve] button[type=submit]")
     reject = page.locator("#decide [data-action=reject] > summary")
@@ -56,11 +63,9 @@ def test_on_a_laptop_approve_and_reject_are_in_sight_once_claimed(
 
 
 def test_on_a_laptop_the_a_key_lands_on_the_approve_comment_in_sight(
-    busy_answer: str, reviewer: Any, sign_in: Any,
+    claimed_on_a_laptop: Any,
 ) -> None:
-    page = sign_in("alice")
-    page.set_viewport_size(LAPTOP)
-    claim_from_the_queue(page, busy_answer)
+    page = claimed_on_a_laptop
     page.keyboard.press("a")
     comment = page.locator("#decide [data-action=approve] textarea")
     expect(comment).to_be_focused()
