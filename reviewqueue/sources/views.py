@@ -173,7 +173,10 @@ def conflict_dismiss_view(request: HttpRequest, conflict_id: int) -> HttpRespons
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("sources:conflict", conflict_id=conflict.pk)
-    messages.success(request, _("Conflict dismissed. The answers it held are re-evaluated."))
+    messages.success(request, _(
+        "Conflict dismissed. The answers it held only because the knowledge base disagreed are "
+        "re-evaluated; an answer citing the documents that disagree still waits for a reviewer "
+        "to check that it says which value applies."))
     return _progress_redirect(request, conflict.documents, since)
 
 

@@ -138,17 +138,22 @@ def test_the_other_owner_sees_the_dismissal_and_can_reopen_it(
     client: Any, owner: Any, other_owner: Any, conflict_holding_an_answer: Conflict
 ) -> None:
     client.force_login(owner)
-    client.post(
+    dismissed = client.post(
         f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss",
         {"reason": "different plans", "detail": "promo is for new teams.",
-         "signature": conflict_holding_an_answer.signature},
+         "signature": conflict_holding_an_answer.signature}, follow=True,
     )
+    # Which answers it releases: not those citing both sides, which the owner may see stay.
+    assert ("an answer citing the documents that disagree still waits for a reviewer to check "
+            "that it says which value applies.") in dismissed.content.decode()
     client.force_login(other_owner)
     page = client.get("/owner/").content.decode()
     assert "Dismissed by olivia" in page
     # Its code in words, and one full stop, not one inside the quotes and one after them.
     assert "Different plans or audiences: promo is for new teams”." in page
-    assert "opened just now" in page
+    # Said from its dismissal: it was never reopened.
+    assert "<span class=\"muted\" data-since>dismissed just now</span>" in page
+    assert "reopened" not in page
     client.post(f"/owner/conflicts/{conflict_holding_an_answer.pk}/reopen")
     assert Conflict.objects.get().status == "open"
     page = client.get("/owner/").content.decode()

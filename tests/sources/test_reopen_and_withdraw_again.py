@@ -28,8 +28,8 @@ def fast_password_hashing(settings: Any) -> None:
 def opened_in_inbox(client: Any, conflict: Conflict) -> str:
     page = client.get("/owner/").content.decode()
     found = re.search(
-        rf'data-conflict="{conflict.pk}">.*?<span class="muted">((?:re)?opened [^<]*)</span>',
-        page, re.S)
+        rf'data-conflict="{conflict.pk}">.*?<span class="muted" data-since>'
+        r"((?:re)?opened [^<]*)</span>", page, re.S)
     assert found, page
     return found.group(1)
 
