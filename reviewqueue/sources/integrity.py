@@ -114,7 +114,7 @@ def sources_report(revisions: int, documents: int, count: int, details: list[str
     them in `details`."""
     if not count:
         return (f"Sources OK: {revisions} revisions match the audit events that published "
-                f"them; {documents} documents let read whom their current revision does.")
+                f"them; {documents} documents have the readers their current revision gives.")
     listing = "".join(f"\n  {detail}" for detail in details[:100])
     more = count - len(details[:100])
     return (f"Sources CHANGED: {count} problem(s) in {revisions} revisions and {documents} "

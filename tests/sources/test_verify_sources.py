@@ -58,7 +58,7 @@ def as_the_database_owner(sql: str, params: list[Any]) -> None:
 
 def test_published_sources_verify(published: None) -> None:
     assert verify().strip() == ("Sources OK: 4 revisions match the audit events that published "
-                                "them; 2 documents let read whom their current revision does.")
+                                "them; 2 documents have the readers their current revision gives.")
 
 
 def test_the_application_cannot_change_a_passage(published: None) -> None:
@@ -113,7 +113,7 @@ def test_the_nightly_verification_shows_the_sources_unchanged(published: None,
     [shown] = re.findall(r'data-testid="sources-result">(.*?)</p>', page, re.S)
     assert " ".join(html.unescape(shown).split()) == (
         "<strong>Sources unchanged.</strong> 4 revisions match the audit events that published "
-        "them. 2 documents let read whom their current revision does.")
+        "them. 2 documents have the readers their current revision gives.")
     assert AuditAlert.objects.count() == 0
     out = StringIO()
     call_command("verify_audit", stdout=out)
