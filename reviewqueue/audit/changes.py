@@ -21,6 +21,7 @@ from django.utils.translation import gettext_lazy
 
 from reviewqueue.audit.chain import problem_label
 from reviewqueue.audit.templatetags.audit_tags import NO_VALUE
+from reviewqueue.jobs.models import Job
 from reviewqueue.reviews.labels import decision_label, reject_reason_label, verdict_reason_label
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.sources.models import Conflict
@@ -33,6 +34,7 @@ DIGEST = 12
 # An answer's or a conflict's status (their codes differ), and what caused a verdict.
 STATUS_LABELS: dict[str, Any] = dict([*Answer.Status.choices, *Conflict.Status.choices])
 TRIGGER_LABELS: dict[str, Any] = dict(Verdict.Trigger.choices)
+SCOPE_LABELS: dict[str, Any] = dict(Job.Scope.choices)
 
 # Values that say nothing: a dash where a line must show one, no line where a field is new.
 EMPTY: tuple[Any, ...] = (None, "", [], {})
@@ -143,7 +145,7 @@ FIELDS: dict[str, Field] = {
     "key": Field(gettext_lazy("key")),
     "reason_sha256": Field(gettext_lazy("reason (SHA-256)"), limit=DIGEST),
     # Re-evaluations and failed tasks
-    "scope": Field(gettext_lazy("scope")),
+    "scope": Field(gettext_lazy("scope"), _labelled(SCOPE_LABELS), limit=80),
     "trigger": Field(gettext_lazy("trigger"), _labelled(TRIGGER_LABELS)),
     "answers": Field(gettext_lazy("answers")),
     "task": Field(gettext_lazy("task")),

@@ -175,6 +175,18 @@ def test_a_revoked_token_names_its_owner_and_prefix(admin_client: Any, reviewer:
         "revoked: no → yes", "user: alice", f"token prefix: {prefix}"]
 
 
+def test_a_re_evaluation_request_names_its_scope_and_trigger(
+    admin_client: Any, admin_user: Any, held: Any,
+) -> None:
+    from reviewqueue.jobs.services import job_start_for_document
+
+    job_start_for_document(document_key="pricing", trigger="manual",
+                           actor=Actor.of_user(admin_user), user=admin_user)
+    assert change_of(admin_client, "reevaluation.requested")[:2] == [
+        "scope: Answers citing a document or claiming one of its keys",
+        "trigger: Re-evaluated on request"]
+
+
 def _record(action: str, **fields: Any) -> AuditEvent:
     with transaction.atomic():
         return audit_record(actor=Actor("user", "user:alice"), action=action,
