@@ -77,7 +77,8 @@ def job_detail(request: HttpRequest, job_id: UUID) -> HttpResponse:
         answer = None
     # The item page keeps only the queue's own parameters of `back`.
     back = request.GET.get("back", "")[:2000] if answer is not None else ""
-    return render(request, "jobs/detail.html", {"job": job, "answer": answer, "back": back})
+    return render(request, "jobs/detail.html", {"job": job, "answer": answer, "back": back,
+                                                "is_admin": has_role(request.user, Role.ADMIN)})
 
 
 @never_cache

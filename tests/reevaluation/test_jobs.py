@@ -84,6 +84,7 @@ def test_re_evaluate_now_returns_a_job_the_requester_can_follow(
     page = client.get(job.get_absolute_url())
     assert page.status_code == 200
     assert b'data-job-progress' in page.content and b"js/progress.js" in page.content
+    assert b"data-back-to-jobs" not in page.content  # the list of every job is the admins'
 
 
 def test_a_job_with_nothing_to_do_says_so_without_an_empty_bar(
@@ -103,6 +104,8 @@ def test_a_job_with_nothing_to_do_says_so_without_an_empty_bar(
                     client.get("/jobs/").content.decode(), re.S)
     assert row and "No answer was affected: nothing to re-evaluate" in row.group(0)
     assert "<progress" not in row.group(0) and "0 of 0" not in row.group(0)
+    # Opened from that list, the job's page leads back to it.
+    assert 'href="/jobs/" data-back-to-jobs>' in client.get(job.get_absolute_url()).content.decode()
 
 
 def test_another_reviewer_cannot_see_someone_elses_job(
