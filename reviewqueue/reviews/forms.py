@@ -62,6 +62,24 @@ class _DecisionForm(forms.Form):
 class ApproveForm(_DecisionForm):
     action = "approve"
     prefix = "approve"
+    # Asked only when claims do not hold against their sources (`contradicted`, their numbers).
+    despite = forms.BooleanField(label=_("Approve it all the same"), required=False)
+
+    def __init__(self, *args: Any, contradicted: list[int] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.contradicted = contradicted or []
+
+    @property
+    def contradicted_list(self) -> str:
+        return ", ".join(str(number) for number in self.contradicted)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.contradicted and not data.get("despite"):
+            self.add_error("despite", _(
+                "Tick the box to approve an answer whose claims do not hold, or edit or reject "
+                "it."))
+        return data
 
 
 class RejectForm(_DecisionForm):

@@ -409,7 +409,7 @@ def _forms(page: ItemPage, data: QueryDict | None = None) -> dict[str, Any]:
             data[f"{prefix}-held"] = str(page.lease.mine)
     return {
         "approve_form": ApproveForm(data if _posted(data, "approve") else None,
-                                    initial=verdict),
+                                    initial=verdict, contradicted=page.contradicted),
         "reject_form": RejectForm(data if _posted(data, "reject") else None, initial=verdict),
         "edit_form": EditForm(data if _posted(data, "edit") else None,
                               initial={**verdict, "answer": version.text}),
@@ -475,8 +475,10 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     forms = _forms(page, request.POST)
     if form_class is None:
         return _render_item(request, page, status=400, forms=forms)
-    # Bound to exactly what was posted, including the verdict id the reviewer saw.
-    form = form_class(request.POST)
+    # Bound to exactly what was posted, including the verdict id the reviewer saw; an approval
+    # asks again about the claims that do not hold now, whatever the page showed.
+    form = (ApproveForm(request.POST, contradicted=page.contradicted) if action == "approve"
+            else form_class(request.POST))
     forms[f"{action}_form"] = form
     claims_formset = forms["claims_formset"]
     valid = form.is_valid() and (action != "edit" or claims_formset.is_valid())

@@ -51,6 +51,7 @@ def test_on_a_laptop_approve_and_reject_are_in_sight_once_claimed(
 ) -> None:
     page = claimed_on_a_laptop
     assert page.evaluate("window.scrollY") == 0
+    expect(page.locator("[data-jump-to-decide]")).to_be_hidden()  # Decide is in sight already
     approve = page.locator("#decide [data-action=approve] button[type=submit]")
     reject = page.locator("#decide [data-action=reject] > summary")
     for control in (approve, reject):
@@ -88,6 +89,10 @@ def test_on_a_phone_decide_comes_after_why_it_was_held_and_fits_the_window(
         "section[aria-labelledby=answer-h]", "section[aria-labelledby=findings-h]",
         "section[aria-labelledby=owners-h]", "#decide")]
     assert tops == sorted(tops), tops
+    # Far down on a phone: the lease box leads straight to it.
+    page.locator("[data-jump-to-decide]").click()
+    expect(page.locator("#decide [data-action=approve] button[type=submit]")).to_be_in_viewport()
+    page.evaluate("window.scrollTo(0, 0)")
     page.keyboard.press("a")
     comment = page.locator("#decide [data-action=approve] textarea")
     expect(comment).to_be_focused()

@@ -655,3 +655,38 @@ def test_an_edit_posted_after_the_answer_was_decided_keeps_the_text(
     assert "This answer is no longer waiting for review: bob approved it at " in html
     assert "open around the clock, all week" in html
     assert Answer.objects.get(trace_id=trace).status == "approved"
+
+
+def test_approving_an_answer_whose_claim_does_not_hold_takes_a_second_yes(
+    hold: Any, publish: Any, reviewer: Any, login: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The source it was generated from said 14; the current one says 21. Still held for
+    review (its source was revised), the claim is ✗ on the page: one click on Approve must not
+    approve it."""
+    trace = hold()
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing", revision="r2", facts=[fact("trial_days", 21)])
+    assert Verdict.objects.get(pk=current_verdict_id(trace)).decision == "review"
+    client = login(reviewer)
+    page = client.get(f"/answers/{trace}/").content.decode()
+    assert "✗ Claim 1 does not hold against its source." in page
+
+    refused = page_post(client, trace, "approve", comment="looks fine")
+    assert refused.status_code == 400
+    assert "Tick the box to approve an answer whose claims do not hold" in (
+        refused.content.decode())
+    assert Answer.objects.get(trace_id=trace).status == "held"
+    assert not Decision.objects.exists()
+
+    done = page_post(client, trace, "approve", comment="the 14 days still apply", despite="on")
+    assert done.status_code == 302
+    assert Answer.objects.get(trace_id=trace).status == "approved"
+
+
+def test_an_answer_whose_claims_hold_is_approved_without_the_second_yes(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    assert "data-contradicted" not in client.get(f"/answers/{trace}/").content.decode()
+    assert page_post(client, trace, "approve").status_code == 302

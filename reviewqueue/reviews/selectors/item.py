@@ -318,6 +318,12 @@ class ItemPage:
         return decision_label(self.verdict.decision)
 
     @property
+    def contradicted(self) -> list[int]:
+        """The numbers of the claims that do not hold against what they cite (✗ on the page):
+        approving the answer as it is takes a second, explicit yes."""
+        return [claim.number for claim in self.claims if not claim.holds]
+
+    @property
     def conflict_cites(self) -> set[str]:
         """Retrieved ids that are a side of a conflict shown on the page."""
         return {side.cite for c in self.conflicts for side in c.sources if side.cite}
