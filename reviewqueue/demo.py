@@ -11,12 +11,15 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.services import token_issue, user_create_or_update
-from reviewqueue.audit.services import SYSTEM
-from reviewqueue.reviews.models import Answer
+from reviewqueue.audit.services import SYSTEM, Actor
+from reviewqueue.reviews.models import Answer, Decision, ReviewItem
+from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
+from reviewqueue.reviews.services.handoff import review_item_send_to_owner
 from reviewqueue.reviews.services.ingest import AnswerInput, RetrievedInput, answer_ingest
 from reviewqueue.sources.models import Document
 from reviewqueue.sources.services import FactInput, PassageInput, RevisionInput, revision_publish
@@ -815,8 +818,6 @@ def load(stdout: Any, answers: int = 300, seed: int = 7) -> dict[str, str]:
     # The queue's times are the real ones: backdating them would contradict the verdicts'
     # and the audit log's, which nothing may rewrite.
     _first_decisions(stdout)
-    from django.contrib.auth import get_user_model
-
     rag = get_user_model().objects.get(username="rag-service")
     printed["rag-service"] = (
         f"{printed['rag-service']}: {token_issue(user=rag, actor=SYSTEM, name='demo')}"
@@ -843,13 +844,6 @@ FIRST_DECISIONS = [
 
 def _first_decisions(stdout: Any) -> None:
     """Decide a few held answers through the reviewers' own services, once."""
-    from django.contrib.auth import get_user_model
-
-    from reviewqueue.audit.services import Actor
-    from reviewqueue.reviews.models import Decision, ReviewItem
-    from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
-    from reviewqueue.reviews.services.handoff import review_item_send_to_owner
-
     if Decision.objects.exists() or ReviewItem.objects.filter(waiting_for_owner=True).exists():
         return
     users = get_user_model().objects.in_bulk(["alice", "hana"], field_name="username")
