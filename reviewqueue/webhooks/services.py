@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import http.client
 import logging
 import random
 import secrets
+import ssl
 import time
 import uuid
 from dataclasses import dataclass
@@ -273,13 +275,33 @@ def _send(delivery: WebhookDelivery) -> tuple[int | None, str]:
     except Exception as exc:
         # Network errors, and anything else (a soft time limit, a bug): an attempt that
         # escaped here would leave the delivery `sending`, freed by the sweep forever without
-        # ever counting against WEBHOOK_MAX_ATTEMPTS. Only the type: messages may hold the URL.
-        return None, type(exc).__name__
+        # ever counting against WEBHOOK_MAX_ATTEMPTS.
+        return None, attempt_failure(exc)
     if 200 <= result.status < 300:
         return result.status, ""
     if 300 <= result.status < 400:
         return result.status, "redirect not followed"
     return result.status, f"HTTP {result.status}"
+
+
+# What a failed attempt records, by the kind of error, most specific first: never the
+# exception's message, which may hold the URL and its query string.
+_FAILURES: tuple[tuple[type[BaseException], str], ...] = (
+    (ConnectionRefusedError, "connection refused: nothing listens at that address and port"),
+    (http.client.RemoteDisconnected, "the endpoint closed the connection without a response"),
+    (ConnectionResetError, "the endpoint reset the connection"),
+    (BrokenPipeError, "the endpoint closed the connection before the body was sent"),
+    (ssl.SSLCertVerificationError, "the endpoint's TLS certificate is not trusted"),
+    (ssl.SSLError, "the TLS handshake failed"),
+    (http.client.HTTPException, "the endpoint's reply is not HTTP"),
+    (OSError, "network error"),
+)
+
+
+def attempt_failure(exc: BaseException) -> str:
+    """The admin's reading of a failed attempt: what went wrong, then the error's type."""
+    said = next((text for kind, text in _FAILURES if isinstance(exc, kind)), "attempt failed")
+    return f"{said} ({type(exc).__name__})"
 
 
 def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:

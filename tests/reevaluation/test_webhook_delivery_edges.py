@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import ssl
+import threading
 from datetime import timedelta
 from typing import Any
 
@@ -117,3 +120,52 @@ def test_a_reserved_ipv6_form_of_an_inside_address_is_refused(url: str, settings
         webhook_endpoint_register(url=url, secret=SECRET, user=None, actor=SYSTEM)
     assert refused.value.field == "url"
     assert not WebhookEndpoint.objects.exists()
+
+
+@pytest.fixture
+def hangs_up() -> Any:
+    """A TCP server on a free port that reads the request and closes without a reply."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield server.getsockname()[1]
+    server.close()
+
+
+@pytest.mark.django_db
+def test_an_endpoint_that_hangs_up_is_said_so_in_plain_words(hangs_up: int) -> None:
+    endpoint = WebhookEndpoint.objects.create(url=f"http://127.0.0.1:{hangs_up}/hook?key=s3cret",
+                                              secret=SECRET)
+    delivery = WebhookDelivery.objects.create(
+        endpoint=endpoint, event_type="answer.status_changed", payload={"x": 1},
+        next_attempt_at=timezone.now())
+
+    result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert result is not None
+    assert result.delivery.last_error == ("the endpoint closed the connection without a "
+                                          "response (RemoteDisconnected)")
+    assert "s3cret" not in result.delivery.last_error
+
+
+@pytest.mark.parametrize(("error", "said"), [
+    (ConnectionResetError(), "the endpoint reset the connection (ConnectionResetError)"),
+    (ssl.SSLCertVerificationError("self-signed certificate in https://x/?k=1"),
+     "the endpoint's TLS certificate is not trusted (SSLCertVerificationError)"),
+    (OSError(101, "Network is unreachable"), "network error (OSError)"),
+    (RuntimeError("a bug at https://x/?k=1"), "attempt failed (RuntimeError)"),
+])
+def test_a_failed_attempt_says_what_went_wrong_never_the_message(error: Exception,
+                                                                  said: str) -> None:
+    from reviewqueue.webhooks.services import attempt_failure
+
+    assert attempt_failure(error) == said

@@ -296,7 +296,8 @@ def test_an_unreachable_endpoint_is_retried_later(publish_doc: Any, ingest: Any,
 
     delivery = WebhookDelivery.objects.get()
     assert (delivery.state, delivery.attempts) == ("pending", 1)
-    assert delivery.last_error == "ConnectionRefusedError"
+    assert delivery.last_error == ("connection refused: nothing listens at that address and "
+                                   "port (ConnectionRefusedError)")
 
 
 def test_a_disabled_endpoint_gets_nothing(receiver: Receiver, publish_doc: Any, ingest: Any,
