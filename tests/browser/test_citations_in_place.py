@@ -32,8 +32,25 @@ def test_a_citation_stays_in_its_line_before_the_full_stop_and_opens_in_place(
         assert max(middles) - min(middles) < 4, boxes
         assert [box["x"] for box in boxes] == sorted(box["x"] for box in boxes), boxes
     assert len(boxes) == 4  # "Teams get 30 days", [d1], [d2], " in the EU."
-    # Open, the passage is shown right there, the full stop after it.
+    # Open, the passage is shown right there, under the line it was opened from; the full
+    # stop stays on that line, beside the chip, instead of falling under the card.
     chip.click()
     card = first.locator(".cite-card")
     expect(card.locator("mark")).to_have_text("The free trial lasts 14 days.")
-    assert words.bounding_box()["y"] < card.bounding_box()["y"] < stop.bounding_box()["y"]
+    line = [words.bounding_box(), chip.bounding_box(), stop.bounding_box()]
+    middles = [box["y"] + box["height"] / 2 for box in line]
+    assert max(middles) - min(middles) < 4, line
+    assert line[1]["x"] < line[2]["x"], line
+    assert line[2]["y"] + line[2]["height"] <= card.bounding_box()["y"]
+    # In the second sentence, opening [d1] leaves [d2] and the rest of the line where they
+    # were; the next sentence starts under the card.
+    second.locator("details.cite > summary").first.click()
+    second_card = second.locator(".cite-card").first
+    expect(second_card).to_be_visible()
+    chips_and_words = [part.bounding_box() for part in second.locator(
+        ":scope > span.text, :scope > details.cite > summary").all()]
+    middles = [box["y"] + box["height"] / 2 for box in chips_and_words]
+    assert max(middles) - min(middles) < 4, chips_and_words
+    assert max(b["y"] + b["height"] for b in chips_and_words) <= second_card.bounding_box()["y"]
+    assert card.bounding_box()["y"] + card.bounding_box()["height"] <= (
+        second.bounding_box()["y"])
