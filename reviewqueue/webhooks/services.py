@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
@@ -295,6 +296,7 @@ _FAILURES: tuple[tuple[type[BaseException], str], ...] = (
     (ssl.SSLError, "the TLS handshake failed"),
     (http.client.HTTPException, "the endpoint's reply is not HTTP"),
     (OSError, "network error"),
+    (SoftTimeLimitExceeded, "the worker's time limit ran out during the attempt"),
 )
 
 

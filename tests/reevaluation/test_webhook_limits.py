@@ -283,7 +283,8 @@ def test_a_soft_time_limit_during_the_request_counts_as_a_failed_attempt() -> No
 
     assert result is not None
     assert (result.delivery.state, result.delivery.attempts) == ("pending", 1)
-    assert result.delivery.attempt_log.get().error == "SoftTimeLimitExceeded"
+    assert result.delivery.attempt_log.get().error == (
+        "the worker's time limit ran out during the attempt (SoftTimeLimitExceeded)")
 
 
 def test_an_unexpected_error_on_every_attempt_gives_up_at_the_attempt_cap(settings: Any) -> None:
