@@ -17,9 +17,12 @@ from django.utils import timezone
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.services import token_issue, user_create_or_update
 from reviewqueue.audit.services import SYSTEM, Actor
-from reviewqueue.reviews.models import Answer, Decision, ReviewItem
+from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion
 from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
-from reviewqueue.reviews.services.handoff import review_item_send_to_owner
+from reviewqueue.reviews.services.handoff import (
+    review_item_owner_reply,
+    review_item_send_to_owner,
+)
 from reviewqueue.reviews.services.ingest import AnswerInput, RetrievedInput, answer_ingest
 from reviewqueue.sources.models import Document
 from reviewqueue.sources.services import FactInput, PassageInput, RevisionInput, revision_publish
@@ -839,14 +842,18 @@ FIRST_DECISIONS = [
      "The 2026 leave policy replaces the 2025 handbook."),
     ("alice", "New workspaces get a 14-day trial [d1].", 1, "send", "",
      "The autumn promotion says 30 days: which trial do new workspaces get now?"),
+    ("alice", "Deleted data is purged after 90 days [w1].", 1, "send", "",
+     "The whitepaper says 90 days and the retention policy 30: which do customers get?"),
+    ("oscar", "Deleted data is purged after 90 days [w1].", 1, "reply", "",
+     "The retention policy is right: 30 days since March. The whitepaper is being corrected."),
 ]
 
 
 def _first_decisions(stdout: Any) -> None:
     """Decide a few held answers through the reviewers' own services, once."""
-    if Decision.objects.exists() or ReviewItem.objects.filter(waiting_for_owner=True).exists():
+    if Decision.objects.exists() or OwnerQuestion.objects.exists():
         return
-    users = get_user_model().objects.in_bulk(["alice", "hana"], field_name="username")
+    users = get_user_model().objects.in_bulk(["alice", "hana", "oscar"], field_name="username")
     decided = 0
     for username, text, count, action, reason, comment in FIRST_DECISIONS:
         user = users[username]
@@ -858,10 +865,15 @@ def _first_decisions(stdout: Any) -> None:
                 review_item_send_to_owner(trace_id=answer.trace_id, user=user, note=comment,
                                           actor=Actor.of_user(user))
                 continue
+            if action == "reply":
+                review_item_owner_reply(trace_id=answer.trace_id, user=user, reply=comment,
+                                        actor=Actor.of_user(user))
+                continue
             assert answer.current_verdict_id is not None
             answer_decide(trace_id=answer.trace_id, user=user, actor=Actor.of_user(user),
                           data=DecisionInput(action=action, verdict_id=answer.current_verdict_id,
                                              comment=comment, reject_reason=reason))
             decided += 1
-    stdout.write(f"decided {decided} answers as alice and hana, and sent one to its owner")
+    stdout.write(f"decided {decided} answers as alice and hana, and sent two to their owners "
+                 "(oscar replied to one)")
 

@@ -127,6 +127,8 @@ FIELDS: dict[str, Field] = {
     "audit_sample": Field(gettext_lazy("audit sample")),
     "waiting_for_owner": Field(gettext_lazy("waiting for owner")),
     "owners": Field(gettext_lazy("owners")),
+    "asked_by": Field(gettext_lazy("asked by")),
+    "reply_sha256": Field(gettext_lazy("reply (SHA-256)"), limit=DIGEST),
     # Leases
     "holder": Field(gettext_lazy("lease holder")),
     "until": Field(gettext_lazy("lease until"), _time),

@@ -96,6 +96,8 @@ class QueueRowOut(serializers.Serializer):
     index_release = serializers.CharField(source="item.index_release")
     audit_sample = serializers.BooleanField(source="item.audit_sample")
     waiting_for_owner = serializers.BooleanField(source="item.waiting_for_owner")
+    owner_replied = serializers.SerializerMethodField(
+        help_text="An owner the answer was sent to has replied; the reply is on its page.")
     lease = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
 
@@ -103,6 +105,9 @@ class QueueRowOut(serializers.Serializer):
         if row.lease_holder is None:
             return None
         return {"holder": row.lease_holder, "until": row.lease_until.isoformat()}
+
+    def get_owner_replied(self, row: Any) -> bool:
+        return bool(row.item.owner_replied)
 
     def get_url(self, row: Any) -> str:
         return self.context["request"].build_absolute_uri(

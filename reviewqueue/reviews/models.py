@@ -199,11 +199,11 @@ class ReviewItem(models.Model):
                                   on_delete=models.SET_NULL, related_name="+")
     lease_until = models.DateTimeField(null=True, blank=True)
     audit_sample = models.BooleanField(default=False)
+    # A reviewer asked the owners (`owner_question`, the latest question) and waits for them:
+    # until one replies, a decision takes the item out, or a new verdict ends the wait.
     waiting_for_owner = models.BooleanField(default=False)
-    owner_note = models.TextField(blank=True, help_text="What the reviewer asked the owner")
-    sent_to_owner_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                         on_delete=models.SET_NULL, related_name="+")
-    sent_to_owner_at = models.DateTimeField(null=True, blank=True)
+    owner_question = models.ForeignKey("OwnerQuestion", null=True, blank=True,
+                                       on_delete=models.SET_NULL, related_name="+")
     earlier_approval = models.ForeignKey("Decision", null=True, blank=True,
                                          on_delete=models.SET_NULL, related_name="+")
 
@@ -225,9 +225,45 @@ class ReviewItem(models.Model):
             models.Index(fields=["answer"], name="review_item_conflicting",
                          condition=models.Q(reasons__contains=["conflicting_sources"])),
         ]
+        constraints = [
+            # What it waits for is a question on record, its page and the inbox show it.
+            models.CheckConstraint(
+                condition=models.Q(waiting_for_owner=False)
+                | models.Q(owner_question__isnull=False),
+                name="review_item_waits_on_a_question"),
+        ]
 
     def __str__(self) -> str:
         return f"item for {self.answer_id}"
+
+    @property
+    def owner_replied(self) -> bool:
+        """An owner answered the latest question (read with `owner_question` selected)."""
+        question = self.owner_question
+        return (not self.waiting_for_owner and question is not None
+                and question.replied_at is not None)
+
+
+class OwnerQuestion(models.Model):
+    """A reviewer's question to the owners of a held answer's sources, and the reply of the
+    owner who answered, if one did. Kept when the answer leaves the queue: its page shows every
+    question asked about it."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="owner_questions")
+    asked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                 on_delete=models.SET_NULL, related_name="+")
+    asked_at = models.DateTimeField()
+    note = models.TextField(help_text="What the reviewer asked the owners")
+    replied_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    replied_at = models.DateTimeField(null=True, blank=True)
+    reply = models.TextField(blank=True, help_text="What the owner answered")
+
+    class Meta:
+        indexes = [models.Index(fields=["answer", "asked_at"], name="owner_question_answer")]
+
+    def __str__(self) -> str:
+        return f"question {self.pk} on answer {self.answer_id}"
 
 
 class Decision(models.Model):

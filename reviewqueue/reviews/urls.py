@@ -17,5 +17,6 @@ urlpatterns = [
     path("answers/<str:trace_id>/expanded", views.expanded, name="expanded"),
     path("answers/<str:trace_id>/decide", views.decide, name="decide"),
     path("answers/<str:trace_id>/send-to-owner", views.send_to_owner, name="send-to-owner"),
+    path("answers/<str:trace_id>/owner-reply", views.owner_reply, name="owner-reply"),
     path("answers/<str:trace_id>/reevaluate", views.reevaluate_now, name="reevaluate"),
 ]

@@ -450,6 +450,8 @@ def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
         "reasons_shown": reasons_shown(conflict_records, request.user),
         "owners": owners,
         "may_ask_owner": any(asked for _, asked in owners),
+        # One of the owners asked, reading the page while the reviewer waits for them.
+        "may_reply": bool(page.waiting_on and (request.user.get_username(), True) in owners),
         "lease_seconds": lease_seconds(),
         "is_admin": has_role(request.user, Role.ADMIN),
         "open_form": "",
@@ -661,6 +663,72 @@ def _handoff_refusal(exc: Exception) -> tuple[int, str, int]:
                                    "in full, so it was not sent. Decide it here, or ask an "
                                    "admin."), 409
     return messages.INFO, _("This answer is no longer waiting for review."), 409
+
+
+@require_POST
+@login_required
+def owner_reply(request: HttpRequest, trace_id: str) -> HttpResponse:
+    """An owner asked about a held answer replies: the item goes back to the reviewers. From
+    the inbox the owner returns there; a refused reply opens the answer's page with the reason
+    beside the form, keeping what was written."""
+    from reviewqueue.reviews.services.handoff import (
+        NotAsked,
+        NoteTooLong,
+        NotWaiting,
+        review_item_owner_reply,
+    )
+
+    if not has_role(request.user, Role.OWNER, Role.ADMIN):
+        raise PermissionDenied
+    _readable_answer(request, trace_id)
+    reply = str(request.POST.get("reply", ""))
+    shown = request.POST.get("question", "")
+    try:
+        question = review_item_owner_reply(
+            trace_id=trace_id, user=request.user, reply=reply, actor=_actor(request),
+            question_id=int(shown) if shown.isdigit() else None)
+    except NotFound as exc:
+        raise Http404("No such answer") from exc
+    except NotAsked as exc:
+        raise PermissionDenied from exc
+    except (FieldError, NotWaiting) as exc:
+        if isinstance(exc, NoteTooLong):
+            error = _("Nothing was sent: the reply is %(length)d characters long, over the limit "
+                      "of %(limit)d. Shorten it and send it again.") % {
+                "length": exc.length, "limit": exc.limit}
+        elif isinstance(exc, FieldError):
+            error = _("Say what the reviewer should know.")
+        else:
+            error = _not_waiting_text(exc)
+        page = item_page(trace_id=trace_id, user=request.user)
+        if page is None:
+            raise Http404("No such answer") from exc
+        return _render_item(request, page, status=exc.status_code,
+                            read_only=not has_role(request.user, Role.REVIEWER, Role.ADMIN),
+                            owner_reply_text=reply, owner_reply_error=error)
+    messages.success(request, _("Your reply about %(trace)s was sent to %(who)s. The answer is "
+                                "back with the reviewers.") % {
+        "trace": trace_id,
+        "who": question.asked_by.get_username() if question.asked_by else _("the reviewers")})
+    if request.POST.get("from") == "inbox":
+        return HttpResponseRedirect(reverse("sources:inbox"))
+    return HttpResponseRedirect(_item_url(trace_id))
+
+
+def _not_waiting_text(exc: Any) -> str:
+    """Why a reply was not sent (NotWaiting), in the owner's language."""
+    kept = _("What you wrote is kept here to copy.")
+    said = {
+        "decided": _("Not sent: %(who)s has decided this answer meanwhile."),
+        "left": _("Not sent: a new verdict took this answer out of the queue meanwhile."),
+        "replied": _("Not sent: %(who)s replied first, and the answer is back with the "
+                     "reviewers."),
+        "ended": _("Not sent: a new revision gave this answer a new verdict, which ended the "
+                   "wait for the owners."),
+        "asked_again": _("Not sent: %(who)s has asked a new question since this page was "
+                         "shown. Read it below and reply to it."),
+    }[exc.why] % {"who": exc.who or _("a reviewer")}
+    return f"{said} {kept}"
 
 
 @require_POST

@@ -851,9 +851,9 @@ def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
     owned = set(Document.objects.filter(owner=user).values_list("key", flat=True))
     items = list(
         ReviewItem.objects.filter(waiting_for_owner=True, answer__retrieved__document_key__in=owned)
-        .select_related("answer", "answer__current_version", "sent_to_owner_by")
+        .select_related("answer", "answer__current_version", "owner_question__asked_by")
         .distinct()
-        .order_by("sent_to_owner_at", "id")[:limit]
+        .order_by("owner_question__asked_at", "id")[:limit]
     )
     cited = _documents_cited({i.answer_id for i in items})
     claimed = {i.answer_id: {c.get("key") for c in (i.answer.current_version.claims

@@ -93,6 +93,26 @@
     if (box.matches && box.matches(SCROLLERS)) markMore(box);
   }, { capture: true, passive: true });
 
+  // A text area with a limit (data-limit) counts its characters as one types, as the server
+  // counts them (a line break is one): "4,980 / 5,000", marked when over. There is no
+  // maxlength, which would cut a long paste without a word; the server refuses it whole and
+  // gives it back.
+  function countChars(area, out) {
+    var limit = Number(area.getAttribute("data-limit"));
+    var used = area.value.length;
+    out.textContent = used.toLocaleString() + " / " + limit.toLocaleString();
+    out.classList.toggle("over", used > limit);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-counter-for]").forEach(function (out) {
+      var area = document.getElementById(out.getAttribute("data-counter-for"));
+      if (!area) return;
+      countChars(area, out);
+      area.addEventListener("input", function () { countChars(area, out); });
+    });
+  });
+
   document.addEventListener("keydown", function (event) {
     if (event.key === "?" && !isTyping(event) && !hasModifier(event)) {
       event.preventDefault();

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -85,3 +86,50 @@ def test_a_refused_correction_names_its_bad_fields_and_puts_the_cursor_in_the_fi
     assert page.evaluate("location.hash") == "#id_facts-0-value"
     assert "This fact is a number" in page.inner_text("body")
     context.close()
+
+
+def test_an_owner_replies_from_the_inbox_and_the_reviewer_is_taken_to_the_reply(
+    hold: Any, owner: Any, reviewer: Any, sign_in: Any, live_server: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    trace = hold("t-ask")
+    alice = sign_in(reviewer.username)
+    alice.goto(f"{live_server.url}/answers/{trace}/")
+    # From the Decide card, the link opens the hand-off at the end of the side column.
+    alice.click("[data-ask-owners-link]")
+    expect(alice.locator("#owner-note")).to_be_in_viewport()
+    alice.fill("#owner-note", "Which trial length is right for the EU?")
+    alice.click("button:has-text('Send to the owner')")
+    expect(alice.locator(".messages")).to_contain_text("Sent to the owners.")
+
+    olivia = sign_in(owner.username, lands="/owner/")
+    card = olivia.locator(".sent-to-owner")
+    expect(card).to_contain_text("Which trial length is right for the EU?")
+    # A paste over the limit is not cut: the counter says so, and the server refuses it whole,
+    # beside the form, which gets the cursor and still holds every character.
+    box = card.get_by_label("Your reply to the reviewer")
+    box.fill("y" * 5003)
+    expect(card.locator(".counter")).to_have_text("5,003 / 5,000")
+    expect(card.locator(".counter")).to_have_class(re.compile(r"\bover\b"))
+    card.get_by_role("button", name="Reply and send it back to the reviewers").click()
+    refused = olivia.get_by_label("Your reply to the reviewer")
+    expect(olivia.get_by_role("alert")).to_contain_text("the reply is 5003 characters long")
+    expect(refused).to_be_focused()
+    expect(refused).to_be_in_viewport()
+    assert len(refused.input_value()) == 5003
+    olivia.console_errors.clear()  # the refusal's 400, expected
+
+    olivia.goto(f"{live_server.url}/owner/")
+    card.get_by_label("Your reply to the reviewer").fill("30 days in the EU, 14 elsewhere.")
+    card.get_by_role("button", name="Reply and send it back to the reviewers").click()
+    expect(olivia.locator(".messages")).to_contain_text("Your reply about t-ask was sent to alice.")
+    expect(olivia.locator(".sent-to-owner")).to_have_count(0)
+
+    # The reviewer's page says so at the top; the link brings the reply itself into view.
+    alice.goto(f"{live_server.url}/answers/{trace}/")
+    alice.click("[data-owner-replied-link]")
+    reply = alice.locator("[data-owner-reply]")
+    expect(reply).to_contain_text("30 days in the EU, 14 elsewhere.")
+    expect(reply).to_be_in_viewport()
+    assert olivia.console_errors == [] and alice.console_errors == []

@@ -141,12 +141,15 @@ class Builder:
 
     def queue(self, answer: Any, *, entered: dt.datetime, sample: bool = False,
               owner: bool = False) -> Any:
-        from reviewqueue.reviews.models import ReviewItem
+        from reviewqueue.reviews.models import OwnerQuestion, ReviewItem
 
+        question = (OwnerQuestion.objects.create(answer=answer, asked_by=self.reviewer,
+                                                 asked_at=entered, note="Which applies?")
+                    if owner else None)
         return ReviewItem.objects.create(
             answer=answer, entered_at=entered, primary_reason=answer.current_verdict.reason,
             reasons=answer.current_verdict.reasons, index_release=answer.index_release,
-            audit_sample=sample, waiting_for_owner=owner,
+            audit_sample=sample, waiting_for_owner=owner, owner_question=question,
         )
 
 

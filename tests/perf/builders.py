@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import connection, transaction
 
-from reviewqueue.reviews.models import Answer, RetrievedItem, ReviewItem
+from reviewqueue.reviews.models import Answer, OwnerQuestion, RetrievedItem, ReviewItem
 from tests.reevaluation.builders import copy_answers
 
 # Primary reasons a review verdict gives, with the share of the backlog each holds (percent).
@@ -36,7 +36,7 @@ def held_copies(template: Answer, count: int, prefix: str, *, public_documents: 
     One queued item in fifty is leased to `lessee_id` for ten more minutes."""
     floor = copy_answers(template, count, prefix)
     answers, retrieved = Answer._meta.db_table, RetrievedItem._meta.db_table
-    items = ReviewItem._meta.db_table
+    items, questions = ReviewItem._meta.db_table, OwnerQuestion._meta.db_table
     cases, bound = [], 0
     for reason, share in REASON_SHARES:
         bound += share
@@ -62,14 +62,23 @@ def held_copies(template: Answer, count: int, prefix: str, *, public_documents: 
         cursor.execute(
             f'INSERT INTO "{items}" (answer_id, entered_at, primary_reason, reasons, '
             "index_release, leased_by_id, lease_until, audit_sample, waiting_for_owner, "
-            "owner_note, sent_to_owner_by_id, sent_to_owner_at, earlier_approval_id) "
+            "owner_question_id, earlier_approval_id) "
             f"SELECT a.id, now() - random() * interval '30 days', {reason}, "
             f"ARRAY[{reason}]::varchar[], a.index_release, "
             "CASE WHEN a.id %% 50 = 0 THEN %s::integer END, "
             "CASE WHEN a.id %% 50 = 0 AND %s::integer IS NOT NULL "
             "THEN now() + interval '10 minutes' END, "
-            f"{reason} = 'supported', a.id %% 97 = 0, '', NULL, NULL, NULL "
+            f"{reason} = 'supported', false, NULL, NULL "
             f"FROM \"{answers}\" a WHERE a.id > %s AND a.status = 'held'",
             [lessee_id, lessee_id, floor],
+        )
+        # One in 97 waits for the owners, on a question of its own.
+        cursor.execute(
+            f'WITH asked AS (INSERT INTO "{questions}" (answer_id, asked_at, note, reply) '
+            f"SELECT answer_id, entered_at, 'Which value applies?', '' FROM \"{items}\" "
+            "WHERE answer_id > %s AND answer_id %% 97 = 0 RETURNING id, answer_id) "
+            f'UPDATE "{items}" AS item SET waiting_for_owner = true, owner_question_id = asked.id '
+            "FROM asked WHERE item.answer_id = asked.answer_id",
+            [floor],
         )
         cursor.execute("ANALYZE")

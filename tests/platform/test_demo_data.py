@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from reviewqueue import demo
-from reviewqueue.reviews.models import Answer, Decision, ReviewItem
+from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_demo_starts_with_a_few_decisions_and_one_answer_sent_to_its_owner(
+def test_the_demo_starts_with_a_few_decisions_and_two_answers_sent_to_their_owners(
     settings: Any,
 ) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -32,8 +32,14 @@ def test_the_demo_starts_with_a_few_decisions_and_one_answer_sent_to_its_owner(
     assert 3 <= decided <= 7
     assert Answer.objects.filter(status__in=["approved", "rejected"]).count() == decided
     sent = ReviewItem.objects.get(waiting_for_owner=True)
-    assert sent.sent_to_owner_by.username == "alice"
+    assert sent.owner_question.asked_by.username == "alice"
     assert sent.answer.question == "How long is the free trial?"
+    # One more, which its owner answered: back with the reviewers, the reply beside the question.
+    replied = OwnerQuestion.objects.get(replied_by__username="oscar")
+    assert replied.asked_by.username == "alice"
+    assert not ReviewItem.objects.get(answer=replied.answer).waiting_for_owner
+    assert replied.reply.startswith("The retention policy is right")
+    assert "which do customers get?" in replied.note
 
     demo.load(io.StringIO(), answers=40)  # `make demo` again: nothing decided twice
     assert Decision.objects.count() == decided

@@ -42,8 +42,8 @@ def test_sending_to_the_owner_keeps_the_item_held_and_marks_it_waiting(
     assert response.status_code == 302
     item = ReviewItem.objects.get(answer__trace_id=trace)
     assert item.waiting_for_owner
-    assert item.owner_note == "Which trial length is right for the EU?"
-    assert item.sent_to_owner_by == reviewer
+    assert item.owner_question.note == "Which trial length is right for the EU?"
+    assert item.owner_question.asked_by == reviewer
     assert mail.outbox[-1].to == ["olivia@example.test"]
     event = AuditEvent.objects.get(action="review_item.sent_to_owner")
     assert "trial length" not in str(event.after)
@@ -153,14 +153,15 @@ def test_re_evaluate_now_starts_a_job_and_shows_its_progress(
 def test_a_note_the_browser_let_through_reaches_the_owner_whole(
     hold: Any, login: Any, reviewer: Any, owner: Any
 ) -> None:
-    """The text area counts a line break as one character (maxlength 5000) and sends two."""
+    """The page's counter counts a line break as one character, as the server does; the
+    browser sends two."""
     trace = hold()
     typed = "Check line.\n" * 400 + "The question at the end?"
     sent = typed.replace("\n", "\r\n")
     assert len(typed) <= 5000 < len(sent)
     response = login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": sent})
     assert response.status_code == 302
-    assert ReviewItem.objects.get(answer__trace_id=trace).owner_note == typed
+    assert ReviewItem.objects.get(answer__trace_id=trace).owner_question.note == typed
 
 
 def test_a_note_over_the_limit_is_refused_whole_and_kept_on_the_page(
@@ -175,4 +176,4 @@ def test_a_note_over_the_limit_is_refused_whole_and_kept_on_the_page(
             "Shorten it and send it again.") in page
     assert note in page  # what the reviewer wrote is still in the form
     item = ReviewItem.objects.get(answer__trace_id=trace)
-    assert not item.waiting_for_owner and item.owner_note == ""
+    assert not item.waiting_for_owner and item.owner_question is None

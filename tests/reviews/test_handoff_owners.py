@@ -164,7 +164,9 @@ def test_a_new_verdict_ends_the_wait_for_the_owner(
     assert item.reasons == ["superseded_revision"]
     page = client.get(f"/answers/{trace}/").content.decode()
     assert "Waiting for the owner" not in page
-    assert "Which trial length is right?" not in page
+    # The question stays on the page, answered by the new revision rather than by a reply.
+    assert "Which trial length is right?</blockquote>" in page
+    assert "No owner replied before the wait ended" in page
     assert "Send to the owner instead of deciding" in page
     assert "Waiting for the owner" not in client.get("/").content.decode()
     inbox = login(owner).get("/owner/").content.decode()
@@ -215,7 +217,9 @@ def test_an_edit_the_gate_still_holds_ends_the_wait_for_the_owner(
     # The owner was asked about the version before the edit: the reviewer has it back.
     page = client.get(f"/answers/{trace}/").content.decode()
     assert "Waiting for the owner" not in page
-    assert "Which trial length is right?" not in page
+    # The question stays on the page, answered by the new revision rather than by a reply.
+    assert "Which trial length is right?</blockquote>" in page
+    assert "No owner replied before the wait ended" in page
     assert "Send to the owner instead of deciding" in page
     inbox = login(owner).get("/owner/").content.decode()
     assert "Which trial length is right?" not in inbox

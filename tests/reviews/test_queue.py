@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewqueue.accounts.principals import user_principals
-from reviewqueue.reviews.models import ReviewItem
+from reviewqueue.reviews.models import OwnerQuestion, ReviewItem
 from reviewqueue.reviews.selectors import queue as queue_selectors
 from reviewqueue.reviews.selectors.queue import (
     BadCursor,
@@ -326,7 +326,10 @@ def test_next_skips_answers_waiting_for_their_owner(
 ) -> None:
     """The reviewer sent the oldest to the owner: until the owner acts, it is not handed out."""
     items = bulk_held(2, prefix="w")
-    ReviewItem.objects.filter(pk=items[0].pk).update(waiting_for_owner=True)
+    question = OwnerQuestion.objects.create(answer_id=items[0].answer_id, asked_by=reviewer,
+                                            asked_at=items[0].entered_at, note="Which applies?")
+    ReviewItem.objects.filter(pk=items[0].pk).update(waiting_for_owner=True,
+                                                     owner_question=question)
     response = login(reviewer).post("/next")
     assert response["Location"] == "/answers/w-1/"
     response = login(reviewer).post("/next", follow=True)  # w-1 is now hers

@@ -89,8 +89,8 @@ def _queue_copies(template: Answer, count: int, prefix: str, *, for_conflict: in
     with connection.cursor() as cursor:
         cursor.execute(
             f'INSERT INTO "{ReviewItem._meta.db_table}" (answer_id, entered_at, primary_reason, '
-            "reasons, index_release, audit_sample, waiting_for_owner, owner_note) "
-            f"SELECT a.id, now(), {reason}, ARRAY[{reason}]::varchar[], '', false, false, '' "
+            "reasons, index_release, audit_sample, waiting_for_owner) "
+            f"SELECT a.id, now(), {reason}, ARRAY[{reason}]::varchar[], '', false, false "
             f'FROM "{Answer._meta.db_table}" a WHERE a.id > %s AND a.trace_id LIKE %s',
             [for_conflict, for_conflict, floor, f"{prefix}%"],
         )

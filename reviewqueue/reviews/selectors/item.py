@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Prefetch, Subquery
 from django.db.models.functions import Left, Right
 from django.utils.translation import gettext as _
 
@@ -37,7 +37,7 @@ from reviewqueue.reviews.labels import (
     show_value,
     verdict_reason_label,
 )
-from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
+from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem, Verdict
 from reviewqueue.reviews.services.evaluation import today
 from reviewqueue.reviews.services.leases import LeaseState, lease_state
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
@@ -297,6 +297,8 @@ class ItemPage:
     verdicts: list[VerdictView]
     decisions: list[DecisionView]
     earlier_approval: Decision | None
+    # The reviewers' questions to the owners, oldest first, each with its reply if one came.
+    owner_questions: list[OwnerQuestion]
     cites: list[str]
     reference_date: date  # the verdict's as_of: every validity state on the page is for it
     today: date
@@ -304,6 +306,14 @@ class ItemPage:
     @property
     def held(self) -> bool:
         return self.answer.status == Answer.Status.HELD and self.item is not None
+
+    @property
+    def waiting_on(self) -> OwnerQuestion | None:
+        """The question the answer waits on the owners for, if it does."""
+        if self.item is None or not self.item.waiting_for_owner:
+            return None
+        return next((q for q in self.owner_questions if q.pk == self.item.owner_question_id),
+                    None)
 
     @property
     def may_decide(self) -> bool:
@@ -458,9 +468,11 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
     answer = (
         Answer.objects.select_related(
             "current_version", "current_verdict", "review_item__leased_by",
-            "review_item__earlier_approval__reviewer", "review_item__sent_to_owner_by",
+            "review_item__earlier_approval__reviewer",
         )
-        .prefetch_related("retrieved")
+        .prefetch_related("retrieved", Prefetch(
+            "owner_questions", OwnerQuestion.objects.select_related("asked_by", "replied_by")
+            .order_by("asked_at", "id")))
         .filter(trace_id=trace_id)
         .first()
     )
@@ -605,6 +617,7 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         ]) for v in verdicts],
         decisions=[DecisionView(d) for d in decisions],
         earlier_approval=_earlier_approval(answer, item, decisions),
+        owner_questions=list(answer.owner_questions.all()),
         cites=[r.cite for r in retrieved],
         reference_date=on,
         today=today(),

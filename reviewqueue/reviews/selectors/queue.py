@@ -216,7 +216,7 @@ def page_queryset(*, principals: Iterable[str], filters: QueueFilters, user: Any
     """
     now = now or timezone.now()
     qs = _filtered(visible_items(principals), filters, user, now)
-    qs = qs.select_related("answer", "leased_by")
+    qs = qs.select_related("answer", "leased_by", "owner_question")
     if cursor is None:
         return qs.order_by("entered_at", "id")
     position = Tuple(F("entered_at"), F("id"))

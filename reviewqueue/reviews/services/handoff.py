@@ -1,13 +1,18 @@
 """A reviewer hands a held answer to the owners of its conflicting sources instead of deciding.
 
-The item stays in the queue, marked as waiting for the owner, until a decision takes it out
-or a new verdict (after a re-evaluation, or an edit the gate still holds) ends the wait. Only
-owners who may read the answer in full are asked: they are mailed the question and the note,
-and find it in their inbox. The audit log records who sent which item to whom, never the note.
+The item stays in the queue, marked as waiting for the owner, until a decision takes it out,
+a new verdict (after a re-evaluation, or an edit the gate still holds) ends the wait, or one of
+the owners asked replies (when their documents are right as they are, say, or the question
+needs an answer rather than a new revision). Only owners who may read the answer in full are
+asked: they are mailed the question and the note, and find it in their inbox; the reviewer is
+mailed the reply. Each question and its reply are an OwnerQuestion, kept after the answer leaves
+the queue: its page lists them. The audit log records who sent which item to whom and who
+replied, never the note or the reply (only the reply's SHA-256).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any
 
@@ -18,7 +23,7 @@ from django.utils import timezone
 
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
-from reviewqueue.reviews.models import Answer, ReviewItem
+from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem
 from reviewqueue.reviews.selectors.answers import owners_to_ask, owners_who_may_read
 from reviewqueue.reviews.services.leases import LeasedByOther, NotHeld
 
@@ -30,11 +35,13 @@ MAX_OWNER_NOTE_CHARS = 5000
 
 
 class NoteTooLong(FieldError):
-    """A note over MAX_OWNER_NOTE_CHARS: refused whole, never cut."""
+    """A note (or an owner's reply, `field`) over MAX_OWNER_NOTE_CHARS: refused whole, never
+    cut."""
 
-    def __init__(self, length: int) -> None:
-        super().__init__("note", f"at most {MAX_OWNER_NOTE_CHARS} characters ({length} sent)")
+    def __init__(self, length: int, field: str = "note") -> None:
+        super().__init__(field, f"at most {MAX_OWNER_NOTE_CHARS} characters ({length} sent)")
         self.length = length
+        self.limit = MAX_OWNER_NOTE_CHARS
 
 
 class NoOwnerToAsk(Conflict):
@@ -47,18 +54,55 @@ class NoOwnerToAsk(Conflict):
                          "decide it here or ask an admin")
 
 
-@transaction.atomic
-def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Actor) -> ReviewItem:
-    note = note.replace("\r\n", "\n").strip()  # a browser sends a line break as two
-    if not note:
-        raise FieldError("note", "say what the owner should look at")
-    if len(note) > MAX_OWNER_NOTE_CHARS:
-        raise NoteTooLong(len(note))
+class NotWaiting(Conflict):
+    """A reply to a question that no longer waits for one. `why`: "decided" (by `who`),
+    "left" (a new verdict took the answer out of the queue), "replied" (`who` replied first),
+    "ended" (a new verdict ended the wait) or "asked_again" (`who` asked another question
+    since the page was shown)."""
+
+    code = "not_waiting_for_owner"
+
+    def __init__(self, why: str, who: str = "") -> None:
+        super().__init__(f"this answer is no longer waiting for its owners ({why})")
+        self.why, self.who = why, who
+
+
+class NotAsked(Conflict):
+    """A reply from someone the hand-off did not ask."""
+
+    code = "not_asked"
+    status_code = 403
+
+    def __init__(self) -> None:
+        super().__init__("only an owner this answer was sent to may reply")
+
+
+def _written(field: str, text: str, missing: str) -> str:
+    """`text` as stored: a browser's two-character line breaks made one, trimmed, required and
+    at most MAX_OWNER_NOTE_CHARS long (refused whole, never cut)."""
+    text = text.replace("\r\n", "\n").strip()
+    if not text:
+        raise FieldError(field, missing)
+    if len(text) > MAX_OWNER_NOTE_CHARS:
+        raise NoteTooLong(len(text), field)
+    return text
+
+
+def _locked_item(trace_id: str) -> tuple[Answer, ReviewItem | None]:
     answer = Answer.objects.filter(trace_id=trace_id).first()
     if answer is None:
         raise NotFound(f"no answer {trace_id!r}")
-    item = (ReviewItem.objects.select_for_update(of=("self",)).select_related("leased_by")
+    item = (ReviewItem.objects.select_for_update(of=("self",))
+            .select_related("leased_by", "owner_question__asked_by",
+                            "owner_question__replied_by")
             .filter(answer=answer).first())
+    return answer, item
+
+
+@transaction.atomic
+def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Actor) -> ReviewItem:
+    note = _written("note", note, "say what the owner should look at")
+    answer, item = _locked_item(trace_id)
     if item is None:
         raise NotHeld(answer)
     now = timezone.now()
@@ -69,11 +113,9 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
         raise NoOwnerToAsk()
     was_waiting = item.waiting_for_owner
     item.waiting_for_owner = True
-    item.owner_note = note
-    item.sent_to_owner_by = user
-    item.sent_to_owner_at = now
-    item.save(update_fields=["waiting_for_owner", "owner_note", "sent_to_owner_by",
-                             "sent_to_owner_at"])
+    item.owner_question = OwnerQuestion.objects.create(answer=answer, asked_by=user, asked_at=now,
+                                                       note=note)
+    item.save(update_fields=["waiting_for_owner", "owner_question"])
     audit_record(actor=actor, action="review_item.sent_to_owner", object_type="answer",
                  object_id=trace_id, trace_id=trace_id, before={"waiting_for_owner": was_waiting},
                  after={"waiting_for_owner": True,
@@ -85,15 +127,73 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
     return item
 
 
+@transaction.atomic
+def review_item_owner_reply(*, trace_id: str, user: Any, reply: str, actor: Actor,
+                            question_id: int | None = None) -> OwnerQuestion:
+    """One of the owners asked answers the reviewer's question (`question_id`, the one the
+    owner was shown, when known): the wait ends and the item goes back to the reviewers (and
+    to "Next"), the reply kept with the question."""
+    answer, item = _locked_item(trace_id)
+    if user.pk not in {o.pk for o in owners_who_may_read(answer, owners_to_ask(answer))}:
+        raise NotAsked()
+    question = item.owner_question if item else None
+    if item is None or question is None or not item.waiting_for_owner:
+        raise _why_not_waiting(answer, question)
+    if question_id is not None and question_id != question.pk:
+        raise NotWaiting("asked_again", _username(question.asked_by))
+    reply = _written("reply", reply, "say what the reviewer should know")
+    question.reply, question.replied_by, question.replied_at = reply, user, timezone.now()
+    question.save(update_fields=["reply", "replied_by", "replied_at"])
+    item.waiting_for_owner = False
+    item.save(update_fields=["waiting_for_owner"])
+    asked_by = question.asked_by
+    audit_record(actor=actor, action="review_item.owner_replied", object_type="answer",
+                 object_id=trace_id, trace_id=trace_id, before={"waiting_for_owner": True},
+                 after={"waiting_for_owner": False, "asked_by": _username(asked_by) or None,
+                        # Proves the reply shown is the one written, keeping no free text.
+                        "reply_sha256": hashlib.sha256(reply.encode()).hexdigest()})
+    if asked_by is not None and asked_by.email:
+        email, asked = asked_by.email, answer.question[:300]
+        transaction.on_commit(lambda: _mail_reviewer(email, trace_id, asked, reply, user))
+    return question
+
+
+def _username(user: Any) -> str:
+    return user.get_username() if user is not None else ""
+
+
+def _why_not_waiting(answer: Answer, question: OwnerQuestion | None) -> NotWaiting:
+    """Why the wait for the owners is over, as NotWaiting says it."""
+    if question is not None and question.replied_by_id is not None:
+        return NotWaiting("replied", _username(question.replied_by))
+    if answer.status in (Answer.Status.APPROVED, Answer.Status.REJECTED):
+        decision = (Decision.objects.filter(answer=answer).select_related("reviewer")
+                    .order_by("-id").first())
+        return NotWaiting("decided", _username(decision.reviewer) if decision else "")
+    if answer.status != Answer.Status.HELD:
+        return NotWaiting("left")
+    return NotWaiting("ended")
+
+
+def _mail_reviewer(email: str, trace_id: str, question: str, reply: str, owner: Any) -> None:
+    _mail([email], trace_id,
+          subject=f"[ReviewQueue] {owner.get_username()} replied about {trace_id}",
+          message=f"{owner.get_username()} replied to the held answer you sent them.\n\n"
+          f"Question: {question}\n\nReply: {reply}\n\nThe answer is back in the queue; "
+          f"the reply is on its page (/answers/{trace_id}/).")
+
+
 def _mail_owners(emails: list[str], trace_id: str, question: str, note: str, user: Any) -> None:
+    _mail(emails, trace_id,
+          subject=f"[ReviewQueue] A reviewer asks you about {trace_id}",
+          message=f"{user.get_username()} sent you a held answer.\n\nQuestion: {question}\n\n"
+          f"Note: {note}\n\nYou find it in ReviewQueue on your owner page (/owner/, "
+          "'My conflicts'), under 'Answers reviewers sent to you'.")
+
+
+def _mail(recipients: list[str], trace_id: str, *, subject: str, message: str) -> None:
     try:
-        send_mail(
-            subject=f"[ReviewQueue] A reviewer asks you about {trace_id}",
-            message=f"{user.get_username()} sent you a held answer.\n\nQuestion: {question}\n\n"
-            f"Note: {note}\n\nYou find it in ReviewQueue on your owner page (/owner/, "
-            "'My conflicts'), under 'Answers reviewers sent to you'.",
-            from_email=settings.DEFAULT_FROM_EMAIL,
-            recipient_list=emails,
-        )
-    except Exception:  # mail is best effort; the hand-off itself is recorded
-        log.exception("owner notification failed", extra={"trace_id": trace_id})
+        send_mail(subject=subject, message=message, from_email=settings.DEFAULT_FROM_EMAIL,
+                  recipient_list=recipients)
+    except Exception:  # mail is best effort; the hand-off or the reply itself is recorded
+        log.exception("hand-off mail failed", extra={"trace_id": trace_id})

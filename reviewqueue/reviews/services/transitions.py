@@ -112,9 +112,6 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
     ])
 
 
-# A queue entry no longer waiting for the owner it was sent to.
-_NOT_WAITING: dict[str, object] = {"waiting_for_owner": False, "owner_note": "",
-                                   "sent_to_owner_by": None, "sent_to_owner_at": None}
 
 
 def answer_apply_verdict(
@@ -161,10 +158,10 @@ def answer_apply_verdict(
             fields += ["primary_reason", "reasons"]
         # The owner was asked about the answer as the earlier verdict saw it; a new verdict
         # (a new fingerprint) ends the wait, and the reviewer takes the item up again.
+        # The question stays, unanswered: the answer's page lists it.
         if item.waiting_for_owner and verdict.pk != old_verdict_id:
-            for name, value in _NOT_WAITING.items():
-                setattr(item, name, value)
-            fields += list(_NOT_WAITING)
+            item.waiting_for_owner = False
+            fields.append("waiting_for_owner")
             owner_wait_ended = True
         if fields:
             item.save(update_fields=fields)
@@ -220,7 +217,7 @@ def answer_apply_decision(
         # showing the new version's reasons. The owner was asked about the version before
         # the edit: the wait ends, as it does with any new verdict.
         ReviewItem.objects.filter(answer=answer).update(
-            primary_reason=verdict.reason, reasons=verdict.reasons, **_NOT_WAITING
+            primary_reason=verdict.reason, reasons=verdict.reasons, waiting_for_owner=False
         )
     else:
         # The queue entry, and with it the lease, ends with the decision.
