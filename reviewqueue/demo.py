@@ -843,9 +843,10 @@ FIRST_DECISIONS = [
     ("alice", "New workspaces get a 14-day trial [d1].", 1, "send", "",
      "The autumn promotion says 30 days: which trial do new workspaces get now?"),
     ("alice", "Deleted data is purged after 90 days [w1].", 1, "send", "",
-     "The whitepaper says 90 days and the retention policy 30: which do customers get?"),
+     "The whitepaper says 90 days, the retention policy 180: which do customers get?"),
     ("oscar", "Deleted data is purged after 90 days [w1].", 1, "reply", "",
-     "The retention policy is right: 30 days since March. The whitepaper is being corrected."),
+     "Both are right: workspace data goes after 90 days, backups after 180. The answer "
+     "should say it means the workspace data."),
 ]
 
 

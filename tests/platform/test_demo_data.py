@@ -38,7 +38,7 @@ def test_the_demo_starts_with_a_few_decisions_and_two_answers_sent_to_their_owne
     replied = OwnerQuestion.objects.get(replied_by__username="oscar")
     assert replied.asked_by.username == "alice"
     assert not ReviewItem.objects.get(answer=replied.answer).waiting_for_owner
-    assert replied.reply.startswith("The retention policy is right")
+    assert replied.reply.startswith("Both are right: workspace data goes after 90 days")
     assert "which do customers get?" in replied.note
 
     demo.load(io.StringIO(), answers=40)  # `make demo` again: nothing decided twice
