@@ -672,6 +672,7 @@ def owner_reply(request: HttpRequest, trace_id: str) -> HttpResponse:
     the inbox the owner returns there; a refused reply opens the answer's page with the reason
     beside the form, keeping what was written."""
     from reviewqueue.reviews.services.handoff import (
+        MAX_OWNER_NOTE_CHARS,
         NotAsked,
         NoteTooLong,
         NotWaiting,
@@ -695,7 +696,7 @@ def owner_reply(request: HttpRequest, trace_id: str) -> HttpResponse:
         if isinstance(exc, NoteTooLong):
             error = _("Nothing was sent: the reply is %(length)d characters long, over the limit "
                       "of %(limit)d. Shorten it and send it again.") % {
-                "length": exc.length, "limit": exc.limit}
+                "length": exc.length, "limit": MAX_OWNER_NOTE_CHARS}
         elif isinstance(exc, FieldError):
             error = _("Say what the reviewer should know.")
         else:

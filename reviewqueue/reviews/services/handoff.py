@@ -41,7 +41,6 @@ class NoteTooLong(FieldError):
     def __init__(self, length: int, field: str = "note") -> None:
         super().__init__(field, f"at most {MAX_OWNER_NOTE_CHARS} characters ({length} sent)")
         self.length = length
-        self.limit = MAX_OWNER_NOTE_CHARS
 
 
 class NoOwnerToAsk(Conflict):
