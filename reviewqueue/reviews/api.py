@@ -37,7 +37,7 @@ from reviewqueue.api_errors import (
     quarantine_from_request,
 )
 from reviewqueue.errors import DomainError, NotFound
-from reviewqueue.reviews.models import Answer, Verdict
+from reviewqueue.reviews.models import Answer, OwnerQuestion, Verdict
 from reviewqueue.reviews.selectors.answers import (
     answer_detail,
     redact_verdicts,
@@ -294,6 +294,15 @@ class AnswerDecisionOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class OwnerQuestionOut(serializers.Serializer):
+    asked_by = serializers.CharField(source="asked_by.username", allow_null=True)
+    asked_at = serializers.DateTimeField()
+    note = serializers.CharField(allow_null=True)
+    replied_by = serializers.CharField(source="replied_by.username", allow_null=True)
+    replied_at = serializers.DateTimeField(allow_null=True)
+    reply = serializers.CharField(allow_null=True, help_text="null until an owner replied")
+
+
 class AnswerOut(IngestOut):
     question = serializers.CharField(
         allow_null=True, help_text="null for an admin who may not read every document the "
@@ -301,6 +310,10 @@ class AnswerOut(IngestOut):
     index_release = serializers.CharField()
     verdicts = VerdictOut(many=True)
     decisions = AnswerDecisionOut(many=True)
+    owner_questions = OwnerQuestionOut(
+        many=True, help_text="What reviewers asked the owners, oldest first, with each "
+                             "reply; `note` and `reply` are null for an admin who gets "
+                             "`question` null")
 
 
 _TIMESTAMP = serializers.DateTimeField()
@@ -459,6 +472,16 @@ class AnswerBatchView(BodyLimitedAPIView):
         quarantine_from_request(_One, Response(body, status=status_code))
 
 
+def _owner_question(question: OwnerQuestion, reads: bool) -> dict[str, Any]:
+    body: dict[str, Any] = OwnerQuestionOut(question).data
+    if question.replied_at is None:
+        body["reply"] = None
+    if not reads:
+        # Both texts talk about the documents, as the question does.
+        body["note"] = body["reply"] = None
+    return body
+
+
 class AnswerDetailView(BodyLimitedAPIView):
     permission_classes = [RoleAndScope]
     allowed_roles = (Role.SERVICE, Role.ADMIN, Role.REVIEWER, Role.OWNER)
@@ -498,5 +521,6 @@ class AnswerDetailView(BodyLimitedAPIView):
             index_release=answer.index_release,
             verdicts=verdicts,
             decisions=AnswerDecisionOut(answer.decisions.all(), many=True).data,
+            owner_questions=[_owner_question(q, reads) for q in answer.owner_questions.all()],
         )
         return Response(body)

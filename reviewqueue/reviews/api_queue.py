@@ -25,9 +25,11 @@ from reviewqueue.reviews.selectors.answers import (
     redact_verdicts,
     user_may_read_answer,
 )
+from reviewqueue.reviews.selectors.item import item_page
 from reviewqueue.reviews.selectors.queue import (
     CLAIM_FILTERS,
     DEFAULT_LIMIT,
+    HANDOFF_FILTERS,
     MAX_LIMIT,
     BadCursor,
     Cursor,
@@ -71,6 +73,7 @@ class QueueQuery(serializers.Serializer):
     document = serializers.CharField(max_length=200, required=False)
     release = serializers.CharField(max_length=200, required=False)
     claim = serializers.ChoiceField(choices=CLAIM_FILTERS, required=False, default="all")
+    handoff = serializers.ChoiceField(choices=HANDOFF_FILTERS, required=False, default="")
     cursor = serializers.CharField(max_length=500, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, required=False,
                                      default=DEFAULT_LIMIT)
@@ -134,6 +137,10 @@ class QueueView(ReviewerView):
             OpenApiParameter("document", str, description="A retrieved document id"),
             OpenApiParameter("release", str, description="Index release"),
             OpenApiParameter("claim", str, enum=list(CLAIM_FILTERS)),
+            OpenApiParameter("handoff", str, enum=list(HANDOFF_FILTERS),
+                             description="`waiting`: sent to the owners, who have not "
+                                         "replied; `replied`: an owner answered the latest "
+                                         "question"),
             OpenApiParameter("cursor", str, description="From `next` or `previous`"),
             OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
                                        "default": DEFAULT_LIMIT}),
@@ -159,7 +166,8 @@ class QueueView(ReviewerView):
             except BadCursor:
                 raise FieldError("cursor", "not a cursor this API gave out") from None
         filters = QueueFilters(reason=q.get("reason", ""), document=q.get("document", ""),
-                               release=q.get("release", ""), claim=q["claim"])
+                               release=q.get("release", ""), claim=q["claim"],
+                               handoff=q["handoff"])
         page = queue_page(principals=user_principals(request.user), filters=filters,
                           user=request.user, cursor=cursor, limit=q["limit"])
         return Response(self._body(request, page, filters, q["limit"]))
@@ -251,6 +259,11 @@ class DecisionIn(StrictSerializer):
     reason = serializers.ChoiceField(choices=list(REJECT_REASONS), required=False)
     answer = serializers.CharField(max_length=200_000, required=False, trim_whitespace=False)
     claims = serializers.ListField(child=ClaimIn(), required=False, max_length=1000)
+    despite = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Approve although some claims do not hold against their sources (✗ on the "
+                  "answer's page): such an approval is refused without it, as the page asks "
+                  "for a second yes")
 
     def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """What the action asks of the other fields. `attrs` holds the fields that validated;
@@ -269,6 +282,8 @@ class DecisionIn(StrictSerializer):
         elif "reason" in attrs:
             # Kept nowhere otherwise: the caller would believe a reason was recorded.
             errors["reason"] = ["Only a reject takes a reason."]
+        if action != "approve" and "despite" in sent:
+            errors["despite"] = ["Only an approval takes it."]
         for name in ("answer", "claims"):
             if action == "edit" and name not in sent:
                 errors[name] = ["Required to edit."]
@@ -340,6 +355,20 @@ class DecisionView(ReviewerView):
         body.is_valid(raise_exception=True)
         principals = user_principals(request.user)
         readable_answer(request, trace_id)
+        sent = body.validated_data
+        if sent["action"] == "approve" and not sent["despite"]:
+            # The claims as the answer's page shows them now, whatever the caller saw. Asked
+            # only of an approval that could land: one on an old verdict, or of an answer no
+            # longer held, gets the service's 409 instead.
+            page = item_page(trace_id=trace_id, user=request.user)
+            if (page is not None and page.held and page.verdict.pk == sent["verdict"]
+                    and page.contradicted):
+                numbers = ", ".join(map(str, page.contradicted))
+                which = (f"claims {numbers} do not hold against what they cite"
+                         if len(page.contradicted) > 1
+                         else f"claim {numbers} does not hold against what it cites")
+                raise FieldError("despite", f"{which}: send true to approve the answer all the "
+                                 "same, or edit or reject it")
         try:
             result = answer_decide(trace_id=trace_id, user=request.user,
                                    actor=actor_of(request), data=body.to_input())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import wraps
 from typing import Any
@@ -59,6 +60,7 @@ from reviewqueue.reviews.selectors.item import ItemPage, item_page
 from reviewqueue.reviews.selectors.queue import (
     CLAIM_FILTERS,
     DEFAULT_LIMIT,
+    HANDOFF_FILTERS,
     MAX_LIMIT,
     BadCursor,
     Cursor,
@@ -137,10 +139,11 @@ def _filters(params: QueryDict) -> QueueFilters:
         document=params.get("document", "").strip()[:200],
         release=params.get("release", "").strip()[:200],
         claim=claim if claim in CLAIM_FILTERS else "all",
+        handoff=handoff if (handoff := params.get("handoff", "")) in HANDOFF_FILTERS else "",
     )
 
 
-QUEUE_PARAMS = ("reason", "document", "release", "claim", "cursor", "limit")
+QUEUE_PARAMS = ("reason", "document", "release", "claim", "handoff", "cursor", "limit")
 
 
 def _back(request: HttpRequest) -> str:
@@ -195,7 +198,8 @@ def _queue(request: HttpRequest) -> HttpResponse:
     filters = _filters(request.GET)
     # `_filters` leaves out a value it does not know; the reader is told which.
     ignored = [f"{name}={value[:40]}" for name, known in (("reason", REASONS),
-                                                          ("claim", CLAIM_FILTERS))
+                                                          ("claim", CLAIM_FILTERS),
+                                                          ("handoff", HANDOFF_FILTERS))
                if (value := request.GET.get(name, "")) and value not in known]
     if ignored:
         messages.info(request, _("Not a value this filter knows, so it was left out: "
@@ -220,23 +224,24 @@ def _queue(request: HttpRequest) -> HttpResponse:
         "reasons": [(r, reason_label(r)) for r in REASONS],
         "claim_choices": [("all", _("All")), ("unclaimed", _("Unclaimed")),
                           ("mine", _("Mine"))],
+        "handoff_choices": [("waiting", _("Waiting for the owner")),
+                            ("replied", _("The owner replied"))],
         "next_url": _queue_url(filters, cursor=page.next_cursor or "", limit=limit_param)
         if page.next_cursor else None,
         "previous_url": _queue_url(filters, cursor=page.previous_cursor or "",
                                    limit=limit_param) if page.previous_cursor else None,
         "first_url": _queue_url(filters, limit=limit_param) if page.previous_cursor else None,
         "count_links": [
-            (c, _queue_url(QueueFilters(c.reason, filters.document, filters.release,
-                                        filters.claim)))
+            (c, _queue_url(replace(filters, reason=c.reason)))
             for c in page.counts if c.count or c.reason == filters.reason
         ],
-        "all_reasons_url": _queue_url(QueueFilters("", filters.document, filters.release,
-                                                   filters.claim)),
+        "all_reasons_url": _queue_url(replace(filters, reason="")),
         "now": timezone.now(),
         "back": request.GET.urlencode(),
         # A row's document or release link narrows the filters the reader already has.
         "keep_for_document": _kept_filters(filters, "document"),
         "keep_for_release": _kept_filters(filters, "release"),
+        "keep_for_handoff": _kept_filters(filters, "handoff"),
         # The filter matches ids and titles whole: when it named nothing, say so and offer
         # the near ones (None: it named a document).
         "documents_like": _documents_like(filters, principals)
@@ -249,7 +254,7 @@ def _documents_like(filters: QueueFilters, principals: Any) -> list[tuple[str, s
     like = documents_like(filters.document, principals)
     if like is None:
         return None
-    return [(title, _queue_url(QueueFilters(filters.reason, key, filters.release, filters.claim)))
+    return [(title, _queue_url(replace(filters, document=key)))
             for key, title in like]
 
 
@@ -265,7 +270,9 @@ def next_item(request: HttpRequest) -> HttpResponse:
     filters = _filters(request.POST)
     answer = lease_claim_oldest(filters=filters, user=request.user, actor=_actor(request))
     if answer is None:
-        messages.info(request, _("Nothing unclaimed is waiting for you."))
+        messages.info(request, _("Answers waiting for their owners are not handed out: open "
+                                 "one from the list.") if filters.handoff == "waiting"
+                      else _("Nothing unclaimed is waiting for you."))
         back = _back(request)
         return HttpResponseRedirect(_back_to_queue(back) if back else _queue_url(filters))
     return HttpResponseRedirect(_item_url(answer.trace_id, _back(request)))

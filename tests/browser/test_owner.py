@@ -132,4 +132,15 @@ def test_an_owner_replies_from_the_inbox_and_the_reviewer_is_taken_to_the_reply(
     reply = alice.locator("[data-owner-reply]")
     expect(reply).to_contain_text("30 days in the EU, 14 elsewhere.")
     expect(reply).to_be_in_viewport()
+
+    # In the queue, the row's badge narrows the list to the answers the owners replied to.
+    hold("t-other")
+    alice.goto(f"{live_server.url}/")
+    expect(alice.locator("[data-read]")).to_have_count(2)
+    alice.click("[data-owner-replied]")
+    expect(alice.locator("[data-read]")).to_have_text([trace])
+    expect(alice.get_by_label("Sent to the owners")).to_have_value("replied")
+    alice.get_by_label("Sent to the owners").select_option("waiting")
+    alice.get_by_role("button", name="Filter").click()
+    expect(alice.locator("[data-empty]")).to_contain_text("No held answer matches these filters")
     assert olivia.console_errors == [] and alice.console_errors == []

@@ -72,21 +72,24 @@ def backlog(db: Any, publish: Callable[..., Any], submit: Callable[..., Any],
 
 def _combinations() -> list[QueueFilters]:
     """Each filter alone (every reason, a public, an HR-only and an unknown document, a known
-    and an unknown release, each claim choice), then what the filter form combines: a
-    common and an audit-sample reason, a public and an HR-only document, a release, claimed
-    or not; and all four at once with an unused reason and "mine"."""
+    and an unknown release, each claim and hand-off choice), then what the filter form
+    combines: a common and an audit-sample reason, a public and an HR-only document, a
+    release, claimed or not, replied to or not; and all five at once with an unused reason,
+    "mine" and "waiting"."""
     alone = [QueueFilters(reason=r) for r in REASONS] + [
         QueueFilters(document="kb-03"), QueueFilters(document="hr-1"),
         QueueFilters(document="no-such-document"), QueueFilters(release="2026.03"),
         QueueFilters(release="no-such-release"), QueueFilters(claim="unclaimed"),
-        QueueFilters(claim="mine"),
+        QueueFilters(claim="mine"), QueueFilters(handoff="waiting"),
+        QueueFilters(handoff="replied"),
     ]
     combined = [
-        QueueFilters(reason=r, document=d, release=rel, claim=c)
-        for r, d, rel, c in itertools.product(
+        QueueFilters(reason=r, document=d, release=rel, claim=c, handoff=h)
+        for r, d, rel, c, h in itertools.product(
             ("", "conflicting_sources", "supported"), ("", "kb-03", "hr-1"), ("", "2026.03"),
-            ("all", "unclaimed"))
-    ] + [QueueFilters(reason="no_claims", document="kb-03", release="2026.03", claim="mine")]
+            ("all", "unclaimed"), ("", "replied"))
+    ] + [QueueFilters(reason="no_claims", document="kb-03", release="2026.03", claim="mine",
+                      handoff="waiting")]
     seen: dict[QueueFilters, None] = {QueueFilters(): None}
     for f in alone + combined:
         seen.setdefault(f)
@@ -139,7 +142,8 @@ def test_no_queue_filter_reads_a_whole_table(backlog: Any) -> None:
             direction = "backwards" if backwards else "forwards"
             checks.append((_describe(filters, f"queue page read {direction} from a cursor"),
                            deep))
-    for filters in (QueueFilters(), QueueFilters(reason="supported", document="kb-03")):
+    for filters in (QueueFilters(), QueueFilters(reason="supported", document="kb-03"),
+                    QueueFilters(handoff="replied")):
         def claim_next(filters: QueueFilters = filters) -> Any:
             return next_unclaimed(principals=principals, filters=filters, user=alice)
 

@@ -683,6 +683,31 @@ def test_approving_an_answer_whose_claim_does_not_hold_takes_a_second_yes(
     assert Answer.objects.get(trace_id=trace).status == "approved"
 
 
+def test_the_api_asks_the_same_second_yes_for_claims_that_do_not_hold(
+    hold: Any, publish: Any, api: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    trace = hold()
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing", revision="r2", facts=[fact("trial_days", 21)])
+    refused = decide(api, trace, action="approve", comment="looks fine")
+    assert refused.status_code == 400
+    assert refused.json()["errors"] == [{
+        "field": "despite",
+        "message": "claim 1 does not hold against what it cites: send true to approve "
+                   "the answer all the same, or edit or reject it"}]
+    assert Answer.objects.get(trace_id=trace).status == "held"
+    assert not Decision.objects.exists()
+    # Only an approval takes it; a reject with it is refused whole, naming it.
+    wrong = decide(api, trace, action="reject", reason="conflict", despite=True)
+    assert wrong.status_code == 400
+    assert wrong.json()["errors"] == [{"field": "despite",
+                                       "message": "Only an approval takes it."}]
+    done = decide(api, trace, action="approve", comment="the 14 days still apply",
+                  despite=True)
+    assert done.status_code == 201, done.json()
+    assert Answer.objects.get(trace_id=trace).status == "approved"
+
+
 def test_an_answer_whose_claims_hold_is_approved_without_the_second_yes(
     hold: Any, reviewer: Any, login: Any
 ) -> None:

@@ -48,7 +48,7 @@ def test_sending_to_the_owner_keeps_the_item_held_and_marks_it_waiting(
     event = AuditEvent.objects.get(action="review_item.sent_to_owner")
     assert "trial length" not in str(event.after)
     assert "Waiting for the owner" in client.get(f"/answers/{trace}/").content.decode()
-    assert "Waiting for the owner" in client.get("/").content.decode()
+    assert "data-owner-waiting>Waiting for the owner</a>" in client.get("/").content.decode()
 
 
 def test_the_owner_sees_the_answer_and_the_note_in_the_inbox(

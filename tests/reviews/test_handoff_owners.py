@@ -168,7 +168,7 @@ def test_a_new_verdict_ends_the_wait_for_the_owner(
     assert "Which trial length is right?</blockquote>" in page
     assert "No owner replied before the wait ended" in page
     assert "Send to the owner instead of deciding" in page
-    assert "Waiting for the owner" not in client.get("/").content.decode()
+    assert "data-owner-waiting" not in client.get("/").content.decode()
     inbox = login(owner).get("/owner/").content.decode()
     assert "Which trial length is right?" not in inbox
     assert "No reviewer is waiting for you." in inbox

@@ -80,7 +80,8 @@ def test_the_owner_replies_from_the_inbox_and_the_reviewer_reads_it(
                         r"Say which applies\.", shown), shown
     assert "data-waiting-owner" not in item_page and "data-owner-replied-link" in item_page
     queue = reviewer_client.get("/").content.decode()
-    assert "The owner replied" in queue and "Waiting for the owner" not in queue
+    assert "data-owner-replied>The owner replied</a>" in queue
+    assert "data-owner-waiting" not in queue
 
 
 def test_the_question_and_the_reply_stay_on_the_page_once_decided(
@@ -131,6 +132,53 @@ def test_next_hands_out_the_answer_again_once_the_owner_replied(
     assert login(bob).post("/next")["Location"] == "/"  # nothing unclaimed to hand out
     login(owner).post(f"/answers/{sent}/owner-reply", {"reply": "Right as it is."})
     assert login(bob).post("/next")["Location"] == f"/answers/{sent}/"
+
+
+def queue_traces(html: str) -> list[str]:
+    return re.findall(r'data-read>([^<]+)</a>', html)
+
+
+def test_the_queue_filters_answers_waiting_for_the_owners_or_replied_to(
+    sent: str, hold: Callable[..., str], login: Any, owner: Any, reviewer: Any, bob: Any,
+    token_client: Any,
+) -> None:
+    hold("t-other")  # never sent to anyone
+    hold("t-asked")
+    client = login(reviewer)
+    client.post("/answers/t-asked/send-to-owner", {"note": "Is this still right?"})
+    login(owner).post(f"/answers/{sent}/owner-reply", {"reply": "Right as it is."})
+
+    page = client.get("/").content.decode()
+    assert sorted(queue_traces(page)) == ["t-1", "t-asked", "t-other"]
+    # Each badge links to its filter, keeping the others.
+    assert 'href="?handoff=replied" class="badge tone-replied" data-owner-replied>' in page
+    assert 'href="?handoff=waiting" class="badge subtle" data-owner-waiting>' in page
+    assert ('href="?reason=conflicting_sources&amp;handoff=waiting"'
+            in client.get("/?reason=conflicting_sources").content.decode())
+
+    replied = client.get("/?handoff=replied").content.decode()
+    assert queue_traces(replied) == ["t-1"]
+    assert '<option value="replied" selected>The owner replied</option>' in replied
+    assert queue_traces(client.get("/?handoff=waiting").content.decode()) == ["t-asked"]
+    unknown = client.get("/?handoff=soon", follow=True).content.decode()
+    assert "Not a value this filter knows, so it was left out: handoff=soon." in unknown
+    assert sorted(queue_traces(unknown)) == ["t-1", "t-asked", "t-other"]
+
+    # "Next" within a filter: the replied answer first; the waiting ones are never handed out.
+    assert login(bob).post("/next", {"handoff": "replied"})["Location"] == f"/answers/{sent}/"
+    refused = login(bob).post("/next", {"handoff": "waiting"}, follow=True).content.decode()
+    assert ("Answers waiting for their owners are not handed out: open one from the list."
+            in refused)
+
+    api = token_client(reviewer)
+    assert [r["trace_id"] for r in api.get("/api/v1/queue?handoff=waiting").json()["results"]
+            ] == ["t-asked"]
+    rows = api.get("/api/v1/queue?handoff=replied").json()["results"]
+    assert [(r["trace_id"], r["owner_replied"]) for r in rows] == [(sent, True)]
+    bad = api.get("/api/v1/queue?handoff=soon")
+    assert bad.status_code == 400
+    assert bad.json()["errors"] == [{"field": "handoff",
+                                     "message": '"soon" is not a valid choice.'}]
 
 
 @pytest.mark.parametrize(("reply", "says"), [

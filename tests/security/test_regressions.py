@@ -94,3 +94,34 @@ def test_an_admin_reads_the_history_of_any_answer_but_not_what_it_asked(
         "question"] == "How long?"
     assert api_client(world.tokens["rag-service"]).get("/api/v1/answers/t-hr").json()[
         "question"] == "How long?"
+
+
+def test_the_answer_api_gives_the_owner_questions_but_not_their_text_to_who_may_not_read(
+    world: World, db: Any
+) -> None:
+    """The questions to the owners and their replies talk about the documents: an admin who
+    gets `question` null gets both texts null too, with who asked and replied, and when."""
+    from django.utils import timezone
+
+    from reviewqueue.reviews.models import Answer, OwnerQuestion
+
+    now = timezone.now()
+    OwnerQuestion.objects.create(
+        answer=Answer.objects.get(trace_id="t-hr"), asked_by=world.users["hana"], asked_at=now,
+        note="Is 90 days still right?", replied_by=world.users["olivia"], replied_at=now,
+        reply="Yes, for everyone.")
+    OwnerQuestion.objects.create(answer=Answer.objects.get(trace_id="t-hr"),
+                                 asked_by=world.users["hana"], asked_at=now, note="And for EU?")
+    stamp = now.isoformat().replace("+00:00", "Z")
+    for caller in ("hana", "rag-service"):
+        body = api_client(world.tokens[caller]).get("/api/v1/answers/t-hr").json()
+        assert body["owner_questions"] == [
+            {"asked_by": "hana", "asked_at": stamp, "note": "Is 90 days still right?",
+             "replied_by": "olivia", "replied_at": stamp, "reply": "Yes, for everyone."},
+            {"asked_by": "hana", "asked_at": stamp, "note": "And for EU?",
+             "replied_by": None, "replied_at": None, "reply": None},
+        ], caller
+    admin = api_client(world.tokens["ada"]).get("/api/v1/answers/t-hr").json()
+    assert [(q["asked_by"], q["note"], q["replied_by"], q["reply"])
+            for q in admin["owner_questions"]] == [("hana", None, "olivia", None),
+                                                   ("hana", None, None, None)]

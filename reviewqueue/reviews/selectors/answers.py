@@ -9,7 +9,7 @@ from django.db.models import Prefetch, QuerySet
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.principals import may_read, may_read_every, user_principals
 from reviewqueue.accounts.roles import has_role, remember_groups
-from reviewqueue.reviews.models import Answer, Decision, RetrievedItem, Verdict
+from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, RetrievedItem, Verdict
 from reviewqueue.sources.models import Document, Revision
 
 
@@ -30,6 +30,8 @@ def answer_detail(trace_id: str) -> Answer | None:
             Prefetch("verdicts", queryset=Verdict.objects.order_by("-id")),
             Prefetch("decisions", queryset=Decision.objects.order_by("id")
                      .select_related("reviewer")),
+            Prefetch("owner_questions", queryset=OwnerQuestion.objects.order_by("asked_at", "id")
+                     .select_related("asked_by", "replied_by")),
             "retrieved",
         )
         .filter(trace_id=trace_id)

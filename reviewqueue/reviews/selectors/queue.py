@@ -11,7 +11,7 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +28,8 @@ from reviewqueue.reviews.models import Answer, RetrievedItem, ReviewItem
 from reviewqueue.sources.models import Document
 
 CLAIM_FILTERS = ("all", "unclaimed", "mine")
+# Answers a reviewer sent to the owners: still waiting for them, or answered by one of them.
+HANDOFF_FILTERS = ("waiting", "replied")
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 # Counts per reason stop here: the badge says "1000+" instead of counting a huge backlog.
@@ -43,9 +45,11 @@ class QueueFilters:
     document: str = ""
     release: str = ""
     claim: str = "all"
+    handoff: str = ""
 
     def as_params(self) -> dict[str, str]:
-        params = {"reason": self.reason, "document": self.document, "release": self.release}
+        params = {"reason": self.reason, "document": self.document, "release": self.release,
+                  "handoff": self.handoff}
         if self.claim != "all":
             params["claim"] = self.claim
         return {k: v for k, v in params.items() if v}
@@ -196,6 +200,14 @@ def _filtered(qs: QuerySet[ReviewItem], filters: QueueFilters, user: Any,
         qs = qs.filter(Q(leased_by__isnull=True) | Q(lease_until__lte=now))
     elif filters.claim == "mine":
         qs = qs.filter(leased_by=user, lease_until__gt=now)
+    if filters.handoff:
+        # Spelled out although "waiting" implies it (a check constraint): PostgreSQL then reads
+        # the few items ever sent to the owners through the question's index and sorts them.
+        qs = qs.filter(owner_question__isnull=False)
+        if filters.handoff == "waiting":
+            qs = qs.filter(waiting_for_owner=True)
+        else:
+            qs = qs.filter(waiting_for_owner=False, owner_question__replied_at__isnull=False)
     return qs
 
 
@@ -325,8 +337,7 @@ def next_unclaimed(*, principals: Iterable[str], filters: QueueFilters, user: An
                    how_many: int = NEXT_CANDIDATES) -> list[Answer]:
     """The oldest visible unclaimed answers, for "Next" to try in order. An answer a reviewer
     sent to its owners waits for them: it is opened from the queue, not handed out."""
-    unclaimed = QueueFilters(reason=filters.reason, document=filters.document,
-                             release=filters.release, claim="unclaimed")
+    unclaimed = replace(filters, claim="unclaimed")
     qs = queue_queryset(principals=principals, filters=unclaimed, user=user).filter(
         waiting_for_owner=False)
     return [item.answer for item in qs.select_related("answer")[:how_many]]
