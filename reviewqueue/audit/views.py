@@ -7,12 +7,18 @@ from urllib.parse import quote
 
 from django.contrib import messages
 from django.core.cache import cache
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import RFC3986_SUBDELIMS
+from django.utils.http import RFC3986_SUBDELIMS, url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
@@ -104,6 +110,16 @@ def _local_time(moment: Any) -> str:
             f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}")
 
 
+def _dismissed_documents(event: Any, log: str) -> list[tuple[str, str]]:
+    """A conflict's dismissal names no one document: the documents of the revisions it holds
+    for, each with its search link."""
+    if event.action != "conflict.dismissed" or not isinstance(event.after, dict):
+        return []
+    return [(pair[0], f"{log}?document={quote(pair[0], safe='/')}")
+            for pair in event.after.get("revisions") or []
+            if isinstance(pair, list) and pair and isinstance(pair[0], str)]
+
+
 def event_rows(events: list[Any], titles: dict[str, str] | None = None
                ) -> list[dict[str, Any]]:
     """What each row of the list shows, worked out once per page in Python: the template
@@ -131,7 +147,9 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
             "action": e.action,
             "object_type": e.object_type,
             "object_id": e.object_id,
-            "object_link": timeline(e.object_id) if is_answer else "",
+            "object_link": (timeline(e.object_id) if is_answer
+                            else reverse("sources:conflict", args=[e.object_id])
+                            if e.object_type == "conflict" and e.object_id.isdigit() else ""),
             "trace_id": e.trace_id,
             "trace_link": timeline(e.trace_id) if e.trace_id else "",
             "document_id": e.document_id,
@@ -141,6 +159,7 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
                              and e.object_id != e.document_id else ""),
             "document_link": (f"{log}?document={quote(e.document_id, safe='/')}"
                               if e.document_id else ""),
+            "dismissed_documents": _dismissed_documents(e, log),
             "change": changes.cell(e.before, e.after),
             "hash": e.hash,
             "hash_short": e.hash[:10],
@@ -245,7 +264,7 @@ def verify(request: HttpRequest) -> HttpResponse:
     if not cache.add(MANUAL_PENDING_KEY, actor.name, timeout=MANUAL_PENDING_SECONDS):
         messages.info(request, _("A verification is already running. Its result appears below "
                                  "when it is done."))
-        return redirect("audit:events")
+        return _back_to_audit(request)
     try:
         verify_chain.delay(trigger=VerificationRun.Trigger.MANUAL, requested_by=actor.name)
     except Exception as exc:  # a broker that is down must not turn into a 500
@@ -255,7 +274,7 @@ def verify(request: HttpRequest) -> HttpResponse:
     else:
         messages.info(request,
                       _("Verification requested. The result appears below when it is done."))
-    return redirect("audit:events")
+    return _back_to_audit(request)
 
 
 @require_POST
@@ -267,6 +286,16 @@ def acknowledge_alert(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("No such alert")
     messages.info(request, _("Alert about event #%(seq)s acknowledged.")
                   % {"seq": alert.first_bad_seq})
+    return _back_to_audit(request)
+
+
+def _back_to_audit(request: HttpRequest) -> HttpResponse:
+    """Back to the audit page the form was sent from, with its filters or the timeline it
+    showed; anything else (another site, another area) goes to the audit log."""
+    back = request.POST.get("back", "")
+    if back.startswith(reverse("audit:events")) and url_has_allowed_host_and_scheme(
+            back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return HttpResponseRedirect(back)
     return redirect("audit:events")
 
 

@@ -52,6 +52,17 @@ def _nice_max(value: float) -> float:
     return 1.0
 
 
+# How many parts each bound of `_nice_max` is drawn in, so that every tick is a whole percent.
+_PARTS = {0.05: 5, 0.1: 5, 0.2: 4, 0.5: 5, 1.0: 4}
+
+
+def _ticks(bound: float) -> list[float]:
+    """The ticks of a share axis up to `bound` (from `_nice_max`): 0%, 1% ... 5%, or 0%, 10%
+    ... 50%, never 12.5% shown as "12%"."""
+    parts = _PARTS.get(bound, 4)
+    return [bound * step / parts for step in range(parts + 1)]
+
+
 def line_chart(points: Sequence[tuple[str, float | None]], *, title: str) -> SafeString:
     """Shares over time. A period without data leaves a gap in the line, not a zero."""
     return _both(_line(points, title, 1000, 240, "wide"),
@@ -73,8 +84,7 @@ def _line(points: Sequence[tuple[str, float | None]], title: str, width: int, he
         return top + plot_h * (1 - v / y_max)
 
     body = []
-    for step in range(5):
-        tick = y_max * step / 4
+    for tick in _ticks(y_max):
         body.append(f'<line class="grid" x1="{left}" x2="{width - right}" '
                     f'y1="{y(tick):.1f}" y2="{y(tick):.1f}"/>')
         body.append(f'<text class="tick" x="{left - 6}" y="{y(tick) + 4:.1f}" '
@@ -194,8 +204,7 @@ def _intervals(items: Sequence[Interval], title: str, width: int, label_w: int, 
     body = [f'<line class="axis" x1="{x(0)}" x2="{x(scale)}" y1="{height - 18}" '
             f'y2="{height - 18}"/>' if above else
             f'<line class="axis" x1="{x(0)}" x2="{x(0)}" y1="{top}" y2="{height - 18}"/>']
-    for step in range(5):
-        tick = scale * step / 4
+    for tick in _ticks(scale):
         body.append(f'<text class="tick" x="{x(tick):.1f}" y="{height - 4}" '
                     f'text-anchor="middle">{percent(tick, 0)}</text>')
     for n, item in enumerate(items):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -110,7 +112,23 @@ def insight(request: HttpRequest) -> HttpResponse:
         "charts": _charts(metrics) if metrics else None,
         "reason_matrix": _reason_matrix(metrics["releases"]) if metrics else None,
         "last_verification_at": _last_verification_at(metrics),
+        "releases_in_window": _releases_in_window(form.window, metrics),
     })
+
+
+def _releases_in_window(w: selectors.Window, metrics: dict[str, Any] | None
+                        ) -> list[tuple[str, str]] | None:
+    """When a release filter matched no answer of the window: the releases the window's
+    answers did come from, with their links ([] until the worker has computed them); else
+    None. Read from the whole window's snapshot: the page itself counts nothing."""
+    if not (w.release and metrics and not metrics["gate"]["answers"]):
+        return None
+    whole = snapshots.snapshot_read(replace(w, release=""))
+    if whole.metrics is None:
+        return []
+    return [(r["release"], "?" + urlencode({"since": w.since, "until": w.until,
+                                            "release": r["release"]}))
+            for r in whole.metrics["releases"] if r["release"]]
 
 
 def _last_verification_at(metrics: dict[str, Any] | None) -> Any:

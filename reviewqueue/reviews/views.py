@@ -676,8 +676,9 @@ def _handoff_refusal(exc: Exception) -> tuple[int, str, int]:
 @login_required
 def owner_reply(request: HttpRequest, trace_id: str) -> HttpResponse:
     """An owner asked about a held answer replies: the item goes back to the reviewers. From
-    the inbox the owner returns there; a refused reply opens the answer's page with the reason
-    beside the form, keeping what was written."""
+    the inbox the owner returns there, and an empty or too long reply comes back in its card
+    there; a reply refused because the wait ended opens the answer's page, which shows how.
+    Either way the reason stands beside what was written, kept."""
     from reviewqueue.reviews.services.handoff import (
         MAX_OWNER_NOTE_CHARS,
         NotAsked,
@@ -708,6 +709,11 @@ def owner_reply(request: HttpRequest, trace_id: str) -> HttpResponse:
             error = _("Say what the reviewer should know.")
         else:
             error = _not_waiting_text(exc)
+        if isinstance(exc, FieldError) and request.POST.get("from") == "inbox":
+            from reviewqueue.sources.views import inbox_page
+
+            return inbox_page(request, status=exc.status_code, refused_reply={
+                "trace": trace_id, "text": reply, "error": error})
         page = item_page(trace_id=trace_id, user=request.user)
         if page is None:
             raise Http404("No such answer") from exc

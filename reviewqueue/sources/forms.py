@@ -40,7 +40,9 @@ def document_key_named(user: Any, text: str, *,
                     "the one you mean.") % {"title": text, "ids": listed}, code="ambiguous")
     raise ValidationError(
         "{} {}".format(gettext("There is no document %(key)s.") % {"key": text},
-                       gettext("Neither a document id nor a title matches it.")),
+                       gettext("Neither a document id nor the title of a document you may "
+                               "read matches it: a document you may not read is found by its "
+                               "id.")),
         code="unknown")
 
 

@@ -346,15 +346,14 @@ def revision_check_current(
 
 
 def _next_revision_id(document: Document) -> str:
-    """Today's date and the next revision's number, past any id an upstream already gave a
-    revision in that style (revision ids never repeat within a document)."""
+    """Today's date and the number of today's correction: `2026-12-05.1`, then `.2`, past any
+    id an upstream already gave a revision in that style today (revision ids never repeat
+    within a document)."""
     day = f"{timezone.localdate():%Y-%m-%d}"
-    seq = (document.revisions.aggregate(m=Max("seq"))["m"] or 0) + 1
-    taken = set(document.revisions.filter(revision__startswith=f"{day}.")
-                .values_list("revision", flat=True))
-    while f"{day}.{seq}" in taken:
-        seq += 1
-    return f"{day}.{seq}"
+    numbers = [int(suffix) for revision in document.revisions.filter(
+        revision__startswith=f"{day}.").values_list("revision", flat=True)
+        if (suffix := revision[len(day) + 1:]).isascii() and suffix.isdigit() and len(suffix) < 10]
+    return f"{day}.{max(numbers, default=0) + 1}"
 
 
 @transaction.atomic

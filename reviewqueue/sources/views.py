@@ -87,6 +87,13 @@ def inbox(request: HttpRequest) -> HttpResponse:
     _require_owner(request)
     if refused := refuse_unknown_params(request):
         return refused
+    return inbox_page(request)
+
+
+def inbox_page(request: HttpRequest, *, status: int = 200,
+               refused_reply: dict[str, str] | None = None) -> HttpResponse:
+    """The owner's inbox; `refused_reply` (trace, text, error) puts a reply the server refused
+    back into its card, with the reason beside it."""
     conflicts = list(selectors.conflicts_for_owner(request.user)[:INBOX_CONFLICTS + 1])
     more_conflicts = len(conflicts) > INBOX_CONFLICTS
     conflicts = conflicts[:INBOX_CONFLICTS]
@@ -111,7 +118,9 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "more_conflicts": more_conflicts and INBOX_CONFLICTS,
             "more_documents": len(documents) > INBOX_DOCUMENTS and INBOX_DOCUMENTS,
             "today": today,
+            "refused_reply": refused_reply,
         },
+        status=status,
     )
 
 
@@ -583,9 +592,11 @@ def document_end_validity(request: HttpRequest, key: str) -> HttpResponse:
         return refused
     form = EndValidityForm(request.POST)
     if not form.is_valid():
+        last_day = (_("Choose the last valid day.") if not request.POST.get("last_day", "").strip()
+                    else _("Give the last valid day as YYYY-MM-DD."))
         problems = {
             "fact_id": _("Choose the fact again: reload the page."),
-            "last_day": _("Give the last valid day as YYYY-MM-DD."),
+            "last_day": last_day,
             "note": _("Keep the note to 5000 characters at most."),
         }
         error = " ".join(str(problems[name]) for name in form.errors if name in problems)
@@ -691,21 +702,22 @@ def progress(request: HttpRequest) -> HttpResponse:
     keys = selectors.documents_visible_to(request.user, _progress_documents(request))
     since = _moment(request.GET.get("since"), timezone.now() - timedelta(minutes=10))
     until = _moment(request.GET.get("until"), None)
-    for name, moment in (("since", since), ("until", until)):
-        if moment is None and request.GET.get(name) is not None:
-            return HttpResponseBadRequest(
-                _("%(name)s: give a date and time between %(first)s and %(last)s, such as "
-                  "%(example)s.") % {
-                    "name": name,
-                    "first": SearchDateField.FIRST,
-                    "last": SearchDateField.LAST,
-                    "example": timezone.now().replace(microsecond=0).isoformat(),
-                },
-                content_type="text/plain; charset=utf-8",
-            )
-    if until is not None and until < since:
-        return HttpResponseBadRequest(_("until: must not be before since."),
-                                      content_type="text/plain; charset=utf-8")
+    problems = {name: _("give a date and time between %(first)s and %(last)s, such as "
+                        "%(example)s.") % {
+                            "first": SearchDateField.FIRST, "last": SearchDateField.LAST,
+                            "example": timezone.now().replace(microsecond=0).isoformat()}
+                for name, moment in (("since", since), ("until", until))
+                if moment is None and request.GET.get(name) is not None}
+    if not problems and until is not None and until < since:
+        problems["until"] = _("must not be before since.")
+    if problems:
+        # The same page without the moments shows the last ten minutes' changes.
+        kept = [("documents", key) for key in request.GET.getlist("documents")]
+        return render(request, "bad_params.html", {
+            "heading": _("This link's times cannot be used"),
+            "problems": list(problems.items()),
+            "without_url": f"{request.path}?{urlencode(kept)}" if kept else request.path,
+        }, status=400)
     # A link the change made holds the moments just before and after it, read by the process
     # that made it and stamped its rows; a link without `until` is given a few seconds' slack.
     window = (since, until) if until else (since - timedelta(seconds=5), None)

@@ -163,10 +163,8 @@ def resolve_target(url: str, *, deadline: float | None = None) -> Target:
     try:
         infos = _getaddrinfo(host, port, deadline)
     except socket.gaierror as exc:
-        # The resolver's reason tells "no such name" from "resolver failing right now".
-        reason = f" ({exc.strerror})" if exc.strerror else ""
         raise UnsafeUrl(_("the host %(host)s does not resolve") % {"host": repr(host)}
-                        + reason) from None
+                        + _resolver_reason(exc)) from None
     except UnicodeError:
         raise UnsafeUrl(_("the host %(host)s does not resolve") % {"host": repr(host)}) from None
     addresses = list(dict.fromkeys(info[4][0] for info in infos))
@@ -182,6 +180,15 @@ def resolve_target(url: str, *, deadline: float | None = None) -> Target:
     if parts.query:
         path = f"{path}?{quote(parts.query, safe=_URL_SAFE)}"
     return Target(scheme=parts.scheme, host=host, port=port, path=path, address=addresses[0])
+
+
+def _resolver_reason(exc: socket.gaierror) -> str:
+    """Why a lookup failed, in the reader's language where the resolver's code is a common
+    one: it tells "no such name" from "the name servers are failing right now"."""
+    words = {socket.EAI_NONAME: _("no such name"),
+             socket.EAI_AGAIN: _("the name servers did not answer; it may work later")}
+    reason = words.get(exc.errno or 0) or exc.strerror
+    return f" ({reason})" if reason else ""
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):

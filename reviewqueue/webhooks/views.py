@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import capfirst
 from django.views.decorators.http import require_http_methods, require_POST
 
 from reviewqueue.accounts.models import Role
@@ -42,7 +43,9 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
                 actor=Actor.of_user(request.user),
             )
         except FieldError as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, exc.field_message)
+            # The service words it to follow "url: " in the API; on the page it opens a line.
+            form.add_error(exc.field if exc.field in form.fields else None,
+                           capfirst(exc.field_message))
         else:
             # Redirected, so that reloading the page registers nothing a second time; the
             # secret waits in the (server-side) session for the one page that shows it.

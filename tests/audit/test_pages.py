@@ -147,6 +147,12 @@ def test_search_by_document_finds_its_conflicts_whoever_caused_them(
     # With another field, the document is still read through its parts.
     assert _seqs(admin_client.get("/audit/?document=pricing&action=conflict.*")) == [
         dismissed.seq, opened.seq]
+    # The dismissal's row links to the conflict and names both documents.
+    page = admin_client.get("/audit/?action=conflict.dismissed").content.decode()
+    row = page.split(f">#{dismissed.seq}</a>", 1)[1].split("</tr>", 1)[0]
+    assert f'conflict:<a href="/owner/conflicts/{conflict.pk}/">{conflict.pk}</a>' in row
+    assert re.findall(r'doc <a href="/audit/\?document=([^"]+)">', row) == [
+        "pricing", "trial-promo"]
 
 
 def test_a_document_that_left_a_conflict_still_finds_its_events(
@@ -255,6 +261,21 @@ def test_an_admin_can_verify_from_the_page(admin_client: Any, chain: Callable[..
     page = response.content.decode()
     assert "All 3 events check out" in page
     assert page.count("Verification requested") == 1  # the message is shown once
+
+
+def test_verifying_returns_to_the_filtered_list_or_the_timeline_it_was_asked_from(
+    admin_client: Any, chain: Callable[..., Any]
+) -> None:
+    chain(2)
+    filtered = "/audit/?actor=olivia&action=revision.*"
+    page = admin_client.get(filtered).content.decode()
+    assert '<input type="hidden" name="back" value="/audit/?actor=olivia&amp;action=revision.*">' \
+        in page
+    for back in (filtered, "/audit/answers/t-1/"):
+        assert admin_client.post("/audit/verify", {"back": back})["Location"] == back
+    # Never anywhere else: another site, or a page outside the audit area.
+    for elsewhere in ("https://evil.example/audit/", "//evil.example/audit/", "/jobs/", ""):
+        assert admin_client.post("/audit/verify", {"back": elsewhere})["Location"] == "/audit/"
 
 
 def test_a_verification_is_not_asked_for_again_while_one_is_running(

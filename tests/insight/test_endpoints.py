@@ -86,6 +86,27 @@ def test_the_page_compares_releases_reason_by_reason(
     assert "50.0% <span class=\"muted\">(2)</span>" in matrix  # conflicting_sources in 2026.09
 
 
+def test_a_release_no_answer_of_the_window_came_from_is_said_with_the_ones_that_did(
+    admin_client: Client, scenario: Builder, django_capture_on_commit_callbacks: Any
+) -> None:
+    _computed(admin_client, f"/insight/?{RANGE}", django_capture_on_commit_callbacks)
+    page = _computed(admin_client, f"/insight/?{RANGE}&release=2099.01",
+                     django_capture_on_commit_callbacks).content.decode()
+    [banner] = re.findall(r'<p class="banner warning" data-unknown-release>(.*?)</p>', page,
+                          re.S)
+    assert ("No answer received in this window came from index release <code>2099.01</code>."
+            in banner)
+    assert re.findall(r'<a href="([^"]+)">([^<]+)</a>', banner) == [
+        ("?since=2026-10-04&amp;until=2026-10-07&amp;release=2026.10", "2026.10"),
+        ("?since=2026-10-04&amp;until=2026-10-07&amp;release=2026.09", "2026.09")]
+    # The backlog is not filtered by release, and says so.
+    assert "· all releases" in page
+    known = _computed(admin_client, f"/insight/?{RANGE}&release=2026.09",
+                      django_capture_on_commit_callbacks).content.decode()
+    assert "Answers received 2026-10-04 to 2026-10-07: 4." in known
+    assert "data-unknown-release" not in known
+
+
 def test_the_page_defaults_to_the_last_30_days(
     admin_client: Client, db: Any, django_capture_on_commit_callbacks: Any
 ) -> None:

@@ -110,8 +110,9 @@ def test_a_text_that_is_no_id_and_no_title_is_refused_at_the_document_field(
     response = admin_client.get(_audit(document="Pricing & plans"))
     assert response.status_code == 400
     assert _document_field(response).startswith(
-        "Document There is no document Pricing & plans. "
-        "Neither a document id nor a title matches it.")
+        "Document There is no document Pricing & plans. Neither a document id nor the title "
+        "of a document you may read matches it: a document you may not read is found by its "
+        "id.")
 
 
 def test_an_id_only_the_log_names_is_still_searched(admin_client: Any, db: Any) -> None:
@@ -131,6 +132,10 @@ def test_a_restricted_documents_title_is_neither_matched_nor_shown(
     """Managing every document is no reason for an admin to read a restricted one's title."""
     by_title = admin_client.get(_audit(document="Salary bands"))
     assert by_title.status_code == 400
+    # Said so: the admin learns to use the id, not that such a title exists.
+    assert _document_field(by_title).startswith(
+        "Document There is no document Salary bands. Neither a document id nor the title of "
+        "a document you may read matches it: a document you may not read is found by its id.")
     by_id = admin_client.get(_audit(document="salaries"))
     assert _seqs(by_id) == _events_naming("salaries") != []
     assert "Salary bands" not in by_id.content.decode()
@@ -198,8 +203,8 @@ def test_a_job_for_a_text_that_is_no_id_and_no_title_is_refused_at_the_field(
 ) -> None:
     response = admin_client.post("/jobs/start", {"document_id": "Pricing plans"})
     assert response.status_code == 400
-    assert ("There is no document Pricing plans. Neither a document id nor a title "
-            "matches it.") in _text(response)
+    assert ("There is no document Pricing plans. Neither a document id nor the title of a "
+            "document you may read matches it") in _text(response)
     page = response.content.decode()
     # The field is marked and points at the error, so a screen reader reads it there too.
     field = re.search(r'<input type="text" name="document_id"[^>]*>', page).group(0)

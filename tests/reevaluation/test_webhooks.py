@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import socket
 import time
 from typing import Any
 from unittest import mock
@@ -134,6 +135,29 @@ def test_an_admin_registers_an_endpoint_on_the_page_and_sees_the_secret_once(
     assert WebhookEndpoint.objects.count() == 1
 
 
+@pytest.mark.parametrize(("code", "language", "says"), [
+    (socket.EAI_NONAME, "en", "The host 'hooks.example.test' does not resolve (no such name)"),
+    (socket.EAI_AGAIN, "en", "The host 'hooks.example.test' does not resolve (the name servers "
+                             "did not answer; it may work later)"),
+    (socket.EAI_NONAME, "ja", "ホスト 'hooks.example.test' の名前を解決できません (該当する名前が"
+                              "ありません)"),
+])
+def test_a_host_that_does_not_resolve_is_said_in_words_on_the_page(
+    admin_user: Any, client: Any, code: int, language: str, says: str
+) -> None:
+    """The resolver's own message is English whatever the page's language: the common
+    codes are said in the reader's words, and the field's error starts a sentence."""
+    client.force_login(admin_user)
+    client.cookies["django_language"] = language
+    failure = socket.gaierror(code, "Name or service not known")
+    with mock.patch("socket.getaddrinfo", side_effect=failure):
+        response = client.post("/webhooks/", {"url": "https://hooks.example.test/in"})
+    assert response.status_code == 400
+    assert says in html.unescape(response.content.decode())
+    assert "Name or service not known" not in response.content.decode()
+    assert not WebhookEndpoint.objects.exists()
+
+
 def test_an_address_already_registered_is_refused_naming_the_endpoint(
     admin_user: Any, client: Any, receiver: Receiver
 ) -> None:
@@ -144,7 +168,7 @@ def test_an_address_already_registered_is_refused_naming_the_endpoint(
     response = client.post("/webhooks/", {"url": receiver.url, "description": "CRM"})
     assert response.status_code == 400
     page = html.unescape(response.content.decode())
-    assert (f"this address is already registered (endpoint {endpoint.pk}, enabled): enable or "
+    assert (f"This address is already registered (endpoint {endpoint.pk}, enabled): enable or "
             "disable that one rather than adding a copy") in page
     assert WebhookEndpoint.objects.count() == 1
 

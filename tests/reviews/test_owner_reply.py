@@ -17,6 +17,7 @@ from tests.reviews.conftest import current_verdict_id, fact
 
 pytestmark = pytest.mark.django_db
 
+TRACE = "t-1"  # the answer `hold` sends
 QUESTION = "Which trial length is right for the EU?"
 REPLY = "Both are right: 30 days in the EU, 14 elsewhere.\nSay which applies."
 
@@ -185,13 +186,20 @@ def test_the_queue_filters_answers_waiting_for_the_owners_or_replied_to(
     ("   ", "Say what the reviewer should know."),
     ("y" * 5001, "Nothing was sent: the reply is 5001 characters long, over the limit of 5000."),
 ])
+@pytest.mark.parametrize(("sent_from", "reply_id"), [("inbox", f"reply-{TRACE}"),
+                                                   ("page", "owner-reply")])
 def test_an_empty_or_long_reply_is_refused_beside_the_form_and_kept(
-    sent: str, login: Any, owner: Any, reply: str, says: str
+    sent: str, login: Any, owner: Any, reply: str, says: str, sent_from: str, reply_id: str
 ) -> None:
-    response = login(owner).post(f"/answers/{sent}/owner-reply", {"reply": reply, "from": "inbox"})
+    """From the inbox the refusal comes back in the inbox, in the answer's card; from the
+    answer's page, on that page."""
+    response = login(owner).post(f"/answers/{sent}/owner-reply",
+                                 {"reply": reply, "from": sent_from})
     assert response.status_code == 400
-    form = response.content.decode().split("data-owner-reply-form>", 1)[1].split("</form>")[0]
-    assert f'<p class="error" id="owner-reply-error" role="alert">{says}' in form
+    page = response.content.decode()
+    assert ('<h1>Owner inbox</h1>' in page) is (sent_from == "inbox")
+    form = page.split("data-owner-reply-form>", 1)[1].split("</form>")[0]
+    assert f'<p class="error" id="{reply_id}-error" role="alert">{says}' in form
     # What the owner wrote is still in the form, which takes the cursor; no maxlength cuts it.
     assert f' aria-invalid="true" autofocus>{reply}</textarea>' in form
     assert "maxlength" not in form

@@ -278,5 +278,5 @@ def test_a_dismissal_says_an_answer_citing_the_document_is_still_held(
                     {"reason": "different plans", "detail": "", "signature": conflict.signature})
     page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
     assert "Dismissed by olivia" in page
-    assert ("An answer that cites this document still shows its reader both values, so it "
-            "waits for a reviewer") in page
+    assert ("An answer that retrieved this document, even without citing it, still puts both "
+            "values before its reader, so it stays held for a reviewer") in page

@@ -342,5 +342,9 @@ def test_a_since_or_until_the_progress_page_cannot_use_is_a_clear_400(
     client.force_login(owner)
     response = client.get("/owner/progress", {"documents": "pricing", name: moment})
     assert response.status_code == 400
-    assert (f"{name}: give a date and time between 1970-01-01 and 2999-12-31".encode()
-            in response.content)
+    page = response.content.decode()
+    # On a page of the product, with its navigation, and a way back to the progress.
+    assert "<h1>This link&#x27;s times cannot be used</h1>" in page and "<nav" in page
+    assert (f"<li><code>{name}</code>: give a date and time between 1970-01-01 and 2999-12-31"
+            in page)
+    assert 'href="/owner/progress?documents=pricing" data-without>' in page

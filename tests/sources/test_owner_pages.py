@@ -229,7 +229,7 @@ def test_verdicts_after_a_dismissal_or_a_reopening_name_it_as_their_cause(
     assert "Conflict dismissed" in jobs and "Conflict reopened" in jobs
 
 
-def test_a_dismissed_conflict_says_why_answers_citing_both_documents_stay_held(
+def test_a_dismissal_says_beforehand_and_after_that_answers_retrieving_both_stay_held(
     client: Any, owner: Any, conflict_holding_an_answer: Conflict, submit: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
@@ -238,13 +238,18 @@ def test_a_dismissed_conflict_says_why_answers_citing_both_documents_stay_held(
         {"cite": "d2", "document_id": "trial-promo", "revision": "r1"}]).json()
     assert both["status"] == "held"
     client.force_login(owner)
+    before = client.get(f"/owner/conflicts/{conflict_holding_an_answer.pk}/").content.decode()
+    form = before.split('action="/owner/conflicts/', 1)[1].split("</form>", 1)[0]
+    assert "An answer that retrieved both documents, even citing only one" in form
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/owner/conflicts/{conflict_holding_an_answer.pk}/dismiss",
                     {"reason": "different plans", "detail": "promo is for new teams",
                      "signature": conflict_holding_an_answer.signature})
     page = client.get(f"/owner/conflicts/{conflict_holding_an_answer.pk}/").content.decode()
-    assert "This conflict is holding 1 answer you may read in the review queue." in page
-    assert "An answer that cites both documents still shows its reader both values" in page
+    assert "Still held over these values: 1 answer you may read in the review queue." in page
+    assert "This conflict is holding" not in page
+    assert ("An answer that retrieved both documents, even citing only one, still puts both "
+            "values before its reader") in page
 
 
 def test_publishing_a_corrected_revision_closes_the_conflict_and_clears_the_queue(
@@ -333,6 +338,9 @@ def test_the_document_page_says_how_many_answers_a_new_revision_sends_back(
     page = client.get("/owner/documents/pricing/").content.decode()
     assert "2 answers cite this document." in page
     assert "even one that only ends a fact's validity" in page
+    # The progress after a change counts those too: the two figures are told apart.
+    assert ("Answers that claim one of its facts' keys without citing it are checked "
+            "again too") in page
     client.force_login(other_owner)
     page = client.get("/owner/documents/trial-promo/").content.decode()
     assert "No answer cites this document." in page and "even one that only ends" not in page

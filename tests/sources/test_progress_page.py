@@ -271,7 +271,7 @@ def test_an_until_before_the_since_is_a_clear_400(client: Any, owner: Any) -> No
                                               "since": "2026-12-02T10:00:00+00:00",
                                               "until": "2026-12-02T09:00:00+00:00"})
     assert response.status_code == 400
-    assert response.content == b"until: must not be before since."
+    assert "<li><code>until</code>: must not be before since.</li>" in response.content.decode()
 
 
 def test_the_section_is_in_japanese(

@@ -107,6 +107,22 @@ def test_a_correction_takes_the_next_free_revision_id(
     assert [f.value for f in current().facts.all()] == [30]
 
 
+def test_the_days_corrections_are_numbered_from_one(client: Any, owner: Any, publish: Any
+                                                    ) -> None:
+    """A document's fifth revision, its first correction today, is today's `.1`: the number
+    counts today's corrections, not the revisions before them."""
+    today = f"{timezone.localdate():%Y-%m-%d}"
+    for n in range(1, 5):
+        publish("pricing", revision=f"v{n}", facts=[fact("trial_days", 14)], passages=PASSAGES)
+    publish("pricing", revision=f"{today}.x", facts=[fact("trial_days", 14)], passages=PASSAGES)
+    client.force_login(owner)
+    for expected, value in ((f"{today}.1", "30"), (f"{today}.2", "31")):
+        page = client.get(PAGE).content.decode()
+        response = client.post(PUBLISH, posted_back(page, PUBLISH, **{"facts-0-value": value}))
+        assert response.status_code == 302
+        assert current().revision == expected
+
+
 def test_ending_a_fact_offers_no_day_and_the_days_it_may_end_on(
     client: Any, owner: Any, publish: Any
 ) -> None:
@@ -128,7 +144,11 @@ def test_ending_a_fact_offers_no_day_and_the_days_it_may_end_on(
     # Sent without a day (a browser would not send it), nothing is published.
     refused = client.post(END, posted_back(form.group(0), END))
     assert refused.status_code == 400
-    assert "Give the last valid day as YYYY-MM-DD." in refused.content.decode()
+    assert "Choose the last valid day." in refused.content.decode()
+    assert "YYYY-MM-DD" not in refused.content.decode()
+    # A day that is not a date is told the format.
+    garbled = client.post(END, posted_back(form.group(0), END, last_day="31/12/2026"))
+    assert "Give the last valid day as YYYY-MM-DD." in garbled.content.decode()
     assert current().facts.get(key="trial_days").valid_until is None
     response = client.post(END, posted_back(form.group(0), END, last_day=days(10)))
     assert response.status_code == 302
