@@ -350,9 +350,10 @@ def _next_revision_id(document: Document) -> str:
     id an upstream already gave a revision in that style today (revision ids never repeat
     within a document)."""
     day = f"{timezone.localdate():%Y-%m-%d}"
-    numbers = [int(suffix) for revision in document.revisions.filter(
-        revision__startswith=f"{day}.").values_list("revision", flat=True)
-        if (suffix := revision[len(day) + 1:]).isascii() and suffix.isdigit() and len(suffix) < 10]
+    taken = document.revisions.filter(revision__startswith=f"{day}.").values_list("revision",
+                                                                                flat=True)
+    suffixes = (revision.removeprefix(f"{day}.") for revision in taken)
+    numbers = [int(n) for n in suffixes if n.isascii() and n.isdigit() and len(n) < 10]
     return f"{day}.{max(numbers, default=0) + 1}"
 
 
