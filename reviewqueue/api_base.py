@@ -18,7 +18,7 @@ from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.principals import is_valid_principal
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_errors import PayloadTooLarge
-from reviewqueue.storable import NOT_STORABLE
+from reviewqueue.storable import INVISIBLE, NOT_STORABLE
 
 NOT_A_STRING = serializers.CharField.default_error_messages["invalid"]
 NOT_A_WHOLE_NUMBER = serializers.IntegerField.default_error_messages["invalid"]
@@ -207,6 +207,9 @@ def path_id_problem(value: str) -> str | None:
         return "Must not contain /: this id is part of an address."
     if value in (".", ".."):
         return f"{value!r} cannot be part of an address; use another id."
+    if INVISIBLE.search(value):
+        return ("Must not contain control characters, zero-width characters or "
+                "bidirectional marks: they make ids that read alike.")
     return None
 
 
@@ -322,14 +325,23 @@ def token_scopes(request: Any) -> set[str] | None:
 
 
 class RoleAndScope(permissions.BasePermission):
-    """The user holds one of the view's `allowed_roles`; a token also holds `required_scope`."""
+    """The user holds one of the view's `allowed_roles`; a token also holds `required_scope`
+    (one scope, or a tuple of which any will do). The 403 says which of the two is missing."""
 
-    message = "Your role or token does not allow this."
+    message = "Your role does not allow this."
 
     def has_permission(self, request: Any, view: Any) -> bool:
         roles = getattr(view, "allowed_roles", ())
         if not has_role(request.user, *roles):
             return False
-        scope = getattr(view, "required_scope", None)
+        required = getattr(view, "required_scope", None)
         scopes = token_scopes(request)
-        return scopes is None or scope is None or scope in scopes
+        if scopes is None or required is None:
+            return True
+        wanted = required if isinstance(required, tuple) else (required,)
+        if scopes.intersection(wanted):
+            return True
+        # A fresh instance per request (DRF's get_permissions): the message is this request's.
+        self.message = "This token lacks the {} scope.".format(
+            " or the ".join(f"`{scope}`" for scope in wanted))
+        return False

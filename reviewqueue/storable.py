@@ -8,6 +8,12 @@ import re
 from typing import Any
 
 NOT_STORABLE = re.compile("[\x00\ud800-\udfff]")
+# Characters that show as nothing, or turn the text around them: control characters, zero-width
+# spaces and joiners, bidirectional marks and overrides, the byte order mark. In an id or a
+# principal they make two names that read the same ("pricing" and "pricing" with a zero-width
+# space), or one that reads as another.
+INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                       "\u2066-\u2069\ufeff]")
 
 
 def storable(value: Any) -> Any:

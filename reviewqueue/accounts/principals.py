@@ -6,6 +6,8 @@ from collections.abc import Collection, Iterable, Mapping
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
+from reviewqueue.storable import INVISIBLE
+
 EVERYONE = "*"
 
 
@@ -42,4 +44,5 @@ def is_valid_principal(value: str) -> bool:
     if value == EVERYONE:
         return True
     kind, sep, name = value.partition(":")
-    return bool(sep) and kind in {"user", "group"} and bool(name.strip()) and len(value) <= 200
+    return (bool(sep) and kind in {"user", "group"} and bool(name.strip()) and len(value) <= 200
+            and not INVISIBLE.search(value))

@@ -110,14 +110,16 @@ def _local_time(moment: Any) -> str:
             f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}")
 
 
-def _dismissed_documents(event: Any, log: str) -> list[tuple[str, str]]:
-    """A conflict's dismissal names no one document: the documents of the revisions it holds
-    for, each with its search link."""
-    if event.action != "conflict.dismissed" or not isinstance(event.after, dict):
+def _conflict_documents(event: Any, log: str) -> list[tuple[str, str]]:
+    """The documents of the revisions a conflict event names, each with its search link,
+    but the one the row names already (the publication that caused it): a dismissal, a
+    reopening or a closing by date names no one document."""
+    if event.object_type != "conflict" or not isinstance(event.after, dict):
         return []
-    return [(pair[0], f"{log}?document={quote(pair[0], safe='/')}")
-            for pair in event.after.get("revisions") or []
+    keys = [pair[0] for pair in event.after.get("revisions") or []
             if isinstance(pair, list) and pair and isinstance(pair[0], str)]
+    return [(key, f"{log}?document={quote(key, safe='/')}")
+            for key in dict.fromkeys(keys) if key != event.document_id]
 
 
 def event_rows(events: list[Any], titles: dict[str, str] | None = None
@@ -159,7 +161,7 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
                              and e.object_id != e.document_id else ""),
             "document_link": (f"{log}?document={quote(e.document_id, safe='/')}"
                               if e.document_id else ""),
-            "dismissed_documents": _dismissed_documents(e, log),
+            "conflict_documents": _conflict_documents(e, log),
             "change": changes.cell(e.before, e.after),
             "hash": e.hash,
             "hash_short": e.hash[:10],

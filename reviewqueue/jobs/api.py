@@ -45,8 +45,9 @@ class JobOut(serializers.Serializer):
     finished = serializers.BooleanField()
     created_at = serializers.CharField()
     finished_at = serializers.CharField(allow_null=True)
-    progress_url = serializers.CharField()
-    page_url = serializers.CharField()
+    url = serializers.CharField(help_text="This job in the API, followed with the same token")
+    progress_url = serializers.CharField(help_text="Its progress for a signed-in browser (JSON)")
+    page_url = serializers.CharField(help_text="Its page, for a signed-in browser")
 
 
 class JobIn(StrictSerializer):
@@ -78,7 +79,7 @@ class JobStartView(BodyLimitedAPIView):
                    summary="Re-evaluate answers now (reviewers: answers they may read; "
                            "admins: also every answer citing a document)",
                    description="Give either `trace_ids` (1 to 500) or `document_id`. The job "
-                               "runs in the background; follow it at `progress_url`. An "
+                               "runs in the background; follow it at `url`. An "
                                "answer or document you may not read is answered as missing.")
     def post(self, request: Request) -> Response:
         serializer = JobIn(data=request.data)
@@ -107,23 +108,11 @@ class JobStartView(BodyLimitedAPIView):
         return list(ids.values())
 
 
-_FOLLOW_SCOPES = {ApiToken.Scope.READ, ApiToken.Scope.REVIEW}
-
-
-class FollowJobScope(RoleAndScope):
-    """A reviewer or admin; a token also holds `read` or `review`. What `review` alone may
-    follow is narrowed by the view."""
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        if not has_role(request.user, *view.allowed_roles):
-            return False
-        scopes = token_scopes(request)
-        return scopes is None or not scopes.isdisjoint(_FOLLOW_SCOPES)
-
-
 class JobDetailView(BodyLimitedAPIView):
-    permission_classes = [FollowJobScope]
+    permission_classes = [RoleAndScope]
     allowed_roles = (Role.REVIEWER, Role.ADMIN)
+    # What `review` alone may follow is narrowed by the view.
+    required_scope = (ApiToken.Scope.READ, ApiToken.Scope.REVIEW)
 
     @extend_schema(responses={200: JobOut,
                               403: OpenApiResponse(description="Not a reviewer or admin, or a "

@@ -6,6 +6,7 @@ from datetime import date
 from typing import Any
 
 from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.urls import reverse
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
@@ -138,6 +139,8 @@ def job_progress(job: Job) -> dict[str, Any]:
         "finished": job.state in (Job.State.FINISHED, Job.State.FAILED),
         "created_at": job.created_at.isoformat(),
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        # Where a token follows it; the other two are for a signed-in browser.
+        "url": reverse("api:job", args=[job.pk]),
         "progress_url": job.progress_url,
         "page_url": job.get_absolute_url(),
     }

@@ -72,7 +72,8 @@ def job_detail(request: HttpRequest, job_id: UUID) -> HttpResponse:
     # "Re-evaluate now" on an item page comes here with ?answer=<trace_id>: a way back to it,
     # for an answer the reader may read.
     trace_id = request.GET.get("answer", "")[:200]
-    answer = Answer.objects.filter(trace_id=trace_id).first() if trace_id else None
+    answer = (Answer.objects.select_related("current_verdict").filter(trace_id=trace_id).first()
+              if trace_id else None)
     if answer is not None and not user_may_read_answer(answer, user_principals(request.user)):
         answer = None
     # The item page keeps only the queue's own parameters of `back`.

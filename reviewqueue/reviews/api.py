@@ -307,6 +307,15 @@ class AnswerOut(IngestOut):
     question = serializers.CharField(
         allow_null=True, help_text="null for an admin who may not read every document the "
                                    "answer retrieved")
+    version = serializers.IntegerField(help_text="The number of the answer's current version "
+                                                 "(1 as ingested; each edit adds one)")
+    answer = serializers.CharField(
+        allow_null=True, help_text="The current version's text, which an edit starts from; "
+                                   "null when `question` is")
+    claims = serializers.ListField(
+        child=serializers.DictField(), allow_null=True,
+        help_text="The current version's claims (`key`, `value`, `cite`, and `subject` when "
+                  "given), which an edit sends back whole; null when `question` is")
     index_release = serializers.CharField()
     verdicts = VerdictOut(many=True)
     decisions = AnswerDecisionOut(many=True)
@@ -485,14 +494,16 @@ def _owner_question(question: OwnerQuestion, reads: bool) -> dict[str, Any]:
 class AnswerDetailView(BodyLimitedAPIView):
     permission_classes = [RoleAndScope]
     allowed_roles = (Role.SERVICE, Role.ADMIN, Role.REVIEWER, Role.OWNER)
-    required_scope = ApiToken.Scope.READ
+    # A reviewer's tool reads the answer it decides on (the verdict id, the text and claims
+    # an edit starts from) with its `review` token.
+    required_scope = (ApiToken.Scope.READ, ApiToken.Scope.REVIEW)
 
     @extend_schema(
         responses={
             200: AnswerOut,
             404: OpenApiResponse(description="No such answer, or one you may not read"),
         },
-        summary="Status, verdicts and decisions of an answer",
+        summary="Status, text, claims, verdicts and decisions of an answer",
         description="People see only answers whose every retrieved document they may read "
                     "(services and admins see all, but an admin gets `question` null unless "
                     "they may read them too); a finding drawn from a document the "
@@ -507,6 +518,8 @@ class AnswerDetailView(BodyLimitedAPIView):
             # The same 404 whether it does not exist or may not be read: nothing leaks.
             raise NotFound(f"no answer {trace_id!r}")
         body = ingest_body(request, answer)
+        version = answer.current_version
+        assert version is not None
         verdicts = [verdict_body(v) for v in answer.verdicts.all()]
         if not service:
             # A finding or warning drawn from a knowledge-base document the caller may not read
@@ -518,6 +531,9 @@ class AnswerDetailView(BodyLimitedAPIView):
             # An admin audits the history of any answer, but reads what was asked only where
             # they may read every document it retrieved, as on the audit pages.
             question=answer.question if reads else None,
+            version=version.number,
+            answer=version.text if reads else None,
+            claims=version.claims if reads else None,
             index_release=answer.index_release,
             verdicts=verdicts,
             decisions=AnswerDecisionOut(answer.decisions.all(), many=True).data,

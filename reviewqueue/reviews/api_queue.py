@@ -43,6 +43,7 @@ from reviewqueue.reviews.services.decisions import (
     EditRefused,
     StaleVerdict,
     answer_decide,
+    claim_paths,
 )
 from reviewqueue.reviews.services.leases import lease_claim, lease_release
 from reviewqueue.sources.api import actor_of
@@ -232,7 +233,10 @@ class ReleaseOut(serializers.Serializer):
 class ReleaseView(ReviewerView):
     @extend_schema(
         request=ReleaseIn,
-        responses={200: ReleaseOut, 403: OpenApiResponse(description="force without admin"),
+        responses={200: ReleaseOut,
+                   403: OpenApiResponse(description="force on a colleague's lease, from "
+                                                    "someone not an admin (on one's own lease, "
+                                                    "force changes nothing)"),
                    409: OpenApiResponse(description="`leased_by_other` or `not_held`")},
         summary="Release your lease (admins: break anyone's with force)",
         description="No body, or `{}`, releases your own lease; `{\"force\": true}` lets an "
@@ -264,6 +268,11 @@ class DecisionIn(StrictSerializer):
         help_text="Approve although some claims do not hold against their sources (✗ on the "
                   "answer's page): such an approval is refused without it, as the page asks "
                   "for a second yes")
+    claims_checked = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Save an edit whose text no longer says a value that its claims, left as "
+                  "they were, state (the gate checks the claims, not the text): such an edit "
+                  "is refused without it")
 
     def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """What the action asks of the other fields. `attrs` holds the fields that validated;
@@ -284,6 +293,8 @@ class DecisionIn(StrictSerializer):
             errors["reason"] = ["Only a reject takes a reason."]
         if action != "approve" and "despite" in sent:
             errors["despite"] = ["Only an approval takes it."]
+        if action != "edit" and "claims_checked" in sent:
+            errors["claims_checked"] = ["Only an edit takes it."]
         for name in ("answer", "claims"):
             if action == "edit" and name not in sent:
                 errors[name] = ["Required to edit."]
@@ -299,7 +310,7 @@ class DecisionIn(StrictSerializer):
                       for c in d["claims"]]
         return DecisionInput(action=d["action"], verdict_id=d["verdict"], comment=d["comment"],
                              reject_reason=d.get("reason", ""), text=d.get("answer"),
-                             claims=claims)
+                             claims=claims, claims_checked=d["claims_checked"])
 
 
 class DecisionOut(serializers.Serializer):
@@ -348,7 +359,9 @@ class DecisionView(ReviewerView):
                     "no longer the answer's current verdict, or no longer fresh, nothing is "
                     "applied: the answer is re-evaluated and the 409 carries the current "
                     "verdict. An id that is not one of the answer's verdicts is a 400 naming "
-                    "`verdict`. Deciding on a free item claims it first.",
+                    "`verdict`. Deciding on a free item claims it first, and the claim "
+                    "stands when the decision is refused as stale: the caller holds the item "
+                    "to decide again on the verdict the 409 carries (release it otherwise).",
     )
     def post(self, request: Request, trace_id: str) -> Response:
         body = DecisionIn(data=request.data)
@@ -363,10 +376,9 @@ class DecisionView(ReviewerView):
             page = item_page(trace_id=trace_id, user=request.user)
             if (page is not None and page.held and page.verdict.pk == sent["verdict"]
                     and page.contradicted):
-                numbers = ", ".join(map(str, page.contradicted))
-                which = (f"claims {numbers} do not hold against what they cite"
-                         if len(page.contradicted) > 1
-                         else f"claim {numbers} does not hold against what it cites")
+                # Named by their index in `claims`, as the findings name them.
+                which = claim_paths(page.contradicted, "does not hold against what it cites",
+                                    "do not hold against what they cite")
                 raise FieldError("despite", f"{which}: send true to approve the answer all the "
                                  "same, or edit or reject it")
         try:

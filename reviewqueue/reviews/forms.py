@@ -206,6 +206,9 @@ class EditForm(_DecisionForm):
     answer = _TextAreaField(label=_("Answer text"), strip=False, max_length=200_000,
                             widget=forms.Textarea(attrs={"rows": 6}),
                             error_messages={"required": _("Enter the answer text.")})
+    # Shown only once an edit was refused for it: see decisions.claims_unsaid.
+    claims_checked = forms.BooleanField(label=_("The claims are right as they are"),
+                                        required=False)
 
     def clean_answer(self) -> str:
         text: str = self.cleaned_data["answer"]
@@ -214,7 +217,8 @@ class EditForm(_DecisionForm):
         return text
 
     def to_input(self, **extra: Any) -> DecisionInput:
-        return super().to_input(text=self.cleaned_data["answer"], **extra)
+        return super().to_input(text=self.cleaned_data["answer"],
+                                claims_checked=self.cleaned_data["claims_checked"], **extra)
 
 
 def claim_formset(*, data: Any = None, claims: list[dict[str, Any]] | None = None,

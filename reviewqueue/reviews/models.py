@@ -138,6 +138,7 @@ class Verdict(models.Model):
         EDIT = "edit", _("Reviewer edit")
         REVISION = "revision", _("Revision published")
         WITHDRAWAL = "withdrawal", _("Document withdrawn")
+        RESTORATION = "restoration", _("Withdrawn document restored")
         VALIDITY = "validity", _("Validity date passed")
         GATE_VERSION = "gate_version", _("Gate version changed")
         MANUAL = "manual", _("Re-evaluated on request")

@@ -30,7 +30,7 @@ from django.urls import reverse
 from django.utils import formats, timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
 
 from reviewqueue.accounts.models import Role
@@ -71,6 +71,8 @@ from reviewqueue.reviews.selectors.queue import (
 from reviewqueue.reviews.services.decisions import (
     NOTHING_CHANGED,
     ApproveRefused,
+    ClaimsOnHiddenFacts,
+    ClaimsUnsaid,
     EditRefused,
     StaleVerdict,
     answer_decide,
@@ -272,6 +274,7 @@ def next_item(request: HttpRequest) -> HttpResponse:
     if answer is None:
         messages.info(request, _("Answers waiting for their owners are not handed out: open "
                                  "one from the list.") if filters.handoff == "waiting"
+                      else _("Nothing unclaimed matches these filters.") if filters.as_params()
                       else _("Nothing unclaimed is waiting for you."))
         back = _back(request)
         return HttpResponseRedirect(_back_to_queue(back) if back else _queue_url(filters))
@@ -534,6 +537,26 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     except NotHeld as exc:
         messages.info(request, _not_held(exc))
         return _render_refused(request, trace_id, action)
+    except ClaimsOnHiddenFacts as exc:
+        form.add_error(None, ngettext(
+            "Nothing was saved: the gate checks claim %(claims)s against a document you may not "
+            "read, so changing it would tell you what that document says. Leave it as it was "
+            "or remove it; a reviewer who may read the document can change it.",
+            "Nothing was saved: the gate checks claims %(claims)s against a document you may "
+            "not read, so changing them would tell you what that document says. Leave them as "
+            "they were or remove them; a reviewer who may read the document can change them.",
+            len(exc.numbers)) % {"claims": ", ".join(map(str, exc.numbers))})
+        return _render_item(request, page, status=400, forms=forms, open_form=action)
+    except ClaimsUnsaid as exc:
+        form.add_error("claims_checked", ngettext(
+            "Nothing was saved: claim %(claims)s states a value the text said before your edit "
+            "and no longer says. The gate checks the claims, not the text: change the claim "
+            "too, or tick the box if it is right as it is.",
+            "Nothing was saved: claims %(claims)s state values the text said before your edit "
+            "and no longer says. The gate checks the claims, not the text: change the claims "
+            "too, or tick the box if they are right as they are.",
+            len(exc.numbers)) % {"claims": ", ".join(map(str, exc.numbers))})
+        return _render_item(request, page, status=400, forms=forms, open_form=action)
     except FieldError as exc:
         # A hidden field (the verdict id) shows no errors of its own: said above the form.
         shown = exc.field in form.fields and not form.fields[exc.field].widget.is_hidden

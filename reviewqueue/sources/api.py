@@ -17,6 +17,7 @@ from reviewqueue.api_base import (
     IdField,
     InstantField,
     JSONScalarField,
+    PathIdField,
     PrincipalField,
     RoleAndScope,
     StrictSerializer,
@@ -122,8 +123,8 @@ def span_errors(passages: list[Any] | None, facts: list[Any] | None) -> dict[str
 class RevisionPath(serializers.Serializer):
     """The ids in the address, held to the lengths their columns take."""
 
-    document_id = IdField(max_length=200)
-    revision = IdField(max_length=200)
+    document_id = PathIdField(max_length=200)
+    revision = PathIdField(max_length=200)
 
 
 class RevisionOut(serializers.Serializer):
@@ -208,6 +209,27 @@ class RevisionView(BodyLimitedAPIView):
             user=request.user,
         )
         return Response(RevisionOut(result.revision).data, status=201 if result.created else 200)
+
+
+class DocumentRestoreView(BodyLimitedAPIView):
+    permission_classes = [RoleAndScope]
+    allowed_roles = (Role.SERVICE,)
+    required_scope = ApiToken.Scope.PUBLISH
+    body_methods: frozenset[str] = frozenset()  # a restore takes no options
+
+    @extend_schema(
+        request=None,
+        responses={200: DocumentOut, 404: OpenApiResponse(description="No such document")},
+        summary="Restore a withdrawn document",
+        description="Undoes a withdrawal: the document's last revision is current again, readable "
+                    "by the principals it names, and the answers that cite it or claim its keys "
+                    "are re-evaluated. A document that is not withdrawn is returned unchanged "
+                    "(republishing a revision already received restores nothing).",
+    )
+    def post(self, request: Request, document_id: str) -> Response:
+        services.document_restore(document_key=document_id, actor=actor_of(request))
+        document = selectors.document_get(document_id)
+        return Response(DocumentOut(document).data)
 
 
 class DocumentView(BodyLimitedAPIView):

@@ -9,4 +9,6 @@ urlpatterns = [
         name="revision",
     ),
     path("documents/<str:document_id>", api.DocumentView.as_view(), name="document"),
+    path("documents/<str:document_id>/restore", api.DocumentRestoreView.as_view(),
+         name="document-restore"),
 ]

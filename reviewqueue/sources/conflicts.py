@@ -390,7 +390,9 @@ def conflict_reopen(*, conflict_id: int, actor: Actor,
         object_type="conflict",
         object_id=conflict.pk,
         before={"status": "dismissed"},
-        after={"status": "open"},
+        # Named as every other conflict event names them: the row then says which documents.
+        after={"status": "open",
+               "revisions": [[p["document"], p["revision"]] for p in conflict.participants]},
     )
     transaction.on_commit(lambda: _notify_owners(conflict.pk, reopened_by=actor))
     reevaluate_documents(conflict.documents, trigger="reopening", actor=actor)

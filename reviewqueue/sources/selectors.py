@@ -20,6 +20,7 @@ from django.db.models import (
     Prefetch,
     Q,
     QuerySet,
+    Subquery,
     Value,
 )
 from django.db.models.expressions import RawSQL
@@ -55,6 +56,32 @@ def document_history_seen_by(user: Any, document: Document, *, limit: int = 20
         if not may_read_revision(user, document, revision):
             revision.note = ""
     return revisions
+
+
+@dataclass(frozen=True)
+class Withdrawal:
+    """A document's withdrawal or restoration, as its page's history lists it."""
+
+    restored: bool
+    at: Any
+    by: str  # the username, or the actor as the audit log names it when not a user
+
+
+def withdrawals_of(document: Document, *, since: Any = None, limit: int = 20
+                   ) -> list[Withdrawal]:
+    """The newest `limit` withdrawals and restorations of `document`, newest first, from
+    `since` when given, read from the audit log (1 query, on its object index)."""
+    from reviewqueue.audit.models import AuditEvent
+
+    events = AuditEvent.objects.filter(
+        object_type="document", object_id=document.key,
+        action__in=["document.withdrawn", "document.restored"])
+    if since is not None:
+        events = events.filter(created_at__gte=since)
+    return [Withdrawal(action == "document.restored", at,
+                       actor.split()[0].removeprefix("user:") if actor else "")
+            for action, at, actor in events.order_by("-seq")
+            .values_list("action", "created_at", "actor")[:limit]]
 
 
 @dataclass(frozen=True)
@@ -203,7 +230,11 @@ def revisions_with_passages(revision_ids: Iterable[int]) -> QuerySet[Revision]:
 
 
 def documents_owned_by(user: Any) -> QuerySet[Document]:
-    return Document.objects.filter(owner=user).select_related("current_revision")
+    """`user`'s documents, each with `title`: its last revision's, which a withdrawn document
+    is still known by (its owner may read every revision of it)."""
+    last = Revision.objects.filter(document=OuterRef("pk")).order_by("-seq").values("title")[:1]
+    return (Document.objects.filter(owner=user).select_related("current_revision")
+            .annotate(title=Subquery(last)))
 
 
 def may_resolve(user: Any, conflict: Conflict) -> bool:

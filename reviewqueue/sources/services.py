@@ -284,6 +284,42 @@ def document_withdraw(*, document_key: str, actor: Actor) -> Document:
     return document
 
 
+@transaction.atomic
+def document_restore(*, document_key: str, actor: Actor) -> Revision | None:
+    """Undo a withdrawal: the document's last revision is current again, readable by whom it
+    named, and the answers that may care are re-evaluated as after a publication. Returns that
+    revision; None for a document not withdrawn (restored or republished meanwhile), which is
+    left as it is, with nothing audited."""
+    document = Document.objects.select_for_update(of=("self",)).filter(key=document_key).first()
+    if document is None:
+        raise NotFound(f"no document {document_key!r}")
+    if document.withdrawn_at is None:
+        return None
+    last = document.revisions.order_by("-seq").first()
+    assert last is not None, "a document exists only through a publication"
+    document.current_revision = last
+    document.allowed_principals = list(last.allowed_principals)
+    document.withdrawn_at = None
+    document.save(update_fields=["current_revision", "allowed_principals", "withdrawn_at"])
+    audit_record(
+        actor=actor,
+        action="document.restored",
+        object_type="document",
+        object_id=document_key,
+        document_id=document_key,
+        before={"current_revision": None, "withdrawn": True},
+        after={"current_revision": last.revision, "withdrawn": False},
+    )
+    _after_content_change(
+        document_key=document_key,
+        old_facts=[],
+        new_facts=_facts_of(last.pk),
+        trigger="restoration",
+        actor=actor,
+    )
+    return last
+
+
 # --- Resolutions from the owner's pages --------------------------------------------------------
 
 

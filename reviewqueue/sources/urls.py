@@ -26,4 +26,5 @@ urlpatterns = [
         name="document-end-validity",
     ),
     path("owner/documents/<str:key>/withdraw", views.document_withdraw, name="document-withdraw"),
+    path("owner/documents/<str:key>/restore", views.document_restore, name="document-restore"),
 ]

@@ -76,6 +76,9 @@ def _progress_redirect(request: HttpRequest, keys: list[str], since: datetime) -
     return redirect(f"{reverse('sources:progress')}?{query}")
 
 
+# A document's page lists this many of its revisions, the newest.
+HISTORY_SHOWN = 20
+
 # The inbox lists this many conflicts (the most recently opened) and documents (by id) at most.
 INBOX_CONFLICTS = 100
 INBOX_DOCUMENTS = 200
@@ -387,6 +390,7 @@ def _document_page(
         extra.pop("passages_meanwhile", None) or {})
     fact_meanwhile = extra.pop("fact_meanwhile", None) or {}
     note_form = extra.pop("note_form", None)
+    history = selectors.document_history_seen_by(request.user, document, limit=HISTORY_SHOWN)
     context = {
         "document": document,
         "revision": revision,
@@ -412,7 +416,18 @@ def _document_page(
                                                      ("other-passage", other_passage_rows)],
                                     note_form),
         # A revision's note says what changed in it: shown only to who may read that revision.
-        "history": selectors.document_history_seen_by(request.user, document),
+        "history": history,
+        # Its withdrawals and restorations among the revisions, newest first; when older
+        # revisions are left out, none older than those listed.
+        "history_entries": sorted(
+            [*((r.published_at, r) for r in history),
+             *((w.at, w) for w in selectors.withdrawals_of(
+                 document, since=history[-1].published_at if len(history) == HISTORY_SHOWN
+                 else None))],
+            key=lambda entry: entry[0], reverse=True),
+        # A withdrawn document is still known by the title of its last revision.
+        "withdrawn_title": history[0].title if document.withdrawn_at and history
+        and selectors.may_read_revision(request.user, document, history[0]) else "",
         "conflicts": Conflict.objects.filter(documents__contains=[document.key]).exclude(
             status=Conflict.Status.CLOSED
         ),
@@ -688,6 +703,24 @@ def document_withdraw(request: HttpRequest, key: str) -> HttpResponse:
         return redirect("sources:document", key=document.key)
     messages.success(request, _("Document withdrawn. Answers citing it are re-evaluated."))
     return _progress_redirect(request, keys, since)
+
+
+@login_required
+@require_POST
+def document_restore(request: HttpRequest, key: str) -> HttpResponse:
+    """Undo a withdrawal from the document's page: its last revision is current again."""
+    _require_owner(request)
+    document = _document_or_404(request, key)
+    since = timezone.now()
+    restored = services.document_restore(document_key=document.key,
+                                         actor=Actor.of_user(request.user))
+    if restored is None:
+        # Restored or republished before this request: nothing changed, nothing to follow.
+        messages.info(request, _("This document is not withdrawn; nothing changed."))
+        return redirect("sources:document", key=document.key)
+    messages.success(request, _("Restored revision %(revision)s. Answers citing it are "
+                                "re-evaluated.") % {"revision": restored.revision})
+    return _progress_redirect(request, [document.key, *_conflict_documents(document.key)], since)
 
 
 @login_required

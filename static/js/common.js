@@ -64,10 +64,13 @@
   });
 
   // What the keyboard brings into view (j/k on the queue and an item page, a refused form's
-  // first error) stops below the sticky top bar, whose height changes as it wraps on a phone.
+  // first error) stops below the sticky top bar, whose height changes with the window; on a
+  // phone the bar scrolls away with the page (app.css) and leaves nothing to clear.
   function clearTopBar() {
     var bar = document.querySelector(".topbar");
-    if (bar) document.documentElement.style.scrollPaddingTop = (bar.offsetHeight + 8) + "px";
+    if (!bar) return;
+    var sticky = getComputedStyle(bar).position === "sticky";
+    document.documentElement.style.scrollPaddingTop = sticky ? (bar.offsetHeight + 8) + "px" : "";
   }
   document.addEventListener("DOMContentLoaded", clearTopBar);
   window.addEventListener("resize", clearTopBar);

@@ -153,6 +153,21 @@ def test_search_by_document_finds_its_conflicts_whoever_caused_them(
     assert f'conflict:<a href="/owner/conflicts/{conflict.pk}/">{conflict.pk}</a>' in row
     assert re.findall(r'doc <a href="/audit/\?document=([^"]+)">', row) == [
         "pricing", "trial-promo"]
+    # The opening names the publication that caused it, then the other document.
+    page = admin_client.get("/audit/?action=conflict.opened").content.decode()
+    row = page.split(f">#{opened.seq}</a>", 1)[1].split("</tr>", 1)[0]
+    assert re.findall(r'doc <a href="/audit/\?document=([^"]+)">', row) == [
+        "trial-promo", "pricing"]
+    # A reopening by hand names both documents too.
+    from reviewqueue.sources.conflicts import conflict_reopen
+
+    with django_capture_on_commit_callbacks(execute=True):
+        conflict_reopen(conflict_id=conflict.pk, actor=Actor.of_user(owner))
+    reopened = AuditEvent.objects.get(action="conflict.reopened")
+    page = admin_client.get("/audit/?action=conflict.reopened").content.decode()
+    row = page.split(f">#{reopened.seq}</a>", 1)[1].split("</tr>", 1)[0]
+    assert re.findall(r'doc <a href="/audit/\?document=([^"]+)">', row) == [
+        "pricing", "trial-promo"]
 
 
 def test_a_document_that_left_a_conflict_still_finds_its_events(

@@ -67,6 +67,9 @@ def test_on_a_laptop_the_a_key_lands_on_the_approve_comment_in_sight(
     claimed_on_a_laptop: Any,
 ) -> None:
     page = claimed_on_a_laptop
+    ask = page.locator("[data-ask-owners-link]")
+    expect(ask.locator(".where-below")).to_be_visible()
+    expect(ask.locator(".where-above")).to_be_hidden()
     page.keyboard.press("a")
     comment = page.locator("#decide [data-action=approve] textarea")
     expect(comment).to_be_focused()
@@ -89,6 +92,10 @@ def test_on_a_phone_decide_comes_after_why_it_was_held_and_fits_the_window(
         "section[aria-labelledby=answer-h]", "section[aria-labelledby=findings-h]",
         "section[aria-labelledby=owners-h]", "#decide")]
     assert tops == sorted(tops), tops
+    # The hand-off lies above Decide here, and its link says so.
+    ask = page.locator("[data-ask-owners-link]")
+    expect(ask.locator(".where-above")).to_be_visible()
+    expect(ask.locator(".where-below")).to_be_hidden()
     # Far down on a phone: the lease box leads straight to it.
     page.locator("[data-jump-to-decide]").click()
     expect(page.locator("#decide [data-action=approve] button[type=submit]")).to_be_in_viewport()
@@ -97,3 +104,14 @@ def test_on_a_phone_decide_comes_after_why_it_was_held_and_fits_the_window(
     comment = page.locator("#decide [data-action=approve] textarea")
     expect(comment).to_be_focused()
     expect(comment).to_be_in_viewport()
+
+
+def test_on_a_phone_an_answer_nobody_holds_leads_to_decide_too(
+    busy_answer: str, reviewer: Any, sign_in: Any, live_server: Any,
+) -> None:
+    page = sign_in("alice")
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.url}/answers/{busy_answer}/")
+    expect(page.get_by_text("Nobody is working on this answer.")).to_be_visible()
+    page.locator("[data-jump-to-decide]").click()
+    expect(page.locator("#decide [data-action=approve] button[type=submit]")).to_be_in_viewport()

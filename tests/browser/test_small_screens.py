@@ -253,3 +253,22 @@ def test_on_a_phone_the_queue_folds_its_filter_form_unless_it_is_in_use(
     page.goto(f"{live_server.url}/")
     expect(form).to_be_visible()
     expect(page.locator("details[data-filters] > summary")).to_be_hidden()
+
+
+def test_on_a_phone_the_top_bar_scrolls_away_with_the_page(
+    long_claims: str, reviewer: Any, sign_in: Any, live_server: Any,
+) -> None:
+    """Three lines on a phone: kept on screen, it would cover a seventh of it on every page."""
+    page = sign_in("alice")
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.url}/answers/{long_claims}/")
+    page.evaluate("window.scrollTo(0, 600)")
+    bar = page.locator("header.topbar").bounding_box()
+    assert bar is not None and bar["y"] + bar["height"] <= 0, bar
+    # j brings a sentence to the top of the window, with no bar left to stop below.
+    assert page.evaluate("document.documentElement.style.scrollPaddingTop") == ""
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.evaluate("window.scrollTo(0, 600)")
+    bar = page.locator("header.topbar").bounding_box()
+    assert bar is not None and bar["y"] == 0, bar  # on a laptop it stays in sight
+    assert page.evaluate("document.documentElement.style.scrollPaddingTop").endswith("px")

@@ -224,6 +224,23 @@ def test_get_answer_shows_status_verdicts_and_decisions(
     assert body["decisions"] == []
 
 
+def test_a_review_token_reads_what_an_edit_starts_from(
+    publish: Any, submit: Any, token_client: Any, reviewer: Any,
+) -> None:
+    publish()
+    submit(claims=[{"key": "trial_days", "value": 14, "cite": "d1", "subject": "EU"}])
+    review_only = token_client(reviewer, scopes=["review"])
+    body = review_only.get("/api/v1/answers/t-1").json()
+    assert (body["version"], body["answer"], body["claims"]) == (
+        1, "The free trial lasts 14 days [d1].",
+        [{"key": "trial_days", "value": 14, "cite": "d1", "subject": "EU"}])
+    assert body["verdict"]["id"] == body["verdicts"][0]["id"]
+    # A token with neither scope is told which one it lacks.
+    refused = token_client(reviewer, scopes=["submit"]).get("/api/v1/answers/t-1")
+    assert refused.status_code == 403
+    assert refused.json()["detail"] == "This token lacks the `read` or the `review` scope."
+
+
 def test_a_reviewer_cannot_read_an_answer_citing_a_document_they_may_not_read(
     publish: Any, submit: Any, token_client: Any, reviewer: Any, hr_reviewer: Any
 ) -> None:

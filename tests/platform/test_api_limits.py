@@ -247,6 +247,7 @@ def test_a_key_given_twice_is_a_400_naming_it_and_nothing_is_stored(
     assert response.status_code == 400, response.content
     assert response.json()["error"] == "parse_error"
     assert f'the key "{key}" appears twice in one object' in response.json()["detail"]
+    assert [e["field"] for e in response.json()["errors"]] == ["body"]
     assert not Answer.objects.exists() and not Document.objects.exists()
     assert QuarantinedPayload.objects.get().body == body
 

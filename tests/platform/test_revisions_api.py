@@ -69,6 +69,32 @@ def test_withdrawing_an_unknown_document_is_404(service_api: Any) -> None:
     assert service_api.delete("/api/v1/documents/nope").status_code == 404
 
 
+def test_a_service_restores_a_withdrawn_document(
+    service_api: Any, owner: Any, token_client: Any, reviewer: Any,
+) -> None:
+    service_api.put(URL, revision_body(principals=["group:sales"]), format="json")
+    # Putting the same revision again replays it: it does not undo a withdrawal.
+    service_api.delete("/api/v1/documents/pricing")
+    assert service_api.put(URL, revision_body(principals=["group:sales"]),
+                           format="json").status_code == 200
+    assert service_api.get("/api/v1/documents/pricing").json()["withdrawn"] is True
+
+    assert token_client(reviewer).post("/api/v1/documents/pricing/restore").status_code == 403
+    response = service_api.post("/api/v1/documents/pricing/restore")
+    assert response.status_code == 200, response.content
+    assert (response.json()["withdrawn"], response.json()["current_revision"]) == (False, "r1")
+    document = Document.objects.get(key="pricing")
+    assert document.allowed_principals == ["group:sales"]
+    # Again: nothing to undo, nothing audited.
+    assert service_api.post("/api/v1/documents/pricing/restore").json()["withdrawn"] is False
+    assert AuditEvent.objects.filter(action="document.restored").count() == 1
+    assert service_api.post("/api/v1/documents/nope/restore").status_code == 404
+    refused = service_api.post("/api/v1/documents/pricing/restore", {"revision": "r0"},
+                               format="json")
+    assert refused.status_code == 400
+    assert [e["field"] for e in refused.json()["errors"]] == ["body"]
+
+
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [

@@ -328,8 +328,11 @@ def test_a_reviewer_re_evaluates_an_answer_through_the_api(
     response = api.post("/api/v1/jobs", {"trace_ids": ["t-1", "t-2"]}, format="json")
     assert response.status_code == 202, response.content
     assert response.json()["total"] == 2
-    follow = api.get(f"/api/v1/jobs/{response.json()['id']}")
-    assert follow.status_code == 200
+    # Followed where the body says, with the same token.
+    url = response.json()["url"]
+    assert url == f"/api/v1/jobs/{response.json()['id']}"
+    follow = api.get(url)
+    assert follow.status_code == 200 and follow.json()["id"] == response.json()["id"]
 
 
 def test_a_read_only_token_may_not_start_a_re_evaluation(

@@ -59,3 +59,29 @@ def test_a_batch_item_gets_every_error_and_the_count_of_those_left_out(
         "as_of", "asked_by[0]", "index_release", "question", "retrieved[1].cite", "surprise"]
     assert result["detail"].endswith("; and 1 more in errors")
     assert not Answer.objects.exists()
+
+
+def test_ids_and_askers_that_read_like_others_are_refused(
+    service_api: Any, publish: Any,
+) -> None:
+    """A zero-width space or a right-to-left override makes a name that reads as another."""
+    publish()
+    body = answer_body(asked_by=["user:alice\u200b", "group:sales"], retrieved=[
+        {**ITEM, "document_id": "pric\u202eing"}])
+    for api_path in ("/api/v1/answers", "/api/v1/answers/batch"):
+        sent = body if api_path.endswith("answers") else {"answers": [body]}
+        response = service_api.post(api_path, sent, format="json")
+        found = (errors(response) if api_path.endswith("answers")
+                 else {e["field"]: e["message"] for e in response.json()["results"][0]["errors"]})
+        assert found == {
+            "asked_by[0]": "Not a principal: 'user:alice\\u200b'; use user:<name>, "
+                           "group:<name> or *.",
+            "retrieved[0].document_id": "Must not contain control characters, zero-width "
+                                        "characters or bidirectional marks: they make ids that "
+                                        "read alike.",
+        }
+    refused = service_api.put("/api/v1/documents/pricing\u200b/revisions/r1",
+                              {"title": "T"}, format="json")
+    assert refused.status_code == 400
+    assert "document_id" in {e["field"] for e in refused.json()["errors"]}
+    assert not Answer.objects.exists()

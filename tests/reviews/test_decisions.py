@@ -693,7 +693,7 @@ def test_the_api_asks_the_same_second_yes_for_claims_that_do_not_hold(
     assert refused.status_code == 400
     assert refused.json()["errors"] == [{
         "field": "despite",
-        "message": "claim 1 does not hold against what it cites: send true to approve "
+        "message": "claims[0] does not hold against what it cites: send true to approve "
                    "the answer all the same, or edit or reject it"}]
     assert Answer.objects.get(trace_id=trace).status == "held"
     assert not Decision.objects.exists()

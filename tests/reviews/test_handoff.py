@@ -145,9 +145,13 @@ def test_re_evaluate_now_starts_a_job_and_shows_its_progress(
             else f"{changed} answers got a new verdict.")
     assert said in page and "so far" not in page
     assert f'href="/answers/{trace}/" data-back-to-answer>' in page
+    # What the answer rests on now, said where the job's figures leave it unsaid.
+    assert (f"<p data-answer-now>{trace} now: Held for review. The gate's verdict: "
+            f'Needs review (Conflicting sources). <a href="/answers/{trace}/">Back to the '
+            "answer</a></p>") in page
     # An answer the reader may not read gets no link.
     other = client.get(f"{job.get_absolute_url()}?answer=no-such").content.decode()
-    assert "data-back-to-answer" not in other
+    assert "data-back-to-answer" not in other and "data-answer-now" not in other
 
 
 def test_a_note_the_browser_let_through_reaches_the_owner_whole(

@@ -73,6 +73,10 @@ def test_each_citation_is_drawn_where_its_marker_was_before_the_full_stop(
     # The chip expands in place, to the passage it cites.
     assert '14 days per month</span><details class="cite" data-cite="d1">' in html
     assert "<mark>The free trial lasts 14 days.</mark>" in html
+    # Said again where the reviewer approves: the gate checked nothing of that sentence.
+    approve = html.split('data-action="approve"', 1)[1].split("</form>", 1)[0]
+    assert ('<p class="warn-text" data-uncited>Sentence 2 cites no source: no gate checked '
+            "what it says.</p>") in approve
 
 
 def test_script_in_the_answer_is_drawn_as_text(hold: Any, reviewer: Any, login: Any) -> None:

@@ -292,3 +292,18 @@ def test_a_new_hand_off_keeps_the_old_question_and_its_reply(
     assert QUESTION in old and "Right as it is." in old
     assert new.startswith("Waiting for the owner since ") and "And the support hours?" in new
     assert "data-owner-replied-link" not in page  # the latest question has no reply yet
+
+
+def test_the_decide_box_says_the_owners_were_asked_until_one_replies(
+    sent: str, login: Any, reviewer: Any, owner: Any,
+) -> None:
+    client = login(reviewer)
+    page = client.get(f"/answers/{sent}/").content.decode()
+    box = page.split('id="decide-h"', 1)[1].split('data-action="approve"', 1)[0]
+    note = re.search(r"<p class=\"warn-text\" data-decide-waiting>(.*?)</p>", box, re.S)
+    assert note is not None
+    assert re.fullmatch(r"alice asked the owners on [-0-9: ]+UTC and no one has replied yet\. "
+                        r"Deciding now ends the wait: a reply sent after it is refused\. "
+                        r'<a href="#owners-h">The question</a>', note.group(1))
+    login(owner).post(f"/answers/{sent}/owner-reply", {"reply": REPLY})
+    assert "data-decide-waiting" not in client.get(f"/answers/{sent}/").content.decode()

@@ -362,6 +362,11 @@ def test_next_with_nothing_unclaimed_says_so(pricing_documents: Any, reviewer: A
                                              login: Any) -> None:
     response = login(reviewer).post("/next", follow=True)
     assert "Nothing unclaimed is waiting for you." in response.content.decode()
+    # Under filters, nothing may still wait beyond them: the message says which it is.
+    response = login(reviewer).post("/next", {"reason": "conflicting_sources"}, follow=True)
+    page = response.content.decode()
+    assert "Nothing unclaimed matches these filters." in page
+    assert "Nothing unclaimed is waiting for you." not in page
 
 
 # --- Cost -------------------------------------------------------------------------------------

@@ -139,6 +139,8 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     # Without the id typed to confirm: the page again, with the error at the field.
     ("sources:document-withdraw", "POST", "/owner/documents/pricing/withdraw",
      owner_page(400)),
+    # Not withdrawn: nothing to undo, and back to its page.
+    ("sources:document-restore", "POST", "/owner/documents/pricing/restore", owner_page(302)),
     # --- jobs, webhooks, audit, insight (admins) ---------------------------------------------
     ("jobs:list", "GET", "/jobs/", admin_page(200)),
     ("jobs:start", "POST", "/jobs/start", admin_page(400)),
@@ -165,6 +167,7 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     ("api:document", "GET", "/api/v1/documents/hr-handbook",
      {**OUT_API, "service": 200, **people(HIDDEN, hr_reviewer=200, owner=200, admin=200)}),
     ("api:document", "DELETE", "/api/v1/documents/pricing", service_api(200)),
+    ("api:document-restore", "POST", "/api/v1/documents/pricing/restore", service_api(200)),
     ("api:answers", "POST", "/api/v1/answers", service_api(400)),
     ("api:answers-batch", "POST", "/api/v1/answers/batch", service_api(400)),
     ("api:answer", "GET", "/api/v1/answers/t-public", {**OUT_API, "service": 200,

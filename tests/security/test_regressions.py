@@ -87,6 +87,8 @@ def test_an_admin_reads_the_history_of_any_answer_but_not_what_it_asked(
     and audit timeline the same admin may not read. The history stays theirs to audit."""
     admin = api_client(world.tokens["ada"]).get("/api/v1/answers/t-hr").json()
     assert admin["question"] is None
+    # Nor what it answered, nor its claims: only which version it is at.
+    assert (admin["answer"], admin["claims"], admin["version"]) == (None, None, 1)
     assert admin["status"] == "held" and admin["verdicts"][0]["decision"] == "review"
     assert api_client(world.tokens["hana"]).get("/api/v1/answers/t-hr").json()["question"] \
         == "How long?"

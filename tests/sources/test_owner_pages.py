@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 
+from reviewqueue.audit.models import AuditEvent
 from reviewqueue.reviews.models import Answer, ReviewItem
 from reviewqueue.sources.models import Conflict, Document, Fact, Revision
 from tests.reviews.conftest import fact
@@ -392,7 +393,10 @@ def test_withdrawing_needs_the_id_typed_to_confirm(
     page = client.get("/owner/documents/trial-promo/").content.decode()
     assert page.count(">trial-promo<") == 1
     assert '<span class="badge tone-abstain" data-withdrawn>withdrawn</span>' in page
-    assert f"<li data-withdrawn-at>Withdrawn on {withdrawn_at:%Y-%m-%d %H:%M} UTC</li>" in page
+    logged = AuditEvent.objects.get(action="document.withdrawn").created_at
+    assert (f"<li data-withdrawn-at>Withdrawn on {logged:%Y-%m-%d %H:%M} UTC · by "
+            f"{other_owner.username}</li>") in page
+    assert page.index("data-withdrawn-at") < page.index('<code class="rev">r1</code>')
 
 
 def test_facts_ending_soon_are_listed_with_the_answers_resting_on_them(

@@ -334,6 +334,12 @@ class ItemPage:
         return [claim.number for claim in self.claims if not claim.holds]
 
     @property
+    def uncited(self) -> list[int]:
+        """The numbers (from 1) of the sentences that cite nothing: the gate checks claims,
+        so what such a sentence says goes out unchecked (an edit may have added it)."""
+        return [number for number, s in enumerate(self.sentences, start=1) if not s.cites]
+
+    @property
     def conflict_cites(self) -> set[str]:
         """Retrieved ids that are a side of a conflict shown on the page."""
         return {side.cite for c in self.conflicts for side in c.sources if side.cite}

@@ -31,6 +31,7 @@ from reviewqueue.reviews.models import (
 )
 from reviewqueue.reviews.selectors.answers import user_may_read_answer
 from reviewqueue.reviews.services.evaluation import (
+    claims_on_hidden_facts,
     gate_day,
     load_sources,
     run_gate,
@@ -108,6 +109,9 @@ class DecisionInput:
     claims: list[dict[str, Any]] | None = None
     # The decision was made on a page drawn under the reviewer's lease (see _decide).
     lease_held: bool = False
+    # An edit whose text no longer says a value its unchanged claims state is refused unless
+    # the reviewer says the claims are right as they are (see claims_unsaid).
+    claims_checked: bool = False
 
 
 @dataclass(frozen=True)
@@ -318,6 +322,56 @@ def _as_json(claims: list[dict[str, Any]]) -> str:
     return json.dumps(claims, sort_keys=True)
 
 
+class ClaimsOnHiddenFacts(FieldError):
+    """An edit changes or adds claims whose verdict rests on facts the reviewer may not read."""
+
+    def __init__(self, numbers: list[int]) -> None:
+        self.numbers = numbers
+        which = claim_paths(numbers, "is checked", "are checked")
+        super().__init__("claims", f"{which} against a document you may not read, and "
+                         "changing such a claim would tell you what the document says: leave "
+                         "it as it is or remove it (a reviewer who may read the document can "
+                         "change it)")
+
+
+def claim_paths(numbers: list[int], one: str, many: str) -> str:
+    """Claims numbered from 1, as the page numbers them, said the API's way: by their index
+    in `claims`, as findings name them ("claims[0] does not hold ...")."""
+    listed = ", ".join(f"claims[{number - 1}]" for number in numbers)
+    return f"{listed} {one if len(numbers) == 1 else many}"
+
+
+class ClaimsUnsaid(FieldError):
+    """An edit changed the text away from values its claims, left as they were, state."""
+
+    def __init__(self, numbers: list[int]) -> None:
+        self.numbers = numbers
+        which = claim_paths(numbers, "states a value", "state values")
+        super().__init__("claims_checked", f"{which} the text said before the edit and no "
+                         "longer says: change the claims too (the gate checks the claims, not "
+                         "the text), or send true if they are right as they are")
+
+
+def claims_unsaid(before_text: str, after_text: str, before: list[dict[str, Any]],
+                  after: list[dict[str, Any]]) -> list[int]:
+    """The numbers (from 1) of the claims whose value the text said before an edit and no
+    longer says, when the edit left the claims as they were: the reviewer corrected the text
+    ("within 365 days") and forgot the claim (30), which the gate alone checks. A value is
+    looked for as it is written in JSON, strings as they are; true and false are not looked
+    for (no text says them so)."""
+    if _as_json(before) != _as_json(after):
+        return []
+    unsaid = []
+    for number, claim in enumerate(after, start=1):
+        value = claim.get("value")
+        if isinstance(value, bool) or value is None or value == "":
+            continue
+        said = value if isinstance(value, str) else json.dumps(value)
+        if said in before_text and said not in after_text:
+            unsaid.append(number)
+    return unsaid
+
+
 def _edit(answer: Answer, user: Any, data: DecisionInput) -> Verdict | gating.Verdict:
     """Gate the edited text and claims on the current revisions.
 
@@ -335,12 +389,23 @@ def _edit(answer: Answer, user: Any, data: DecisionInput) -> Verdict | gating.Ve
     if data.text.strip() == current.text.strip() and _as_json(claims) == _as_json(
             current.claims):
         raise FieldError("answer", NOTHING_CHANGED)
+    if not data.claims_checked and (unsaid := claims_unsaid(current.text, data.text,
+                                                            current.claims, claims)):
+        raise ClaimsUnsaid(unsaid)
     number = (answer.versions.aggregate(n=Max("number"))["n"] or 0) + 1
     version = AnswerVersion(answer=answer, number=number, text=data.text, claims=claims,
                             created_by=user)
     retrieved = list(RetrievedItem.objects.filter(answer=answer))
     sources = load_sources(((r.document_key, r.revision, r.span) for r in retrieved),
                            (c["key"] for c in claims))
+    # Only claims the edit changes or adds: one left as it was tells nothing new.
+    kept = {_as_json([c]) for c in current.claims}
+    changed = [(number, c) for number, c in enumerate(claims, start=1)
+               if _as_json([c]) not in kept]
+    hidden = claims_on_hidden_facts(sources, [c for _, c in changed], answer.asked_by,
+                                    {r.document_key for r in retrieved}, user_principals(user))
+    if hidden:
+        raise ClaimsOnHiddenFacts([changed[i - 1][0] for i in hidden])
     run = run_gate(answer=answer, version=version, retrieved=retrieved, as_of=gate_day(answer),
                    sources=sources)
     if run.verdict.decision == Verdict.Decision.ABSTAIN:

@@ -165,6 +165,31 @@ def knowledge_base_facts(
     return out
 
 
+def claims_on_hidden_facts(
+    sources: Sources, claims: list[dict[str, Any]], asked_by: Iterable[str],
+    exclude_documents: set[str], reader: Iterable[str],
+) -> list[int]:
+    """The numbers (from 1) of `claims` whose key the gate checks against a knowledge-base
+    fact that the asker may read and `reader` may not: the verdict on such a claim depends on
+    a value the reader must not learn, so a reader who could change the claim at will could
+    learn it from the verdicts (a warning comes and goes as the guess matches)."""
+    asker = set(asked_by) | {"*"}
+    readers = set(reader) | {"*"}
+    hidden = []
+    for number, claim in enumerate(claims, start=1):
+        subject = claim.get("subject")
+        for row in sources.kb.get(claim["key"], ()):
+            # As knowledge_base_facts matches them: a claim with no subject, every fact on
+            # its key; one with a subject, the facts about it.
+            if (row.document not in exclude_documents
+                    and (subject is None or row.fact.subject == subject)
+                    and asker.intersection(row.allowed_principals)
+                    and not readers.intersection(row.allowed_principals)):
+                hidden.append(number)
+                break
+    return hidden
+
+
 def run_gate(
     *,
     answer: Answer,
