@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import math
 import re
+import unicodedata
 from typing import Any
 
 from django.conf import settings
@@ -210,6 +211,9 @@ def path_id_problem(value: str) -> str | None:
     if INVISIBLE.search(value):
         return ("Must not contain control characters, zero-width characters or "
                 "bidirectional marks: they make ids that read alike.")
+    if not unicodedata.is_normalized("NFC", value):
+        # "é" as one character or as e and an accent: two ids that read the same.
+        return "Must be in Unicode normal form C (NFC): write each accented letter as one."
     return None
 
 

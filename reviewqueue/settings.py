@@ -246,7 +246,9 @@ REST_FRAMEWORK = {
 API_RATE_LIMIT = env_str("API_RATE_LIMIT", "1200/min") or "1200/min"
 SPECTACULAR_SETTINGS = {
     "TITLE": "ReviewQueue API",
-    "DESCRIPTION": "Push document revisions and RAG answers; read back verdicts and decisions.",
+    "DESCRIPTION": "Push document revisions and RAG answers; read back verdicts and decisions. "
+                   "A request body holds at most API_MAX_BODY_BYTES (5 MiB by default): a "
+                   "larger one is a 413, whatever its fields' own limits allow.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,

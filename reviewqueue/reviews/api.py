@@ -95,7 +95,9 @@ class AnswerIn(StrictSerializer):
     trace_id = TraceIdField(max_length=200)
     question = serializers.CharField(max_length=20_000)
     answer = serializers.CharField(
-        max_length=MAX_ANSWER_CHARS, allow_blank=True, trim_whitespace=False
+        max_length=MAX_ANSWER_CHARS, allow_blank=True, trim_whitespace=False,
+        help_text=f"At most {MAX_ANSWER_CHARS:,} characters and {gating.MAX_TEXT_BYTES:,} bytes "
+                  "in UTF-8 (the gate counts bytes)",
     )
     asked_by = serializers.ListField(child=PrincipalField(max_length=200), max_length=200)
     index_release = serializers.CharField(max_length=200, allow_blank=True)
@@ -286,12 +288,24 @@ class IngestOut(serializers.Serializer):
 
 
 class AnswerDecisionOut(serializers.Serializer):
+    """A decision as the answer's history gives it: the fields a decision's own reply has, its
+    comment null where the answer's `question` is (`reads` in the context)."""
+
     id = serializers.IntegerField()
     action = serializers.CharField()
     verdict = serializers.IntegerField(source="verdict_id")
     reviewer = serializers.CharField(source="reviewer.username")
+    comment = serializers.SerializerMethodField()
     reject_reason = serializers.CharField()
+    new_version = serializers.SerializerMethodField()
+    read_passages = serializers.BooleanField()
     created_at = serializers.DateTimeField()
+
+    def get_comment(self, decision: Any) -> str | None:
+        return decision.comment if self.context.get("reads") else None
+
+    def get_new_version(self, decision: Any) -> int | None:
+        return decision.new_version.number if decision.new_version_id else None
 
 
 class OwnerQuestionOut(serializers.Serializer):
@@ -536,7 +550,8 @@ class AnswerDetailView(BodyLimitedAPIView):
             claims=version.claims if reads else None,
             index_release=answer.index_release,
             verdicts=verdicts,
-            decisions=AnswerDecisionOut(answer.decisions.all(), many=True).data,
+            decisions=AnswerDecisionOut(answer.decisions.all(), many=True,
+                                        context={"reads": reads}).data,
             owner_questions=[_owner_question(q, reads) for q in answer.owner_questions.all()],
         )
         return Response(body)

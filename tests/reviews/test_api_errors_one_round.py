@@ -84,4 +84,10 @@ def test_ids_and_askers_that_read_like_others_are_refused(
                               {"title": "T"}, format="json")
     assert refused.status_code == 400
     assert "document_id" in {e["field"] for e in refused.json()["errors"]}
+    # "été" written as e and a combining accent reads as the NFC "été", one character each.
+    decomposed = service_api.put("/api/v1/documents/e\u0301te\u0301/revisions/r1",
+                                 {"title": "T"}, format="json")
+    assert decomposed.status_code == 400
+    assert {e["field"]: e["message"] for e in decomposed.json()["errors"]}["document_id"] == (
+        "Must be in Unicode normal form C (NFC): write each accented letter as one.")
     assert not Answer.objects.exists()

@@ -499,7 +499,9 @@ def test_the_api_says_the_answer_was_edited_when_it_was(hold: Any, api: Any) -> 
     assert edited.json()["status"] == "held"
     response = decide(api, trace, action="approve", verdict=seen)
     assert response.status_code == 409
-    assert response.json()["detail"].startswith("the answer was edited while you were reviewing")
+    # Its author is told it was their own edit, not that someone edited it meanwhile.
+    assert response.json()["detail"] == ("the answer was edited after that verdict (version 2, "
+                                         "by alice); decide again on the current verdict")
 
 
 def test_an_unsupported_edit_on_the_page_is_refused_and_keeps_the_text(

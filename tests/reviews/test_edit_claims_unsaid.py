@@ -76,8 +76,14 @@ def test_the_api_asks_for_claims_checked(hold: Any, api: Any) -> None:
     assert errors[0]["message"].startswith(
         "claims[0] states a value the text said before the edit and no longer says")
     assert versions(trace) == 1
-    assert decide(api, trace, claims_checked=True, **edit).status_code == 201
+    assert decide(api, trace, claims_checked=True, comment="two weeks is 14 days",
+                  **edit).status_code == 201
     assert versions(trace) == 2
+    # The answer's history gives the edit as the decision's own reply does.
+    [decision] = api.get(f"/api/v1/answers/{trace}").json()["decisions"]
+    assert {k: decision[k] for k in ("action", "comment", "new_version", "read_passages")} == {
+        "action": "edit", "comment": "two weeks is 14 days", "new_version": 2,
+        "read_passages": False}
     other = decide(api, trace, action="approve", claims_checked=True)
     assert other.status_code == 400
     assert other.json()["errors"][0]["field"] == "claims_checked"

@@ -105,3 +105,31 @@ def test_only_who_manages_the_document_may_restore_it(
     assert client.post("/owner/documents/pricing/restore").status_code == 403
     assert Document.objects.get(key="pricing").withdrawn_at is not None
     assert not AuditEvent.objects.filter(action="document.restored").exists()
+
+
+def test_titles_and_history_cost_the_same_queries_however_many_withdrawals(
+    client: Any, owner: Any, publish: Any,
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries(url: str) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    client.force_login(owner)
+    publish("pricing")
+    publish("faq", title="FAQ")
+    publish("terms", title="Terms")
+    client.post("/owner/documents/pricing/withdraw", {"confirm": "pricing"})
+    page, inbox = queries("/owner/documents/pricing/"), queries("/owner/")
+    for _ in range(3):
+        client.post("/owner/documents/pricing/restore")
+        client.post("/owner/documents/pricing/withdraw", {"confirm": "pricing"})
+    client.post("/owner/documents/terms/withdraw", {"confirm": "terms"})
+    assert queries("/owner/documents/pricing/") == page
+    assert queries("/owner/") == inbox
+    history = client.get("/owner/documents/pricing/").content.decode().split(
+        "<h2>History</h2>", 1)[1]
+    assert history.count("data-withdrawn-at") == 4 and history.count("data-restored-at") == 3

@@ -29,7 +29,7 @@ def answer_detail(trace_id: str) -> Answer | None:
         .prefetch_related(
             Prefetch("verdicts", queryset=Verdict.objects.order_by("-id")),
             Prefetch("decisions", queryset=Decision.objects.order_by("id")
-                     .select_related("reviewer")),
+                     .select_related("reviewer", "new_version")),
             Prefetch("owner_questions", queryset=OwnerQuestion.objects.order_by("asked_at", "id")
                      .select_related("asked_by", "replied_by")),
             "retrieved",

@@ -60,9 +60,17 @@ class StaleVerdict(Conflict):
     code = "stale_verdict"
 
     def __init__(self, answer: Answer, verdict: Verdict, *, edited: bool = False) -> None:
-        what = "the answer was edited" if edited else "the sources changed"
+        what = "the sources changed while you were reviewing"
+        version = answer.current_version
+        if edited and version is not None:
+            # Said with who edited it: the one told may be its author (an edit, then a
+            # decision sent on the verdict seen before it).
+            who = version.created_by.get_username() if version.created_by else "someone"
+            what = f"the answer was edited after that verdict (version {version.number}, by {who})"
+        elif edited:
+            what = "the answer was edited after that verdict"
         super().__init__(
-            f"{what} while you were reviewing; decide again on the current verdict",
+            f"{what}; decide again on the current verdict",
             extra={"status": answer.status},
         )
         self.answer = answer
