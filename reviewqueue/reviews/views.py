@@ -537,25 +537,29 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     except NotHeld as exc:
         messages.info(request, _not_held(exc))
         return _render_refused(request, trace_id, action)
-    except ClaimsOnHiddenFacts as exc:
-        form.add_error(None, ngettext(
-            "Nothing was saved: the gate checks claim %(claims)s against a document you may not "
-            "read, so changing it would tell you what that document says. Leave it as it was "
-            "or remove it; a reviewer who may read the document can change it.",
-            "Nothing was saved: the gate checks claims %(claims)s against a document you may "
-            "not read, so changing them would tell you what that document says. Leave them as "
-            "they were or remove them; a reviewer who may read the document can change them.",
-            len(exc.numbers)) % {"claims": ", ".join(map(str, exc.numbers))})
-        return _render_item(request, page, status=400, forms=forms, open_form=action)
-    except ClaimsUnsaid as exc:
-        form.add_error("claims_checked", ngettext(
-            "Nothing was saved: claim %(claims)s states a value the text said before your edit "
-            "and no longer says. The gate checks the claims, not the text: change the claim "
-            "too, or tick the box if it is right as it is.",
-            "Nothing was saved: claims %(claims)s state values the text said before your edit "
-            "and no longer says. The gate checks the claims, not the text: change the claims "
-            "too, or tick the box if they are right as they are.",
-            len(exc.numbers)) % {"claims": ", ".join(map(str, exc.numbers))})
+    except (ClaimsOnHiddenFacts, ClaimsUnsaid) as exc:
+        # Each claim named by its number on the page; the unsaid ones at the box that lets
+        # the reviewer confirm them.
+        if isinstance(exc, ClaimsUnsaid):
+            field, said = "claims_checked", ngettext(
+                "Nothing was saved: claim %(claims)s states a value the text said before your "
+                "edit and no longer says. The gate checks the claims, not the text: change the "
+                "claim too, or tick the box if it is right as it is.",
+                "Nothing was saved: claims %(claims)s state values the text said before your "
+                "edit and no longer says. The gate checks the claims, not the text: change the "
+                "claims too, or tick the box if they are right as they are.",
+                len(exc.numbers))
+        else:
+            field, said = None, ngettext(
+                "Nothing was saved: the gate checks claim %(claims)s against a document you may "
+                "not read, so changing it would tell you what that document says. Leave it as "
+                "it was or remove it; a reviewer who may read the document can change it.",
+                "Nothing was saved: the gate checks claims %(claims)s against a document you "
+                "may not read, so changing them would tell you what that document says. Leave "
+                "them as they were or remove them; a reviewer who may read the document can "
+                "change them.",
+                len(exc.numbers))
+        form.add_error(field, said % {"claims": ", ".join(map(str, exc.numbers))})
         return _render_item(request, page, status=400, forms=forms, open_form=action)
     except FieldError as exc:
         # A hidden field (the verdict id) shows no errors of its own: said above the form.
