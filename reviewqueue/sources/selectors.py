@@ -67,21 +67,26 @@ class Withdrawal:
     by: str  # the username, or the actor as the audit log names it when not a user
 
 
-def withdrawals_of(document: Document, *, since: Any = None, limit: int = 20
-                   ) -> list[Withdrawal]:
-    """The newest `limit` withdrawals and restorations of `document`, newest first, from
-    `since` when given, read from the audit log (1 query, on its object index)."""
+def history_with_withdrawals(document: Document, revisions: list[Revision], *, cut: bool,
+                             limit: int = 20) -> list[tuple[Any, Revision | Withdrawal]]:
+    """`revisions` (newest first) with the newest `limit` withdrawals and restorations of
+    `document` among them, each with its time, newest first; when older revisions were `cut`
+    from the list, none older than those listed. The withdrawals are read from the audit log
+    (1 query, on its object index)."""
     from reviewqueue.audit.models import AuditEvent
 
     events = AuditEvent.objects.filter(
         object_type="document", object_id=document.key,
         action__in=["document.withdrawn", "document.restored"])
-    if since is not None:
-        events = events.filter(created_at__gte=since)
-    return [Withdrawal(action == "document.restored", at,
-                       actor.split()[0].removeprefix("user:") if actor else "")
-            for action, at, actor in events.order_by("-seq")
-            .values_list("action", "created_at", "actor")[:limit]]
+    if cut and revisions:
+        events = events.filter(created_at__gte=revisions[-1].published_at)
+    withdrawals = [Withdrawal(action == "document.restored", at,
+                              actor.split()[0].removeprefix("user:") if actor else "")
+                   for action, at, actor in events.order_by("-seq")
+                   .values_list("action", "created_at", "actor")[:limit]]
+    entries: list[tuple[Any, Revision | Withdrawal]] = [
+        *((r.published_at, r) for r in revisions), *((w.at, w) for w in withdrawals)]
+    return sorted(entries, key=lambda entry: entry[0], reverse=True)
 
 
 @dataclass(frozen=True)

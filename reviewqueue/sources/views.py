@@ -417,14 +417,8 @@ def _document_page(
                                     note_form),
         # A revision's note says what changed in it: shown only to who may read that revision.
         "history": history,
-        # Its withdrawals and restorations among the revisions, newest first; when older
-        # revisions are left out, none older than those listed.
-        "history_entries": sorted(
-            [*((r.published_at, r) for r in history),
-             *((w.at, w) for w in selectors.withdrawals_of(
-                 document, since=history[-1].published_at if len(history) == HISTORY_SHOWN
-                 else None))],
-            key=lambda entry: entry[0], reverse=True),
+        "history_entries": selectors.history_with_withdrawals(
+            document, history, cut=len(history) == HISTORY_SHOWN),
         # A withdrawn document is still known by the title of its last revision.
         "withdrawn_title": history[0].title if document.withdrawn_at and history
         and selectors.may_read_revision(request.user, document, history[0]) else "",

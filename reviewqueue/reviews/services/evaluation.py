@@ -143,51 +143,48 @@ def _kb_rows(keys: set[str]) -> dict[str, list[KbRow]]:
     return out
 
 
-def knowledge_base_facts(
-    sources: Sources, claims: list[gating.Claim], principals: Iterable[str],
-    exclude_documents: set[str],
-) -> list[gating.KbFact]:
-    """Current facts elsewhere in the knowledge base on the claims' keys, for the gate's
-    conflict step: only from documents the asker may read, never from the retrieved ones, and
-    not on a (subject, key) whose conflict an owner dismissed as expected."""
-    wanted = {(c.subject, c.key) for c in claims}
+def _kb_rows_for(sources: Sources, wanted: set[tuple[str | None, str]],
+                 principals: Iterable[str], exclude_documents: set[str]) -> list[KbRow]:
+    """The current facts elsewhere in the knowledge base that the gate's conflict step reads
+    for claims on the (subject, key) pairs `wanted`: a claim with no subject reads every fact
+    on its key, one with a subject the facts about it; only from documents the holder of
+    `principals` may read, never from the retrieved ones, and not on a (subject, key) whose
+    conflict an owner dismissed as expected."""
     readers = set(principals) | {"*"}
     out = []
-    for key in sorted({c.key for c in claims}):
+    for key in sorted({key for _, key in wanted}):
         for row in sources.kb.get(key, ()):
-            subject = row.fact.subject
-            if (None, key) not in wanted and (subject, key) not in wanted:
+            if (None, key) not in wanted and (row.fact.subject, key) not in wanted:
                 continue
             if row.document in exclude_documents or not readers.intersection(
                     row.allowed_principals):
                 continue
-            out.append(row.fact)
+            out.append(row)
     return out
+
+
+def knowledge_base_facts(
+    sources: Sources, claims: list[gating.Claim], principals: Iterable[str],
+    exclude_documents: set[str],
+) -> list[gating.KbFact]:
+    """The knowledge-base facts the gate checks `claims` against, for an asker holding
+    `principals` (see _kb_rows_for)."""
+    return [row.fact for row in _kb_rows_for(sources, {(c.subject, c.key) for c in claims},
+                                             principals, exclude_documents)]
 
 
 def claims_on_hidden_facts(
     sources: Sources, claims: list[dict[str, Any]], asked_by: Iterable[str],
     exclude_documents: set[str], reader: Iterable[str],
 ) -> list[int]:
-    """The numbers (from 1) of `claims` whose key the gate checks against a knowledge-base
-    fact that the asker may read and `reader` may not: the verdict on such a claim depends on
-    a value the reader must not learn, so a reader who could change the claim at will could
-    learn it from the verdicts (a warning comes and goes as the guess matches)."""
-    asker = set(asked_by) | {"*"}
+    """The numbers (from 1) of `claims` that the gate checks against a knowledge-base fact the
+    asker may read and `reader` may not: the verdict on such a claim depends on a value the
+    reader must not learn, so a reader who could change the claim at will could learn it from
+    the verdicts (a warning comes and goes as the guess matches)."""
     readers = set(reader) | {"*"}
-    hidden = []
-    for number, claim in enumerate(claims, start=1):
-        subject = claim.get("subject")
-        for row in sources.kb.get(claim["key"], ()):
-            # As knowledge_base_facts matches them: a claim with no subject, every fact on
-            # its key; one with a subject, the facts about it.
-            if (row.document not in exclude_documents
-                    and (subject is None or row.fact.subject == subject)
-                    and asker.intersection(row.allowed_principals)
-                    and not readers.intersection(row.allowed_principals)):
-                hidden.append(number)
-                break
-    return hidden
+    return [number for number, claim in enumerate(claims, start=1)
+            if any(not readers.intersection(row.allowed_principals) for row in _kb_rows_for(
+                sources, {(claim.get("subject"), claim["key"])}, asked_by, exclude_documents))]
 
 
 def run_gate(
