@@ -7,6 +7,7 @@ rely on one that happens to be passed through to a query (`owner__password__star
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlencode
@@ -16,6 +17,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext, gettext_noop
+
+DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 # In the API's language (English); pages translate them.
 NOT_A_PARAMETER = gettext_noop("not a search parameter")
@@ -70,3 +73,9 @@ class SearchDateField(forms.DateField):
             validators=[MinValueValidator(self.FIRST, bounds),
                         MaxValueValidator(self.LAST, bounds)],
             **kwargs)
+
+    def to_python(self, value: Any) -> dt.date | None:
+        # strptime takes "2026-1-1" for %Y-%m-%d; a day is written as facts write theirs.
+        if isinstance(value, str) and value.strip() and not DAY.fullmatch(value.strip()):
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return super().to_python(value)

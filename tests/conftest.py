@@ -106,12 +106,13 @@ def revision_body(
     principals: list[str] | None = None,
     title: str = "Pricing and plans",
     passages: list[dict[str, str]] | None = None,
+    updated_at: str = "2026-10-01T09:00:00Z",
 ) -> dict[str, Any]:
     return {
         "title": title,
         "url": "https://docs.example.test/pricing",
         "owner": owner,
-        "updated_at": "2026-10-01T09:00:00Z",
+        "updated_at": updated_at,
         "allowed_principals": principals or ["*"],
         "passages": passages
         if passages is not None

@@ -32,9 +32,12 @@ class WindowForm(forms.Form):
         super().clean()
         data = self.cleaned_data
         default = default_window()
-        until = data.get("until") or (
-            data["since"] + dt.timedelta(days=29) if data.get("since") else default.until
-        )
+        until = data.get("until") or default.until
+        if data.get("since") and not data.get("until"):
+            # From that day on, as the audit log reads "From": up to today, within the span a
+            # window may have (and the day itself, for a day still to come).
+            until = max(data["since"], min(default.until,
+                                           data["since"] + dt.timedelta(days=MAX_DAYS - 1)))
         since = data.get("since") or until - dt.timedelta(days=29)
         if since > until:
             self.add_error("until", _("Must not be before the first day."))

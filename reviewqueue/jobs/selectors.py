@@ -11,6 +11,7 @@ from django.urls import reverse
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import WORKER, Actor
+from reviewqueue.instants import instant_text
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem
 from reviewqueue.sources.models import Fact, Revision
@@ -137,8 +138,8 @@ def job_progress(job: Job) -> dict[str, Any]:
         "changed": job.changed,
         "percent": job.percent,
         "finished": job.state in (Job.State.FINISHED, Job.State.FAILED),
-        "created_at": job.created_at.isoformat(),
-        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "created_at": instant_text(job.created_at),
+        "finished_at": instant_text(job.finished_at) if job.finished_at else None,
         # Where a token follows it; the other two are for a signed-in browser.
         "url": reverse("api:job", args=[job.pk]),
         "progress_url": job.progress_url,

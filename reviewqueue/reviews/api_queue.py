@@ -16,6 +16,7 @@ from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.api_base import BodyLimitedAPIView, RoleAndScope, StrictSerializer
 from reviewqueue.errors import FieldError, NotFound
+from reviewqueue.instants import instant_text
 from reviewqueue.params import param_problems
 from reviewqueue.reviews.api import ClaimIn, VerdictOut
 from reviewqueue.reviews.labels import REASONS, REJECT_REASONS
@@ -108,7 +109,7 @@ class QueueRowOut(serializers.Serializer):
     def get_lease(self, row: Any) -> dict[str, Any] | None:
         if row.lease_holder is None:
             return None
-        return {"holder": row.lease_holder, "until": row.lease_until.isoformat()}
+        return {"holder": row.lease_holder, "until": instant_text(row.lease_until)}
 
     def get_owner_replied(self, row: Any) -> bool:
         return bool(row.item.owner_replied)

@@ -321,3 +321,15 @@ def claim_rows(formset: Any) -> list[tuple[Any, dict[str, SafeString]]]:
                                                menus)
                             for name in CLAIM_FIELDS}))
     return rows
+
+
+def blank_row(formset: Any) -> int | None:
+    """The index of the empty row that ends the claim editor (the formset's extra form, nothing
+    typed in it), or None. The page hides it while "Add a claim" can add rows, and shows it
+    when that button is first pressed."""
+    last = formset.total_form_count() - 1
+    if last < formset.initial_form_count():
+        return None
+    if formset.is_bound and formset.forms[last].has_changed():
+        return None
+    return last

@@ -39,7 +39,14 @@ from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.params import refuse_unknown_params
-from reviewqueue.reviews.forms import ApproveForm, EditForm, RejectForm, claim_formset, claim_rows
+from reviewqueue.reviews.forms import (
+    ApproveForm,
+    EditForm,
+    RejectForm,
+    blank_row,
+    claim_formset,
+    claim_rows,
+)
 from reviewqueue.reviews.labels import (
     REASONS,
     decision_label,
@@ -269,16 +276,33 @@ def _kept_filters(filters: QueueFilters, replaced: str) -> str:
 @require_POST
 @reviewer_required
 def next_item(request: HttpRequest) -> HttpResponse:
-    filters = _filters(request.POST)
+    return _open_next(request, _filters(request.POST), _back(request))
+
+
+def _open_next(request: HttpRequest, filters: QueueFilters, back: str) -> HttpResponse:
+    """Claim the oldest unclaimed answer under `filters` and open it; or say there is none and
+    go back to the queue."""
     answer = lease_claim_oldest(filters=filters, user=request.user, actor=_actor(request))
     if answer is None:
         messages.info(request, _("Answers waiting for their owners are not handed out: open "
                                  "one from the list.") if filters.handoff == "waiting"
                       else _("Nothing unclaimed matches these filters.") if filters.as_params()
                       else _("Nothing unclaimed is waiting for you."))
-        back = _back(request)
         return HttpResponseRedirect(_back_to_queue(back) if back else _queue_url(filters))
-    return HttpResponseRedirect(_item_url(answer.trace_id, _back(request)))
+    return HttpResponseRedirect(_item_url(answer.trace_id, back))
+
+
+# Where a decision leads, as the reviewer last chose it on the Decide box: "next" opens the next
+# unclaimed answer under the queue's filters, anything else goes back to the queue.
+AFTER_DECISION = "after_decision"
+
+
+def _then_next(request: HttpRequest) -> bool:
+    """Whether this decision leads to the next answer; remembers the choice it was sent with."""
+    then = request.POST.get("then")
+    if then in ("next", "queue") and request.session.get(AFTER_DECISION) != then:
+        request.session[AFTER_DECISION] = then  # saved only when it changes
+    return request.session.get(AFTER_DECISION) == "next"
 
 
 # --- Leases -------------------------------------------------------------------------------------
@@ -465,8 +489,10 @@ def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
         "lease_seconds": lease_seconds(),
         "is_admin": has_role(request.user, Role.ADMIN),
         "open_form": "",
+        "then_next": request.session.get(AFTER_DECISION) == "next",
         **forms,
         "claim_rows": claim_rows(forms["claims_formset"]),
+        "blank_row": blank_row(forms["claims_formset"]),
         # Read here, not as `claims_formset.management_form` in the template: the template
         # tries `claims_formset["management_form"]` first, which builds every form.
         "claims_management": forms["claims_formset"].management_form,
@@ -480,6 +506,7 @@ def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
 @reviewer_required
 def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     action = request.POST.get("action", "")
+    then_next = _then_next(request)  # remembered even when the decision is refused
     page = item_page(trace_id=trace_id, user=request.user)
     if page is None:
         raise Http404("No such answer")
@@ -588,6 +615,8 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     link = format_html('<a href="{}">{}</a>', reverse("reviews:item", args=[trace_id]),
                        trace_id)
     messages.success(request, format_html(done, answer=link, question=question))
+    if then_next:
+        return _open_next(request, _filters(QueryDict(back)), back)
     return HttpResponseRedirect(_back_to_queue(back))
 
 

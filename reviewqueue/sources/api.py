@@ -26,6 +26,7 @@ from reviewqueue.api_base import (
 )
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import NotFound
+from reviewqueue.instants import instant_text
 from reviewqueue.sources import selectors, services
 
 
@@ -65,6 +66,12 @@ class RevisionIn(StrictSerializer):
 
     def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
         errors = span_errors(attrs.get("passages"), attrs.get("facts"))
+        if again := repeats(attrs.get("allowed_principals") or []):
+            # Kept as sent, a repeat would read as a second grant, and make two bodies that
+            # grant the same readers differ.
+            errors["allowed_principals"] = {
+                index: [f"{principal!r} is already in the list."]
+                for index, principal in again.items()}
         owner, address = attrs.get("owner"), self.context.get("address")
         if owner is not None and address is not None:
             problem = services.revision_owner_problem(address["document_id"],
@@ -166,8 +173,8 @@ class DocumentOut(serializers.Serializer):
                 "seq": r.seq,
                 "title": r.title if principals is None or may_read(r.allowed_principals,
                                                                      principals) else None,
-                "updated_at": r.updated_at.isoformat(),
-                "published_at": r.published_at.isoformat(),
+                "updated_at": instant_text(r.updated_at),
+                "published_at": instant_text(r.published_at),
             }
             for r in selectors.document_history(obj)
         ]
@@ -193,6 +200,12 @@ class RevisionView(BodyLimitedAPIView):
             413: OpenApiResponse(description="Body too large"),
         },
         summary="Publish a document revision",
+        description="The revision becomes the document's current one, unless it is late: older "
+                    "(by `updated_at`) than a revision of the document received before it. A "
+                    "late revision is kept, and the answers citing the document are evaluated "
+                    "again (those generated from it may have waited for it), but the newer "
+                    "revision stays current, or the document withdrawn: the reply says "
+                    "`\"current\": false`.",
     )
     def put(self, request: Request, document_id: str, revision: str) -> Response:
         path = RevisionPath(data={"document_id": document_id, "revision": revision})
@@ -221,10 +234,10 @@ class DocumentRestoreView(BodyLimitedAPIView):
         request=None,
         responses={200: DocumentOut, 404: OpenApiResponse(description="No such document")},
         summary="Restore a withdrawn document",
-        description="Undoes a withdrawal: the document's last revision is current again, readable "
-                    "by the principals it names, and the answers that cite it or claim its keys "
-                    "are re-evaluated. A document that is not withdrawn is returned unchanged "
-                    "(republishing a revision already received restores nothing).",
+        description="Undoes a withdrawal: the document's newest revision is current again, "
+                    "readable by the principals it names, and the answers that cite it or claim "
+                    "its keys are re-evaluated. A document that is not withdrawn is returned "
+                    "unchanged (republishing a revision already received restores nothing).",
     )
     def post(self, request: Request, document_id: str) -> Response:
         services.document_restore(document_key=document_id, actor=actor_of(request))

@@ -41,7 +41,10 @@ class SourcesCheck:
 def _published() -> dict[tuple[str, str], dict[str, object]]:
     """What each revision.published event recorded, by (document, revision)."""
     return {
-        (str(e.document_id), str(e.after.get("current_revision"))): e.after
+        # `revision` names the revision published; events from before it was recorded name
+        # it as the current one, which it then always became.
+        (str(e.document_id), str(e.after.get("revision", e.after.get("current_revision")))):
+        e.after
         for e in AuditEvent.objects.filter(action="revision.published")
         .only("document_id", "after").iterator(chunk_size=2000)
         if isinstance(e.after, dict)
@@ -71,7 +74,9 @@ def _revision_problem(revision: Revision,
         return SourceProblem(name, "access_list", (
             f"{name}: may be read by {revision.allowed_principals}, but was published for "
             f"{logged['allowed_principals']}"))
-    if _stored_digest(revision, str(logged.get("owner"))) != logged.get(
+    # A late revision changed no owner: the owner its body named is logged on its own.
+    named = logged.get("revision_owner", logged.get("owner"))
+    if _stored_digest(revision, str(named)) != logged.get(
             "body_digest", revision.body_digest):
         return SourceProblem(name, "body", f"{name}: its title, dates, passages or facts are "
                                            "not those it was published with")

@@ -62,6 +62,11 @@ class Revision(models.Model):
             models.Index(Upper("title"), name="revision_title_upper"),
         ]
 
+    # The newest revision of a document first: by when the source says it was updated, then by
+    # publication order. A revision delivered late (older than one received before it) is kept
+    # but never becomes current.
+    NEWEST_FIRST = ("-updated_at", "-seq")
+
     def __str__(self) -> str:
         return f"{self.document.key}@{self.revision}"
 

@@ -235,9 +235,10 @@ def revisions_with_passages(revision_ids: Iterable[int]) -> QuerySet[Revision]:
 
 
 def documents_owned_by(user: Any) -> QuerySet[Document]:
-    """`user`'s documents, each with `title`: its last revision's, which a withdrawn document
+    """`user`'s documents, each with `title`: its newest revision's, which a withdrawn document
     is still known by (its owner may read every revision of it)."""
-    last = Revision.objects.filter(document=OuterRef("pk")).order_by("-seq").values("title")[:1]
+    last = (Revision.objects.filter(document=OuterRef("pk")).order_by(*Revision.NEWEST_FIRST)
+            .values("title")[:1])
     return (Document.objects.filter(owner=user).select_related("current_revision")
             .annotate(title=Subquery(last)))
 

@@ -20,6 +20,7 @@ from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
 from reviewqueue.sources.conflicts import conflicts_refresh, reevaluate_documents
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
+from reviewqueue.textmatch import says
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,9 @@ def revision_owner_problem(document_key: str, revision: str, owner: str) -> str 
 def revision_publish(
     *, document_key: str, revision: str, data: RevisionInput, actor: Actor, user: Any = None
 ) -> PublishResult:
-    """Publish `revision` of `document_key` and make it current.
+    """Publish `revision` of `document_key` and make it current, unless it is late: older (by
+    `updated_at`) than a revision of the document received before it, which stays current
+    (or withdrawn). A late revision is kept, so that answers generated from it find it.
 
     The same body again changes nothing; a different body for an existing revision is a
     conflict. Answers citing the document are re-evaluated after the transaction commits.
@@ -171,6 +174,8 @@ def revision_publish(
              else _new_owner(data.owner))
 
     seq = (document.revisions.aggregate(m=Max("seq"))["m"] or 0) + 1
+    newest = document.revisions.order_by(*Revision.NEWEST_FIRST).first()
+    late = newest is not None and newest.updated_at > data.updated_at
     new = Revision.objects.create(
         document=document,
         revision=revision,
@@ -201,7 +206,6 @@ def revision_publish(
             for i, f in enumerate(data.facts)
         ]
     )
-    old_facts = _facts_of(document.current_revision_id)
     before = {
         "current_revision": document.current_revision.revision
         if document.current_revision_id and document.current_revision
@@ -209,6 +213,27 @@ def revision_publish(
         "withdrawn": document.withdrawn_at is not None,
         "owner": document.owner.username,
     }
+    received = {
+        "seq": seq,
+        "facts": len(data.facts),
+        "passages": len(data.passages),
+        # What proves the stored revision is the one published (`verify_sources`), and who
+        # it let read it; the log keeps no text, only this digest of the whole body.
+        "body_digest": digest,
+        "allowed_principals": list(data.allowed_principals),
+    }
+    if late:
+        assert newest is not None
+        # The knowledge base says what it said; only the answers citing this document, which
+        # may have been waiting for exactly this revision, are evaluated again.
+        audit_record(actor=actor, action="revision.published", object_type="document",
+                     object_id=document_key, document_id=document_key, before=before,
+                     after={**before, "revision": revision, **received,
+                            "revision_owner": data.owner, "late_behind": newest.revision})
+        reevaluate_documents([document_key], trigger="revision", actor=actor,
+                             cause=document_key)
+        return PublishResult(new, created=True)
+    old_facts = _facts_of(document.current_revision_id)
     document.current_revision = new
     document.allowed_principals = list(data.allowed_principals)
     document.withdrawn_at = None
@@ -221,17 +246,7 @@ def revision_publish(
         object_id=document_key,
         document_id=document_key,
         before=before,
-        after={
-            "current_revision": revision,
-            "seq": seq,
-            "owner": owner.username,
-            "facts": len(data.facts),
-            "passages": len(data.passages),
-            # What proves the stored revision is the one published (`verify_sources`), and who
-            # it let read it; the log keeps no text, only this digest of the whole body.
-            "body_digest": digest,
-            "allowed_principals": list(data.allowed_principals),
-        },
+        after={"current_revision": revision, **received, "owner": owner.username},
     )
     _after_content_change(
         document_key=document_key,
@@ -295,7 +310,7 @@ def document_restore(*, document_key: str, actor: Actor) -> Revision | None:
         raise NotFound(f"no document {document_key!r}")
     if document.withdrawn_at is None:
         return None
-    last = document.revisions.order_by("-seq").first()
+    last = document.revisions.order_by(*Revision.NEWEST_FIRST).first()
     assert last is not None, "a document exists only through a publication"
     document.current_revision = last
     document.allowed_principals = list(last.allowed_principals)
@@ -339,7 +354,9 @@ def _revision_as_input(
         title=revision.title,
         owner=revision.document.owner.username,
         url=revision.url,
-        updated_at=timezone.now(),
+        # Never older than the revision it corrects, whatever the document system's clock
+        # said of that one: a correction is the newest revision, never one received late.
+        updated_at=max(timezone.now(), revision.updated_at),
         allowed_principals=tuple(revision.allowed_principals),
         passages=passages if passages is not None else tuple(
             PassageInput(p.span, p.text) for p in revision.passages.order_by("id")),
@@ -449,6 +466,39 @@ def revision_publish_corrected(
         actor=actor,
         user=user,
     )
+
+
+@dataclass(frozen=True)
+class PassageLeftBehind:
+    """A corrected fact whose passage still says the value it had, and not the new one."""
+
+    fact: Fact
+    span: str
+    old: Any
+    new: Any
+
+
+def passages_left_behind(revision: Revision, edits: list[FactEdit],
+                         passages: dict[str, str]) -> list[PassageLeftBehind]:
+    """The facts whose value `edits` change while the passage they quote, as `passages` leaves
+    it (the texts the owner changed, by span), still says the old value and not the new one:
+    an answer quoting that passage would show the reader what the fact no longer states."""
+    texts = {p.span: p.text for p in revision.passages.all()} | passages
+    by_id = {fact.pk: fact for fact in revision.facts.all()}
+    found = []
+    for edit in edits:
+        fact = by_id.get(edit.fact_id)
+        if fact is None or not fact.span or _same_value(fact.value, edit.value):
+            continue
+        text = texts.get(fact.span, "")
+        if says(text, fact.value) and not says(text, edit.value):
+            found.append(PassageLeftBehind(fact, fact.span, fact.value, edit.value))
+    return found
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    # As JSON: 1, 1.0 and true are three values to the gate.
+    return json.dumps(a) == json.dumps(b)
 
 
 # Refusals of fact_end_validity, in the API's language; the owner's page translates them.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -391,6 +392,10 @@ def _document_page(
     fact_meanwhile = extra.pop("fact_meanwhile", None) or {}
     note_form = extra.pop("note_form", None)
     history = selectors.document_history_seen_by(request.user, document, limit=HISTORY_SHOWN)
+    # The revision a restore brings back, and that any revision published after it but older
+    # than it (received late) stays behind.
+    newest = document.current_revision or document.revisions.order_by(
+        *Revision.NEWEST_FIRST).first()
     context = {
         "document": document,
         "revision": revision,
@@ -419,9 +424,10 @@ def _document_page(
         "history": history,
         "history_entries": selectors.history_with_withdrawals(
             document, history, cut=len(history) == HISTORY_SHOWN),
-        # A withdrawn document is still known by the title of its last revision.
-        "withdrawn_title": history[0].title if document.withdrawn_at and history
-        and selectors.may_read_revision(request.user, document, history[0]) else "",
+        # A withdrawn document is still known by the title of its newest revision.
+        "newest": newest,
+        "withdrawn_title": newest.title if document.withdrawn_at and newest is not None
+        and selectors.may_read_revision(request.user, document, newest) else "",
         "conflicts": Conflict.objects.filter(documents__contains=[document.key]).exclude(
             status=Conflict.Status.CLOSED
         ),
@@ -576,6 +582,17 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
     if not edits and not passages and not note_form.cleaned_data["note"]:
         messages.info(request, _("Nothing changed, so nothing was published."))
         return redirect("sources:document", key=document.key)
+    if based is not None and not request.POST.get("passages_checked") and (
+            left := services.passages_left_behind(based, edits, passages)):
+        return _document_page(
+            request, document, error=_("Nothing was published: a passage still says the value "
+                                       "you corrected."),
+            passages_left_behind=[
+                _("Passage %(span)s still says %(old)s, not %(new)s (%(fact)s).") % {
+                    "span": row.span, "old": json.dumps(row.old, ensure_ascii=False),
+                    "new": json.dumps(row.new, ensure_ascii=False), "fact": _fact_name(row.fact)}
+                for row in left],
+            **forms)
     return _publish_then_progress(
         request,
         document,

@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import FieldError
+from reviewqueue.instants import instant_text
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.webhooks import netguard, signing
 from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -113,7 +114,7 @@ def status_changed_payload(*, event_id: uuid.UUID, answer: Any, status: str,
         "type": STATUS_CHANGED,
         "trace_id": answer.trace_id,
         "status": status,
-        "occurred_at": occurred_at.isoformat(),
+        "occurred_at": instant_text(occurred_at),
         "verdict": {"id": verdict.pk, "decision": verdict.decision, "reason": verdict.reason},
     }
 

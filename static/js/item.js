@@ -176,6 +176,15 @@
   // The claims table ends with one empty row: "Add a claim" adds another empty row, as many
   // times as needed, numbered as the formset expects (claims-N-...).
   function addClaim() {
+    // The empty row the page ends the table with comes first.
+    var blank = document.querySelector("[data-blank-row][hidden]");
+    if (blank) {
+      blank.hidden = false;
+      blank.removeAttribute("data-blank-row");
+      var first = blank.querySelector("[name$='-key']");
+      if (first) first.focus();
+      return;
+    }
     var rows = document.querySelectorAll("[data-claim-row]");
     var total = document.querySelector("input[name=claims-TOTAL_FORMS]");
     if (!rows.length || !total) return;
@@ -241,8 +250,18 @@
       button.addEventListener("click", expandAll);
     });
     document.querySelectorAll("[data-add-claim]").forEach(function (button) {
+      document.querySelectorAll("[data-blank-row]").forEach(function (row) { row.hidden = true; });
       button.hidden = false;
       button.addEventListener("click", addClaim);
+    });
+    document.querySelectorAll("[data-then-next]").forEach(function (label) {
+      var box = label.querySelector("input");
+      label.hidden = false;
+      box.addEventListener("change", function () {
+        document.querySelectorAll("[data-then]").forEach(function (then) {
+          then.value = box.checked ? "next" : "queue";
+        });
+      });
     });
     keepLease();
     showFirstError();

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from reviewqueue.reviews.models import Answer, ReviewItem
 from tests.browser.conftest import PASSWORD
@@ -37,6 +38,15 @@ def test_an_owner_publishes_a_corrected_revision_and_the_held_answers_leave_the_
     page.wait_for_url(f"{live_server.url}/owner/documents/pricing-eu/")
     page.fill("input[name=facts-0-value]", "14")
     page.fill("textarea[name=note]", "The EU trial is 14 days as well.")
+    page.click("button:has-text('Publish corrected revision')")
+    # The passage the fact quotes still says 30: nothing is published until it says 14 too.
+    left = page.locator("[data-passages-left-behind]")
+    expect(left).to_contain_text("Passage p1 still says 30, not 14 (trial_days).")
+    expect(page.locator("textarea[name=note]")).to_have_value("The EU trial is 14 days as well.")
+    assert errors == ["Failed to load resource: the server responded with a status of 400 "
+                      "(Bad Request)"]  # the refusal itself, and nothing else
+    errors.clear()
+    page.fill("textarea[name='passage:p1']", "In the EU the free trial lasts 14 days.")
     page.click("button:has-text('Publish corrected revision')")
 
     page.wait_for_url("**/owner/progress**")

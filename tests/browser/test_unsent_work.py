@@ -130,7 +130,13 @@ def test_several_claims_are_added_in_one_edit(
     open_held(page, live_server)
     page.locator("#decide [data-action=edit] summary").click()
     rows = page.locator("[data-claim-row]")
-    expect(rows).to_have_count(2)  # the answer's claim and one empty row
+    # The answer's claim; the empty row the page ends with waits, hidden, for "Add a claim".
+    expect(rows).to_have_count(2)
+    expect(rows.nth(1)).to_be_hidden()
+    page.get_by_role("button", name="Add a claim").click()
+    expect(rows).to_have_count(2)
+    expect(rows.nth(1)).to_be_visible()
+    expect(page.locator("input[name=claims-1-key]")).to_be_focused()
     page.get_by_role("button", name="Add a claim").click()
     expect(rows).to_have_count(3)
     expect(page.locator("input[name=claims-2-key]")).to_be_focused()

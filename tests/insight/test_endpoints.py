@@ -282,10 +282,12 @@ def test_the_metrics_api_refuses_an_unknown_parameter(admin_api: Any) -> None:
                                           "message": "not a search parameter"}]
 
 
-def test_the_metrics_api_refuses_a_bad_date(admin_api: Any) -> None:
-    response = admin_api.get("/api/v1/metrics?since=10/04/2026")
+@pytest.mark.parametrize("day", ["10/04/2026", "2026-1-4", "2026-10-4", " 2026-10-04x"])
+def test_the_metrics_api_refuses_a_bad_date(admin_api: Any, day: str) -> None:
+    """Days are written YYYY-MM-DD, as facts write theirs: not "2026-1-4" either."""
+    response = admin_api.get("/api/v1/metrics", {"since": day})
     assert response.status_code == 400
-    assert response.json()["errors"][0]["field"] == "since"
+    assert response.json()["errors"] == [{"field": "since", "message": "Enter a valid date."}]
 
 
 def test_a_service_token_may_not_read_metrics(service_api: Any) -> None:
@@ -351,3 +353,22 @@ def test_prometheus_needs_credentials(client: Client) -> None:
 
 def test_a_reviewer_may_not_scrape(reviewer: Any, token_client: Any) -> None:
     assert token_client(reviewer).get("/metrics").status_code == 403
+
+
+@pytest.mark.parametrize(("since", "until"), [
+    (dt.date(2026, 10, 4), dt.date(2026, 12, 5)),    # up to today
+    (dt.date(2020, 1, 1), dt.date(2020, 1, 1) + dt.timedelta(days=3 * 366 - 1)),  # at most
+    (dt.date(2027, 1, 1), dt.date(2027, 1, 1)),      # a day still to come: that day
+])
+def test_a_window_given_only_its_first_day_runs_to_today(
+    since: dt.date, until: dt.date, monkeypatch: Any
+) -> None:
+    """As the audit log reads "From": not a silent 30 days after it."""
+    from reviewqueue.insight import forms
+
+    monkeypatch.setattr(forms, "default_window",
+                        lambda: forms.Window(since=dt.date(2026, 11, 6),
+                                             until=dt.date(2026, 12, 5)))
+    form = forms.WindowForm({"since": since.isoformat()})
+    assert form.is_valid(), form.errors
+    assert (form.window.since, form.window.until) == (since, until)

@@ -386,7 +386,7 @@ def test_an_edit_that_changes_nothing_is_400(hold: Any, api: Any) -> None:
 
 def page_post(client: Any, trace_id: str, action: str, **fields: Any) -> Any:
     data = {"action": action, f"{action}-verdict": current_verdict_id(trace_id)}
-    data.update({k if k.startswith("claims-") or k == "back" else f"{action}-{k}": v
+    data.update({k if k.startswith("claims-") or k in ("back", "then") else f"{action}-{k}": v
                  for k, v in fields.items()})
     return client.post(f"/answers/{trace_id}/decide", data)
 

@@ -96,6 +96,16 @@ def test_the_api_asks_for_claims_checked(hold: Any, api: Any) -> None:
     ("Open 08:00-20:00.", "Open all day.", ["08:00-20:00"], [1]),
     ("Price 7.5.", "Price 8.", [7.5, True], [1]),                  # booleans are not looked for
     ("A 1, b 2.", "A 3, b 4.", [1, 2], [1, 2]),
+    # A value is looked for whole: not inside a longer number or word.
+    ("Trial: 14 days.", "Trial: 140 days.", [14], [1]),
+    ("Trial: 14 days.", "Trial: 14.5 days.", [14], [1]),
+    ("Trial: 14 days.", "Trial: 2,14 days.", [14], [1]),          # a decimal comma
+    ("Trial: 14 days.", "Trial: 2, 14 days.", [14], []),
+    ("Costs 1 EUR.", "Costs 1,000 EUR.", [1], [1]),
+    ("Sold in the EU.", "Sold in EUR.", ["EU"], [1]),
+    ("Trial: 14 days.", "Trial (14) days.", [14], []),
+    ("試用期間は14日です。", "試用期間は14日間です。", [14], []),
+    ("本社は東京です。", "本社は東京都です。", ["東京"], []),
 ])
 def test_which_claims_the_text_no_longer_says(before: str, after: str, claims: list[Any],
                                               unsaid: list[int]) -> None:

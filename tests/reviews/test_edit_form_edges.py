@@ -181,3 +181,32 @@ def test_a_claim_value_with_a_line_break_survives_an_edit_of_the_text_alone(
     latest = Answer.objects.get(trace_id=trace).current_version
     assert latest.number == 2
     assert {"key": "support_hours", "value": hours, "cite": "d1"} in latest.claims
+
+
+def _blank_rows(html: str) -> list[str]:
+    import re
+
+    return re.findall(r'<tr data-claim-row data-blank-row>.*?name="(claims-\d+)-key"', html,
+                      re.S)
+
+
+def test_the_empty_row_that_ends_the_claim_editor_is_marked_until_something_is_typed_in_it(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    """The page hides that row behind "Add a claim" (item.js); a row the reviewer filled,
+    drawn again after a refusal, is theirs and never hidden."""
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    assert _blank_rows(client.get(f"/answers/{trace}/").content.decode()) == ["claims-1"]
+    extra = {"key": "", "value": "", "value_type": "text", "cite": ""}
+
+    def as_the_page_posts(*rows: dict[str, str]) -> dict[str, str]:
+        return {**claims_form(*rows), "claims-INITIAL_FORMS": "1"}  # one claim came in
+
+    refused = page_post(client, trace, "edit", answer="", **as_the_page_posts(TRIAL, extra))
+    assert refused.status_code == 400
+    assert _blank_rows(refused.content.decode()) == ["claims-1"]
+    typed = page_post(client, trace, "edit", answer="", **as_the_page_posts(
+        TRIAL, {**extra, "key": "support_hours"}))
+    assert typed.status_code == 400 and _blank_rows(typed.content.decode()) == []

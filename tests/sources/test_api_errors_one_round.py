@@ -126,3 +126,15 @@ def test_a_bad_address_is_named_with_the_bad_body(service_api: Any, owner: Any) 
     assert errors(response) == {"document_id": "Must not start or end with whitespace.",
                                 "title": "This field is required."}
     assert not Document.objects.exists()
+
+
+def test_a_principal_given_twice_is_named_with_the_other_errors(
+    service_api: Any, owner: Any
+) -> None:
+    body = revision_body(principals=["group:sales", "*", "group:sales", "user:ann", "*"])
+    body["title"] = ""
+    assert errors(service_api.put(URL, body, format="json")) == {
+        "title": "This field may not be blank.",
+        "allowed_principals[2]": "'group:sales' is already in the list.",
+        "allowed_principals[4]": "'*' is already in the list.",
+    }

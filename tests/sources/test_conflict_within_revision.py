@@ -161,7 +161,7 @@ def publish_from_the_owners_page(client: Any, owner: Any, **changes: str) -> str
     `changes` (form fields), and return the progress page it leads to."""
     facts = list(Document.objects.get(key="refunds").current_revision.facts.order_by("position"))
     form = {"facts-TOTAL_FORMS": str(len(facts)), "facts-INITIAL_FORMS": str(len(facts)),
-            "revision": "r1"}
+            "revision": "r1", "passages_checked": "1"}
     for i, f in enumerate(facts):
         form |= {f"facts-{i}-fact_id": str(f.pk), f"facts-{i}-value": json.dumps(f.value),
                  f"facts-{i}-valid_from": str(f.valid_from),

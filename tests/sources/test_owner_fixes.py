@@ -78,6 +78,12 @@ def test_withdrawing_names_no_document_the_owner_may_not_read(
 # --- Text values the owner did not touch survive a correction -------------------------------
 
 
+# What an owner sends who ticked "The passages are right as they are": tests about something
+# else send it with a corrected value whose passage still says the old one
+# (test_passage_left_behind.py is about that box).
+PASSAGES_CHECKED = {"passages_checked": "1"}
+
+
 def posted_back(page: str, action: str, **typed: str) -> dict[str, str]:
     """Every input of the form posting to `action`, as rendered, with `typed` over some."""
     form = re.search(rf'<form[^>]*action="{re.escape(action)}".*?</form>', page, re.S)
@@ -106,7 +112,8 @@ def test_a_text_value_left_alone_is_republished_exactly(
     client.force_login(owner)
     page = client.get("/owner/documents/pricing/").content.decode()
     action = "/owner/documents/pricing/publish"
-    response = client.post(action, posted_back(page, action, **{"facts-0-value": "21"}))
+    response = client.post(action, posted_back(page, action, **{"facts-0-value": "21"},
+                                                **PASSAGES_CHECKED))
     assert response.status_code == 302, response.content.decode()
     revision = Document.objects.get(key="pricing").current_revision
     assert revision.revision != "r1"

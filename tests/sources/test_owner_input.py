@@ -44,8 +44,10 @@ def field_errors(page: str, field_id: str) -> str:
 
 
 def publish_form(facts: list[Any], values: dict[str, str], **extra: str) -> dict[str, str]:
-    """The publish form as the page posts it, with `values` typed over the facts' keys."""
-    data = {"facts-TOTAL_FORMS": str(len(facts)), "facts-INITIAL_FORMS": str(len(facts))}
+    """The publish form as the page posts it, with `values` typed over the facts' keys, and
+    "The passages are right as they are" ticked (test_passage_left_behind.py is about it)."""
+    data = {"facts-TOTAL_FORMS": str(len(facts)), "facts-INITIAL_FORMS": str(len(facts)),
+            "passages_checked": "1"}
     for i, f in enumerate(facts):
         data |= {
             f"facts-{i}-fact_id": str(f.pk),

@@ -10,7 +10,7 @@ import pytest
 
 from reviewqueue.sources.models import Document
 from tests.reviews.conftest import fact
-from tests.sources.test_owner_fixes import posted_back
+from tests.sources.test_owner_fixes import PASSAGES_CHECKED, posted_back
 
 pytestmark = pytest.mark.django_db
 
@@ -136,7 +136,8 @@ def test_text_typed_on_an_older_revision_is_kept_on_the_new_one(
 def test_a_form_without_passages_changes_none(client: Any, pricing: None) -> None:
     """As posted by a page opened before passages could be edited."""
     typed = {name: value for name, value in posted_back(
-        client.get(PAGE).content.decode(), PUBLISH, **{"facts-0-value": "30"}).items()
+        client.get(PAGE).content.decode(), PUBLISH, **{"facts-0-value": "30"},
+        **PASSAGES_CHECKED).items()
         if not name.startswith("passage:")}
     assert client.post(PUBLISH, typed).status_code == 302
     assert texts() == {p["span"]: p["text"] for p in PASSAGES}
@@ -152,7 +153,7 @@ def test_a_passage_stored_with_cr_lf_or_blank_does_not_block_or_change(
     client.force_login(owner)
     assert post(client).status_code == 302  # nothing typed: nothing published
     assert Document.objects.get(key="pricing").current_revision.revision == "r1"
-    assert post(client, **{"facts-0-value": "30"}).status_code == 302
+    assert post(client, **{"facts-0-value": "30"}, **PASSAGES_CHECKED).status_code == 302
     assert texts() == {"p1": "The free trial\r\nlasts 14 days.", "p2": " "}
 
 

@@ -14,7 +14,7 @@ from reviewqueue.jobs.models import Job
 from reviewqueue.reviews.models import Answer
 from reviewqueue.sources.models import Conflict
 from tests.reviews.conftest import days, fact
-from tests.sources.test_owner_fixes import posted_back
+from tests.sources.test_owner_fixes import PASSAGES_CHECKED, posted_back
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +30,7 @@ def publish_from_the_page(client: Any, value: str, on_commit: Any,
     """olivia changes pricing's trial_days to `value` (and what else is `typed`); the address
     of the progress page it leads to."""
     page = client.get("/owner/documents/pricing/").content.decode()
-    typed = {"facts-0-value": value, **(typed or {})}
+    typed = {"facts-0-value": value, **PASSAGES_CHECKED, **(typed or {})}
     with on_commit(execute=True):
         response = client.post(PUBLISH, posted_back(page, PUBLISH, **typed))
     assert response.status_code == 302, response.content.decode()
@@ -253,8 +253,9 @@ def test_an_old_page_keeps_what_the_change_did_after_others_changed_the_conflict
     client.force_login(owner)
     first = publish_from_the_page(client, "30", django_capture_on_commit_callbacks)
     # Then the document system moves pricing's value past the others', and hugo's faq
-    # disagrees with trial-promo, without pricing.
-    publish("pricing", revision="r9", facts=[fact("trial_days", 30, start=100, end=200)])
+    # disagrees with trial-promo, without pricing (a revision newer than her correction).
+    publish("pricing", revision="r9", facts=[fact("trial_days", 30, start=100, end=200)],
+            updated_at=timezone.now().isoformat())
     make_user("hugo", "owner")
     publish("faq", owner="hugo", facts=[fact("trial_days", 45)])
     assert Conflict.objects.get().documents == ["faq", "trial-promo"]

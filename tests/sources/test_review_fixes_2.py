@@ -147,6 +147,7 @@ def test_an_admin_publishes_corrected_facts_of_a_document_whose_owner_was_deacti
         "facts-0-valid_from": olivia_left.valid_from.isoformat(),
         "facts-0-valid_until": olivia_left.valid_until.isoformat(),
         "note": "Trial extended",
+        "passages_checked": "1",  # its passage still says 14
     })
     assert response.status_code == 302, response.content.decode()
     current = Document.objects.get(key="pricing").current_revision

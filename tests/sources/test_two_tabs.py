@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from reviewqueue.sources.models import Document
 from tests.reviews.conftest import days, fact
-from tests.sources.test_owner_fixes import client_for, posted_back
+from tests.sources.test_owner_fixes import PASSAGES_CHECKED, client_for, posted_back
 
 pytestmark = pytest.mark.django_db
 
@@ -40,8 +40,9 @@ def refused_after(tabs: tuple[Any, Any], first: dict[str, str], then: dict[str, 
     a, b = tabs
     stale = b.get(PAGE).content.decode()
     page = a.get(PAGE).content.decode()
-    assert a.post(PUBLISH, posted_back(page, PUBLISH, **first)).status_code == 302
-    refused = b.post(PUBLISH, posted_back(stale, PUBLISH, **then))
+    assert a.post(PUBLISH, posted_back(page, PUBLISH, **first,
+                                       **PASSAGES_CHECKED)).status_code == 302
+    refused = b.post(PUBLISH, posted_back(stale, PUBLISH, **then, **PASSAGES_CHECKED))
     assert refused.status_code == 409
     return refused
 
@@ -51,14 +52,15 @@ def test_an_end_date_set_meanwhile_survives_sending_a_value_again(tabs: tuple[An
     stale = b.get(PAGE).content.decode()
     ended = a.get(PAGE).content.decode()
     assert a.post(END, posted_back(ended, END, last_day=days(40))).status_code == 302
-    refused = b.post(PUBLISH, posted_back(stale, PUBLISH, **{"facts-0-value": "30"}))
+    refused = b.post(PUBLISH, posted_back(stale, PUBLISH, **{"facts-0-value": "30"},
+                                          **PASSAGES_CHECKED))
     assert refused.status_code == 409
     page = refused.content.decode()
     # The form now holds the new end date, and what B typed.
     assert re.search(rf'name="facts-0-valid_until"[^>]*value="{days(40)}"', page)
     assert re.search(r'name="facts-0-value"[^>]*value="30"', page)
     assert "data-meanwhile" not in page  # B changed no field A changed
-    assert b.post(PUBLISH, posted_back(page, PUBLISH)).status_code == 302
+    assert b.post(PUBLISH, posted_back(page, PUBLISH, **PASSAGES_CHECKED)).status_code == 302
     [trial] = current().facts.all()
     assert (trial.value, str(trial.valid_until)) == (30, days(40))
 
@@ -101,7 +103,8 @@ def test_a_correction_takes_the_next_free_revision_id(
     publish("pricing", revision=f"{today}.3", facts=[fact("trial_days", 15)], passages=PASSAGES)
     client.force_login(owner)
     page = client.get(PAGE).content.decode()
-    response = client.post(PUBLISH, posted_back(page, PUBLISH, **{"facts-0-value": "30"}))
+    response = client.post(PUBLISH, posted_back(page, PUBLISH, **{"facts-0-value": "30"},
+                                                **PASSAGES_CHECKED))
     assert response.status_code == 302
     assert current().revision == f"{today}.4"
     assert [f.value for f in current().facts.all()] == [30]
@@ -118,7 +121,8 @@ def test_the_days_corrections_are_numbered_from_one(client: Any, owner: Any, pub
     client.force_login(owner)
     for expected, value in ((f"{today}.1", "30"), (f"{today}.2", "31")):
         page = client.get(PAGE).content.decode()
-        response = client.post(PUBLISH, posted_back(page, PUBLISH, **{"facts-0-value": value}))
+        response = client.post(PUBLISH, posted_back(page, PUBLISH, **{"facts-0-value": value},
+                                                    **PASSAGES_CHECKED))
         assert response.status_code == 302
         assert current().revision == expected
 

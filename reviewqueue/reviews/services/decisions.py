@@ -47,6 +47,7 @@ from reviewqueue.reviews.services.leases import (
 )
 from reviewqueue.reviews.services.reevaluation import catch_up_on_commit, record_cleared
 from reviewqueue.reviews.services.transitions import answer_apply_decision, answer_apply_verdict
+from reviewqueue.textmatch import says
 
 ACTIONS = ("approve", "reject", "edit")
 MAX_COMMENT_CHARS = 5000
@@ -365,19 +366,12 @@ def claims_unsaid(before_text: str, after_text: str, before: list[dict[str, Any]
     """The numbers (from 1) of the claims whose value the text said before an edit and no
     longer says, when the edit left the claims as they were: the reviewer corrected the text
     ("within 365 days") and forgot the claim (30), which the gate alone checks. A value is
-    looked for as it is written in JSON, strings as they are; true and false are not looked
-    for (no text says them so)."""
+    looked for as textmatch.says looks for it."""
     if _as_json(before) != _as_json(after):
         return []
-    unsaid = []
-    for number, claim in enumerate(after, start=1):
-        value = claim.get("value")
-        if isinstance(value, bool) or value is None or value == "":
-            continue
-        said = value if isinstance(value, str) else json.dumps(value)
-        if said in before_text and said not in after_text:
-            unsaid.append(number)
-    return unsaid
+    return [number for number, claim in enumerate(after, start=1)
+            if says(before_text, claim.get("value"))
+            and not says(after_text, claim.get("value"))]
 
 
 def _edit(answer: Answer, user: Any, data: DecisionInput) -> Verdict | gating.Verdict:

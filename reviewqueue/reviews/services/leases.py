@@ -21,6 +21,7 @@ from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, DomainError
+from reviewqueue.instants import instant_text
 from reviewqueue.reviews.models import Answer, ReviewItem
 from reviewqueue.reviews.selectors.queue import NEXT_CANDIDATES, QueueFilters, next_unclaimed
 
@@ -37,7 +38,7 @@ class NotHeld(Conflict):
         if decided is not None:  # the decision that took it out of the queue, and whose
             extra["decision"] = {"id": decided.pk, "action": decided.action,
                                  "reviewer": decided.reviewer.get_username(),
-                                 "created_at": decided.created_at.isoformat()}
+                                 "created_at": instant_text(decided.created_at)}
         super().__init__("the answer is not held for review", extra=extra)
         self.status = status
         self.decided = decided
@@ -50,8 +51,8 @@ class LeasedByOther(Conflict):
 
     def __init__(self, holder: str, until: datetime) -> None:
         super().__init__(
-            f"{holder} is working on this answer until {until.isoformat()}",
-            extra={"holder": holder, "until": until.isoformat()},
+            f"{holder} is working on this answer until {instant_text(until)}",
+            extra={"holder": holder, "until": instant_text(until)},
         )
         self.holder = holder
         self.until = until
@@ -85,7 +86,8 @@ class LeaseState:
         return self.holder is not None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"holder": self.holder, "until": self.until.isoformat() if self.until else None}
+        return {"holder": self.holder,
+                "until": instant_text(self.until) if self.until else None}
 
 
 FREE = LeaseState(None, None, False)

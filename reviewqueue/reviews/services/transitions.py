@@ -26,7 +26,8 @@ def status_after(current: str | None, decision: str) -> str:
 
     - A rejected answer stays rejected: a person decided it, a new verdict is only recorded.
     - An approved answer stays approved while the gate still says candidate; any other verdict
-      sends it back to the queue, where the earlier approval is shown.
+      sends it back to the queue, where the earlier approval is shown (answer_apply_verdict
+      keeps it approved when the verdict is the very one the reviewer approved).
     - Otherwise the verdict decides: candidate, held (review) or abstained.
     """
     if current == Answer.Status.REJECTED:
@@ -120,8 +121,27 @@ def answer_apply_verdict(
     assert transaction.get_connection().in_atomic_block
     old_status = answer.status or None
     new_status = status_after(old_status, verdict.decision)
+    # The approval a held answer shows: the last approve or edit before it left APPROVED.
+    earlier_approval: Decision | None = None
+    item: ReviewItem | None = None
+    if old_status == Answer.Status.APPROVED and new_status == Answer.Status.HELD:
+        earlier_approval = (
+            Decision.objects.filter(answer=answer, action__in=["approve", "edit"])
+            .order_by("-id").first()
+        )
+    elif old_status == Answer.Status.HELD and new_status != Answer.Status.ABSTAINED:
+        # Locked: a hand-off to the owner committing meanwhile is seen, not overwritten.
+        item = (ReviewItem.objects.select_for_update(of=("self",))
+                .select_related("earlier_approval").filter(answer=answer).first())
+        earlier_approval = item.earlier_approval if item is not None else None
+    if (new_status == Answer.Status.HELD and earlier_approval is not None
+            and earlier_approval.action == "approve"
+            and earlier_approval.verdict_id == verdict.pk):
+        # The sources came back to exactly what the reviewer approved (a document withdrawn
+        # and restored, say): the very verdict they approved, so their approval stands.
+        new_status = Answer.Status.APPROVED
     if (old_status == Answer.Status.HELD and new_status == Answer.Status.CANDIDATE
-            and ReviewItem.objects.filter(answer=answer, audit_sample=True).exists()):
+            and item is not None and item.audit_sample):
         # An audit sample was drawn to be checked by a person: a fresh verdict that still lets
         # it through does not take it out of the sample (insight's reject share counts on it).
         new_status = Answer.Status.HELD
@@ -131,23 +151,18 @@ def answer_apply_verdict(
 
     owner_wait_ended = False
     if new_status == Answer.Status.HELD:
-        earlier_approval = None
-        if old_status == Answer.Status.APPROVED:
-            earlier_approval = (
-                Decision.objects.filter(answer=answer, action__in=["approve", "edit"])
-                .order_by("-id").first()
+        created = False
+        if item is None:
+            item, created = ReviewItem.objects.select_for_update().get_or_create(
+                answer=answer,
+                defaults={
+                    "entered_at": now,
+                    "primary_reason": verdict.reason,
+                    "reasons": verdict.reasons,
+                    "index_release": answer.index_release,
+                    "earlier_approval": earlier_approval,
+                },
             )
-        # Locked: a hand-off to the owner committing meanwhile is seen, not overwritten.
-        item, created = ReviewItem.objects.select_for_update().get_or_create(
-            answer=answer,
-            defaults={
-                "entered_at": now,
-                "primary_reason": verdict.reason,
-                "reasons": verdict.reasons,
-                "index_release": answer.index_release,
-                "earlier_approval": earlier_approval,
-            },
-        )
         fields: list[str] = []
         if not created and (item.primary_reason != verdict.reason
                             or item.reasons != verdict.reasons):

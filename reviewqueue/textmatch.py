@@ -1,0 +1,25 @@
+"""Whether a text says a value: the check behind the reviewer's edit ("the claim states what the
+text no longer says") and the owner's correction ("the passage still says the old value")."""
+
+from __future__ import annotations
+
+import json
+import re
+
+
+def says(text: str, value: object) -> bool:
+    """Whether `text` says `value`, written as JSON writes a number and as it is for a string:
+    a number not inside a longer one (14 is not said by "140", "2.14", "2,14" or "14.5"), a
+    string not inside a longer word of Latin letters and digits ("EU" is not said by "EUR";
+    Japanese, written without spaces, is matched anywhere). True, false, null and "" are never
+    said: no text writes them so."""
+    if isinstance(value, bool) or value is None or value == "":
+        return False
+    said = value if isinstance(value, str) else json.dumps(value)
+    if not isinstance(value, str):
+        pattern = rf"(?<![0-9.])(?<![0-9],){re.escape(said)}(?![0-9]|[.,][0-9])"
+    else:
+        head = r"(?<![A-Za-z0-9])" if said[0].isascii() and said[0].isalnum() else ""
+        tail = r"(?![A-Za-z0-9])" if said[-1].isascii() and said[-1].isalnum() else ""
+        pattern = f"{head}{re.escape(said)}{tail}"
+    return re.search(pattern, text) is not None
