@@ -21,12 +21,18 @@ def _then_values(html: str) -> list[str]:
     return re.findall(r'name="then" value="(\w+)"', html)
 
 
-def test_a_decision_with_then_next_opens_the_oldest_unclaimed_answer(
-    hold: Any, reviewer: Any, login: Any
-) -> None:
+@pytest.fixture
+def three_held(hold: Any, reviewer: Any, login: Any) -> Any:
+    """t-1, t-2 and t-3 held, oldest first; alice's client."""
     for trace in ("t-1", "t-2", "t-3"):
         hold(trace)
-    client = login(reviewer)
+    return login(reviewer)
+
+
+def test_a_decision_with_then_next_opens_the_oldest_unclaimed_answer(
+    three_held: Any, reviewer: Any
+) -> None:
+    client = three_held
     client.post("/answers/t-1/claim", {"back": QUEUE})
     response = page_post(client, "t-1", "approve", back=QUEUE, then="next")
     assert response.status_code == 302
@@ -42,11 +48,9 @@ def test_a_decision_with_then_next_opens_the_oldest_unclaimed_answer(
 
 
 def test_the_choice_is_remembered_until_the_reviewer_unticks_it(
-    hold: Any, reviewer: Any, login: Any
+    three_held: Any, hold: Any
 ) -> None:
-    for trace in ("t-1", "t-2", "t-3"):
-        hold(trace)
-    client = login(reviewer)
+    client = three_held
     client.post("/answers/t-1/claim")
     page_post(client, "t-1", "reject", reason="other", comment="Wrong", then="next")
     # A form sent without the field (as without JavaScript) follows the last choice.
