@@ -68,7 +68,7 @@ def test_the_owner_sees_the_answer_and_the_note_in_the_inbox(
 def test_a_publish_tells_the_owner_the_answers_sent_to_them_go_back_to_the_reviewers(
     hold: Any, login: Any, reviewer: Any, owner: Any, django_capture_on_commit_callbacks: Any,
 ) -> None:
-    from tests.sources.test_owner_fixes import posted_back
+    from tests.sources.test_owner_fixes import PASSAGES_CHECKED, posted_back
 
     trace = hold()
     login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "Please check the EU"})
@@ -76,8 +76,8 @@ def test_a_publish_tells_the_owner_the_answers_sent_to_them_go_back_to_the_revie
     action = "/owner/documents/pricing/publish"
     page = client.get("/owner/documents/pricing/").content.decode()
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(action, posted_back(page, action, **{"facts-0-value": "30"}),
-                               follow=True)
+        response = client.post(action, posted_back(page, action, **{"facts-0-value": "30"},
+                                                    **PASSAGES_CHECKED), follow=True)
     assert ("1 held answer a reviewer sent to this document&#x27;s owners cites it: with its "
             "new verdict it goes back to the reviewers, and the hand-off ends.") in (
         response.content.decode())
