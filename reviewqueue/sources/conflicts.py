@@ -81,13 +81,13 @@ def _disagreeing(facts: list[Fact]) -> list[Fact]:
     involved: dict[int, Fact] = {}
     for i, a in enumerate(facts):
         for b in facts[i + 1 :]:
-            if not _same_value(a.value, b.value) and _overlap(a, b):
+            if not same_value(a.value, b.value) and _overlap(a, b):
                 involved[a.pk] = a
                 involved[b.pk] = b
     return sorted(involved.values(), key=lambda f: (f.revision.document.key, f.position))
 
 
-def _same_value(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
     # Strict, as in the gate: 14 and "14" differ, and so do True and 1.
     return type(a) is type(b) and a == b
 

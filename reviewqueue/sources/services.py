@@ -18,7 +18,7 @@ from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
-from reviewqueue.sources.conflicts import conflicts_refresh, reevaluate_documents
+from reviewqueue.sources.conflicts import conflicts_refresh, reevaluate_documents, same_value
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
 from reviewqueue.textmatch import says
 
@@ -488,17 +488,12 @@ def passages_left_behind(revision: Revision, edits: list[FactEdit],
     found = []
     for edit in edits:
         fact = by_id.get(edit.fact_id)
-        if fact is None or not fact.span or _same_value(fact.value, edit.value):
+        if fact is None or not fact.span or same_value(fact.value, edit.value):
             continue
         text = texts.get(fact.span, "")
         if says(text, fact.value) and not says(text, edit.value):
             found.append(PassageLeftBehind(fact, fact.span, fact.value, edit.value))
     return found
-
-
-def _same_value(a: Any, b: Any) -> bool:
-    # As JSON: 1, 1.0 and true are three values to the gate.
-    return json.dumps(a) == json.dumps(b)
 
 
 # Refusals of fact_end_validity, in the API's language; the owner's page translates them.
