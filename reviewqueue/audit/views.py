@@ -12,6 +12,7 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseRedirect,
+    QueryDict,
     StreamingHttpResponse,
 )
 from django.http.response import HttpResponseBase
@@ -205,8 +206,21 @@ def events(request: HttpRequest) -> HttpResponse:
         "words": _row_words(),
         "filter_query": form.filter_query(),
         "filtered": not form.event_filter().is_empty(),
+        "family_search": None if page.events else _family_search(form),
         **_status_context(),
     })
+
+
+def _family_search(form: AuditSearchForm) -> tuple[str, str] | None:
+    """For a search that found nothing with an action typed without `*` ("revision", or
+    "revision.publish"): the action's family with a `*` and the search's query with it."""
+    action = form.cleaned_data["action"]
+    if not action or action.endswith("*"):
+        return None
+    family = f"{action.split('.')[0]}.*"
+    query = QueryDict(form.filter_query(), mutable=True)
+    query["action"] = family
+    return family, query.urlencode()
 
 
 @require_GET

@@ -51,11 +51,19 @@ DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
 DISMISS_REASONS = [
     ("different plans", _("Different plans or audiences")),
     ("both valid", _("Both values are valid")),
-    ("different periods", _("They apply to different periods")),
     ("other", _("Other (explain below)")),
 ]
+# Offered once, never true: a conflict is only ever opened over periods that overlap. Values
+# for different periods are told apart by their validity dates, which the gate reads too.
+DIFFERENT_PERIODS = "different periods"
+DIFFERENT_PERIODS_REFUSED = _(
+    "The validity periods stored for these values overlap, so a dismissal cannot say they "
+    "apply to different periods. Set each fact's dates on its document instead (end the one "
+    "that stops, or correct when it starts): the conflict closes by itself once the periods "
+    "no longer overlap.")
 # How a stored reason's code reads once the form is gone.
-DISMISS_REASONS_SHOWN = {**dict(DISMISS_REASONS), "other": _("Other")}
+DISMISS_REASONS_SHOWN = {**dict(DISMISS_REASONS), "other": _("Other"),
+                         DIFFERENT_PERIODS: _("They apply to different periods")}
 
 
 def parse_value(raw: str) -> Any:
@@ -189,8 +197,10 @@ class DismissForm(forms.Form):
     # No reason is preset: a dismissal is recorded under the reason the owner chose.
     reason = forms.ChoiceField(
         choices=[("", "—"), *DISMISS_REASONS], label=_("Why these values do not conflict"),
-        error_messages={"required": _("Choose why these values do not conflict.")})
-    # Stored after the reason's code ("different periods: ..."), which conflict_dismiss
+        error_messages={"required": _("Choose why these values do not conflict.")},
+        help_text=_("Values for different periods? Give each fact its dates on its document: "
+                    "the conflict closes by itself once the periods no longer overlap."))
+    # Stored after the reason's code ("different plans: ..."), which conflict_dismiss
     # leaves room for: what is typed here is kept whole.
     detail = forms.CharField(
         max_length=DISMISSAL_DETAIL_MAX_CHARS,
@@ -201,6 +211,9 @@ class DismissForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        if self.data.get("reason") == DIFFERENT_PERIODS:  # from a page shown before it went
+            self.errors.pop("reason", None)
+            self.add_error("reason", DIFFERENT_PERIODS_REFUSED)
         # A justification refused already (too long) is there: asking for one would confuse.
         if data.get("reason") == "other" and not self.has_error("detail") \
                 and not (data.get("detail") or "").strip():

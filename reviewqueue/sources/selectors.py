@@ -761,9 +761,11 @@ def expiring_facts(
     scan_limit: int = 5000,
     limit: int = 200,
 ) -> ExpiringFacts:
-    """Facts of the user's current revisions that have ended, or end within `within_days`,
+    """Facts of the user's current revisions that end within `within_days`, or have ended
     with nothing after them: no fact of the revision about the same subject and key is valid
-    for longer. The ones that have ended come first. Each comes with the answers resting on
+    for longer. A fact that ended more than `within_days` ago is listed only while an answer
+    resting on it is held: the owner ended it on purpose, or has let it be, and nothing waits
+    on it. The ones that have ended come first. Each comes with the answers resting on
     it: a claim citing the document asks about the fact. Past `limit` facts, those closest to
     today are listed (the soon to end, the lately ended), and the list says it stops short.
 
@@ -813,6 +815,9 @@ def expiring_facts(
     readable = readable_answers({row[2] for rs in resting_on.values() for row in rs}, user)
     out = []
     for fact in facts:
+        if (fact.valid_until < today - timedelta(days=within_days)  # type: ignore[operator]
+                and all(row[5] != Answer.Status.HELD for row in resting_on[fact.pk])):
+            continue
         resting = [
             {"trace_id": trace_id, "question": question, "status": status,
              "status_label": Answer.Status(status).label}

@@ -66,14 +66,17 @@ def _document_or_404(request: HttpRequest, key: str) -> Document:
     return document
 
 
-def _progress_redirect(request: HttpRequest, keys: list[str], since: datetime) -> HttpResponse:
+def _progress_redirect(request: HttpRequest, keys: list[str], since: datetime,
+                       conflict: Conflict | None = None) -> HttpResponse:
     """To the progress of the change made since `since`, which has just ended: the page shows
-    what happened between the two, and nothing of a later change."""
+    what happened between the two, and nothing of a later change; and `conflict`, when the
+    change was dismissing or reopening it."""
     # Only documents the person may see: the link must not name the others. One parameter
     # each: a document id may hold a comma.
     keys = selectors.documents_visible_to(request.user, keys)
     query = urlencode([*(("documents", key) for key in keys), ("since", since.isoformat()),
-                       ("until", timezone.now().isoformat())])
+                       ("until", timezone.now().isoformat()),
+                       *((("conflict", conflict.pk),) if conflict else ())])
     return redirect(f"{reverse('sources:progress')}?{query}")
 
 
@@ -190,7 +193,7 @@ def conflict_dismiss_view(request: HttpRequest, conflict_id: int) -> HttpRespons
         "Conflict dismissed. The answers it held only because the knowledge base disagreed are "
         "re-evaluated; an answer citing the documents that disagree still waits for a reviewer "
         "to check that it says which value applies."))
-    return _progress_redirect(request, conflict.documents, since)
+    return _progress_redirect(request, conflict.documents, since, conflict)
 
 
 def _dismissal_refused(request: HttpRequest, conflict_id: int, form: DismissForm) -> HttpResponse:
@@ -242,7 +245,7 @@ def conflict_reopen_view(request: HttpRequest, conflict_id: int) -> HttpResponse
                       % {"status": str(conflict.get_status_display()).lower()})
         return redirect("sources:conflict", conflict_id=conflict.pk)
     messages.success(request, _("Conflict reopened."))
-    return _progress_redirect(request, conflict.documents, since)
+    return _progress_redirect(request, conflict.documents, since, conflict)
 
 
 def _fact_formset(
@@ -754,6 +757,8 @@ def progress(request: HttpRequest) -> HttpResponse:
                 if moment is None and request.GET.get(name) is not None}
     if not problems and until is not None and until < since:
         problems["until"] = _("must not be before since.")
+    if _conflict_number(request.GET.get("conflict", "0")) is None:
+        problems["conflict"] = _("must be the number of a conflict, such as 12.")
     if problems:
         # The same page without the moments shows the last ten minutes' changes.
         kept = [("documents", key) for key in request.GET.getlist("documents")]
@@ -775,10 +780,23 @@ def progress(request: HttpRequest) -> HttpResponse:
         "jobs": jobs, "documents": keys, "since": since, "until": until,
         "changed_total": sum(job.changed for job in jobs),
         "conflict_changes": changes, "conflict_changes_cut": cut,
+        "decided": _decided_conflict(request),
     })
 
 
-PROGRESS_PARAMS = ("documents", "since", "until")
+def _decided_conflict(request: HttpRequest) -> Conflict | None:
+    """The conflict the person dismissed or reopened, named by the link that change made;
+    none for a conflict they may not resolve (the page never says whether it exists)."""
+    number = _conflict_number(request.GET.get("conflict", ""))
+    conflict = Conflict.objects.filter(pk=number).first() if number else None
+    return conflict if conflict and selectors.may_resolve(request.user, conflict) else None
+
+
+def _conflict_number(raw: str) -> int | None:
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+
+
+PROGRESS_PARAMS = ("documents", "since", "until", "conflict")
 PROGRESS_DOCUMENTS_MAX = 50
 
 

@@ -86,8 +86,8 @@ def test_an_answer_rests_on_the_fact_of_the_subject_it_claims(
 def test_past_the_limit_the_facts_closest_to_today_are_listed_and_the_page_says_so(
     client: Any, publish: Any, owner: Any,
 ) -> None:
-    """200 facts ended more than a year ago must not push out the one ending in 3 days."""
-    old = [fact(f"old_{i:03d}", i, start=-900, end=-400) for i in range(200)]
+    """200 facts ended 20 days ago must not push out the one ending in 3 days."""
+    old = [fact(f"old_{i:03d}", i, start=-900, end=-20) for i in range(200)]
     publish("big", facts=[*old, fact("urgent_key", 1, start=-30, end=3)])
     client.force_login(owner)
 
@@ -113,3 +113,29 @@ def test_the_answer_count_is_a_lower_bound_only_when_the_scan_stopped_short(
     assert (exact.answer_count, exact.more) == (2, False)
     assert (short.answer_count, short.more) == (1, True)
     assert expiring_facts(owner, today=today).cut is False
+
+
+def test_a_fact_that_ended_long_ago_is_listed_only_while_an_answer_on_it_is_held(
+    client: Any, publish: Any, submit: Any, owner: Any,
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14, start=-400, end=-40),
+                              fact("seats", 5, start=-400, end=-40),
+                              fact("promo", 10, start=-400, end=-10)])
+
+    def ask(trace_id: str, key: str, value: int) -> Any:
+        response = submit(trace_id, claims=[{"key": key, "value": value, "cite": "d1"}],
+                          answer=f"It is {value} [d1].", asked_by=["*"], as_of=None,
+                          retrieved=[{"cite": "d1", "document_id": "pricing",
+                                      "revision": "r1", "span": "p1"}])
+        assert response.status_code in (200, 201), response.content
+        return response.json()
+
+    assert ask("t-trial", "trial_days", 14)["status"] == "held"
+    client.force_login(owner)
+
+    # seats ended 40 days ago and nothing waits on it; promo ended within the 30 days.
+    assert expiring_rows(client) == {"trial_days": ("1", ["t-trial"]), "promo": ("0", [])}
+
+    from reviewqueue.reviews.models import Answer
+    Answer.objects.filter(trace_id="t-trial").update(status=Answer.Status.REJECTED)
+    assert expiring_rows(client) == {"promo": ("0", [])}

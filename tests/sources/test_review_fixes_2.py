@@ -239,10 +239,10 @@ def test_the_longest_justification_is_kept_whole(
     assert len(detail) == 2000
     client.force_login(owner)
     response = client.post(f"/owner/conflicts/{two_owners_disagree.pk}/dismiss", {
-        "reason": "different periods", "detail": detail,
+        "reason": "different plans", "detail": detail,
         "signature": two_owners_disagree.signature})
     assert response.status_code == 302
-    assert Conflict.objects.get().dismissal_reason == f"different periods: {detail}"
+    assert Conflict.objects.get().dismissal_reason == f"different plans: {detail}"
     page = client.get(f"/owner/conflicts/{two_owners_disagree.pk}/").content.decode()
     assert detail[-40:] in page
 

@@ -1,0 +1,42 @@
+"""An action typed without `*` must match whole: a search that finds nothing that way offers
+the action's family instead."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pytest
+from django.db import transaction
+
+from reviewqueue.audit.services import SYSTEM, audit_record
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def published() -> None:
+    with transaction.atomic():
+        audit_record(actor=SYSTEM, action="revision.published", object_type="document",
+                     object_id="pricing", document_id="pricing")
+
+
+@pytest.mark.parametrize("typed", ["revision", "revision.publish"])
+def test_a_partial_action_that_finds_nothing_offers_its_family(
+    admin_client: Any, typed: str
+) -> None:
+    page = admin_client.get("/audit/", {"action": typed, "actor": "system"}).content.decode()
+
+    assert "No event matches this search." in page
+    assert "An action without * must be named whole (revision.published)." in page
+    assert 'href="?action=revision.%2A&amp;actor=system">Search revision.* instead' in page
+    follow = admin_client.get("/audit/?" + html.unescape(
+        "action=revision.%2A&amp;actor=system")).content.decode()
+    assert "No event matches this search." not in follow
+    assert "pricing" in follow
+
+
+def test_a_family_search_or_one_that_finds_events_offers_nothing(admin_client: Any) -> None:
+    for typed in ("answer.*", "revision.published"):
+        page = admin_client.get("/audit/", {"action": typed}).content.decode()
+        assert "data-family-search" not in page
