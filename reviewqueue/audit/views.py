@@ -111,16 +111,15 @@ def _local_time(moment: Any) -> str:
             f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}")
 
 
-def _conflict_documents(event: Any, log: str) -> list[tuple[str, str]]:
-    """The documents of the revisions a conflict event names, each with its search link,
-    but the one the row names already (the publication that caused it): a dismissal, a
-    reopening or a closing by date names no one document."""
+def _conflict_document_keys(event: Any) -> list[str]:
+    """The documents of the revisions a conflict event names, but the one the row names
+    already (the publication that caused it): a dismissal, a reopening or a closing by date
+    names no one document."""
     if event.object_type != "conflict" or not isinstance(event.after, dict):
         return []
     keys = [pair[0] for pair in event.after.get("revisions") or []
             if isinstance(pair, list) and pair and isinstance(pair[0], str)]
-    return [(key, f"{log}?document={quote(key, safe='/')}")
-            for key in dict.fromkeys(keys) if key != event.document_id]
+    return [key for key in dict.fromkeys(keys) if key != event.document_id]
 
 
 def event_rows(events: list[Any], titles: dict[str, str] | None = None
@@ -162,7 +161,9 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
                              and e.object_id != e.document_id else ""),
             "document_link": (f"{log}?document={quote(e.document_id, safe='/')}"
                               if e.document_id else ""),
-            "conflict_documents": _conflict_documents(e, log),
+            # Each with its search link and its title where the viewer may read it.
+            "conflict_documents": [(key, f"{log}?document={quote(key, safe='/')}",
+                                    titles.get(key, "")) for key in _conflict_document_keys(e)],
             "change": changes.cell(e.before, e.after),
             "hash": e.hash,
             "hash_short": e.hash[:10],
@@ -176,6 +177,7 @@ def _titles_on(events: list[Any], user: Any) -> dict[str, str]:
     (none when it names no document)."""
     keys = {e.document_id for e in events if e.document_id}
     keys |= {e.object_id for e in events if e.object_type == "document" and e.object_id}
+    keys |= {key for e in events for key in _conflict_document_keys(e)}
     return document_titles(user, keys)
 
 

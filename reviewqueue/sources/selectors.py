@@ -24,6 +24,7 @@ from django.db.models import (
     Value,
 )
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import MD5
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
@@ -56,6 +57,86 @@ def document_history_seen_by(user: Any, document: Document, *, limit: int = 20
         if not may_read_revision(user, document, revision):
             revision.note = ""
     return revisions
+
+
+# A fact as a revision's changes list it: value, first and last valid day (None: no end).
+Stated = tuple[Any, date, date | None]
+
+
+@dataclass(frozen=True)
+class FactChange:
+    """The facts on one (subject, key) before and after a revision: none before, it is new;
+    none after, it was removed."""
+
+    subject: str
+    key: str
+    before: tuple[Stated, ...]
+    after: tuple[Stated, ...]
+
+
+@dataclass(frozen=True)
+class RevisionChanges:
+    """What a revision changed from the one before it (by `updated_at`: what the document
+    said until then)."""
+
+    previous: str  # that revision's id
+    facts: list[FactChange]
+    passages: list[str]  # spans whose text changed, or which were added or removed
+    title: bool
+    readers: bool
+
+    def __bool__(self) -> bool:
+        return bool(self.facts or self.passages or self.title or self.readers)
+
+
+def attach_changes(user: Any, document: Document, revisions: list[Revision]) -> None:
+    """Set `changes` on each of `revisions`: a RevisionChanges from the revision before it,
+    or None for the first revision, or when `user` may not read both (what a fact said before
+    is as restricted as the revision that said it). 4 queries, whatever the number."""
+    for revision in revisions:
+        revision.changes = None  # type: ignore[attr-defined]
+    # Oldest first by what each says it is (Revision.NEWEST_FIRST, reversed).
+    order = list(document.revisions.order_by("updated_at", "seq").values_list("pk", flat=True))
+    before = {pk: order[i - 1] for i, pk in enumerate(order) if i}
+    shown = {r.pk: r for r in revisions if r.pk in before}
+    missing = {before[pk] for pk in shown} - shown.keys()
+    previous = {**shown, **Revision.objects.in_bulk(list(missing))}
+    pairs = {pk: previous[before[pk]] for pk in shown
+             if may_read_revision(user, document, shown[pk])
+             and may_read_revision(user, document, previous[before[pk]])}
+    if not pairs:
+        return
+    ids = {*pairs, *(p.pk for p in pairs.values())}
+    facts: dict[int, dict[tuple[str, str], list[Stated]]] = {pk: {} for pk in ids}
+    for revision_id, subject, key, value, valid_from, valid_until in (
+            Fact.objects.filter(revision_id__in=ids).order_by("position").values_list(
+                "revision_id", "subject", "key", "value", "valid_from", "valid_until")):
+        facts[revision_id].setdefault((subject, key), []).append(
+            (value, valid_from, valid_until))
+    texts: dict[int, dict[str, str]] = {pk: {} for pk in ids}
+    for revision_id, span, digest in (Passage.objects.filter(revision_id__in=ids)
+                                      .annotate(digest=MD5("text"))
+                                      .values_list("revision_id", "span", "digest")):
+        texts[revision_id][span] = digest
+    for pk, earlier in pairs.items():
+        old, new = facts[earlier.pk], facts[pk]
+        changed = [FactChange(subject, key, tuple(old.get((subject, key), ())),
+                              tuple(new.get((subject, key), ())))
+                   for subject, key in sorted(old.keys() | new.keys())
+                   if _stated(old.get((subject, key), [])) != _stated(new.get((subject, key), []))]
+        old_texts, new_texts = texts[earlier.pk], texts[pk]
+        revision = shown[pk]
+        revision.changes = RevisionChanges(  # type: ignore[attr-defined]
+            previous=earlier.revision, facts=changed,
+            passages=sorted(span for span in old_texts.keys() | new_texts.keys()
+                            if old_texts.get(span) != new_texts.get(span)),
+            title=earlier.title != revision.title,
+            readers=sorted(earlier.allowed_principals) != sorted(revision.allowed_principals))
+
+
+def _stated(facts: list[Stated]) -> list[str]:
+    """Facts compared as a set, each value with its type (1, true and "1" differ)."""
+    return sorted(json.dumps([v, str(f), str(u)]) for v, f, u in facts)
 
 
 @dataclass(frozen=True)

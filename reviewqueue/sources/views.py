@@ -395,6 +395,7 @@ def _document_page(
     fact_meanwhile = extra.pop("fact_meanwhile", None) or {}
     note_form = extra.pop("note_form", None)
     history = selectors.document_history_seen_by(request.user, document, limit=HISTORY_SHOWN)
+    selectors.attach_changes(request.user, document, history)
     # The revision a restore brings back, and that any revision published after it but older
     # than it (received late) stays behind.
     newest = document.current_revision or document.revisions.order_by(

@@ -1,0 +1,83 @@
+"""A document's history says what each revision changed from the one before it: the facts
+that changed, were added or removed, the passages, the title and who may read it; never to
+someone who may not read both revisions."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.reviews.conftest import fact
+
+pytestmark = pytest.mark.django_db
+
+
+def history(client: Any) -> list[str]:
+    """The history's lines, newest first, as text."""
+    page = client.get("/owner/documents/pricing/").content.decode()
+    found = re.search(r"<h2>History</h2>\s*<ul>(.*?)</ul>\s*(?:<h2|</main|<section|$)", page,
+                      re.S)
+    assert found is not None, page
+    items = re.findall(r"<li[^>]*><code class=\"rev\">.*?(?=<li[^>]*><code class=\"rev\">|$)",
+                       found.group(1), re.S)
+    return [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", item)).strip() for item in items]
+
+
+def test_each_revision_says_what_it_changed(client: Any, publish: Any, owner: Any) -> None:
+    publish(facts=[fact("trial_days", 14, end=None), fact("seats", 5, end=None)],
+            passages=[{"span": "p1", "text": "The trial lasts 14 days."}])
+    publish(revision="r2", facts=[{**fact("trial_days", 30, end=None), "valid_from": "2026-01-01"},
+                                  fact("regions", "EU", end=None)],
+            passages=[{"span": "p1", "text": "The trial lasts 30 days."},
+                      {"span": "p2", "text": "EU only."}],
+            principals=["group:staff"], title="Pricing")
+    publish(revision="r3", facts=[{**fact("trial_days", 30, end=None), "valid_from": "2026-01-01"},
+                                  fact("regions", "EU", end=None)],
+            passages=[{"span": "p1", "text": "The trial lasts 30 days."},
+                      {"span": "p2", "text": "EU only."}],
+            principals=["group:staff"], title="Pricing")
+    client.force_login(owner)
+
+    r3, r2, r1 = history(client)
+    assert r3.endswith("says the same as r2")
+    assert "trial_days : 14 (" in r2 and "→ no end) → 30 (2026-01-01 → no end)" in r2
+    assert "regions : new, EU (" in r2
+    assert "seats : removed (was 5 (" in r2
+    assert "passage p1 changed" in r2 and "passage p2 changed" in r2
+    assert "title changed" in r2 and "who may read it changed" in r2
+    assert "data-changes" not in r1 and "changed" not in r1  # the first says nothing
+
+
+def test_no_change_is_shown_to_someone_who_may_not_read_the_revision_before(
+    client: Any, publish: Any, owner: Any, make_user: Any
+) -> None:
+    """r1 was for managers only; r2 is for everyone. An admin outside managers reads r2,
+    but r2's changes would say what r1 said."""
+    publish(facts=[fact("trial_days", 14, end=None)], principals=["group:managers"])
+    publish(revision="r2", facts=[fact("trial_days", 30, end=None)], principals=["*"])
+    client.force_login(make_user("ada", "admin"))
+
+    r2, _r1 = history(client)
+    assert "14" not in r2 and "data-changes" not in r2
+
+
+def test_the_history_reads_its_changes_in_queries_that_do_not_grow_with_revisions(
+    client: Any, publish: Any, owner: Any
+) -> None:
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get("/owner/documents/pricing/").status_code == 200
+        return len(captured)
+
+    client.force_login(owner)
+    publish(facts=[fact("trial_days", 1, end=None)])
+    publish(revision="r2", facts=[fact("trial_days", 2, end=None)])
+    two = queries()
+    for n in range(3, 9):
+        publish(revision=f"r{n}", facts=[fact("trial_days", n, end=None)])
+    assert queries() == two
+    assert len(history(client)) == 8
