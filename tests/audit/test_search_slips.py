@@ -1,5 +1,6 @@
-"""An action typed without `*` must match whole: a search that finds nothing that way offers
-the action's family instead."""
+"""Two slips in the audit search: an action typed without `*` must match whole, so a search
+that finds nothing that way offers the action's family; a username typed in another case finds
+that user's events."""
 
 from __future__ import annotations
 
@@ -40,3 +41,17 @@ def test_a_family_search_or_one_that_finds_events_offers_nothing(admin_client: A
     for typed in ("answer.*", "revision.published"):
         page = admin_client.get("/audit/", {"action": typed}).content.decode()
         assert "data-family-search" not in page
+
+
+@pytest.mark.parametrize("typed", ["Ada", "user:ADA"])
+def test_a_username_typed_in_another_case_finds_that_users_events(
+    admin_client: Any, admin_user: Any, typed: str
+) -> None:
+    from reviewqueue.audit.services import Actor
+
+    with transaction.atomic():
+        audit_record(actor=Actor.of_user(admin_user), action="token.issued", object_type="token",
+                     object_id="rq_ab12")
+    page = admin_client.get("/audit/", {"actor": typed}).content.decode()
+    assert "token.issued" in page
+    assert "No event matches this search." not in page
