@@ -267,17 +267,63 @@ class BatchIn(StrictSerializer):
                                     min_length=1, max_length=settings.API_MAX_BATCH)
 
 
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_NUMBER_OR_NULL = {"type": "integer", "nullable": True}
+# What the gate reports (gating.Finding / gating.GateWarning.to_dict), as stored with a verdict.
+_WARNING = {
+    "code": {"type": "string"},
+    "claim": {**_NUMBER_OR_NULL, "description": "index of the claim, from 0; null: no one claim"},
+    "evidence": {**_STRINGS, "description": "the evidence (cite) ids involved"},
+    "message": {"type": "string"},
+    "kb_documents": {**_STRINGS, "description": "knowledge-base documents the message draws on"},
+}
+_FINDING = {"step": {"type": "string", "description": "row of the decision order, 0 to 7b"},
+            **_WARNING}
+
+
+def _array_of(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "object", "properties": properties,
+                                        "required": required or list(properties)}}
+
+
+@extend_schema_field(_array_of(_FINDING, ["code", "step", "claim", "evidence", "message"]))
+class FindingsField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(_array_of(_WARNING, ["code", "claim", "evidence", "message"]))
+class WarningsField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(_array_of({
+    "cite": {"type": "string"},
+    "document": {"type": "string"},
+    "revision": {"type": "string", "description": "the revision the answer was generated from"},
+    "current": {"type": "string", "nullable": True,
+                "description": "the document's current revision the gate read; null when it "
+                               "read none (withdrawn, never received, passage not found)"},
+    "withdrawn": {"type": "boolean", "description": "present (true) when withdrawn"},
+    "received": {"type": "boolean",
+                 "description": "present (false) when the store never received the revision"},
+    "passage_found": {"type": "boolean",
+                      "description": "present (false) when the revision has no such passage"},
+}, required=["cite", "document", "revision", "current"]))
+class RevisionsUsedField(serializers.JSONField):
+    pass
+
+
 class VerdictOut(serializers.Serializer):
     id = serializers.IntegerField()
     decision = serializers.CharField()
     reason = serializers.CharField()
-    findings = serializers.JSONField()
-    warnings = serializers.JSONField()
+    findings = FindingsField()
+    warnings = WarningsField()
     as_of = serializers.DateField()
     trigger = serializers.CharField()
     gate_version = serializers.CharField()
     created_at = serializers.DateTimeField()
-    revisions_used = serializers.JSONField()
+    revisions_used = RevisionsUsedField()
 
 
 class IngestOut(serializers.Serializer):

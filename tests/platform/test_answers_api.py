@@ -301,6 +301,22 @@ def test_the_openapi_schema_lists_the_ingest_endpoints(client: Any) -> None:
     assert "/api/v1/documents/{document_id}/revisions/{revision}" in paths
 
 
+def test_every_property_of_the_schema_has_a_type(client: Any) -> None:
+    """A client generated from the schema gets typed findings, warnings and revisions used,
+    not bare JSON."""
+    schemas = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()[
+        "components"]["schemas"]
+    untyped = [f"{name}.{prop}" for name, schema in schemas.items()
+               for prop, spec in (schema.get("properties") or {}).items()
+               if not {"type", "$ref", "oneOf", "anyOf", "allOf", "enum"} & spec.keys()]
+    assert untyped == []
+    verdict = schemas["VerdictOut"]["properties"]
+    assert verdict["findings"]["items"]["properties"]["step"] == {
+        "type": "string", "description": "row of the decision order, 0 to 7b"}
+    assert verdict["revisions_used"]["items"]["required"] == [
+        "cite", "document", "revision", "current"]
+
+
 def test_one_answer_writes_its_rows_in_one_statement_and_reuses_prepared_plans(
     publish: Any, service_api: Any
 ) -> None:
