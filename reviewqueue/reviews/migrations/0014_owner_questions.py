@@ -17,7 +17,23 @@ UPDATE reviews_reviewitem AS item SET owner_question_id = asked.id
 FROM asked WHERE item.answer_id = asked.answer_id
 """
 
-MOVE_THEM_BACK = """
+# The old columns hold one question per queue entry and no reply: undoing this migration
+# would lose every reply, and every question of an answer no longer queued, so it is refused
+# while there is one.
+REFUSE_LOSING_QUESTIONS = """
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM reviews_ownerquestion AS q
+               WHERE q.reply <> '' OR q.replied_at IS NOT NULL OR NOT EXISTS (
+                   SELECT 1 FROM reviews_reviewitem AS item
+                   WHERE item.owner_question_id = q.id)) THEN
+        RAISE EXCEPTION 'reviews 0014 cannot be undone: owners'' replies, or questions about '
+            'answers no longer in the queue, have no column to go back to and would be lost';
+    END IF;
+END $$;
+"""
+
+MOVE_THEM_BACK = REFUSE_LOSING_QUESTIONS + """
 UPDATE reviews_reviewitem AS item
 SET owner_note = q.note, sent_to_owner_by_id = q.asked_by_id, sent_to_owner_at = q.asked_at
 FROM reviews_ownerquestion AS q WHERE q.id = item.owner_question_id
