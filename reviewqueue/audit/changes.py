@@ -24,6 +24,7 @@ from reviewqueue.audit.templatetags.audit_tags import NO_VALUE
 from reviewqueue.jobs.models import Job
 from reviewqueue.reviews.labels import decision_label, reject_reason_label, verdict_reason_label
 from reviewqueue.reviews.models import Answer, Verdict
+from reviewqueue.sources.forms import DISMISS_REASONS_SHOWN
 from reviewqueue.sources.models import Conflict
 
 # Past this many characters a value is cut short on its line; the whole line is a click away.
@@ -145,7 +146,8 @@ FIELDS: dict[str, Field] = {
     # Conflicts
     "subject": Field(gettext_lazy("subject")),
     "key": Field(gettext_lazy("key")),
-    "reason_sha256": Field(gettext_lazy("reason (SHA-256)"), limit=DIGEST),
+    "dismissal_reason": Field(gettext_lazy("reason"), _labelled(DISMISS_REASONS_SHOWN)),
+    "reason_sha256": Field(gettext_lazy("justification (SHA-256)"), limit=DIGEST),
     # Re-evaluations and failed tasks
     "scope": Field(gettext_lazy("scope"), _labelled(SCOPE_LABELS), limit=80),
     "trigger": Field(gettext_lazy("trigger"), _labelled(TRIGGER_LABELS)),

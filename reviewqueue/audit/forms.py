@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib.auth import get_user_model
 from django.core.validators import RegexValidator
 from django.http import QueryDict
 from django.utils.translation import gettext as _
@@ -42,20 +41,6 @@ class AuditSearchForm(forms.Form):
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user = user
-
-    def clean_actor(self) -> str:
-        """A username typed in another case ("Alice") is the user's name as the log writes
-        it, when exactly one user has it in any case; anything else is searched as typed."""
-        text: str = self.cleaned_data["actor"]
-        prefix = "user:" if text.startswith("user:") else ""
-        name = text.removeprefix(prefix)
-        if not name or ":" in name:
-            return text
-        users = get_user_model().objects
-        if users.filter(username=name).exists():
-            return text
-        found = list(users.filter(username__iexact=name).values_list("username", flat=True)[:2])
-        return f"{prefix}{found[0]}" if len(found) == 1 else text
 
     def clean_document(self) -> str:
         """The document's id, looked up once here when a title was given: the search then

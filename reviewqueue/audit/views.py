@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import quote
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.http import (
     Http404,
@@ -208,21 +209,33 @@ def events(request: HttpRequest) -> HttpResponse:
         "words": _row_words(),
         "filter_query": form.filter_query(),
         "filtered": not form.event_filter().is_empty(),
-        "family_search": None if page.events else _family_search(form),
+        "retries": [] if page.events else _retries(form),
         **_status_context(),
     })
 
 
-def _family_search(form: AuditSearchForm) -> tuple[str, str] | None:
-    """For a search that found nothing with an action typed without `*` ("revision", or
-    "revision.publish"): the action's family with a `*` and the search's query with it."""
-    action = form.cleaned_data["action"]
-    if not action or action.endswith("*"):
-        return None
-    family = f"{action.split('.')[0]}.*"
-    query = QueryDict(form.filter_query(), mutable=True)
-    query["action"] = family
-    return family, query.urlencode()
+def _retries(form: AuditSearchForm) -> list[tuple[str, str, str]]:
+    """For a search that found nothing, the same search with a likely slip undone, each as
+    (field, value, query string): an action typed without `*` ("revision", or
+    "revision.publish") by its family, `revision.*`; a username typed in another case
+    ("Alice") by the one user who has it in any case (1 query, only then)."""
+    d = form.cleaned_data
+    retries = []
+    if d["action"] and not d["action"].endswith("*"):
+        retries.append(("action", f"{d['action'].split('.')[0]}.*"))
+    prefix = "user:" if d["actor"].startswith("user:") else ""
+    name = d["actor"].removeprefix(prefix)
+    if name and ":" not in name:
+        found = list(get_user_model().objects.filter(username__iexact=name)
+                     .exclude(username=name).values_list("username", flat=True)[:2])
+        if len(found) == 1:
+            retries.append(("actor", f"{prefix}{found[0]}"))
+    out = []
+    for field, value in retries:
+        query = QueryDict(form.filter_query(), mutable=True)
+        query[field] = value
+        out.append((field, value, query.urlencode()))
+    return out
 
 
 @require_GET

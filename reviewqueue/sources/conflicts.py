@@ -37,6 +37,8 @@ FAR_FUTURE = date(9999, 12, 31)
 # promo ends in May"): the stored reason has room for the longest code before a justification
 # of the most the owner's page takes, and a longer one is refused, never cut.
 DISMISSAL_DETAIL_MAX_CHARS = 2000
+# The codes a dismissal's reason starts with, in the order the owner's form offers them.
+DISMISSAL_CODES = ("different plans", "both valid", "different periods", "other")
 DISMISSAL_REASON_MAX_CHARS = DISMISSAL_DETAIL_MAX_CHARS + 100
 
 # Lock order, the same for every writer of conflicts: the audit chain's lock first, then the
@@ -349,7 +351,12 @@ def conflict_dismiss(
         before={"status": "open"},
         after={
             "status": "dismissed",
+            "subject": conflict.subject,
+            "key": conflict.key,
             "revisions": [[p["document"], p["revision"]] for p in conflict.participants],
+            # The reason's code, one of a few fixed words ("both valid"); never free text.
+            **({"dismissal_reason": code} if (code := reason.partition(": ")[0])
+               in DISMISSAL_CODES else {}),
             # The log keeps no free text (it can never be purged); its digest proves the
             # justification the conflict page shows is the one given.
             "reason_sha256": hashlib.sha256(conflict.dismissal_reason.encode()).hexdigest(),
@@ -391,7 +398,7 @@ def conflict_reopen(*, conflict_id: int, actor: Actor,
         object_id=conflict.pk,
         before={"status": "dismissed"},
         # Named as every other conflict event names them: the row then says which documents.
-        after={"status": "open",
+        after={"status": "open", "subject": conflict.subject, "key": conflict.key,
                "revisions": [[p["document"], p["revision"]] for p in conflict.participants]},
     )
     transaction.on_commit(lambda: _notify_owners(conflict.pk, reopened_by=actor))

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from gating import MAX_INT, MIN_INT
 from reviewqueue.api_base import MAX_SCALAR_CHARS, scalar_problem
-from reviewqueue.sources.conflicts import DISMISSAL_DETAIL_MAX_CHARS
+from reviewqueue.sources.conflicts import DISMISSAL_CODES, DISMISSAL_DETAIL_MAX_CHARS
 from reviewqueue.sources.selectors import document_keys_named
 
 # A document named in an admin's search or job form, by id or by title.
@@ -48,22 +48,18 @@ def document_key_named(user: Any, text: str, *,
 
 DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
 
-DISMISS_REASONS = [
-    ("different plans", _("Different plans or audiences")),
-    ("both valid", _("Both values are valid")),
-    ("other", _("Other (explain below)")),
-]
-# Offered once, never true: a conflict is only ever opened over periods that overlap. Values
-# for different periods are told apart by their validity dates, which the gate reads too.
-DIFFERENT_PERIODS = "different periods"
-DIFFERENT_PERIODS_REFUSED = _(
-    "The validity periods stored for these values overlap, so a dismissal cannot say they "
-    "apply to different periods. Set each fact's dates on its document instead (end the one "
-    "that stops, or correct when it starts): the conflict closes by itself once the periods "
-    "no longer overlap.")
+# A conflict only opens over periods that overlap: values for periods that do not are told
+# apart by their validity dates. One value that holds during part of the other's period (a
+# promotion over the standard rule) is an exception, which the dates cannot say.
+DISMISS_LABELS = {
+    "different plans": _("Different plans or audiences"),
+    "both valid": _("Both values are valid"),
+    "different periods": _("One is an exception for part of the other's period"),
+    "other": _("Other (explain below)"),
+}
+DISMISS_REASONS = [(code, DISMISS_LABELS[code]) for code in DISMISSAL_CODES]
 # How a stored reason's code reads once the form is gone.
-DISMISS_REASONS_SHOWN = {**dict(DISMISS_REASONS), "other": _("Other"),
-                         DIFFERENT_PERIODS: _("They apply to different periods")}
+DISMISS_REASONS_SHOWN = {**dict(DISMISS_REASONS), "other": _("Other")}
 
 
 def parse_value(raw: str) -> Any:
@@ -198,8 +194,10 @@ class DismissForm(forms.Form):
     reason = forms.ChoiceField(
         choices=[("", "—"), *DISMISS_REASONS], label=_("Why these values do not conflict"),
         error_messages={"required": _("Choose why these values do not conflict.")},
-        help_text=_("Values for different periods? Give each fact its dates on its document: "
-                    "the conflict closes by itself once the periods no longer overlap."))
+        help_text=_("A value that holds only during part of the other's period, such as a "
+                    "promotion, is an exception. If instead the stored dates are wrong and the "
+                    "periods do not overlap, correct the dates on the documents: the conflict "
+                    "then closes by itself."))
     # Stored after the reason's code ("different plans: ..."), which conflict_dismiss
     # leaves room for: what is typed here is kept whole.
     detail = forms.CharField(
@@ -211,9 +209,6 @@ class DismissForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if self.data.get("reason") == DIFFERENT_PERIODS:  # from a page shown before it went
-            self.errors.pop("reason", None)
-            self.add_error("reason", DIFFERENT_PERIODS_REFUSED)
         # A justification refused already (too long) is there: asking for one would confuse.
         if data.get("reason") == "other" and not self.has_error("detail") \
                 and not (data.get("detail") or "").strip():

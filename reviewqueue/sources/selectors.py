@@ -82,8 +82,8 @@ class RevisionChanges:
     previous: str  # that revision's id
     facts: list[FactChange]
     passages: list[str]  # spans whose text changed, or which were added or removed
-    title: bool
-    readers: bool
+    title: tuple[str, str] | None  # before and after, when it changed
+    readers: tuple[list[str], list[str]] | None  # likewise, each sorted
 
     def __bool__(self) -> bool:
         return bool(self.facts or self.passages or self.title or self.readers)
@@ -130,8 +130,14 @@ def attach_changes(user: Any, document: Document, revisions: list[Revision]) -> 
             previous=earlier.revision, facts=changed,
             passages=sorted(span for span in old_texts.keys() | new_texts.keys()
                             if old_texts.get(span) != new_texts.get(span)),
-            title=earlier.title != revision.title,
-            readers=sorted(earlier.allowed_principals) != sorted(revision.allowed_principals))
+            title=(earlier.title, revision.title) if earlier.title != revision.title else None,
+            readers=_readers_change(earlier, revision))
+
+
+def _readers_change(earlier: Revision, revision: Revision
+                    ) -> tuple[list[str], list[str]] | None:
+    before, after = sorted(earlier.allowed_principals), sorted(revision.allowed_principals)
+    return (before, after) if before != after else None
 
 
 def _stated(facts: list[Stated]) -> list[str]:
@@ -528,6 +534,38 @@ def _seen_verb(before: str | None, after: str | None) -> str:
         return str(after)
     return {Conflict.Status.OPEN: "changed", Conflict.Status.DISMISSED: "reopened",
             Conflict.Status.CLOSED: "again"}.get(before, "opened")
+
+
+@dataclass(frozen=True)
+class ConflictDecision:
+    """A person's dismissal or reopening of a conflict, and the conflict as it is now."""
+
+    conflict: Conflict
+    action: str  # "dismissed" or "reopened"
+    at: Any
+
+
+def conflict_decision_by(user: Any, conflict_id: int, since: Any, until: Any = None
+                         ) -> ConflictDecision | None:
+    """`user`'s last dismissal or reopening of the conflict from `since` (to `until`), as the
+    audit log recorded it: a page opened again later, or a link made by hand, tells what the
+    person did, never what they did not. None for a conflict they may not resolve (2 queries
+    at most, the log's read on its object index)."""
+    from reviewqueue.audit.models import AuditEvent
+    from reviewqueue.audit.services import Actor
+
+    conflict = Conflict.objects.filter(pk=conflict_id).first()
+    if conflict is None or not may_resolve(user, conflict):
+        return None
+    events = AuditEvent.objects.filter(
+        object_type="conflict", object_id=str(conflict_id), created_at__gte=since,
+        actor=Actor.of_user(user).name, action__in=["conflict.dismissed", "conflict.reopened"])
+    if until is not None:
+        events = events.filter(created_at__lte=until)
+    last = events.order_by("-seq").values_list("action", "created_at").first()
+    if last is None:
+        return None
+    return ConflictDecision(conflict, last[0].removeprefix("conflict."), last[1])
 
 
 CONFLICT_CHANGES_READ = 200

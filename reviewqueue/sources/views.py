@@ -781,16 +781,23 @@ def progress(request: HttpRequest) -> HttpResponse:
         "jobs": jobs, "documents": keys, "since": since, "until": until,
         "changed_total": sum(job.changed for job in jobs),
         "conflict_changes": changes, "conflict_changes_cut": cut,
-        "decided": _decided_conflict(request),
+        "decided": _decided(request, *window),
     })
 
 
-def _decided_conflict(request: HttpRequest) -> Conflict | None:
-    """The conflict the person dismissed or reopened, named by the link that change made;
-    none for a conflict they may not resolve (the page never says whether it exists)."""
+def _decided(request: HttpRequest, since: datetime, until: datetime | None
+             ) -> dict[str, Any] | None:
+    """The dismissal or reopening the link names (`conflict`), with what the conflict holds
+    now; none when the person did not make it in the link's window."""
     number = _conflict_number(request.GET.get("conflict", ""))
-    conflict = Conflict.objects.filter(pk=number).first() if number else None
-    return conflict if conflict and selectors.may_resolve(request.user, conflict) else None
+    decision = selectors.conflict_decision_by(request.user, number, since, until) \
+        if number else None
+    if decision is None:
+        return None
+    conflict = decision.conflict
+    return {"decision": decision, "conflict": conflict,
+            "held": selectors.held_answer_counts([conflict], request.user)[conflict.pk]
+            if conflict.status != Conflict.Status.CLOSED else None}
 
 
 def _conflict_number(raw: str) -> int | None:

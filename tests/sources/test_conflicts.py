@@ -108,12 +108,14 @@ def test_a_dismissal_is_audited_with_the_digest_of_its_justification(
 ) -> None:
     publish("trial-policy", facts=trial(14))
     publish("trial-promo", facts=trial(30))
-    conflict_dismiss(conflict_id=Conflict.objects.get().pk, reason="  different plans ",
-                     user=owner, actor=SYSTEM)
+    conflict_dismiss(conflict_id=Conflict.objects.get().pk,
+                     reason="  different plans: staff keep theirs ", user=owner, actor=SYSTEM)
     event = AuditEvent.objects.get(action="conflict.dismissed")
-    assert "different plans" not in json.dumps(event.after)  # no free text in the log
-    assert event.after["reason_sha256"] == hashlib.sha256(b"different plans").hexdigest()
-    assert Conflict.objects.get().dismissal_reason == "different plans"
+    assert "staff keep theirs" not in json.dumps(event.after)  # no free text in the log
+    assert event.after["dismissal_reason"] == "different plans"  # the code chosen is not
+    assert event.after["reason_sha256"] == hashlib.sha256(
+        b"different plans: staff keep theirs").hexdigest()
+    assert Conflict.objects.get().dismissal_reason == "different plans: staff keep theirs"
 
 
 def test_a_dismissal_holds_while_the_same_revisions_are_current(publish: Any, owner: Any) -> None:
