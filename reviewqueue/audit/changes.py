@@ -119,6 +119,7 @@ FIELDS: dict[str, Field] = {
     "cause": Field(gettext_lazy("cause"), _labelled(TRIGGER_LABELS)),
     "by": Field(gettext_lazy("by")),
     "verdict": Field(gettext_lazy("verdict")),
+    "earlier_verdict": Field(gettext_lazy("an earlier verdict, current again")),
     "decided_on_verdict": Field(gettext_lazy("decided on verdict")),
     "verdict_decision": Field(gettext_lazy("new verdict's decision"), _labelled(decision_label)),
     "version_number": Field(gettext_lazy("version")),

@@ -55,8 +55,14 @@ def test_an_owner_restores_a_withdrawn_document_and_its_answers_are_checked_agai
     document = Document.objects.select_related("current_revision").get(key="pricing")
     assert (document.current_revision.revision, document.withdrawn_at,
             document.allowed_principals) == ("r1", None, ["group:sales"])
-    # The same inputs as at ingest, so the verdict of then is current again.
+    # The same inputs as at ingest, so the verdict of then is current again, and the log
+    # says so rather than seem to go back to an older verdict.
     assert verdict_of("t-1") == ("candidate", "ingest")
+    again = AuditEvent.objects.filter(action="verdict.created").latest("seq")
+    assert again.after["verdict"] < again.before["verdict"]
+    assert again.after["earlier_verdict"] is True
+    assert "earlier_verdict" not in AuditEvent.objects.filter(
+        action="verdict.created").earliest("seq").after
     event = AuditEvent.objects.get(action="document.restored")
     assert (event.document_id, event.before, event.after) == (
         "pricing", {"current_revision": None, "withdrawn": True},

@@ -69,6 +69,9 @@ def _verdict_event(answer: Answer, verdict: Verdict, old_status: str | None, new
         "reason": verdict.reason, "cause": cause, "audit_sample": audit_sample,
         "revisions": [[r["document"], r.get("current")] for r in verdict.revisions_used],
     }
+    if old_verdict_id is not None and verdict.pk < old_verdict_id:
+        # A verdict is never stored twice: the gate gave back one the answer had before.
+        after["earlier_verdict"] = True
     if owner_wait_ended:
         before["waiting_for_owner"] = True
         after["waiting_for_owner"] = False
