@@ -137,7 +137,6 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
     actor_types = {str(value): str(label) for value, label in AuditEvent.ActorType.choices}
     rows = []
     for e in events:
-        is_answer = e.object_type == "answer"
         rows.append({
             "seq": e.seq,
             "from_here": f"{log}?before={e.seq + 1}",
@@ -150,9 +149,7 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
             "action": e.action,
             "object_type": e.object_type,
             "object_id": e.object_id,
-            "object_link": (timeline(e.object_id) if is_answer
-                            else reverse("sources:conflict", args=[e.object_id])
-                            if e.object_type == "conflict" and e.object_id.isdigit() else ""),
+            "object_link": _object_link(e, timeline),
             "trace_id": e.trace_id,
             "trace_link": timeline(e.trace_id) if e.trace_id else "",
             "document_id": e.document_id,
@@ -171,6 +168,20 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
             "request_short": e.request_id[:12] if e.request_id else "",
         })
     return rows
+
+
+def _object_link(event: Any, timeline: _TimelineLinks) -> str:
+    """Where the event's object is shown: an answer's timeline, a conflict's page, or a
+    document's page, whose History says what each revision changed (the log keeps no values)
+    to an admin who may read it."""
+    kind, key = event.object_type, event.object_id
+    if kind == "answer":
+        return timeline(key)
+    if kind == "conflict" and key.isdigit():
+        return reverse("sources:conflict", args=[key])
+    if kind == "document" and key and "/" not in key:
+        return reverse("sources:document", args=[key])
+    return ""
 
 
 def _titles_on(events: list[Any], user: Any) -> dict[str, str]:
