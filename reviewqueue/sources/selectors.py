@@ -123,7 +123,7 @@ def attach_changes(user: Any, document: Document, revisions: list[Revision]) -> 
         changed = [FactChange(subject, key, tuple(old.get((subject, key), ())),
                               tuple(new.get((subject, key), ())))
                    for subject, key in sorted(old.keys() | new.keys())
-                   if _stated(old.get((subject, key), [])) != _stated(new.get((subject, key), []))]
+                   if not _same_facts(old.get((subject, key), []), new.get((subject, key), []))]
         old_texts, new_texts = texts[earlier.pk], texts[pk]
         revision = shown[pk]
         revision.changes = RevisionChanges(  # type: ignore[attr-defined]
@@ -140,9 +140,19 @@ def _readers_change(earlier: Revision, revision: Revision
     return (before, after) if before != after else None
 
 
-def _stated(facts: list[Stated]) -> list[str]:
-    """Facts compared as a set, each value with its type (1, true and "1" differ)."""
-    return sorted(json.dumps([v, str(f), str(u)]) for v, f, u in facts)
+def _same_facts(old: list[Stated], new: list[Stated]) -> bool:
+    """Whether two revisions state the same facts on a key, in any order: each value compared
+    as the gate and the conflicts compare it (`same_value`: 1, true and "1" differ)."""
+    from reviewqueue.sources.conflicts import same_value
+
+    left = list(new)
+    for value, first, last in old:
+        match = next((i for i, (v, f, u) in enumerate(left)
+                      if (f, u) == (first, last) and same_value(v, value)), None)
+        if match is None:
+            return False
+        left.pop(match)
+    return not left
 
 
 @dataclass(frozen=True)

@@ -795,7 +795,7 @@ def _decided(request: HttpRequest, since: datetime, until: datetime | None
     if decision is None:
         return None
     conflict = decision.conflict
-    return {"decision": decision, "conflict": conflict,
+    return {"decision": decision,
             "held": selectors.held_answer_counts([conflict], request.user)[conflict.pk]
             if conflict.status != Conflict.Status.CLOSED else None}
 

@@ -85,3 +85,15 @@ def test_the_history_reads_its_changes_in_queries_that_do_not_grow_with_revision
         publish(revision=f"r{n}", facts=[fact("trial_days", n, end=None)])
     assert queries() == two
     assert len(history(client)) == 8
+
+
+def test_a_value_of_another_type_is_a_change_and_reordered_facts_are_not(
+    client: Any, publish: Any, owner: Any
+) -> None:
+    publish(facts=[fact("seats", 1, end=None), fact("sso", "yes", end=None)])
+    publish(revision="r2", facts=[fact("sso", "yes", end=None), fact("seats", True, end=None)])
+    client.force_login(owner)
+
+    r2, _r1 = history(client)
+    assert "seats : 1 (" in r2 and "→ true (" in r2
+    assert "sso" not in r2
