@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery
 from django.urls import reverse
 
 from reviewqueue.accounts.models import Role
@@ -145,6 +145,28 @@ def job_progress(job: Job) -> dict[str, Any]:
         "progress_url": job.progress_url,
         "page_url": job.get_absolute_url(),
     }
+
+
+# The order in which the progress page lists where the answers stand: those still waiting first.
+STANDING_ORDER = (Answer.Status.HELD, Answer.Status.ABSTAINED, Answer.Status.CANDIDATE,
+                  Answer.Status.APPROVED, Answer.Status.REJECTED)
+
+
+def where_answers_stand(jobs: list[Job]) -> list[dict[str, Any]]:
+    """Where the answers `jobs` reached stand now: per status (and, for held ones, per reason
+    they wait), how many, and how many of them moved to that status after the first job was
+    started. An answer reached by several jobs counts once. One query."""
+    if not jobs:
+        return []
+    since = min(job.created_at for job in jobs)
+    reached = (JobChunk.objects.filter(job_id__in=[job.pk for job in jobs])
+               .annotate(answer=Func(F("answer_ids"), function="unnest")).values("answer"))
+    rows = (Answer.objects.filter(pk__in=reached)
+            .values("status", "review_item__primary_reason")
+            .annotate(count=Count("pk"), moved=Count("pk", filter=Q(status_changed_at__gte=since)))
+            .order_by())
+    return sorted(rows, key=lambda row: (STANDING_ORDER.index(row["status"]), -row["count"],
+                                         row["review_item__primary_reason"] or ""))
 
 
 def jobs_recent(limit: int = 100) -> QuerySet[Job]:

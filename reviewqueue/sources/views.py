@@ -782,7 +782,26 @@ def progress(request: HttpRequest) -> HttpResponse:
         "changed_total": sum(job.changed for job in jobs),
         "conflict_changes": changes, "conflict_changes_cut": cut,
         "decided": _decided(request, *window),
+        "standing": _standing(jobs),
     })
+
+
+def _standing(jobs: list[Any]) -> list[dict[str, Any]]:
+    """Where the answers the jobs reached stand now, in words, once every job has ended; until
+    then the page reloads itself when one ends."""
+    from reviewqueue.jobs.models import Job
+    from reviewqueue.jobs.selectors import where_answers_stand
+    from reviewqueue.reviews.labels import reason_label
+    from reviewqueue.reviews.models import Answer
+
+    if any(job.state not in (Job.State.FINISHED, Job.State.FAILED) for job in jobs):
+        return []
+    return [{"status": row["status"], "label": Answer.Status(row["status"]).label,
+             "reason": reason_label(row["review_item__primary_reason"])
+             if row["status"] == Answer.Status.HELD and row["review_item__primary_reason"]
+             else "",
+             "count": row["count"], "moved": row["moved"]}
+            for row in where_answers_stand(jobs)]
 
 
 def _decided(request: HttpRequest, since: datetime, until: datetime | None

@@ -1,0 +1,92 @@
+"""After a change, the progress page says where the answers it reached stand now: held (and
+why), abstained, candidate..., and how many moved there since the change."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from reviewqueue.jobs.models import Job
+from reviewqueue.jobs.selectors import where_answers_stand
+from reviewqueue.reviews.models import ReviewItem
+from reviewqueue.sources.models import Conflict
+from tests.sources.test_owner_fixes import PASSAGES_CHECKED, posted_back
+from tests.sources.test_progress_page import publish_in_the_page, text_of
+
+pytestmark = pytest.mark.django_db
+
+
+def standing_rows(page: str) -> list[str]:
+    section = re.search(r"<section[^>]*data-standing.*?</section>", page, re.S)
+    assert section is not None, page
+    return [text_of(row).strip()
+            for row in re.findall(r"<tr data-status.*?</tr>", section.group(0), re.S)]
+
+
+def test_a_correction_says_the_answers_it_reached_are_still_held_and_why(
+    client: Any, owner: Any, two_owners_disagree: Conflict, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    submit("t-1")  # cites pricing r1 and claims 14: held for the conflict
+    client.force_login(owner)
+    page = publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
+    assert "Where these answers stand now" in page
+    # Still held, now for what the gate finds first in the new revision (the cited fact's
+    # period, before the revision it was written from being superseded); it was held before
+    # the change, so it did not move.
+    assert standing_rows(page) == ["Held for review Source not in force 1 0"]
+
+
+def test_answers_released_by_a_dismissal_count_as_moved(
+    client: Any, owner: Any, two_owners_disagree: Conflict, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # Asked as of today, when both facts are in force: held for the conflict alone.
+    submit("t-1", as_of=None)
+    submit("t-2", as_of=None)
+    assert set(ReviewItem.objects.values_list("primary_reason", flat=True)) == {
+        "conflicting_sources"}
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/owner/conflicts/{two_owners_disagree.pk}/dismiss", {
+            "reason": "both valid", "signature": two_owners_disagree.signature})
+    assert response.status_code == 302, response.content.decode()
+    page = client.get(response["Location"]).content.decode()
+    rows = standing_rows(page)
+    # Both were held for the conflict alone: the dismissal released them.
+    assert rows == ["Candidate — 2 2"]
+
+
+def test_nothing_is_said_while_a_job_still_runs(
+    client: Any, owner: Any, two_owners_disagree: Conflict, submit: Any,
+) -> None:
+    submit("t-1")
+    client.force_login(owner)
+    page = client.get("/owner/documents/pricing/").content.decode()
+    response = client.post("/owner/documents/pricing/publish", posted_back(
+        page, "/owner/documents/pricing/publish", **{"facts-0-value": "30", **PASSAGES_CHECKED}))
+    assert Job.objects.filter(requested_by=owner, state=Job.State.PENDING).exists()
+    page = client.get(response["Location"]).content.decode()
+    assert "data-standing" not in page
+    assert "data-reload-on-finish" in page
+
+
+def test_the_standing_costs_one_query_however_many_jobs(
+    client: Any, owner: Any, two_owners_disagree: Conflict, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    for i in range(5):
+        submit(f"t-{i}")
+    client.force_login(owner)
+    publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
+    jobs = list(Job.objects.filter(requested_by=owner))
+    assert len(jobs) == 2
+    with CaptureQueriesContext(connection) as ctx:
+        rows = where_answers_stand(jobs)
+    assert len(ctx.captured_queries) == 1
+    # Both jobs reached the five answers; each counts once.
+    assert [(row["status"], row["count"]) for row in rows] == [("held", 5)]
