@@ -17,14 +17,16 @@ import gating
 from reviewqueue.api_base import FLOAT_LIMIT
 from reviewqueue.reviews.labels import REJECT_REASONS
 from reviewqueue.reviews.services.decisions import MAX_COMMENT_CHARS, DecisionInput
+from reviewqueue.textlimit import LimitedText
 
 _INTEGER = re.compile(r"^[+-]?\d+$")
 
 
-class _TextAreaField(forms.CharField):
+class _TextAreaField(LimitedText):
     """A browser sends each line break of a text area as two characters (CRLF) but counts it
-    as one against `maxlength`: taken here as the browser counts it, so that a text it let the
-    reviewer type is never refused, and a text sent back untouched equals what was shown."""
+    as one: taken here as the browser (and the counter beside the field) counts it, so that a
+    text within the limit is never refused, and a text sent back untouched equals what was
+    shown."""
 
     def to_python(self, value: Any) -> str:
         text: str = super().to_python(value)
@@ -102,8 +104,8 @@ class ClaimForm(forms.Form):
 
     TYPES = [("text", _("text")), ("number", _("number")), ("boolean", _("true/false"))]
 
-    subject = forms.CharField(label=_("Subject"), required=False, max_length=200)
-    key = forms.CharField(label=_("Key"), required=False, max_length=200)
+    subject = LimitedText(label=_("Subject"), required=False, max_length=200)
+    key = LimitedText(label=_("Key"), required=False, max_length=200)
     # A text value may hold line breaks: shown in a text area then (see _widget_html).
     value = _TextAreaField(label=_("Value"), required=False, max_length=2000, strip=False)
     value_type = forms.ChoiceField(label=_("Type"), choices=TYPES, initial="text")

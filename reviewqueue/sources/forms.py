@@ -16,6 +16,7 @@ from gating import MAX_INT, MIN_INT
 from reviewqueue.api_base import MAX_SCALAR_CHARS, scalar_problem
 from reviewqueue.sources.conflicts import DISMISSAL_CODES, DISMISSAL_DETAIL_MAX_CHARS
 from reviewqueue.sources.selectors import document_keys_named
+from reviewqueue.textlimit import LimitedText
 
 # A document named in an admin's search or job form, by id or by title.
 # How many ids an error lists when several documents share the title given.
@@ -105,7 +106,7 @@ def as_input(value: Any) -> str:
 class FactEditForm(forms.Form):
     fact_id = forms.IntegerField(widget=forms.HiddenInput)
     # Not stripped: `"  padded  "` keeps its spaces; an empty string is typed as `""`.
-    value = forms.CharField(max_length=2000, label=_("Value"), strip=False)
+    value = LimitedText(max_length=2000, label=_("Value"), strip=False)
     valid_from = forms.DateField(label=_("Valid from"), widget=DATE)
     valid_until = forms.DateField(label=_("Valid until"), required=False, widget=DATE)
 
@@ -162,7 +163,7 @@ def passage_error(text: str) -> str:
 
 
 class CorrectionNoteForm(forms.Form):
-    note = forms.CharField(
+    note = LimitedText(
         max_length=5000,
         required=False,
         label=_("Note for this revision"),
@@ -173,7 +174,7 @@ class CorrectionNoteForm(forms.Form):
 class EndValidityForm(forms.Form):
     fact_id = forms.IntegerField(widget=forms.HiddenInput)
     last_day = forms.DateField(label=_("Last valid day"), widget=DATE)
-    note = forms.CharField(
+    note = LimitedText(
         max_length=5000,
         required=False,
         label=_("Note"),
@@ -200,7 +201,7 @@ class DismissForm(forms.Form):
                     "then closes by itself."))
     # Stored after the reason's code ("different plans: ..."), which conflict_dismiss
     # leaves room for: what is typed here is kept whole.
-    detail = forms.CharField(
+    detail = LimitedText(
         max_length=DISMISSAL_DETAIL_MAX_CHARS,
         required=False,
         label=_("Justification"),
@@ -214,6 +215,10 @@ class DismissForm(forms.Form):
                 and not (data.get("detail") or "").strip():
             self.add_error("detail", _("Explain why the values do not conflict."))
         return data
+
+    def reason_shown(self) -> str:
+        """The reason as it was chosen, in words: what a refused dismissal gives back."""
+        return str(DISMISS_REASONS_SHOWN.get(self.data.get("reason", ""), ""))
 
     def justification(self) -> str:
         reason, detail = self.cleaned_data["reason"], self.cleaned_data["detail"].strip()

@@ -100,19 +100,40 @@
   // counts them (a line break is one): "4,980 / 5,000", marked when over. There is no
   // maxlength, which would cut a long paste without a word; the server refuses it whole and
   // gives it back.
+  // A field whose template places no counter gets one after it, shown once the text nears
+  // its limit (a short note's field stays as it was).
+  var NEAR_LIMIT = 0.8;
+
   function countChars(area, out) {
     var limit = Number(area.getAttribute("data-limit"));
     var used = area.value.length;
     out.textContent = used.toLocaleString() + " / " + limit.toLocaleString();
     out.classList.toggle("over", used > limit);
+    if (out.hasAttribute("data-near-limit")) out.hidden = used < limit * NEAR_LIMIT;
+  }
+
+  function follow(area, out) {
+    countChars(area, out);
+    area.addEventListener("input", function () { countChars(area, out); });
   }
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-counter-for]").forEach(function (out) {
       var area = document.getElementById(out.getAttribute("data-counter-for"));
-      if (!area) return;
-      countChars(area, out);
-      area.addEventListener("input", function () { countChars(area, out); });
+      if (area) follow(area, out);
+    });
+    document.querySelectorAll("[data-limit][id]").forEach(function (area) {
+      if (document.querySelector('[data-counter-for="' + area.id + '"]')) return;
+      var out = document.createElement("span");
+      out.className = "hint counter";
+      out.id = area.id + "-count";
+      out.setAttribute("data-counter-for", area.id);
+      out.setAttribute("data-near-limit", "");
+      out.setAttribute("aria-live", "polite");
+      area.insertAdjacentElement("afterend", out);
+      var described = area.getAttribute("aria-describedby");
+      area.setAttribute("aria-describedby", (described ? described + " " : "") + out.id);
+      follow(area, out);
     });
   });
 

@@ -190,7 +190,8 @@
     if (!rows.length || !total) return;
     var n = Number(total.value);
     var row = rows[rows.length - 1].cloneNode(true);
-    row.querySelectorAll(".errorlist").forEach(function (list) { list.remove(); });
+    // Neither the errors nor the length counters of the row copied belong to the new one.
+    row.querySelectorAll(".errorlist, [data-near-limit]").forEach(function (el) { el.remove(); });
     row.querySelectorAll("[name], [id], [for]").forEach(function (el) {
       ["name", "id", "for"].forEach(function (attr) {
         var value = el.getAttribute(attr);
@@ -321,8 +322,9 @@
     }
     var box = error.closest("details");
     if (box) box.open = true;
-    // Each field's errors follow the field itself.
+    // Each field's errors follow the field itself (or its length counter, which follows it).
     var field = error.previousElementSibling;
+    if (field && field.matches("[data-near-limit]")) field = field.previousElementSibling;
     if (!field || !field.matches("input:not([type=hidden]), select, textarea")) {
       field = (error.closest("td") || error.parentElement)
         .querySelector("input:not([type=hidden]), select, textarea");

@@ -50,12 +50,11 @@ def test_an_owner_publishes_a_corrected_revision_and_the_held_answers_leave_the_
     page.click("button:has-text('Publish corrected revision')")
 
     page.wait_for_url("**/owner/progress**")
-    bar = page.locator("[data-job-progress]").first
-    bar.wait_for()
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-job-progress]')]"
-        ".every(el => el.dataset.state === 'finished')"
-    )
+    # Once every job has ended (the page reloads itself when one does), it says where the
+    # answers stand: both released, both since the change.
+    standing = page.locator("[data-standing] tbody tr")
+    expect(standing).to_have_count(1)
+    assert standing.first.inner_text().split("\t") == ["Candidate", "—", "2", "2"]
     assert "2 of 2 re-evaluated, 2 with a new verdict, 0 failed" in page.inner_text("body")
     changes = page.locator("[data-conflict-changes] li")
     assert changes.count() == 1
@@ -68,6 +67,31 @@ def test_an_owner_publishes_a_corrected_revision_and_the_held_answers_leave_the_
         assert Answer.objects.get(trace_id=trace).status == Answer.Status.CANDIDATE
     assert not ReviewItem.objects.exists()
     context.close()
+
+
+def test_a_note_pasted_over_its_limit_is_not_cut_and_is_refused_whole(
+    hold: Any, owner: Any, sign_in: Any, live_server: Any
+) -> None:
+    hold("t-1")
+    page = sign_in(owner.username, lands="/owner/")
+    page.goto(f"{live_server.url}/owner/documents/pricing-eu/")
+    note = page.locator("textarea[name=note]")
+    counter = page.locator("#id_note-count")
+    note.fill("short")
+    expect(counter).to_be_hidden()  # far from the limit, nothing is said
+    note.fill("n" * 5003)
+    expect(note).to_have_value("n" * 5003)
+    expect(counter).to_be_visible()
+    expect(counter).to_have_text("5,003 / 5,000")
+    expect(counter).to_have_class(re.compile(r"\bover\b"))
+    page.fill("input[name=facts-0-value]", "14")
+    page.fill("textarea[name='passage:p1']", "In the EU the free trial lasts 14 days.")
+    page.click("button:has-text('Publish corrected revision')")
+    page.wait_for_url("**/publish")
+    expect(page.locator("body")).to_contain_text(
+        "Ensure this value has at most 5000 characters (it has 5003).")
+    assert len(page.locator("textarea[name=note]").input_value()) == 5003
+    page.console_errors.clear()  # the refusal's 400, expected
 
 
 def test_a_refused_correction_names_its_bad_fields_and_puts_the_cursor_in_the_first(

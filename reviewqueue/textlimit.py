@@ -1,0 +1,21 @@
+"""Free text with a length limit: the server refuses an over-long text whole, naming the field,
+and the form gives it back as typed.
+
+The browser is told the limit as `data-limit`, for the counter static/js/common.js draws beside
+the field ("2,125 / 2,000", marked when over), never as `maxlength`, which cuts a long paste
+without a word.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+
+class LimitedText(forms.CharField):
+    def widget_attrs(self, widget: forms.Widget) -> dict[str, Any]:
+        attrs = super().widget_attrs(widget)
+        if "maxlength" in attrs:
+            attrs["data-limit"] = attrs.pop("maxlength")
+        return attrs
