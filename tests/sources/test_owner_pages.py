@@ -619,3 +619,18 @@ def test_times_just_past_and_a_last_day_today_read_as_such(
     assert "(today)" in page and "in 0 days" not in page
     japanese = client.get("/owner/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
     assert "発生: たった今" in japanese and "(本日)" in japanese
+
+
+def test_a_dismissal_refused_as_made_meanwhile_gives_back_the_reason_in_words(
+    client: Any, owner: Any, other_owner: Any, conflict_holding_an_answer: Conflict
+) -> None:
+    url = f"/owner/conflicts/{conflict_holding_an_answer.pk}"
+    signature = conflict_holding_an_answer.signature
+    client.force_login(other_owner)
+    client.post(f"{url}/dismiss", {"reason": "different plans", "signature": signature})
+    client.force_login(owner)
+    response = client.post(f"{url}/dismiss", {"reason": "both valid", "detail": "my look",
+                                              "signature": signature})
+    page = re.sub(r"\s+", " ", response.content.decode())
+    assert "Your justification, not recorded: Both values are valid" in page
+    assert "my look" in page

@@ -75,6 +75,8 @@ def test_a_value_both_changed_keeps_what_was_typed_beside_what_was_published(
     assert shown is not None
     assert re.sub(r"<[^>]+>|\s+", " ", shown.group(1)).split() == [
         "Published", "meanwhile", "in", f"{current().revision}:", "20"]
+    # As it would be typed: in quotes, 20 would read as text, which it is not.
+    assert "<code>20</code>" in shown.group(1)
 
 
 def test_a_passage_both_changed_shows_the_text_published_meanwhile(
