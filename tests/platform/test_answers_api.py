@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from reviewqueue.audit.models import AuditEvent, QuarantinedPayload
-from reviewqueue.reviews.models import Answer, ReviewItem, Verdict
+from reviewqueue.reviews.models import Answer, AnswerVersion, ReviewItem, Verdict
 from tests.conftest import answer_body
 
 pytestmark = pytest.mark.django_db
@@ -113,8 +113,30 @@ def test_the_same_trace_id_with_another_body_is_409(publish: Any, submit: Any) -
     submit()
     response = submit(answer="Something else entirely [d1].")
     assert response.status_code == 409
-    assert response.json()["error"] == "conflict"
+    body = response.json()
+    assert body["error"] == "conflict"
+    # The refusal names what differs, as any other refusal names its field.
+    assert body["detail"] == ("trace_id 't-1' was already submitted with a different body "
+                              "(it differs in answer)")
+    assert body["errors"] == [{"field": "answer", "message": "differs from the body first "
+                                                             "submitted with this trace_id"}]
     assert QuarantinedPayload.objects.get().trace_id == "t-1"
+
+
+def test_a_409_names_every_field_that_differs_even_after_an_edit(
+    publish: Any, submit: Any, service_api: Any
+) -> None:
+    publish()
+    submit()
+    AnswerVersion.objects.create(answer=Answer.objects.get(), number=2, text="Edited [d1].",
+                                 claims=[])  # an edit does not change what was first sent
+    assert submit().status_code == 200
+    body = {**answer_body(claims=[{"key": "trial_days", "value": 30, "cite": "d1"}]),
+            "index_release": "other"}
+    results = service_api.post("/api/v1/answers/batch", {"answers": [body]},
+                               format="json").json()["results"]
+    assert results[0]["status_code"] == 409
+    assert [e["field"] for e in results[0]["errors"]] == ["index_release", "claims"]
 
 
 @pytest.mark.parametrize(

@@ -48,8 +48,9 @@ class AnswerInput:
     as_of: date | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def digest(self) -> str:
-        body = {
+    def compared(self) -> dict[str, Any]:
+        """What a replay is compared on, field by field."""
+        return {
             "trace_id": self.trace_id,
             "question": self.question,
             "answer": self.answer,
@@ -59,7 +60,10 @@ class AnswerInput:
             "retrieved": [[r.cite, r.document_id, r.revision, r.span] for r in self.retrieved],
             "claims": list(self.claims),
         }
-        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def digest(self) -> str:
+        canonical = json.dumps(self.compared(), sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -69,14 +73,37 @@ class IngestResult:
     created: bool
 
 
-def _replay(answer: Answer, digest: str) -> IngestResult:
-    """The same trace_id again: the stored result if the body is the same, else a conflict."""
+def _replay(answer: Answer, data: AnswerInput, digest: str) -> IngestResult:
+    """The same trace_id again: the stored result if the body is the same, else a conflict
+    naming the fields that differ."""
     if answer.body_digest != digest:
+        fields = _fields_differing(answer, data)
         raise Conflict(
-            f"trace_id {answer.trace_id!r} was already submitted with a different body",
-            extra={"trace_id": answer.trace_id},
+            f"trace_id {answer.trace_id!r} was already submitted with a different body"
+            + (f" (it differs in {', '.join(fields)})" if fields else ""),
+            extra={"trace_id": answer.trace_id, "errors": [
+                {"field": name, "message": "differs from the body first submitted with this "
+                                           "trace_id"} for name in fields]},
         )
     return IngestResult(answer, created=False)
+
+
+def _fields_differing(answer: Answer, data: AnswerInput) -> list[str]:
+    """The fields in which `data` differs from the body the answer was first stored from, read
+    back from its first version and retrieved items. Two queries, on a refusal only."""
+    first = answer.versions.filter(number=1).values("text", "claims").first() or {}
+    stored = {
+        "trace_id": answer.trace_id,
+        "question": answer.question,
+        "answer": first.get("text"),
+        "asked_by": list(answer.asked_by),
+        "index_release": answer.index_release,
+        "as_of": answer.as_of.isoformat() if answer.as_of else None,
+        "retrieved": [list(item) for item in answer.retrieved.order_by("pk").values_list(
+            "cite", "document_key", "revision", "span")],
+        "claims": first.get("claims"),
+    }
+    return [name for name, value in data.compared().items() if stored[name] != value]
 
 
 def answer_ingest(*, data: AnswerInput, actor: Actor, user: Any = None) -> IngestResult:
@@ -113,7 +140,7 @@ def answers_ingest(
     first: dict[str, int] = {}
     for index, data in enumerate(items):
         if data.trace_id in stored:
-            results[index] = _replayed(stored[data.trace_id], digests[index])
+            results[index] = _replayed(stored[data.trace_id], data, digests[index])
         elif data.trace_id not in first:
             first[data.trace_id] = index
     # Inserted in trace_id order: two batches sharing trace_ids then wait for one another on
@@ -132,7 +159,7 @@ def answers_ingest(
                     trace_id=items[0].trace_id).first()
                 if answer is None:
                     raise
-                return [_replayed(answer, digests[0])]
+                return [_replayed(answer, items[0], digests[0])]
             return [answers_ingest(items=[data], actor=actor, user=user)[0] for data in items]
         for index, answer in zip(new, created, strict=True):
             results[index] = (IngestResult(answer, created=True) if isinstance(answer, Answer)
@@ -141,7 +168,7 @@ def answers_ingest(
         if results[index] is None:
             earlier = results[first[data.trace_id]]
             if isinstance(earlier, IngestResult):
-                results[index] = _replayed(earlier.answer, digests[index])
+                results[index] = _replayed(earlier.answer, data, digests[index])
             elif digests[index] == digests[first[data.trace_id]]:
                 results[index] = earlier  # the same body, refused the same way
             else:
@@ -150,10 +177,10 @@ def answers_ingest(
     return [r for r in results if r is not None]
 
 
-def _replayed(answer: Answer, digest: str) -> IngestResult | DomainError:
+def _replayed(answer: Answer, data: AnswerInput, digest: str) -> IngestResult | DomainError:
     """`_replay`, with a conflict returned as this item's result instead of raised."""
     try:
-        return _replay(answer, digest)
+        return _replay(answer, data, digest)
     except Conflict as exc:
         return exc
 
