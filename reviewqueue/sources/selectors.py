@@ -186,6 +186,40 @@ def history_with_withdrawals(document: Document, revisions: list[Revision], *, c
     return sorted(entries, key=lambda entry: entry[0], reverse=True)
 
 
+CHANGES_MADE_SHOWN = 20
+
+
+def changes_made_by(user: Any, documents: list[str], since: Any, until: Any = None
+                    ) -> list[tuple[Any, Document, Revision | Withdrawal]]:
+    """What `user` did to `documents` from `since` (to `until`), oldest first: each revision
+    they published, with what it changed (`attach_changes`), and each withdrawal or
+    restoration. The progress page says it first, whenever the link is opened again. 2
+    queries, and 4 for each document with a revision listed."""
+    from reviewqueue.audit.models import AuditEvent
+    from reviewqueue.audit.services import Actor
+
+    revisions = (Revision.objects.filter(document__key__in=documents, published_by=user,
+                                         published_at__gte=since)
+                 .select_related("document").order_by("published_at"))
+    events = AuditEvent.objects.filter(
+        document_id__in=documents, object_type="document", created_at__gte=since,
+        actor=Actor.of_user(user).name, action__in=["document.withdrawn", "document.restored"])
+    if until is not None:
+        revisions = revisions.filter(published_at__lte=until)
+        events = events.filter(created_at__lte=until)
+    published = list(revisions[:CHANGES_MADE_SHOWN])
+    for document in {r.document_id: r.document for r in published}.values():
+        attach_changes(user, document, [r for r in published if r.document_id == document.pk])
+    withdrawals = list(events.order_by("seq").values_list("action", "created_at", "document_id")
+                       [:CHANGES_MADE_SHOWN])
+    named = Document.objects.in_bulk([key for *_, key in withdrawals], field_name="key")
+    entries: list[tuple[Any, Document, Revision | Withdrawal]] = [
+        *((r.published_at, r.document, r) for r in published),
+        *((at, named[key], Withdrawal(action == "document.restored", at, user.get_username()))
+          for action, at, key in withdrawals if key in named)]
+    return sorted(entries, key=lambda entry: entry[0])
+
+
 @dataclass(frozen=True)
 class FactRow:
     subject: str

@@ -783,6 +783,7 @@ def progress(request: HttpRequest) -> HttpResponse:
         "conflict_changes": changes, "conflict_changes_cut": cut,
         "decided": _decided(request, *window),
         "standing": _standing(jobs),
+        "made": selectors.changes_made_by(request.user, keys, *window),
     })
 
 

@@ -13,9 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from reviewqueue.jobs.models import Job
 from reviewqueue.jobs.selectors import where_answers_stand
 from reviewqueue.reviews.models import ReviewItem
-from reviewqueue.sources.models import Conflict
+from reviewqueue.sources.models import Conflict, Revision
+from tests.reviews.conftest import days
 from tests.sources.test_owner_fixes import PASSAGES_CHECKED, posted_back
-from tests.sources.test_progress_page import publish_in_the_page, text_of
+from tests.sources.test_progress_page import publish_from_the_page, publish_in_the_page, text_of
 
 pytestmark = pytest.mark.django_db
 
@@ -90,3 +91,35 @@ def test_the_standing_costs_one_query_however_many_jobs(
     assert len(ctx.captured_queries) == 1
     # Both jobs reached the five answers; each counts once.
     assert [(row["status"], row["count"]) for row in rows] == [("held", 5)]
+
+
+def test_the_page_says_what_the_owner_changed_whenever_it_is_opened(
+    client: Any, owner: Any, two_owners_disagree: Conflict, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    submit("t-1")
+    client.force_login(owner)
+    location = publish_from_the_page(client, "30", django_capture_on_commit_callbacks,
+                                     {"note": "The trial is 30 days from now on."})
+    for _ in range(2):  # at once, and opened again later: read from what was stored
+        page = client.get(location).content.decode()
+        section = re.search(r"<section[^>]*data-changes-made.*?</section>", page, re.S)
+        assert section is not None, page
+        shown = text_of(section.group(0)).split()
+        revision = Revision.objects.filter(document__key="pricing").latest("seq")
+        assert " ".join(shown).startswith(
+            f"What you changed Published revision {revision.revision} of Pricing")
+        assert "The trial is 30 days from now on." in section.group(0)
+        period = f"({days(-30)} → {days(60)})"
+        assert f"trial_days : 14 {period} → 30 {period}" in " ".join(shown)
+        assert 'href="/owner/documents/pricing/"' in section.group(0)
+
+
+def test_another_owners_changes_are_not_listed_as_yours(
+    client: Any, owner: Any, two_owners_disagree: Conflict, make_user: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    client.force_login(owner)
+    location = publish_from_the_page(client, "30", django_capture_on_commit_callbacks)
+    client.force_login(make_user("otto", "owner"))
+    assert "data-changes-made" not in client.get(location).content.decode()
