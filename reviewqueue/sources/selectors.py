@@ -32,6 +32,7 @@ from django.utils.translation import pgettext_lazy
 from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
+from reviewqueue.textdiff import Segment, diff_segments
 
 
 def document_get(document_key: str) -> Document | None:
@@ -75,13 +76,23 @@ class FactChange:
 
 
 @dataclass(frozen=True)
+class PassageChange:
+    """A passage whose text a revision changed, word by word; None on the side that lacks it
+    (a passage added or removed)."""
+
+    span: str
+    before: list[Segment] | None
+    after: list[Segment] | None
+
+
+@dataclass(frozen=True)
 class RevisionChanges:
     """What a revision changed from the one before it (by `updated_at`: what the document
     said until then)."""
 
     previous: str  # that revision's id
     facts: list[FactChange]
-    passages: list[str]  # spans whose text changed, or which were added or removed
+    passages: list[PassageChange]
     title: tuple[str, str] | None  # before and after, when it changed
     readers: tuple[list[str], list[str]] | None  # likewise, each sorted
 
@@ -92,7 +103,7 @@ class RevisionChanges:
 def attach_changes(user: Any, document: Document, revisions: list[Revision]) -> None:
     """Set `changes` on each of `revisions`: a RevisionChanges from the revision before it,
     or None for the first revision, or when `user` may not read both (what a fact said before
-    is as restricted as the revision that said it). 4 queries, whatever the number."""
+    is as restricted as the revision that said it). 5 queries, whatever the number."""
     for revision in revisions:
         revision.changes = None  # type: ignore[attr-defined]
     # Oldest first by what each says it is (Revision.NEWEST_FIRST, reversed).
@@ -118,20 +129,34 @@ def attach_changes(user: Any, document: Document, revisions: list[Revision]) -> 
                                       .annotate(digest=MD5("text"))
                                       .values_list("revision_id", "span", "digest")):
         texts[revision_id][span] = digest
+    spans = {pk: sorted(span for span in texts[earlier.pk].keys() | texts[pk].keys()
+                        if texts[earlier.pk].get(span) != texts[pk].get(span))
+             for pk, earlier in pairs.items()}
+    # The texts themselves only of the passages that changed.
+    changed_texts = {(revision_id, span): text for revision_id, span, text in (
+        Passage.objects.filter(revision_id__in=ids,
+                               span__in={span for each in spans.values() for span in each})
+        .values_list("revision_id", "span", "text"))}
     for pk, earlier in pairs.items():
         old, new = facts[earlier.pk], facts[pk]
         changed = [FactChange(subject, key, tuple(old.get((subject, key), ())),
                               tuple(new.get((subject, key), ())))
                    for subject, key in sorted(old.keys() | new.keys())
                    if not _same_facts(old.get((subject, key), []), new.get((subject, key), []))]
-        old_texts, new_texts = texts[earlier.pk], texts[pk]
         revision = shown[pk]
         revision.changes = RevisionChanges(  # type: ignore[attr-defined]
             previous=earlier.revision, facts=changed,
-            passages=sorted(span for span in old_texts.keys() | new_texts.keys()
-                            if old_texts.get(span) != new_texts.get(span)),
+            passages=[_passage_change(span, changed_texts.get((earlier.pk, span)),
+                                      changed_texts.get((pk, span))) for span in spans[pk]],
             title=(earlier.title, revision.title) if earlier.title != revision.title else None,
             readers=_readers_change(earlier, revision))
+
+
+def _passage_change(span: str, before: str | None, after: str | None) -> PassageChange:
+    if before is None or after is None:
+        return PassageChange(span, before and [Segment("removed", before)],
+                             after and [Segment("added", after)])
+    return PassageChange(span, *diff_segments(before, after))
 
 
 def _readers_change(earlier: Revision, revision: Revision

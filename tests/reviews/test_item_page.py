@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from reviewqueue.audit.services import SYSTEM
 from reviewqueue.reviews.models import Answer
-from reviewqueue.reviews.selectors.item import SentenceView, answer_sentences, diff_segments
+from reviewqueue.reviews.selectors.item import SentenceView, answer_sentences
 from reviewqueue.reviews.services.ingest import AnswerInput, RetrievedInput, answer_ingest
 from reviewqueue.sources.services import FactInput, PassageInput, RevisionInput, revision_publish
+from reviewqueue.textdiff import diff_segments
 from tests.reviews.conftest import HR_MARKER, current_verdict_id, days, fact
 
 pytestmark = pytest.mark.django_db

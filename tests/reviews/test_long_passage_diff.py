@@ -13,8 +13,8 @@ from unittest import mock
 
 import pytest
 
-from reviewqueue.reviews.selectors import item
-from reviewqueue.reviews.selectors.item import DIFF_BUDGET, diff_segments
+from reviewqueue import textdiff
+from reviewqueue.textdiff import DIFF_BUDGET, diff_segments
 
 
 def _text(words: int, tag: str) -> str:
@@ -31,7 +31,7 @@ def _compare(old: str, new: str) -> tuple[Any, Any, list[int]]:
         sizes.append(len(a) * len(b))
         return real(a=a, b=b, autojunk=autojunk)
 
-    with mock.patch.object(item.difflib, "SequenceMatcher", side_effect=measured):
+    with mock.patch.object(textdiff.difflib, "SequenceMatcher", side_effect=measured):
         left, right = diff_segments(old, new)
     return left, right, sizes
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from tests.reviews.conftest import fact
 
@@ -50,7 +51,11 @@ def test_each_revision_says_what_it_changed(client: Any, publish: Any, owner: An
     assert "trial_days : 14 (" in r2 and "→ no end) → 30 (2026-01-01 → no end)" in r2
     assert "regions : new, EU (" in r2
     assert "seats : removed (was 5 (" in r2
-    assert "passage p1 changed" in r2 and "passage p2 changed" in r2
+    # A passage's change opens on its two texts, the words removed and added marked.
+    assert "passage p1 changed The trial lasts 14 days. The trial lasts 30 days." in r2
+    assert "passage p2 added EU only." in r2
+    assert re.search(r'data-passage-change="p1">.*<del>14</del>.*<ins>30</ins>', page(client),
+                     re.S)
     assert "title: “Pricing and plans” → “Pricing”" in r2
     assert "who may read it: * → group:staff" in r2
     assert "data-changes" not in r1 and "changed" not in r1  # the first says nothing
@@ -97,3 +102,22 @@ def test_a_value_of_another_type_is_a_change_and_reordered_facts_are_not(
     r2, _r1 = history(client)
     assert "seats : 1 (" in r2 and "→ true (" in r2
     assert "sso" not in r2
+
+
+def test_each_revision_gives_the_sources_own_date_and_a_long_note_folds(
+    client: Any, publish: Any, owner: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from tests.sources.test_progress_page import publish_from_the_page
+
+    publish(updated_at="2026-05-19T08:00:00Z")
+    client.force_login(owner)
+    publish_from_the_page(client, "30", django_capture_on_commit_callbacks,
+                          {"note": "Why: " + "long reason " * 60})
+
+    r2, r1 = history(client)
+    # Received today, but the source's own date is what the document page says "Updated".
+    assert "(the source says it was updated 2026-05-19)" in r1
+    assert f"(the source says it was updated {timezone.localdate():%Y-%m-%d})" in r2
+    folded = re.search(r'<details class="long-note"><summary>(.*?)</summary>', page(client))
+    assert folded is not None and folded.group(1).startswith("Why: long reason")
+    assert len(folded.group(1)) <= 200
