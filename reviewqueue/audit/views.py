@@ -195,7 +195,7 @@ def _titles_on(events: list[Any], user: Any) -> dict[str, str]:
 
 def _row_words() -> dict[str, str]:
     """The few words every row repeats, translated once per page rather than per row."""
-    return {"from_here": _("Show the log from here"), "doc": _("doc"),
+    return {"from_here": _("Show the whole log from here, without the search"), "doc": _("doc"),
             "request_id": _("request id"),
             # Named on the page: beside the hash, a bare id reads as the previous hash.
             "request": _("request"),

@@ -32,6 +32,7 @@ from reviewqueue.reviews.selectors.queue import (
     DEFAULT_LIMIT,
     HANDOFF_FILTERS,
     MAX_LIMIT,
+    ORDERS,
     BadCursor,
     Cursor,
     QueueFilters,
@@ -76,6 +77,7 @@ class QueueQuery(serializers.Serializer):
     release = serializers.CharField(max_length=200, required=False)
     claim = serializers.ChoiceField(choices=CLAIM_FILTERS, required=False, default="all")
     handoff = serializers.ChoiceField(choices=HANDOFF_FILTERS, required=False, default="")
+    order = serializers.ChoiceField(choices=ORDERS, required=False, default="oldest")
     cursor = serializers.CharField(max_length=500, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, required=False,
                                      default=DEFAULT_LIMIT)
@@ -143,12 +145,16 @@ class QueueView(ReviewerView):
                              description="`waiting`: sent to the owners, who have not "
                                          "replied; `replied`: an owner answered the latest "
                                          "question"),
+            OpenApiParameter("order", str, enum=list(ORDERS),
+                             description="By when each answer was held: `oldest` first (the "
+                                         "default) or `newest` first"),
             OpenApiParameter("cursor", str, description="From `next` or `previous`"),
             OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
                                        "default": DEFAULT_LIMIT}),
         ],
         responses={200: QueueOut, 400: OpenApiResponse(description="A bad filter or cursor")},
-        summary="Held answers you may review, oldest first, a keyset page at a time",
+        summary="Held answers you may review, oldest (or newest) first, a keyset page at a "
+                "time",
         description="Only answers whose every retrieved document you may read. An unknown "
                     "or repeated parameter is a 400 naming it. Counts per reason are capped.",
     )
@@ -169,7 +175,7 @@ class QueueView(ReviewerView):
                 raise FieldError("cursor", "not a cursor this API gave out") from None
         filters = QueueFilters(reason=q.get("reason", ""), document=q.get("document", ""),
                                release=q.get("release", ""), claim=q["claim"],
-                               handoff=q["handoff"])
+                               handoff=q["handoff"], order=q["order"])
         page = queue_page(principals=user_principals(request.user), filters=filters,
                           user=request.user, cursor=cursor, limit=q["limit"])
         return Response(self._body(request, page, filters, q["limit"]))

@@ -69,6 +69,7 @@ from reviewqueue.reviews.selectors.queue import (
     DEFAULT_LIMIT,
     HANDOFF_FILTERS,
     MAX_LIMIT,
+    ORDERS,
     BadCursor,
     Cursor,
     QueueFilters,
@@ -149,10 +150,12 @@ def _filters(params: QueryDict) -> QueueFilters:
         release=params.get("release", "").strip()[:200],
         claim=claim if claim in CLAIM_FILTERS else "all",
         handoff=handoff if (handoff := params.get("handoff", "")) in HANDOFF_FILTERS else "",
+        order=order if (order := params.get("order", "oldest")) in ORDERS else "oldest",
     )
 
 
-QUEUE_PARAMS = ("reason", "document", "release", "claim", "handoff", "cursor", "limit")
+QUEUE_PARAMS = ("reason", "document", "release", "claim", "handoff", "order", "cursor",
+                "limit")
 
 
 def _back(request: HttpRequest) -> str:
@@ -208,7 +211,8 @@ def _queue(request: HttpRequest) -> HttpResponse:
     # `_filters` leaves out a value it does not know; the reader is told which.
     ignored = [f"{name}={value[:40]}" for name, known in (("reason", REASONS),
                                                           ("claim", CLAIM_FILTERS),
-                                                          ("handoff", HANDOFF_FILTERS))
+                                                          ("handoff", HANDOFF_FILTERS),
+                                                          ("order", ORDERS))
                if (value := request.GET.get(name, "")) and value not in known]
     if ignored:
         messages.info(request, _("Not a value this filter knows, so it was left out: "
@@ -233,6 +237,7 @@ def _queue(request: HttpRequest) -> HttpResponse:
         "reasons": [(r, reason_label(r)) for r in REASONS],
         "claim_choices": [("all", _("All")), ("unclaimed", _("Unclaimed")),
                           ("mine", _("Mine"))],
+        "order_choices": [("oldest", _("Oldest first")), ("newest", _("Newest first"))],
         "handoff_choices": [("waiting", _("Waiting for the owner")),
                             ("replied", _("The owner replied"))],
         "next_url": _queue_url(filters, cursor=page.next_cursor or "", limit=limit_param)
@@ -280,8 +285,8 @@ def next_item(request: HttpRequest) -> HttpResponse:
 
 
 def _open_next(request: HttpRequest, filters: QueueFilters, back: str) -> HttpResponse:
-    """Claim the oldest unclaimed answer under `filters` and open it; or say there is none and
-    go back to the queue."""
+    """Claim the first unclaimed answer under `filters`, in their order, and open it; or say
+    there is none and go back to the queue."""
     answer = lease_claim_oldest(filters=filters, user=request.user, actor=_actor(request))
     if answer is None:
         messages.info(request, _("Answers waiting for their owners are not handed out: open "

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 # passed it), kept here as the reference the list must still match, its Change cell aside.
 REFERENCE_ROW = """{% load audit_tags %}
 <tr{% if intact is False %} class="is-broken"{% endif %}>
-  <td class="num"><a href="{% url 'audit:events' %}?before={{ event.seq|add:1 }}" title="Show the log from here">#{{ event.seq }}</a></td>
+  <td class="num"><a href="{% url 'audit:events' %}?before={{ event.seq|add:1 }}" title="Show the whole log from here, without the search">#{{ event.seq }}</a></td>
   <td class="nowrap">{{ event.created_at|date:"Y-m-d H:i:s" }}</td>
   <td><span class="pill pill-{{ event.actor_type }}">{{ event.actor_type }}</span>{% with name=event.actor|actor_name %}{% if name %} <a href="{% url 'audit:events' %}?actor={{ event.actor|urlencode:':' }}" title="Show this actor&#x27;s events: {{ event.actor }}">{{ name }}</a>{% endif %}{% endwith %}</td>
   <td><code>{{ event.action }}</code></td>

@@ -81,8 +81,13 @@ def _combinations() -> list[QueueFilters]:
         QueueFilters(document="no-such-document"), QueueFilters(release="2026.03"),
         QueueFilters(release="no-such-release"), QueueFilters(claim="unclaimed"),
         QueueFilters(claim="mine"), QueueFilters(handoff="waiting"),
-        QueueFilters(handoff="replied"),
+        QueueFilters(handoff="replied"), QueueFilters(order="newest"),
     ]
+    # Newest first, read backwards along the same indexes, with what narrows most and least.
+    newest = [QueueFilters(order="newest", reason="conflicting_sources", document="kb-03"),
+              QueueFilters(order="newest", reason="supported", claim="unclaimed"),
+              QueueFilters(order="newest", document="hr-1", release="2026.03"),
+              QueueFilters(order="newest", handoff="replied", claim="mine")]
     combined = [
         QueueFilters(reason=r, document=d, release=rel, claim=c, handoff=h)
         for r, d, rel, c, h in itertools.product(
@@ -91,7 +96,7 @@ def _combinations() -> list[QueueFilters]:
     ] + [QueueFilters(reason="no_claims", document="kb-03", release="2026.03", claim="mine",
                       handoff="waiting")]
     seen: dict[QueueFilters, None] = {QueueFilters(): None}
-    for f in alone + combined:
+    for f in alone + newest + combined:
         seen.setdefault(f)
     return list(seen)
 
@@ -134,7 +139,9 @@ def test_no_queue_filter_reads_a_whole_table(backlog: Any) -> None:
     for backwards in (False, True):
         cursor = Cursor(middle.entered_at, middle.pk, backwards)
         for filters in (QueueFilters(), QueueFilters(reason="conflicting_sources",
-                                                     document="kb-03")):
+                                                     document="kb-03"),
+                        QueueFilters(order="newest"),
+                        QueueFilters(order="newest", reason="conflicting_sources")):
             def deep(filters: QueueFilters = filters, cursor: Cursor = cursor) -> Any:
                 return queue_page(principals=principals, filters=filters, user=alice,
                                   cursor=cursor)
@@ -143,7 +150,7 @@ def test_no_queue_filter_reads_a_whole_table(backlog: Any) -> None:
             checks.append((_describe(filters, f"queue page read {direction} from a cursor"),
                            deep))
     for filters in (QueueFilters(), QueueFilters(reason="supported", document="kb-03"),
-                    QueueFilters(handoff="replied")):
+                    QueueFilters(handoff="replied"), QueueFilters(order="newest")):
         def claim_next(filters: QueueFilters = filters) -> Any:
             return next_unclaimed(principals=principals, filters=filters, user=alice)
 

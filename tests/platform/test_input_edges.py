@@ -464,6 +464,24 @@ def test_the_schema_gives_the_queue_page_size_bounds(schema: dict[str, Any], rev
         assert response.status_code == 400 and fields(response) == ["limit"]
 
 
+def test_the_queue_api_reads_newest_first_when_asked(
+    schema: dict[str, Any], reviewer: Any, token_client: Any, hold: Any  # noqa: F811
+) -> None:
+    order = next(p for p in schema["paths"]["/api/v1/queue"]["get"]["parameters"]
+                 if p["name"] == "order")["schema"]
+    assert sorted(order["enum"]) == ["newest", "oldest"]
+    first, second = hold("t-1"), hold("t-2")
+    api = token_client(reviewer)
+
+    def listed(query: str) -> list[str]:
+        return [row["trace_id"] for row in api.get(f"/api/v1/queue{query}").json()["results"]]
+
+    assert listed("") == [first, second]
+    assert listed("?order=newest") == [second, first]
+    response = api.get("/api/v1/queue?order=sideways")
+    assert response.status_code == 400 and fields(response) == ["order"]
+
+
 @pytest.mark.parametrize("body", ["null", "[]", "5", '"x"'])
 @pytest.mark.parametrize("url", ["/api/v1/answers/t-1/decisions", "/api/v1/answers/t-1/release",
                                  "/api/v1/jobs", "/api/v1/answers", "/api/v1/answers/batch"])

@@ -223,6 +223,47 @@ def test_cursor_pages_walk_the_whole_queue_once(pricing_documents: Any, reviewer
     assert seen == [f"p-{i}" for i in range(7)]
 
 
+@pytest.mark.parametrize("order", ["oldest", "newest"])
+def test_pages_walk_the_queue_once_each_way_in_either_order(
+    pricing_documents: Any, reviewer: Any, order: str
+) -> None:
+    items = bulk_held(7, prefix="w")
+    # Two held at the same moment: the id breaks the tie, the same way in both directions.
+    ReviewItem.objects.filter(pk=items[4].pk).update(entered_at=items[3].entered_at)
+    filters = QueueFilters(order=order)
+    expected = [f"w-{i}" for i in range(7)]
+    if order == "newest":
+        expected.reverse()
+    pages = [page_for(reviewer, limit=3, filters=filters)]
+    while pages[-1].next_cursor:
+        pages.append(page_for(reviewer, limit=3, filters=filters,
+                              cursor=Cursor.decode(pages[-1].next_cursor)))
+    assert [t for page in pages for t in traces(page)] == expected
+    # And back again from the last page, one page at a time.
+    back = [pages[-1]]
+    while back[-1].previous_cursor:
+        back.append(page_for(reviewer, limit=3, filters=filters,
+                             cursor=Cursor.decode(back[-1].previous_cursor)))
+    assert [traces(page) for page in back] == [traces(page) for page in reversed(pages)]
+
+
+def test_newest_first_is_a_choice_the_page_keeps(
+    pricing_documents: Any, reviewer: Any, login: Any
+) -> None:
+    bulk_held(5, prefix="nf")
+    client = login(reviewer)
+    response = client.get("/?order=newest&limit=2")
+    page = response.content.decode()
+    assert "Held answers whose sources you may read, newest first." in page
+    assert '<option value="newest" selected>Newest first</option>' in page
+    assert [row.answer.trace_id for row in response.context["page"].rows] == ["nf-4", "nf-3"]
+    assert "order=newest" in response.context["next_url"]
+    # "Next" hands out the newest unclaimed answer under that order.
+    response = client.post("/next", {"order": "newest"})
+    assert response["Location"] == "/answers/nf-4/"
+    assert "so it was left out: order=sideways." in client.get("/?order=sideways").content.decode()
+
+
 def test_rows_entered_at_the_same_moment_are_not_skipped(pricing_documents: Any,
                                                          reviewer: Any) -> None:
     items = bulk_held(5, prefix="tie")

@@ -28,6 +28,9 @@ from reviewqueue.reviews.models import Answer, RetrievedItem, ReviewItem
 from reviewqueue.sources.models import Document
 
 CLAIM_FILTERS = ("all", "unclaimed", "mine")
+# The order of the queue, by when each answer was held: oldest first (the default, so that no
+# answer waits for ever) or newest first.
+ORDERS = ("oldest", "newest")
 # Answers a reviewer sent to the owners: still waiting for them, or answered by one of them.
 HANDOFF_FILTERS = ("waiting", "replied")
 DEFAULT_LIMIT = 50
@@ -46,13 +49,20 @@ class QueueFilters:
     release: str = ""
     claim: str = "all"
     handoff: str = ""
+    order: str = "oldest"
 
     def as_params(self) -> dict[str, str]:
         params = {"reason": self.reason, "document": self.document, "release": self.release,
                   "handoff": self.handoff}
         if self.claim != "all":
             params["claim"] = self.claim
+        if self.order != "oldest":
+            params["order"] = self.order
         return {k: v for k, v in params.items() if v}
+
+    @property
+    def newest_first(self) -> bool:
+        return self.order == "newest"
 
 
 @dataclass(frozen=True)
@@ -213,30 +223,37 @@ def _filtered(qs: QuerySet[ReviewItem], filters: QueueFilters, user: Any,
 
 def queue_queryset(*, principals: Iterable[str], filters: QueueFilters, user: Any,
                    now: datetime | None = None) -> QuerySet[ReviewItem]:
-    """The filtered, visible queue, oldest first."""
+    """The filtered, visible queue, in the filters' order."""
     now = now or timezone.now()
-    return _filtered(visible_items(principals), filters, user, now).order_by("entered_at", "id")
+    return _in_order(_filtered(visible_items(principals), filters, user, now),
+                     newest_first=filters.newest_first)
+
+
+def _in_order(qs: QuerySet[ReviewItem], *, newest_first: bool) -> QuerySet[ReviewItem]:
+    return qs.order_by("-entered_at", "-id") if newest_first else qs.order_by("entered_at", "id")
 
 
 def page_queryset(*, principals: Iterable[str], filters: QueueFilters, user: Any,
                   cursor: Cursor | None = None, now: datetime | None = None
                   ) -> QuerySet[ReviewItem]:
-    """The rows after (or, backwards, before) `cursor`, in reading order for that direction.
+    """The rows after (or, backwards, before) `cursor` in the filters' order, in reading order
+    for that direction.
 
-    The row comparison `(entered_at, id) > cursor` walks the age index from the cursor on, so
-    page 1000 costs what page 1 costs; OFFSET would read and drop every earlier row.
+    The row comparison `(entered_at, id) > cursor` walks the age index from the cursor on (in
+    either direction), so page 1000 costs what page 1 costs; OFFSET would read and drop every
+    earlier row.
     """
     now = now or timezone.now()
     qs = _filtered(visible_items(principals), filters, user, now)
     qs = qs.select_related("answer", "leased_by", "owner_question")
     if cursor is None:
-        return qs.order_by("entered_at", "id")
+        return _in_order(qs, newest_first=filters.newest_first)
+    # Read towards older rows: newest first going forward, or oldest first going back.
+    descending = filters.newest_first != cursor.backwards
     position = Tuple(F("entered_at"), F("id"))
-    if cursor.backwards:
-        return qs.filter(TupleLessThan(position, (cursor.entered_at, cursor.item_id))) \
-            .order_by("-entered_at", "-id")
-    return qs.filter(TupleGreaterThan(position, (cursor.entered_at, cursor.item_id))) \
-        .order_by("entered_at", "id")
+    beyond = (TupleLessThan if descending else TupleGreaterThan)(
+        position, (cursor.entered_at, cursor.item_id))
+    return _in_order(qs.filter(beyond), newest_first=descending)
 
 
 def queue_page(*, principals: Iterable[str], filters: QueueFilters, user: Any,
@@ -335,7 +352,8 @@ NEXT_CANDIDATES = 5
 
 def next_unclaimed(*, principals: Iterable[str], filters: QueueFilters, user: Any,
                    how_many: int = NEXT_CANDIDATES) -> list[Answer]:
-    """The oldest visible unclaimed answers, for "Next" to try in order. An answer a reviewer
+    """The first visible unclaimed answers in the queue's order (oldest first unless the
+    filters say newest), for "Next" to try in order. An answer a reviewer
     sent to its owners waits for them: it is opened from the queue, not handed out."""
     unclaimed = replace(filters, claim="unclaimed")
     qs = queue_queryset(principals=principals, filters=unclaimed, user=user).filter(
