@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery
+from django.db import connection
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.urls import reverse
 
 from reviewqueue.accounts.models import Role
@@ -13,7 +14,7 @@ from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import WORKER, Actor
 from reviewqueue.instants import instant_text
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
-from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem
+from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, ReviewItem
 from reviewqueue.sources.models import Fact, Revision
 from reviewqueue.sources.selectors import document_get, may_see_document
 
@@ -152,21 +153,39 @@ STANDING_ORDER = (Answer.Status.HELD, Answer.Status.ABSTAINED, Answer.Status.CAN
                   Answer.Status.APPROVED, Answer.Status.REJECTED)
 
 
-def where_answers_stand(jobs: list[Job]) -> list[dict[str, Any]]:
+# The progress page counts where at most this many of the answers a change reached stand.
+STANDING_CAP = 10_000
+
+
+def where_answers_stand(jobs: list[Job], cap: int = STANDING_CAP
+                        ) -> tuple[list[dict[str, Any]], bool]:
     """Where the answers `jobs` reached stand now: per status (and, for held ones, per reason
     they wait), how many, and how many of them moved to that status after the first job was
-    started. An answer reached by several jobs counts once. One query."""
+    started; and whether more than `cap` answers were reached, only `cap` of them counted. An
+    answer reached by several jobs counts once. One query, which reads at most `cap` + 1
+    answers."""
     if not jobs:
-        return []
+        return [], False
     since = min(job.created_at for job in jobs)
-    reached = (JobChunk.objects.filter(job_id__in=[job.pk for job in jobs])
-               .annotate(answer=Func(F("answer_ids"), function="unnest")).values("answer"))
-    rows = (Answer.objects.filter(pk__in=reached)
-            .values("status", "review_item__primary_reason")
-            .annotate(count=Count("pk"), moved=Count("pk", filter=Q(status_changed_at__gte=since)))
-            .order_by())
+    with connection.cursor() as cursor:
+        # One answer past the cap is read, only to say that there are more.
+        cursor.execute(f"""
+            SELECT status, primary_reason, count(*) FILTER (WHERE n <= %s),
+                   count(*) FILTER (WHERE moved AND n <= %s), bool_or(n > %s)
+            FROM (SELECT a.status, i.primary_reason, a.status_changed_at >= %s AS moved,
+                         row_number() OVER () AS n
+                  FROM {Answer._meta.db_table} a
+                  LEFT JOIN {ReviewItem._meta.db_table} i ON i.answer_id = a.id
+                  WHERE a.id IN (SELECT unnest(answer_ids) FROM {JobChunk._meta.db_table}
+                                 WHERE job_id = ANY(%s))
+                  LIMIT %s) reached
+            GROUP BY 1, 2""", [cap, cap, cap, since, [job.pk for job in jobs], cap + 1])
+        found = cursor.fetchall()
+    rows = [{"status": status, "reason": reason or "", "count": count, "moved": moved}
+            for status, reason, count, moved, _past in found if count]
+    capped = any(past for *_, past in found)
     return sorted(rows, key=lambda row: (STANDING_ORDER.index(row["status"]), -row["count"],
-                                         row["review_item__primary_reason"] or ""))
+                                         row["reason"])), capped
 
 
 def jobs_recent(limit: int = 100) -> QuerySet[Job]:

@@ -787,22 +787,22 @@ def progress(request: HttpRequest) -> HttpResponse:
     })
 
 
-def _standing(jobs: list[Any]) -> list[dict[str, Any]]:
+def _standing(jobs: list[Any]) -> dict[str, Any] | None:
     """Where the answers the jobs reached stand now, in words, once every job has ended; until
     then the page reloads itself when one ends."""
     from reviewqueue.jobs.models import Job
-    from reviewqueue.jobs.selectors import where_answers_stand
+    from reviewqueue.jobs.selectors import STANDING_CAP, where_answers_stand
     from reviewqueue.reviews.labels import reason_label
     from reviewqueue.reviews.models import Answer
 
-    if any(job.state not in (Job.State.FINISHED, Job.State.FAILED) for job in jobs):
-        return []
-    return [{"status": row["status"], "label": Answer.Status(row["status"]).label,
-             "reason": reason_label(row["review_item__primary_reason"])
-             if row["status"] == Answer.Status.HELD and row["review_item__primary_reason"]
-             else "",
-             "count": row["count"], "moved": row["moved"]}
-            for row in where_answers_stand(jobs)]
+    if not jobs or any(job.state not in (Job.State.FINISHED, Job.State.FAILED) for job in jobs):
+        return None
+    rows, capped = where_answers_stand(jobs)
+    return {"rows": [{**row, "label": Answer.Status(row["status"]).label,
+                      "reason": reason_label(row["reason"])
+                      if row["status"] == Answer.Status.HELD and row["reason"] else ""}
+                     for row in rows],
+            "capped": STANDING_CAP if capped else None}
 
 
 def _decided(request: HttpRequest, since: datetime, until: datetime | None

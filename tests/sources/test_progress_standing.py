@@ -87,10 +87,14 @@ def test_the_standing_costs_one_query_however_many_jobs(
     jobs = list(Job.objects.filter(requested_by=owner))
     assert len(jobs) == 2
     with CaptureQueriesContext(connection) as ctx:
-        rows = where_answers_stand(jobs)
+        rows, capped = where_answers_stand(jobs)
     assert len(ctx.captured_queries) == 1
     # Both jobs reached the five answers; each counts once.
-    assert [(row["status"], row["count"]) for row in rows] == [("held", 5)]
+    assert [(row["status"], row["count"]) for row in rows] == [("held", 5)] and not capped
+    # Past its cap it counts that many and says there were more.
+    rows, capped = where_answers_stand(jobs, cap=3)
+    assert [(row["status"], row["count"]) for row in rows] == [("held", 3)] and capped
+    assert where_answers_stand(jobs, cap=5)[1] is False
 
 
 def test_the_page_says_what_the_owner_changed_whenever_it_is_opened(
