@@ -14,6 +14,14 @@ from django import forms
 
 
 class LimitedText(forms.CharField):
+    """A browser sends each line break of a text area as two characters (CRLF) but counts it
+    as one: taken here as the browser (and the counter) counts it, so that a text within the
+    limit is never refused, and a text sent back untouched equals what was shown."""
+
+    def to_python(self, value: Any) -> str:
+        text: str = super().to_python(value)
+        return text.replace("\r\n", "\n")
+
     def widget_attrs(self, widget: forms.Widget) -> dict[str, Any]:
         attrs = super().widget_attrs(widget)
         if "maxlength" in attrs:

@@ -22,24 +22,13 @@ from reviewqueue.textlimit import LimitedText
 _INTEGER = re.compile(r"^[+-]?\d+$")
 
 
-class _TextAreaField(LimitedText):
-    """A browser sends each line break of a text area as two characters (CRLF) but counts it
-    as one: taken here as the browser (and the counter beside the field) counts it, so that a
-    text within the limit is never refused, and a text sent back untouched equals what was
-    shown."""
-
-    def to_python(self, value: Any) -> str:
-        text: str = super().to_python(value)
-        return text.replace("\r\n", "\n")
-
-
 class _DecisionForm(forms.Form):
     action = ""
     verdict = forms.IntegerField(widget=forms.HiddenInput, min_value=1, max_value=2**63 - 1)
     # Whether the page was drawn under the reviewer's own lease: if that lease has ended since
     # (an admin broke it), the decision is refused once rather than claiming the item again.
     held = forms.BooleanField(widget=forms.HiddenInput, required=False)
-    comment = _TextAreaField(
+    comment = LimitedText(
         label=_("Comment"), required=False, max_length=MAX_COMMENT_CHARS,
         widget=forms.Textarea(attrs={"rows": 2}),
     )
@@ -107,7 +96,7 @@ class ClaimForm(forms.Form):
     subject = LimitedText(label=_("Subject"), required=False, max_length=200)
     key = LimitedText(label=_("Key"), required=False, max_length=200)
     # A text value may hold line breaks: shown in a text area then (see _widget_html).
-    value = _TextAreaField(label=_("Value"), required=False, max_length=2000, strip=False)
+    value = LimitedText(label=_("Value"), required=False, max_length=2000, strip=False)
     value_type = forms.ChoiceField(label=_("Type"), choices=TYPES, initial="text")
     cite = forms.ChoiceField(label=_("Cited id"), required=False)
 
@@ -141,6 +130,8 @@ class ClaimForm(forms.Form):
             self.add_error("key", _("Enter a key."))
         if not data.get("cite"):
             self.add_error("cite", _("Choose the source this claim cites."))
+        if self.has_error("value"):
+            return data  # refused as it was typed (too long): there is no value to read
         raw = data.get("value") or ""
         kind = data.get("value_type")
         if kind == "number":
@@ -205,7 +196,7 @@ ClaimFormSet = forms.formset_factory(ClaimForm, formset=_ClaimFormSet, extra=1, 
 class EditForm(_DecisionForm):
     action = "edit"
     prefix = "edit"
-    answer = _TextAreaField(label=_("Answer text"), strip=False, max_length=200_000,
+    answer = LimitedText(label=_("Answer text"), strip=False, max_length=200_000,
                             widget=forms.Textarea(attrs={"rows": 6}),
                             error_messages={"required": _("Enter the answer text.")})
     # Shown only once an edit was refused for it: see decisions.claims_unsaid.

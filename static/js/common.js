@@ -104,9 +104,12 @@
   // its limit (a short note's field stays as it was).
   var NEAR_LIMIT = 0.8;
 
+  // Characters as the server counts them: an emoji (two UTF-16 units here) is one.
+  var PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
+
   function countChars(area, out) {
     var limit = Number(area.getAttribute("data-limit"));
-    var used = area.value.length;
+    var used = area.value.length - (area.value.match(PAIR) || []).length;
     out.textContent = used.toLocaleString() + " / " + limit.toLocaleString();
     out.classList.toggle("over", used > limit);
     if (out.hasAttribute("data-near-limit")) out.hidden = used < limit * NEAR_LIMIT;
@@ -117,12 +120,10 @@
     area.addEventListener("input", function () { countChars(area, out); });
   }
 
-  document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("[data-counter-for]").forEach(function (out) {
-      var area = document.getElementById(out.getAttribute("data-counter-for"));
-      if (area) follow(area, out);
-    });
-    document.querySelectorAll("[data-limit][id]").forEach(function (area) {
+  // Counters for the limited fields under `root` that have none yet (item.js calls it for a
+  // claim row it adds).
+  function addCounters(root) {
+    root.querySelectorAll("[data-limit][id]").forEach(function (area) {
       if (document.querySelector('[data-counter-for="' + area.id + '"]')) return;
       var out = document.createElement("span");
       out.className = "hint counter";
@@ -135,6 +136,14 @@
       area.setAttribute("aria-describedby", (described ? described + " " : "") + out.id);
       follow(area, out);
     });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-counter-for]").forEach(function (out) {
+      var area = document.getElementById(out.getAttribute("data-counter-for"));
+      if (area) follow(area, out);
+    });
+    addCounters(document);
   });
 
   document.addEventListener("keydown", function (event) {
@@ -144,5 +153,5 @@
     }
   });
 
-  window.ReviewQueue = { shortcutsOff: shortcutsOff, csrfToken: csrfToken };
+  window.ReviewQueue = { shortcutsOff: shortcutsOff, csrfToken: csrfToken, addCounters: addCounters };
 })();

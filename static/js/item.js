@@ -212,6 +212,7 @@
       label.textContent = label.textContent.replace(/\d+\s*$/, String(n + 1));
     });
     rows[rows.length - 1].after(row);
+    window.ReviewQueue.addCounters(row);
     total.value = String(n + 1);
     var key = row.querySelector("[name$='-key']");
     if (key) key.focus();

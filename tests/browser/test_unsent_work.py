@@ -141,6 +141,14 @@ def test_several_claims_are_added_in_one_edit(
     expect(rows).to_have_count(3)
     expect(page.locator("input[name=claims-2-key]")).to_be_focused()
     expect(page.get_by_label("Key of claim 3")).to_have_count(1)
+    # The added row's fields count their characters near the limit, as the others do (as the
+    # server does: an emoji is one character).
+    value = page.locator("[name=claims-2-value]")
+    value.fill("😀" * 1700)
+    counter = page.locator("#id_claims-2-value-count")
+    expect(counter).to_have_text("1,700 / 2,000")
+    value.fill("")
+    expect(counter).to_be_hidden()
     for n, (key, value, kind, cite) in enumerate(
             [("support_hours", "24/7", "text", "d1"), ("trial_days", "30", "number", "d2")],
             start=1):

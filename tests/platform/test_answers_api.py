@@ -137,6 +137,11 @@ def test_a_409_names_every_field_that_differs_even_after_an_edit(
                                format="json").json()["results"]
     assert results[0]["status_code"] == 409
     assert [e["field"] for e in results[0]["errors"]] == ["index_release", "claims"]
+    # 14.0 is not 14 to the gate, nor to the replay check.
+    body = answer_body(claims=[{"key": "trial_days", "value": 14.0, "cite": "d1"}])
+    response = service_api.post("/api/v1/answers", body, format="json")
+    assert response.status_code == 409
+    assert [e["field"] for e in response.json()["errors"]] == ["claims"]
 
 
 @pytest.mark.parametrize(

@@ -84,6 +84,20 @@ def test_an_edit_comment_over_the_limit_is_said_on_the_page(hold: Any, reviewer:
     assert "Ensure this value has at most 5000 characters" in response.content.decode()
 
 
+def test_a_claim_value_over_the_limit_is_refused_for_its_length_alone(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    long_note = {"key": "note", "value": "n" * 2100, "value_type": "text", "cite": "d1"}
+    response = page_post(login(reviewer), trace, "edit", answer=TEXT,
+                         **claims_form(TRIAL, long_note))
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "Ensure this value has at most 2000 characters (it has 2100)." in page
+    assert "Enter a value." not in page  # it was typed: it is too long, not missing
+
+
 @pytest.mark.parametrize("verdict", ["10000000000000000000000000", "abc", "999999"])
 def test_a_damaged_verdict_id_is_said_above_the_form(hold: Any, reviewer: Any, login: Any,
                                                      verdict: str) -> None:

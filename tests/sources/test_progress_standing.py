@@ -127,3 +127,16 @@ def test_another_owners_changes_are_not_listed_as_yours(
     location = publish_from_the_page(client, "30", django_capture_on_commit_callbacks)
     client.force_login(make_user("otto", "owner"))
     assert "data-changes-made" not in client.get(location).content.decode()
+
+
+def test_another_persons_link_says_none_of_their_changes_are_in_it(
+    client: Any, owner: Any, two_owners_disagree: Conflict, make_user: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    client.force_login(owner)
+    location = publish_from_the_page(client, "30", django_capture_on_commit_callbacks)
+    assert "data-none-of-yours" not in client.get(location).content.decode()
+    client.force_login(make_user("otto", "owner"))
+    page = client.get(location).content.decode()
+    assert "None of your changes to these documents are in this link" in page
+    assert "No re-evaluation was needed" not in page

@@ -59,3 +59,17 @@ def test_the_reviewers_texts_have_limits_without_maxlength(
     found = limits(client.get("/answers/t-1/").content.decode())
     assert found["approve-comment"] == found["reject-comment"] == "5000"
     assert found["edit-answer"] == "200000"
+
+
+def test_a_line_break_counts_as_one_character_as_the_counter_counts_it(
+    client: Any, owner: Any, two_owners_disagree: Conflict,
+) -> None:
+    """A browser sends each line break as CR LF: 1,000 lines of one letter are 1,999
+    characters to the person typing, 2,998 as sent."""
+    client.force_login(owner)
+    response = client.post(f"/owner/conflicts/{two_owners_disagree.pk}/dismiss", {
+        "reason": "other", "detail": "\r\n".join("j" * 1000),
+        "signature": two_owners_disagree.signature})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    two_owners_disagree.refresh_from_db()
+    assert two_owners_disagree.status == Conflict.Status.DISMISSED

@@ -62,9 +62,7 @@ class AnswerInput:
         }
 
     def digest(self) -> str:
-        canonical = json.dumps(self.compared(), sort_keys=True, separators=(",", ":"),
-                               ensure_ascii=False)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return hashlib.sha256(_canonical(self.compared()).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -103,7 +101,13 @@ def _fields_differing(answer: Answer, data: AnswerInput) -> list[str]:
             "cite", "document_key", "revision", "span")],
         "claims": first.get("claims"),
     }
-    return [name for name, value in data.compared().items() if stored[name] != value]
+    # Compared as the digest compares them, in JSON: 45 and 45.0 differ.
+    return [name for name, value in data.compared().items()
+            if _canonical(stored[name]) != _canonical(value)]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def answer_ingest(*, data: AnswerInput, actor: Actor, user: Any = None) -> IngestResult:
