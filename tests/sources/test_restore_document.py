@@ -74,7 +74,7 @@ def test_an_owner_restores_a_withdrawn_document_and_its_answers_are_checked_agai
     lines = [" ".join(re.sub(r"<[^>]+>|[0-9:-]{5,}", "", li).split())
              for li in history.split("</li>")[:-1]]
     assert lines == ["Restored on UTC · by olivia", "Withdrawn on UTC · by olivia",
-                     "r1 · UTC · by rag-service"]
+                     "r1 · UTC (the source says it was updated ) · by rag-service"]
     # The same button again, from a tab opened before the restore: nothing happens.
     with django_capture_on_commit_callbacks(execute=True):
         again = client.post("/owner/documents/pricing/restore", follow=True)
