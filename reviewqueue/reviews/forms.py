@@ -197,8 +197,8 @@ class EditForm(_DecisionForm):
     action = "edit"
     prefix = "edit"
     answer = LimitedText(label=_("Answer text"), strip=False, max_length=200_000,
-                            widget=forms.Textarea(attrs={"rows": 6}),
-                            error_messages={"required": _("Enter the answer text.")})
+                         widget=forms.Textarea(attrs={"rows": 6}),
+                         error_messages={"required": _("Enter the answer text.")})
     # Shown only once an edit was refused for it: see decisions.claims_unsaid.
     claims_checked = forms.BooleanField(label=_("The claims are right as they are"),
                                         required=False)

@@ -218,8 +218,8 @@ def changes_made_by(user: Any, documents: list[str], since: Any, until: Any = No
                     ) -> list[tuple[Any, Document, Revision | Withdrawal]]:
     """What `user` did to `documents` from `since` (to `until`), oldest first: each revision
     they published, with what it changed (`attach_changes`), and each withdrawal or
-    restoration. The progress page says it first, whenever the link is opened again. 2
-    queries, and 4 for each document with a revision listed."""
+    restoration. The progress page says it first, whenever the link is opened again. At most
+    3 queries, and 5 for each document with a revision listed."""
     from reviewqueue.audit.models import AuditEvent
     from reviewqueue.audit.services import Actor
 
