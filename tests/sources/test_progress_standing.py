@@ -119,17 +119,7 @@ def test_the_page_says_what_the_owner_changed_whenever_it_is_opened(
         assert 'href="/owner/documents/pricing/"' in section.group(0)
 
 
-def test_another_owners_changes_are_not_listed_as_yours(
-    client: Any, owner: Any, two_owners_disagree: Conflict, make_user: Any,
-    django_capture_on_commit_callbacks: Any,
-) -> None:
-    client.force_login(owner)
-    location = publish_from_the_page(client, "30", django_capture_on_commit_callbacks)
-    client.force_login(make_user("otto", "owner"))
-    assert "data-changes-made" not in client.get(location).content.decode()
-
-
-def test_another_persons_link_says_none_of_their_changes_are_in_it(
+def test_another_persons_opening_the_link_sees_none_of_the_changes_and_is_told_so(
     client: Any, owner: Any, two_owners_disagree: Conflict, make_user: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
@@ -138,5 +128,6 @@ def test_another_persons_link_says_none_of_their_changes_are_in_it(
     assert "data-none-of-yours" not in client.get(location).content.decode()
     client.force_login(make_user("otto", "owner"))
     page = client.get(location).content.decode()
+    assert "data-changes-made" not in page
     assert "None of your changes to these documents are in this link" in page
     assert "No re-evaluation was needed" not in page
