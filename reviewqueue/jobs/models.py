@@ -85,6 +85,11 @@ class Job(models.Model):
         return reverse("jobs:progress", args=[self.pk])
 
     @property
+    def ended(self) -> bool:
+        """Finished, or failed for good: nothing more will happen to it."""
+        return self.state in (self.State.FINISHED, self.State.FAILED)
+
+    @property
     def processed(self) -> int:
         return self.done + self.failed
 

@@ -138,7 +138,7 @@ def job_progress(job: Job) -> dict[str, Any]:
         "failed": job.failed,
         "changed": job.changed,
         "percent": job.percent,
-        "finished": job.state in (Job.State.FINISHED, Job.State.FAILED),
+        "finished": job.ended,
         "created_at": instant_text(job.created_at),
         "finished_at": instant_text(job.finished_at) if job.finished_at else None,
         # Where a token follows it; the other two are for a signed-in browser.

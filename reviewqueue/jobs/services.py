@@ -243,7 +243,7 @@ def job_fan_out(*, job_id: str) -> Job | None:
     """
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.state in (Job.State.FINISHED, Job.State.FAILED):
+        if job is None or job.ended:
             return job
         if job.state == Job.State.PENDING:
             job.total = _store_chunks(job, _affected_answer_ids(job))

@@ -790,12 +790,11 @@ def progress(request: HttpRequest) -> HttpResponse:
 def _standing(jobs: list[Any]) -> dict[str, Any] | None:
     """Where the answers the jobs reached stand now, in words, once every job has ended; until
     then the page reloads itself when one ends."""
-    from reviewqueue.jobs.models import Job
     from reviewqueue.jobs.selectors import STANDING_CAP, where_answers_stand
     from reviewqueue.reviews.labels import reason_label
     from reviewqueue.reviews.models import Answer
 
-    if not jobs or any(job.state not in (Job.State.FINISHED, Job.State.FAILED) for job in jobs):
+    if not jobs or not all(job.ended for job in jobs):
         return None
     rows, capped = where_answers_stand(jobs)
     return {"rows": [{**row, "label": Answer.Status(row["status"]).label,

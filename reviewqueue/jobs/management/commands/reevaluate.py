@@ -83,7 +83,7 @@ class Command(BaseCommand):
         while open_jobs:
             for job in list(open_jobs):
                 job.refresh_from_db()
-                if job.state in (Job.State.FINISHED, Job.State.FAILED):
+                if job.ended:
                     self._report(job)
                     failed += job.failed + (1 if job.state == Job.State.FAILED else 0)
                     open_jobs.remove(job)
