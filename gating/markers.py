@@ -38,7 +38,7 @@ _CJK_END_RE = re.compile(
 _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "etc", "vs", "cf", "mr", "mrs", "ms", "dr", "st", "no", "approx", "incl"}
 )
-_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz.")
 
 
 def _ids_in(text: str) -> list[str]:
@@ -231,10 +231,15 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     """Whether the full stop at ``dot`` closes an abbreviation or an initial, not a sentence."""
     if text[dot] != ".":
         return False
-    word = _WORD_BEFORE.search(text, 0, dot)
-    if word is None:
+    # The word is the run of ASCII letters and dots that ends at the stop, from its first
+    # letter. Read backwards from the stop: a pattern anchored at the stop and searched from the
+    # start of the text tried every offset before it, for every stop (quadratic in the text).
+    start = dot
+    while start > 0 and text[start - 1] in _WORD_CHARS:
+        start -= 1
+    token = text[start:dot].lstrip(".").lower()
+    if not token:
         return False
-    token = word.group(1).lower()
     # "e.g", "U.S": a dotted token is an abbreviation; so are the listed words.
     return "." in token or token in _ABBREVIATIONS
 

@@ -63,6 +63,33 @@ def test_abbreviations_and_decimals_do_not_end_a_sentence():
     assert [s.markers for s in sentences] == [("d1",), ("d2",)]
 
 
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("Ask Dr. Lee. Then go.", 2),        # "Dr." is listed; "Lee." is a word
+        ("See x.e.g. this. Done.", 2),      # a dotted run counts from its first letter
+        ("Pay ..etc. now. Done.", 2),       # leading dots are not part of the word
+        ("Un café. Deux.", 2),               # the word before the stop is ASCII letters only
+        ("Fin 9. Suite.", 2),                # a number is no word
+        ("Wait\n. Then.", 2),               # nor is a line break before the stop
+    ],
+)
+def test_the_word_before_a_full_stop_decides_whether_it_ends_a_sentence(text, count):
+    assert len(split_sentences(text)) == count
+
+
+def test_an_answer_at_the_length_limit_splits_into_all_its_sentences():
+    # 200,000 characters, a stop after an abbreviation in every sentence: the item page splits
+    # every answer it shows, so each stop's look back must stay local.
+    sentence = "Ask Dr. Lee, e.g. by mail, for the 14 days [d1]. "
+    text = sentence * (200_000 // len(sentence))
+
+    sentences = split_sentences(text, cjk=True)
+
+    assert len(sentences) == 200_000 // len(sentence)
+    assert sentences[-1].text == sentence.strip() and sentences[-1].markers == ("d1",)
+
+
 def test_a_blank_line_ends_a_sentence_without_punctuation():
     sentences = split_sentences("Heading without a stop [d1]\n\nBody text [d2].")
 
