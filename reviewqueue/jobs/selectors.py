@@ -14,7 +14,13 @@ from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import WORKER, Actor
 from reviewqueue.instants import instant_text
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
-from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, ReviewItem
+from reviewqueue.reviews.models import (
+    Answer,
+    AnswerVersion,
+    RetrievedItem,
+    ReviewItem,
+    Verdict,
+)
 from reviewqueue.sources.models import Fact, Revision
 from reviewqueue.sources.selectors import document_get, may_see_document
 
@@ -160,26 +166,35 @@ STANDING_CAP = 10_000
 def where_answers_stand(jobs: list[Job], cap: int = STANDING_CAP
                         ) -> tuple[list[dict[str, Any]], bool]:
     """Where the answers `jobs` reached stand now: per status (and, for held ones, per reason
-    they wait), how many, and how many of them moved to that status after the first job was
-    started; and whether more than `cap` answers were reached, only `cap` of them counted. An
-    answer reached by several jobs counts once. One query, which reads at most `cap` + 1
-    answers."""
+    they wait), how many, and how many of them moved there after the first job was started
+    (their status changed, or, held before and after, the reason they wait did), whichever job
+    re-evaluated them; and whether more than `cap` answers were reached, only `cap` of them
+    counted. An answer reached by several jobs counts once. One query, which reads at most
+    `cap` + 1 answers."""
     if not jobs:
         return [], False
     since = min(job.created_at for job in jobs)
+    verdicts = Verdict._meta.db_table
     with connection.cursor() as cursor:
-        # One answer past the cap is read, only to say that there are more.
+        # One answer past the cap is read, only to say that there are more. The reason an
+        # answer waited for before is its last verdict's from before `since`.
         cursor.execute(f"""
-            SELECT status, primary_reason, count(*) FILTER (WHERE n <= %s),
-                   count(*) FILTER (WHERE moved AND n <= %s), bool_or(n > %s)
-            FROM (SELECT a.status, i.primary_reason, a.status_changed_at >= %s AS moved,
+            SELECT status, primary_reason, count(*) FILTER (WHERE n <= %(cap)s),
+                   count(*) FILTER (WHERE moved AND n <= %(cap)s), bool_or(n > %(cap)s)
+            FROM (SELECT a.status, i.primary_reason,
+                         a.status_changed_at >= %(since)s OR (
+                             i.primary_reason IS NOT NULL AND i.primary_reason IS DISTINCT FROM (
+                                 SELECT v.reason FROM {verdicts} v
+                                 WHERE v.answer_id = a.id AND v.created_at < %(since)s
+                                 ORDER BY v.created_at DESC, v.id DESC LIMIT 1)) AS moved,
                          row_number() OVER () AS n
                   FROM {Answer._meta.db_table} a
                   LEFT JOIN {ReviewItem._meta.db_table} i ON i.answer_id = a.id
                   WHERE a.id IN (SELECT unnest(answer_ids) FROM {JobChunk._meta.db_table}
-                                 WHERE job_id = ANY(%s))
-                  LIMIT %s) reached
-            GROUP BY 1, 2""", [cap, cap, cap, since, [job.pk for job in jobs], cap + 1])
+                                 WHERE job_id = ANY(%(jobs)s))
+                  LIMIT %(read)s) reached
+            GROUP BY 1, 2""", {"cap": cap, "since": since, "jobs": [job.pk for job in jobs],
+                               "read": cap + 1})
         found = cursor.fetchall()
     rows = [{"status": status, "reason": reason or "", "count": count, "moved": moved}
             for status, reason, count, moved, _past in found if count]

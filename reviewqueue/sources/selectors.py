@@ -552,6 +552,8 @@ class ConflictChangeSeen:
     verb: str
     after: str  # the status the change left it in
     linked: bool = True  # its page is the person's to open (now)
+    # "left" only: another document of the person's is still in it after the change.
+    yours_remain: bool = False
 
     @property
     def now(self) -> str:
@@ -564,7 +566,10 @@ class ConflictChangeSeen:
     def words(self) -> tuple[str, str, str]:
         """(badge, its CSS tone, sentence) in the active language."""
         badge, tone, sentence = _CHANGE_WORDS[self.verb]
-        if self.conflict.within_one_document:
+        if self.yours_remain:
+            sentence = _("The changed document no longer takes part; the conflict goes on, "
+                         "with other documents of yours still in it.")
+        elif self.conflict.within_one_document:
             sentence = _WITHIN_ONE_DOCUMENT.get(self.verb, sentence)
         return badge, tone, sentence
 
@@ -645,8 +650,8 @@ def conflict_changes_by(user: Any, documents: list[str], since: Any, until: Any 
     """The conflicts that `user`'s own publishes and withdrawals of `documents` opened,
     changed or closed from `since` (to `until`), in the order they were first touched, each
     from its status before the first change to its status after the last; and whether older
-    changes were left out (only the newest CONFLICT_CHANGES_READ events are read). 5 queries,
-    however many."""
+    changes were left out (only the newest CONFLICT_CHANGES_READ events are read). 5 queries
+    however many, and one more when a document left a conflict."""
     from reviewqueue.audit.models import AuditEvent
     from reviewqueue.audit.services import Actor
 
@@ -661,18 +666,31 @@ def conflict_changes_by(user: Any, documents: list[str], since: Any, until: Any 
                   .values_list("object_id", "document_id", "before__status", "after__status",
                                "after__revisions")[:CONFLICT_CHANGES_READ + 1])
     cut = len(events) > CONFLICT_CHANGES_READ
-    # Per conflict, its status before the first change read and after the last one, and
-    # whether the last one left the changed document out of it.
-    last: dict[int, tuple[str | None, str | None, bool]] = {}
+    # Per conflict, its status before the first change read and after the last one,
+    # whether the last one left the changed document out of it, and which documents the
+    # conflict then held.
+    last: dict[int, tuple[str | None, str | None, bool, set[str]]] = {}
     for conflict_id, cause, before, after, revisions in reversed(events[:CONFLICT_CHANGES_READ]):
-        left = after != Conflict.Status.CLOSED and cause not in {d for d, _ in revisions or []}
-        last[int(conflict_id)] = (last.get(int(conflict_id), (before,))[0], after, left)
+        remaining = {d for d, _ in revisions or []}
+        left = after != Conflict.Status.CLOSED and cause not in remaining
+        last[int(conflict_id)] = (last.get(int(conflict_id), (before,))[0], after, left,
+                                  remaining if left else set())
     conflicts = Conflict.objects.in_bulk(list(last))
     theirs = set(conflicts_for_owner(user, include_closed=True).filter(pk__in=list(last))
                  .values_list("pk", flat=True))
-    seen = [ConflictChangeSeen(conflicts[pk], "left" if left else _seen_verb(before, after),
-                               after or "", linked=pk in theirs and not left)
-            for pk, (before, after, left) in last.items() if pk in conflicts]
+    # A conflict the changed document left may still hold another of the person's documents:
+    # then it is still theirs, and the page says so (and links it).
+    remaining_anywhere = set().union(*(r for *_, r in last.values()))
+    owned = set(Document.objects.filter(owner=user, key__in=remaining_anywhere)
+                .values_list("key", flat=True)) if remaining_anywhere else set()
+    seen = []
+    for pk, (before, after, left, remaining) in last.items():
+        if pk not in conflicts:
+            continue
+        yours_remain = bool(remaining & owned)
+        seen.append(ConflictChangeSeen(
+            conflicts[pk], "left" if left else _seen_verb(before, after), after or "",
+            linked=pk in theirs and (not left or yours_remain), yours_remain=yours_remain))
     return seen, cut
 
 

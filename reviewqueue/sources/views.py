@@ -801,7 +801,8 @@ def _standing(jobs: list[Any]) -> dict[str, Any] | None:
                       "reason": reason_label(row["reason"])
                       if row["status"] == Answer.Status.HELD and row["reason"] else ""}
                      for row in rows],
-            "capped": STANDING_CAP if capped else None}
+            "capped": STANDING_CAP if capped else None,
+            "moved": sum(row["moved"] for row in rows)}
 
 
 def _decided(request: HttpRequest, since: datetime, until: datetime | None

@@ -60,7 +60,7 @@ def test_an_owner_publishes_a_corrected_revision_and_the_held_answers_leave_the_
     assert changes.count() == 1
     assert " ".join(changes.first.inner_text().split()) == (
         "Closed trial_days The documents no longer disagree over any period they share.")
-    assert page.locator("[data-changed-total]").inner_text() == "2"
+    assert page.locator("[data-moved-total]").inner_text() == "2"
     assert errors == []
 
     for trace in held:

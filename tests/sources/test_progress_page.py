@@ -59,8 +59,8 @@ def test_a_correction_says_which_conflict_it_closed(
     assert text_of(section.group(0)).strip() == (
         "Closed trial_days The documents no longer disagree over any period they share.")
     assert "Conflicts this change touched" in page
-    # The answer went from "held for a conflict" to "held for a revised source": pricing's
-    # job reached it first, trial-promo's found nothing more to change.
+    # The answer got a new verdict from pricing's job, which reached it first; trial-promo's
+    # found nothing more to change.
     cards = [text_of(card).strip() for card in re.findall(r'<div class="card">(.*?)</div>\s*</div>',
                                                           page, re.S)]
     assert [card.split(" re-evaluated")[0].replace("100% ", "") for card in cards] == [
@@ -70,8 +70,9 @@ def test_a_correction_says_which_conflict_it_closed(
         "its keys 1 of 1"]
     assert "1 of 1 re-evaluated, 1 with a new verdict, 0 failed" in cards[0]
     assert "1 of 1 re-evaluated, 0 with a new verdict, 0 failed" in cards[1]
-    assert re.search(r"Answers with a new verdict so far: <strong data-changed-total>1</strong>",
-                     page)
+    # It got a new verdict, but is held for the same reason as before: it did not move.
+    assert re.search(r"Answers that moved since your change: "
+                     r"<strong data-moved-total>0</strong>", page)
 
 
 def test_a_value_that_starts_a_disagreement_says_the_conflict_opened(
@@ -207,6 +208,28 @@ def test_without_a_change_to_follow_the_page_says_what_it_is_for(client: Any, ow
     assert "This page follows what a change of yours set off." in page
     assert "No re-evaluation was needed" not in page
 
+
+
+def test_withdrawing_one_of_two_documents_in_a_conflict_says_the_other_is_still_in_it(
+    client: Any, owner: Any, publish: Any, make_user: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    make_user("oscar", "owner")
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("trial-promo", facts=[fact("trial_days", 21)])
+    publish("terms", owner="oscar", facts=[fact("trial_days", 30)])
+    conflict = Conflict.objects.get()
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-promo"})
+    assert response.status_code == 302, response.content.decode()
+    page = client.get(response["Location"]).content.decode()
+    conflict.refresh_from_db()
+    assert (conflict.status, conflict.documents) == ("open", ["pricing", "terms"])
+    # Not "Your documents no longer take part": pricing is hers, and still in it.
+    assert changes_on(page) == [(
+        "left", "Left trial_days The changed document no longer takes part; the conflict goes "
+                "on, with other documents of yours still in it.")]
+    assert f'href="/owner/conflicts/{conflict.pk}/"' in page
 
 @pytest.mark.parametrize("conflicts", [2, 12])
 def test_reading_the_changes_takes_five_queries_however_many(

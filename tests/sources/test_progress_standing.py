@@ -14,7 +14,7 @@ from reviewqueue.jobs.models import Job
 from reviewqueue.jobs.selectors import where_answers_stand
 from reviewqueue.reviews.models import ReviewItem
 from reviewqueue.sources.models import Conflict, Revision
-from tests.reviews.conftest import days
+from tests.reviews.conftest import days, fact
 from tests.sources.test_owner_fixes import PASSAGES_CHECKED, posted_back
 from tests.sources.test_progress_page import publish_from_the_page, publish_in_the_page, text_of
 
@@ -131,3 +131,51 @@ def test_another_persons_opening_the_link_sees_none_of_the_changes_and_is_told_s
     assert "data-changes-made" not in page
     assert "None of your changes to these documents are in this link" in page
     assert "No re-evaluation was needed" not in page
+
+
+def test_an_answer_still_held_for_another_reason_counts_as_moved(
+    client: Any, owner: Any, two_owners_disagree: Conflict, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # Asked as of today: held for the conflict alone.
+    submit("t-1", as_of=None)
+    assert ReviewItem.objects.get().primary_reason == "conflicting_sources"
+    client.force_login(owner)
+    page = publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
+    reason = ReviewItem.objects.get().primary_reason
+    assert reason != "conflicting_sources"
+    # Held before and after, but now for the revision it cites being replaced: it moved.
+    assert standing_rows(page) == ["Held for review Source revised 1 1"]
+
+
+def test_the_total_counts_verdicts_a_job_on_a_document_the_owner_may_not_read_gave(
+    client: Any, owner: Any, publish: Any, make_user: Any, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # The HR document sorts first: a reopening re-evaluates its answers before pricing's.
+    hugo = make_user("hugo", "owner", groups=("hr",))
+    publish("a-hr-trial", owner="hugo", principals=["group:hr"], facts=[fact("trial_days", 60)])
+    publish("pricing", facts=[fact("trial_days", 14)])
+    conflict = Conflict.objects.get()
+    for trace in ("t-1", "t-2"):  # asked by someone in HR: both values are theirs to read
+        submit(trace, as_of=None, asked_by=["user:hr-7", "group:hr"])
+    assert ReviewItem.objects.count() == 2
+    # hugo, who may read both, dismisses it; olivia, who may not read his, reopens it.
+    client.force_login(hugo)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/owner/conflicts/{conflict.pk}/dismiss", {
+            "reason": "both valid", "signature": conflict.signature})
+    assert response.status_code == 302, response.content.decode()
+    assert not ReviewItem.objects.exists()
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/owner/conflicts/{conflict.pk}/reopen")
+    assert response.status_code == 302, response.content.decode()
+    page = client.get(response["Location"]).content.decode()
+    # Only her document's job is listed, and it found the verdicts already given.
+    assert re.findall(r'<div class="card">\s*<p><code>([^<]+)</code>', page) == ["pricing"]
+    assert "a-hr-trial" not in page
+    assert "2 of 2 re-evaluated, 0 with a new verdict" in text_of(page)
+    assert re.search(r"Answers that moved since your change: "
+                     r"<strong data-moved-total>2</strong>", page), page
+    assert standing_rows(page) == ["Held for review Conflicting sources 2 2"]
