@@ -290,7 +290,7 @@ class DecisionIn(StrictSerializer):
         sent = self.initial_data
         errors: dict[str, list[str]] = {}
         if action == "reject":
-            if sent.get("reason") in (None, ""):
+            if "reason" not in sent:  # "" or null is refused by the field itself
                 errors["reason"] = ["Required to reject."]
             elif attrs.get("reason") == "other" and "comment" in attrs \
                     and not attrs["comment"].strip():

@@ -48,6 +48,18 @@ def test_a_reject_reason_off_the_list_is_not_also_called_missing(decide: Any) ->
     assert "because" in said["reason"] and "Required" not in said["reason"]
 
 
+@pytest.mark.parametrize(("sent", "said"), [
+    ({}, "Required to reject."),
+    ({"reason": ""}, '"" is not a valid choice.'),
+    ({"reason": None}, "This field may not be null."),
+])
+def test_a_missing_or_blank_reject_reason_is_said_once(
+    decide: Any, sent: dict[str, Any], said: str
+) -> None:
+    response = decide(action="reject", verdict=1, **sent)
+    assert response.json()["errors"] == [{"field": "reason", "message": said}]
+
+
 def test_an_edit_with_bad_claims_and_no_text_names_both(decide: Any) -> None:
     assert errors(decide(action="edit", verdict=1, claims="trial_days=14")) == {
         "answer": "Required to edit.",
