@@ -11,12 +11,29 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator
+from django.utils.formats import number_format
+from django.utils.translation import gettext_lazy as _
 
 
 class LimitedText(forms.CharField):
     """A browser sends each line break of a text area as two characters (CRLF) but counts it
     as one: taken here as the browser (and the counter) counts it, so that a text within the
-    limit is never refused, and a text sent back untouched equals what was shown."""
+    limit is never refused, and a text sent back untouched equals what was shown. An
+    over-long text is refused with both numbers written as the counter writes them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.validators = [v for v in self.validators if not isinstance(v, MaxLengthValidator)]
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if self.max_length is not None and len(value) > self.max_length:
+            raise ValidationError(
+                _("At most %(limit)s characters: this text has %(count)s."), code="max_length",
+                params={"limit": number_format(self.max_length, force_grouping=True),
+                        "count": number_format(len(value), force_grouping=True)})
 
     def to_python(self, value: Any) -> str:
         text: str = super().to_python(value)

@@ -255,7 +255,7 @@ def test_a_justification_over_the_limit_is_refused_naming_the_field(
         "reason": "other", "detail": "x" * 2001, "signature": two_owners_disagree.signature})
     assert response.status_code == 400
     page = response.content.decode()
-    assert "Ensure this value has at most 2000 characters (it has 2001)." in page
+    assert "At most 2,000 characters: this text has 2,001." in page
     # It was given: the page does not ask for one as well.
     assert "Explain why the values do not conflict." not in page
     assert Conflict.objects.get().status == "open"

@@ -45,7 +45,7 @@ def test_a_justification_over_the_limit_is_refused_and_given_back_whole(
         "reason": "other", "detail": typed, "signature": two_owners_disagree.signature})
     page = response.content.decode()
     assert response.status_code == 400
-    assert "Ensure this value has at most 2000 characters (it has 2125)." in page
+    assert "At most 2,000 characters: this text has 2,125." in page
     assert re.search(rf">\s*{typed}</textarea>", page)
     two_owners_disagree.refresh_from_db()
     assert two_owners_disagree.status == Conflict.Status.OPEN
