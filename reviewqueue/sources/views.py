@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
+from reviewqueue.counting import AtLeast
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import DomainError, FieldError
 from reviewqueue.params import (
@@ -400,6 +401,8 @@ def _document_page(
     # than it (received late) stays behind.
     newest = document.current_revision or document.revisions.order_by(
         *Revision.NEWEST_FIRST).first()
+    conflicts = list(Conflict.objects.filter(documents__contains=[document.key])
+                     .exclude(status=Conflict.Status.CLOSED))
     context = {
         "document": document,
         "revision": revision,
@@ -432,9 +435,8 @@ def _document_page(
         "newest": newest,
         "withdrawn_title": newest.title if document.withdrawn_at and newest is not None
         and selectors.may_read_revision(request.user, document, newest) else "",
-        "conflicts": Conflict.objects.filter(documents__contains=[document.key]).exclude(
-            status=Conflict.Status.CLOSED
-        ),
+        "conflicts": conflicts,
+        "withdraw_releases": _withdraw_releases(request, document, conflicts),
         "citing": selectors.answers_citing(document.key),
         "today": timezone.localdate(),
         "soon": timezone.localdate() + timedelta(days=30),
@@ -446,6 +448,20 @@ def _document_page(
         context,
         status=status or (400 if extra.get("error") else 200),
     )
+
+
+def _withdraw_releases(request: HttpRequest, document: Document, conflicts: list[Conflict]
+                       ) -> dict[str, Any] | None:
+    """What withdrawing the document does to the open conflicts it is part of, for the box
+    that withdraws it: it leaves them, and an answer held only for one of them can then be
+    released as a candidate, with no reviewer. How many held answers they hold now (those the
+    person may read)."""
+    open_ones = [c for c in conflicts if c.status == Conflict.Status.OPEN]
+    if document.withdrawn_at is not None or not open_ones:
+        return None
+    counts = selectors.held_answer_counts(open_ones, request.user).values()
+    return {"conflicts": open_ones,
+            "held": AtLeast(sum(counts), capped=any(count.capped for count in counts))}
 
 
 def _error_links(formset: Any, facts: list[Fact], passage_rows: list[tuple[str, list[Any]]],

@@ -372,6 +372,26 @@ def test_an_owner_cannot_correct_someone_elses_document(
     assert Document.objects.get(key="trial-promo").withdrawn_at is None
 
 
+def test_the_withdraw_box_warns_that_answers_held_for_its_conflict_can_be_released(
+    client: Any, other_owner: Any, conflict_holding_an_answer: Conflict, publish: Any
+) -> None:
+    client.force_login(other_owner)
+    page = client.get("/owner/documents/trial-promo/").content.decode()
+    warning = re.search(r"<p class=\"hint\" data-withdraw-releases>(.*?)</p>", page, re.S)
+    assert warning is not None, page
+    assert " ".join(warning.group(1).split()) == (
+        "It is part of an open conflict, which it will leave: an answer held only for that "
+        "conflict can then be released as a candidate, with no reviewer. 1 held answer you may "
+        "read waits on them now. To settle a conflict, correct a value or dismiss the conflict "
+        "instead.")
+    # Once withdrawn, or for a document in no open conflict, the box says nothing of it.
+    publish("faq", owner="oscar", facts=[fact("refund_days", 30)])
+    assert "data-withdraw-releases" not in client.get("/owner/documents/faq/").content.decode()
+    client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-promo"})
+    assert "data-withdraw-releases" not in client.get(
+        "/owner/documents/trial-promo/").content.decode()
+
+
 def test_withdrawing_needs_the_id_typed_to_confirm(
     client: Any, other_owner: Any, conflict_holding_an_answer: Conflict
 ) -> None:
