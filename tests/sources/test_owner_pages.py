@@ -214,6 +214,7 @@ def test_verdicts_after_a_dismissal_or_a_reopening_name_it_as_their_cause(
     page = client.get("/answers/t-1/").content.decode()
     assert re.search(r"current</span><br>.*?</td>\s*<td[^>]*>Conflict dismissed</td>", page, re.S)
     assert "Re-evaluated on request" not in page
+    assert "data-current-not-newest" not in page  # the current verdict is the newest
     client.force_login(owner)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/owner/conflicts/{pk}/reopen")
@@ -225,6 +226,13 @@ def test_verdicts_after_a_dismissal_or_a_reopening_name_it_as_their_cause(
     assert re.search(r"current</span> <span class=\"muted\" data-current-again>again: the "
                      r"sources came back to what this verdict saw</span><br>.*?</td>\s*"
                      r"<td[^>]*>Ingested</td>", page, re.S)
+    # Above the table, a sentence says which one applies, since it is not the first row.
+    first, newest = answer.verdicts.order_by("created_at", "id")
+    assert answer.current_verdict == first
+    said = re.search(r"<p class=\"hint\" data-current-not-newest>(.*?)</p>", page)
+    assert said is not None and said.group(1) == (
+        f"The current verdict is #{first.pk}, not the newest: after #{newest.pk}, the sources "
+        f"came back to what #{first.pk} saw, so it applies again. It is marked below.")
     client.force_login(admin_user)
     jobs = client.get("/jobs/").content.decode()
     assert "Conflict dismissed" in jobs and "Conflict reopened" in jobs

@@ -310,6 +310,15 @@ class ItemPage:
                     None)
 
     @property
+    def current_not_newest(self) -> tuple[VerdictView, VerdictView] | None:
+        """(the current verdict, the newest) when a newer verdict than the current one was
+        computed: the sources came back to what the current one saw."""
+        current = next((v for v in self.verdicts if v.is_current), None)
+        if current is None or not self.verdicts or self.verdicts[0] is current:
+            return None
+        return current, self.verdicts[0]
+
+    @property
     def may_decide(self) -> bool:
         return self.held and (self.lease.mine or not self.lease.active)
 
