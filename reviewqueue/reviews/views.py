@@ -559,16 +559,17 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         return _render_item(request, page, status=409, forms=forms, open_form=action)
     except LeasedByOther:
         messages.warning(request, NOT_RECORDED)
-        return _render_refused(request, trace_id, action)
+        return _render_refused(request, trace_id, action, why=NOT_RECORDED)
     except LeaseLost:
-        messages.warning(request, _(
+        lost = _(
             "Nothing was recorded: your lease on this answer ended while you worked on it (an "
             "admin broke it, or it expired). What you wrote is kept; send it again to take the "
-            "answer back and record your decision."))
-        return _render_refused(request, trace_id, action)
+            "answer back and record your decision.")
+        messages.warning(request, lost)
+        return _render_refused(request, trace_id, action, why=lost)
     except NotHeld as exc:
         messages.info(request, _not_held(exc))
-        return _render_refused(request, trace_id, action)
+        return _render_refused(request, trace_id, action, why=_not_held(exc))
     except (ClaimsOnHiddenFacts, ClaimsUnsaid) as exc:
         # Each claim named by its number on the page; the unsaid ones at the box that lets
         # the reviewer confirm them.
@@ -650,10 +651,12 @@ def _not_held(refusal: NotHeld) -> str:
 
 
 def _render_refused(request: HttpRequest, trace_id: str, action: str, *, status: int = 409,
-                    bind: bool = True, **context: Any) -> HttpResponse:
+                    bind: bool = True, why: str = "", **context: Any) -> HttpResponse:
     """The answer as it is now, with the refused form open, keeping what the reviewer typed:
     nobody loses an edit or a note to a stale verdict or to someone else's claim. `bind`
-    binds the decision forms to what was posted (a decision was)."""
+    binds the decision forms to what was posted (a decision was). `why` it was refused is
+    said again beside what was written, when no form is left to hold it: the message at the
+    top of the page may be out of sight."""
     fresh = item_page(trace_id=trace_id, user=request.user)
     if fresh is None:
         raise Http404("No such answer")
@@ -662,7 +665,7 @@ def _render_refused(request: HttpRequest, trace_id: str, action: str, *, status:
     # reviewer wrote is shown read-only, to copy.
     unsaved = [] if fresh.may_decide else _written(request.POST, action, forms)
     return _render_item(request, fresh, status=status, forms=forms, open_form=action,
-                        unsaved=unsaved, **context)
+                        unsaved=unsaved, unsaved_why=why if unsaved else "", **context)
 
 
 def _written(data: QueryDict, action: str, forms: dict[str, Any]) -> list[tuple[str, str]]:
@@ -708,7 +711,7 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
         level, text, status = _handoff_refusal(exc)
         messages.add_message(request, level, text)
         return _render_refused(request, trace_id, "send-to-owner", status=status, bind=False,
-                               owner_note=note)
+                               why=text, owner_note=note)
     messages.success(request, _("Sent to the owners. The answer stays held and is marked "
                                 "as waiting for them."))
     return HttpResponseRedirect(_item_url(trace_id, _back(request)))

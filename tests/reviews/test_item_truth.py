@@ -149,6 +149,26 @@ def test_a_rejection_refused_because_a_colleague_claimed_the_item_keeps_the_reas
     kept = unsaved(text_of(response))
     assert "It relies on outdated sources" in kept
     assert "Comment" not in kept
+    # Why, said again beside it: the message at the top may be scrolled out of sight.
+    assert ('<p class="hint" data-unsaved-why>Not recorded: another reviewer is working on '
+            'this answer.</p>') in kept
+
+
+def test_a_decision_refused_because_a_colleague_decided_first_says_so_beside_what_was_kept(
+    hold: Any, reviewer: Any, bob: Any, login: Any
+) -> None:
+    trace = hold()
+    verdict = current_verdict_id(trace)
+    assert login(bob).post(f"/answers/{trace}/decide", {
+        "action": "approve", "approve-verdict": verdict}).status_code == 302
+    response = login(reviewer).post(f"/answers/{trace}/decide", {
+        "action": "reject", "reject-verdict": verdict, "reject-reason": "outdated",
+        "reject-comment": "too old"})
+    kept = unsaved(text_of(response))
+    why = re.search(r'<p class="hint" data-unsaved-why>(.*?)</p>', kept)
+    assert why is not None and why.group(1).startswith(
+        "This answer is no longer waiting for review: bob approved it at"), kept
+    assert "too old" in kept
 
 
 def test_a_note_to_the_owner_refused_because_a_colleague_claimed_the_item_is_kept(
