@@ -772,7 +772,9 @@ def owner_reply(request: HttpRequest, trace_id: str) -> HttpResponse:
         elif isinstance(exc, FieldError):
             error = _("Say what the reviewer should know.")
         else:
-            error = _not_waiting_text(exc)
+            error = _not_waiting_text(exc, request.user.get_username())
+            # The kept text is far down the page: said at the top too.
+            messages.warning(request, error)
         if isinstance(exc, FieldError) and request.POST.get("from") == "inbox":
             from reviewqueue.sources.views import inbox_page
 
@@ -793,9 +795,12 @@ def owner_reply(request: HttpRequest, trace_id: str) -> HttpResponse:
     return HttpResponseRedirect(_item_url(trace_id))
 
 
-def _not_waiting_text(exc: Any) -> str:
+def _not_waiting_text(exc: Any, username: str) -> str:
     """Why a reply was not sent (NotWaiting), in the owner's language."""
     kept = _("What you wrote is kept here to copy.")
+    if exc.why == "replied" and exc.who == username:
+        return "{} {}".format(_("Not sent: you had replied already, from another window or tab, "
+                                "and the answer is back with the reviewers."), kept)
     said = {
         "decided": _("Not sent: %(who)s has decided this answer meanwhile."),
         "left": _("Not sent: a new verdict took this answer out of the queue meanwhile."),

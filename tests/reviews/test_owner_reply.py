@@ -228,12 +228,17 @@ def refused(response: Any) -> tuple[int, str, str]:
     return response.status_code, said.split("</p>", 1)[0].replace("&#x27;", "'"), kept
 
 
-def test_a_second_reply_says_who_replied_first(sent: str, login: Any, owner: Any) -> None:
+def test_a_second_reply_from_the_same_owner_says_they_had_replied_already(
+    sent: str, login: Any, owner: Any
+) -> None:
     client = login(owner)
     assert client.post(f"/answers/{sent}/owner-reply", {"reply": "First"}).status_code == 302
-    assert refused(client.post(f"/answers/{sent}/owner-reply", {"reply": "Second thoughts"})) == (
-        409, "Not sent: olivia replied first, and the answer is back with the reviewers. "
-        "What you wrote is kept here to copy.", "Second thoughts")
+    response = client.post(f"/answers/{sent}/owner-reply", {"reply": "Second thoughts"})
+    said = ("Not sent: you had replied already, from another window or tab, and the answer is "
+            "back with the reviewers. What you wrote is kept here to copy.")
+    assert refused(response) == (409, said, "Second thoughts")
+    # Also at the top of the page, where it lands: the kept text is far below.
+    assert f'<p class="message warning">{said}</p>' in response.content.decode()
     assert OwnerQuestion.objects.get(answer__trace_id=sent).reply == "First"
 
 
