@@ -388,7 +388,7 @@ def test_the_withdraw_box_warns_that_answers_held_for_its_conflict_can_be_releas
     warning = re.search(r"<p class=\"hint\" data-withdraw-releases>(.*?)</p>", page, re.S)
     assert warning is not None, page
     assert " ".join(warning.group(1).split()) == (
-        "It is part of an open conflict, which it will leave: an answer held only for that "
+        "It is part of 1 open conflict, which it will leave: an answer held only for that "
         "conflict can then be released as a candidate, with no reviewer. 1 held answer you may "
         "read waits on them now. To settle a conflict, correct a value or dismiss the conflict "
         "instead.")
