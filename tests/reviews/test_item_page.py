@@ -108,6 +108,7 @@ def test_conflicting_sources_are_shown_side_by_side(hold: Any, reviewer: Any,
     shown = {(s.document_key, s.fact.value, s.owner, s.passage.text) for s in conflict.sources}
     assert shown == {("pricing", 14, "olivia", "The free trial lasts 14 days."),
                      ("pricing-eu", 30, "olivia", "In the EU the free trial lasts 30 days.")}
+    assert conflict.sentence == "Sources in force disagree about claim 1 (trial_days = 14)."
 
 
 def test_a_side_that_speaks_of_a_subject_says_which(
@@ -128,6 +129,11 @@ def test_a_side_that_speaks_of_a_subject_says_which(
     # Not a contradiction between the documents: no owner is told to resolve anything.
     assert "so no owner has anything to resolve" in page
     assert "No conflict record touches these sources." not in page
+    # And the conflict's own sentence says the same, not that the documents disagree.
+    assert ("<p>Sources in force give different values for claim 1 (trial_days = 14), each for "
+            "its own subject, and the claim names none: the answer has to say which applies.</p>"
+            ) in page
+    assert "Sources in force disagree about" not in page
 
 
 def test_a_single_source_and_unused_documents_are_pointed_out(item_html: str) -> None:

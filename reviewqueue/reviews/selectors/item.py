@@ -759,9 +759,14 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
                 passage=passages.get((document.current_revision_id, fact.span))
                 if fact is not None and fact.span else None,
             ))
-    sentence = _("Sources in force disagree about %(what)s.") % {
-        "what": describe_claim(index, claims)}
-    return ConflictView(sentence, sources)
+    subjects = {source.fact.subject or None for source in sources if source.fact is not None}
+    if not subject and len(subjects) > 1:
+        # No owner can settle this: each value is right for its own subject.
+        sentence = _("Sources in force give different values for %(what)s, each for its own "
+                     "subject, and the claim names none: the answer has to say which applies.")
+    else:
+        sentence = _("Sources in force disagree about %(what)s.")
+    return ConflictView(sentence % {"what": describe_claim(index, claims)}, sources)
 
 
 # What the claims citing one source ask about: (key, subject), with None for a claim that names
