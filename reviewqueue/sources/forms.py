@@ -49,6 +49,25 @@ def document_key_named(user: Any, text: str, *,
 
 DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
 
+
+class DayField(forms.DateField):
+    """A day typed as YYYY-MM-DD. A date input empties itself on a value that is no date (a
+    browser with no date picker lets one be typed), so the refusal quotes what was typed."""
+
+    widget = DATE
+
+    def to_python(self, value: Any) -> Any:
+        try:
+            return super().to_python(value)
+        except ValidationError as exc:
+            if exc.code != "invalid":
+                raise
+            typed = str(value).strip()
+            raise ValidationError(
+                _("Enter a valid date, such as 2026-12-31: “%(typed)s” is not one."),
+                code="invalid",
+                params={"typed": typed if len(typed) <= 40 else typed[:39] + "…"}) from exc
+
 # A conflict only opens over periods that overlap: values for periods that do not are told
 # apart by their validity dates. One value that holds during part of the other's period (a
 # promotion over the standard rule) is an exception, which the dates cannot say.
@@ -107,8 +126,8 @@ class FactEditForm(forms.Form):
     fact_id = forms.IntegerField(widget=forms.HiddenInput)
     # Not stripped: `"  padded  "` keeps its spaces; an empty string is typed as `""`.
     value = LimitedText(max_length=2000, label=_("Value"), strip=False)
-    valid_from = forms.DateField(label=_("Valid from"), widget=DATE)
-    valid_until = forms.DateField(label=_("Valid until"), required=False, widget=DATE)
+    valid_from = DayField(label=_("Valid from"))
+    valid_until = DayField(label=_("Valid until"), required=False)
 
     def clean_value(self) -> Any:
         raw = self.cleaned_data["value"]
@@ -173,7 +192,7 @@ class CorrectionNoteForm(forms.Form):
 
 class EndValidityForm(forms.Form):
     fact_id = forms.IntegerField(widget=forms.HiddenInput)
-    last_day = forms.DateField(label=_("Last valid day"), widget=DATE)
+    last_day = DayField(label=_("Last valid day"))
     note = LimitedText(
         max_length=5000,
         required=False,

@@ -286,7 +286,9 @@ def test_an_impossible_last_day_is_a_field_error_keeping_the_day_and_the_note(
     )
     assert response.status_code == 400
     page = response.content.decode()
-    assert "Enter a valid date." in field_errors(page, f"id_end_{trial.pk}_last_day")
+    # A date input empties itself on a value that is no date: the error quotes it.
+    assert ("Enter a valid date, such as 2026-12-31: “2026-02-30” is not one."
+            in field_errors(page, f"id_end_{trial.pk}_last_day"))
     assert 'value="2026-02-30"' in page
     assert 'value="Promo is over"' in page
     assert current().revision == "r1"
