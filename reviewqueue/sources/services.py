@@ -275,7 +275,8 @@ def document_withdraw(*, document_key: str, actor: Actor) -> Document:
     before = {
         "current_revision": document.current_revision.revision
         if document.current_revision
-        else None
+        else None,
+        "withdrawn": False,
     }
     document.current_revision = None
     document.withdrawn_at = timezone.now()

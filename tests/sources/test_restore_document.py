@@ -37,6 +37,11 @@ def test_an_owner_restores_a_withdrawn_document_and_its_answers_are_checked_agai
     with django_capture_on_commit_callbacks(execute=True):
         client.post("/owner/documents/pricing/withdraw", {"confirm": "pricing"})
     assert verdict_of("t-1") == ("abstain", "withdrawal")
+    # Its audit event says what changed both ways, as the restoration's does.
+    withdrawn = AuditEvent.objects.get(action="document.withdrawn")
+    assert (withdrawn.before, withdrawn.after) == (
+        {"current_revision": "r1", "withdrawn": False},
+        {"current_revision": None, "withdrawn": True})
 
     # Withdrawn, it is still known by its last title, escaped, in the inbox and on its page.
     inbox = client.get("/owner/").content.decode()
