@@ -68,6 +68,7 @@ class DayField(forms.DateField):
                 code="invalid",
                 params={"typed": typed if len(typed) <= 40 else typed[:39] + "…"}) from exc
 
+
 # A conflict only opens over periods that overlap: values for periods that do not are told
 # apart by their validity dates. One value that holds during part of the other's period (a
 # promotion over the standard rule) is an exception, which the dates cannot say.
