@@ -22,6 +22,15 @@ def _django_ready() -> bool:
     return True
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(request: pytest.FixtureRequest) -> None:
+    """Personas get passwords: the production hasher spends about half a second on each, most
+    of the suite's time. Tests that never touch Django (tests/gating) are left alone."""
+    if _django_ready() and "tests/gating/" not in request.node.path.as_posix():
+        request.getfixturevalue("settings").PASSWORD_HASHERS = [
+            "django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def make_user(db: Any) -> Callable[..., Any]:
     from reviewqueue.accounts.models import Role

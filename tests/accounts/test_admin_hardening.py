@@ -29,11 +29,6 @@ USERS = "/admin/auth/user/"
 GROUPS = "/admin/auth/group/"
 
 
-@pytest.fixture(autouse=True)
-def _fast_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def token(service: Any) -> ApiToken:
     token_issue(user=service, actor=SYSTEM, scopes=["read"])

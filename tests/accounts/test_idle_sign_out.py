@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from reviewqueue.accounts import idle
-from tests.reviews.conftest import fast_password_hashing, hold, login, sources  # noqa: F401
+from tests.reviews.conftest import hold, login, sources  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,7 @@ PASSWORD = "pw-for-tests-only"
 
 
 @pytest.fixture(autouse=True)
-def _fast_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def _low_limits(settings: Any) -> None:
     settings.LOGIN_FAILURE_LIMIT = 3
     settings.LOGIN_FAILURE_ADDRESS_LIMIT = 3
 

@@ -10,7 +10,6 @@ import pytest
 from reviewqueue.audit.models import AuditEvent
 from tests.reviews.conftest import (  # noqa: F401
     current_verdict_id,
-    fast_password_hashing,
     hold,
     sources,
 )

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 # The personas and held answers of the workspace tests, shared here.
-from tests.reviews.conftest import bob, fast_password_hashing, hold, sources  # noqa: F401
+from tests.reviews.conftest import bob, hold, sources  # noqa: F401
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",

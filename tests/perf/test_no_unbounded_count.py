@@ -103,11 +103,6 @@ def test_the_check_tells_bounded_counts_from_unbounded_ones() -> None:
     assert not unbounded_counts("SELECT id FROM a LIMIT 5")
 
 
-@pytest.fixture(autouse=True)
-def _fast_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def _signed_in(role: str) -> Any:
     from django.contrib.auth import get_user_model
 

@@ -44,9 +44,8 @@ def _fact(key: str, value: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def backlog(db: Any, publish: Callable[..., Any], submit: Callable[..., Any],
-            make_user: Callable[..., Any], settings: Any) -> Any:
+            make_user: Callable[..., Any]) -> Any:
     """alice (a reviewer outside hr) and 100,000 answers citing 23 documents."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     alice, bob = make_user("alice"), make_user("bob")
     for n in range(PUBLIC_DOCUMENTS):
         # Only kb-00 and kb-01 disagree, on trial_days: the template answer is held for it.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import pytest
 
@@ -13,10 +12,7 @@ from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewIt
 pytestmark = pytest.mark.django_db
 
 
-def test_the_demo_starts_with_a_few_decisions_and_two_answers_sent_to_their_owners(
-    settings: Any,
-) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def test_the_demo_starts_with_a_few_decisions_and_two_answers_sent_to_their_owners() -> None:
     out = io.StringIO()
     printed = demo.load(out, answers=40)
     assert printed["rag-service"].count("rq_") == 1

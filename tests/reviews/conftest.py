@@ -32,11 +32,6 @@ def fact(key: str = "trial_days", value: Any = 14, *, span: str = "p1", start: i
     return body
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    """Personas get passwords; the production hasher would spend seconds per test on them."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 @pytest.fixture
 def bob(make_user: Callable[..., Any]) -> Any:

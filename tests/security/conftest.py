@@ -25,9 +25,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _fast_hashing_and_async_switch(request: pytest.FixtureRequest, settings: Any,
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def _async_switch(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     # Playwright's sync API runs an event loop in this thread; the ORM refuses to run next to
     # one unless told. Only for browser tests, so it never leaks into other tests.
     if request.node.get_closest_marker("browser"):

@@ -29,10 +29,6 @@ from reviewqueue.sources.models import Conflict
 WAIT = 20  # seconds; only ever reached when something is stuck
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 def body(value: Any, owner: str) -> services.RevisionInput:
     today = timezone.localdate()

@@ -13,10 +13,6 @@ from tests.reviews.conftest import fact
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 @pytest.fixture
 def owners_with_mail(owner: Any, make_user: Any) -> None:

@@ -26,10 +26,6 @@ PASSAGES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 def refunds(first: Any, second: Any, *, subject: str = "", second_subject: str | None = None,
             **second_dates: Any) -> dict[str, Any]:

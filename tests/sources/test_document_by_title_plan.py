@@ -24,10 +24,6 @@ pytestmark = pytest.mark.django_db
 TABLES = (Document._meta.db_table, Revision._meta.db_table)
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 def _others(owner: Any, count: int) -> None:
     """`count` documents with a revision each, titled apart, stored in bulk."""

@@ -13,10 +13,6 @@ from tests.reviews.conftest import fact
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 def expiring_rows(client: Any) -> dict[str, tuple[str, list[str]]]:
     """The inbox's expiring facts: by the fact as shown ("pro · price"), the count of answers

@@ -20,10 +20,6 @@ pytestmark = pytest.mark.django_db
 SECRET_REASON = "other: the promo is for the ACME merger only"
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 # --- A dismissal's reason -------------------------------------------------------------------
 

@@ -15,10 +15,6 @@ from tests.reviews.conftest import fact
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 def test_a_change_to_a_document_whose_id_holds_a_comma_shows_its_job(
     client: Any, publish: Any, owner: Any, django_capture_on_commit_callbacks: Any,

@@ -20,10 +20,6 @@ from reviewqueue.sources.models import Conflict
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 def opened_in_inbox(client: Any, conflict: Conflict) -> str:
     page = client.get("/owner/").content.decode()

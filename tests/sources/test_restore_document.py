@@ -15,10 +15,6 @@ from reviewqueue.sources.models import Conflict, Document
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 def verdict_of(trace_id: str) -> tuple[str, str]:
     answer = Answer.objects.select_related("current_verdict").get(trace_id=trace_id)
