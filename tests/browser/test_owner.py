@@ -89,7 +89,7 @@ def test_a_note_pasted_over_its_limit_is_not_cut_and_is_refused_whole(
     page.click("button:has-text('Publish corrected revision')")
     page.wait_for_url("**/publish")
     expect(page.locator("body")).to_contain_text(
-        "Ensure this value has at most 5000 characters (it has 5003).")
+        "At most 5,000 characters: this text has 5,003.")
     assert len(page.locator("textarea[name=note]").input_value()) == 5003
     page.console_errors.clear()  # the refusal's 400, expected
 
