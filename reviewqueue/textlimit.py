@@ -17,6 +17,11 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
 
 
+def grouped(number: int) -> str:
+    """A count as the counter beside a text area writes it: 2,125."""
+    return number_format(number, force_grouping=True)
+
+
 class LimitedText(forms.CharField):
     """A browser sends each line break of a text area as two characters (CRLF) but counts it
     as one: taken here as the browser (and the counter) counts it, so that a text within the
@@ -32,8 +37,7 @@ class LimitedText(forms.CharField):
         if self.max_length is not None and len(value) > self.max_length:
             raise ValidationError(
                 _("At most %(limit)s characters: this text has %(count)s."), code="max_length",
-                params={"limit": number_format(self.max_length, force_grouping=True),
-                        "count": number_format(len(value), force_grouping=True)})
+                params={"limit": grouped(self.max_length), "count": grouped(len(value))})
 
     def to_python(self, value: Any) -> str:
         text: str = super().to_python(value)

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.urls import reverse
+from django.utils import timezone
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
@@ -164,43 +165,58 @@ STANDING_CAP = 10_000
 
 
 def where_answers_stand(jobs: list[Job], cap: int = STANDING_CAP
-                        ) -> tuple[list[dict[str, Any]], bool]:
+                        ) -> tuple[list[dict[str, Any]], bool, bool]:
     """Where the answers `jobs` reached stand now: per status (and, for held ones, per reason
-    they wait), how many, and how many of them moved there after the first job was started
-    (their status changed, or, held before and after, the reason they wait did), whichever job
-    re-evaluated them; and whether more than `cap` answers were reached, only `cap` of them
-    counted. An answer reached by several jobs counts once. One query, which reads at most
-    `cap` + 1 answers."""
+    they wait), how many, how many of them the change moved there while its jobs ran, from the
+    first one's start to the last one's end (their status changed, or, held before and after,
+    the reason they wait did), whichever job re-evaluated them, and are still there
+    (`moved`), and how many it moved at all, wherever they are now (`moved_any`); whether more
+    than `cap` answers were reached, only `cap` of them counted; and whether any of them
+    changed again after the jobs ended (a later change). An answer reached by several jobs
+    counts once. One query, which reads at most `cap` + 1 answers."""
     if not jobs:
-        return [], False
+        return [], False, False
     since = min(job.created_at for job in jobs)
+    ended = max(job.finished_at or timezone.now() for job in jobs)
     verdicts = Verdict._meta.db_table
+    last_verdict = f"""(SELECT v.decision, v.reason FROM {verdicts} v
+                        WHERE v.answer_id = a.id AND v.created_at {{}}
+                        ORDER BY v.created_at DESC, v.id DESC LIMIT 1)"""
     with connection.cursor() as cursor:
         # One answer past the cap is read, only to say that there are more. The reason an
-        # answer waited for before is its last verdict's from before `since`.
+        # answer waited for before is its last verdict's from before `since`; after, its last
+        # verdict's from the jobs' time.
         cursor.execute(f"""
             SELECT status, primary_reason, count(*) FILTER (WHERE n <= %(cap)s),
-                   count(*) FILTER (WHERE moved AND n <= %(cap)s), bool_or(n > %(cap)s)
+                   count(*) FILTER (WHERE moved AND NOT later AND n <= %(cap)s),
+                   count(*) FILTER (WHERE moved AND n <= %(cap)s), bool_or(n > %(cap)s),
+                   bool_or(later)
             FROM (SELECT a.status, i.primary_reason,
-                         a.status_changed_at >= %(since)s OR (
-                             i.primary_reason IS NOT NULL AND i.primary_reason IS DISTINCT FROM (
-                                 SELECT v.reason FROM {verdicts} v
-                                 WHERE v.answer_id = a.id AND v.created_at < %(since)s
-                                 ORDER BY v.created_at DESC, v.id DESC LIMIT 1)) AS moved,
+                         a.status_changed_at BETWEEN %(since)s AND %(ended)s
+                         OR (earlier.decision = 'review' AND during.decision = 'review'
+                             AND earlier.reason <> during.reason) AS moved,
+                         coalesce(a.status_changed_at > %(ended)s
+                                  OR c.created_at > %(ended)s, false) AS later,
                          row_number() OVER () AS n
                   FROM {Answer._meta.db_table} a
                   LEFT JOIN {ReviewItem._meta.db_table} i ON i.answer_id = a.id
+                  LEFT JOIN {verdicts} c ON c.id = a.current_verdict_id
+                  LEFT JOIN LATERAL {last_verdict.format("< %(since)s")} earlier ON true
+                  LEFT JOIN LATERAL {last_verdict.format("BETWEEN %(since)s AND %(ended)s")}
+                      during ON true
                   WHERE a.id IN (SELECT unnest(answer_ids) FROM {JobChunk._meta.db_table}
                                  WHERE job_id = ANY(%(jobs)s))
                   LIMIT %(read)s) reached
-            GROUP BY 1, 2""", {"cap": cap, "since": since, "jobs": [job.pk for job in jobs],
-                               "read": cap + 1})
+            GROUP BY 1, 2""", {"cap": cap, "since": since, "ended": ended,
+                               "jobs": [job.pk for job in jobs], "read": cap + 1})
         found = cursor.fetchall()
-    rows = [{"status": status, "reason": reason or "", "count": count, "moved": moved}
-            for status, reason, count, moved, _past in found if count]
-    capped = any(past for *_, past in found)
+    rows = [{"status": status, "reason": reason or "", "count": count, "moved": moved,
+             "moved_any": moved_any}
+            for status, reason, count, moved, moved_any, _past, _later in found if count]
+    capped = any(past for *_, past, _later in found)
+    later = any(changed for *_, changed in found)
     return sorted(rows, key=lambda row: (STANDING_ORDER.index(row["status"]), -row["count"],
-                                         row["reason"])), capped
+                                         row["reason"])), capped, later
 
 
 def jobs_recent(limit: int = 100) -> QuerySet[Job]:

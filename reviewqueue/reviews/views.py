@@ -99,6 +99,7 @@ from reviewqueue.reviews.services.leases import (
     lease_seconds,
 )
 from reviewqueue.sources.selectors import reasons_shown
+from reviewqueue.textlimit import grouped
 
 View = Callable[..., HttpResponse]
 
@@ -126,7 +127,7 @@ def _when(moment: Any) -> str:
     sentence twice."""
     local = timezone.localtime(moment)
     same_day = local.date() == timezone.localdate()
-    return formats.date_format(local, "H:i" if same_day else "Y-m-d H:i")
+    return formats.date_format(local, "H:i e" if same_day else "Y-m-d H:i e")
 
 
 def _held_by_message(exc: LeasedByOther) -> str:
@@ -722,9 +723,9 @@ def _handoff_refusal(exc: Exception) -> tuple[int, str, int]:
     from reviewqueue.reviews.services.handoff import MAX_OWNER_NOTE_CHARS, NoOwnerToAsk, NoteTooLong
 
     if isinstance(exc, NoteTooLong):
-        return messages.ERROR, _("Nothing was sent: the note is %(length)d characters long, "
-                                 "over the limit of %(limit)d. Shorten it and send it again.") % {
-            "length": exc.length, "limit": MAX_OWNER_NOTE_CHARS}, 400
+        return messages.ERROR, _("Nothing was sent: the note is %(length)s characters long, "
+                                 "over the limit of %(limit)s. Shorten it and send it again.") % {
+            "length": grouped(exc.length), "limit": grouped(MAX_OWNER_NOTE_CHARS)}, 400
     if isinstance(exc, FieldError):
         return messages.ERROR, _("Say what the owner should look at."), 400
     if isinstance(exc, LeasedByOther):
@@ -766,9 +767,9 @@ def owner_reply(request: HttpRequest, trace_id: str) -> HttpResponse:
         raise PermissionDenied from exc
     except (FieldError, NotWaiting) as exc:
         if isinstance(exc, NoteTooLong):
-            error = _("Nothing was sent: the reply is %(length)d characters long, over the limit "
-                      "of %(limit)d. Shorten it and send it again.") % {
-                "length": exc.length, "limit": MAX_OWNER_NOTE_CHARS}
+            error = _("Nothing was sent: the reply is %(length)s characters long, over the limit "
+                      "of %(limit)s. Shorten it and send it again.") % {
+                "length": grouped(exc.length), "limit": grouped(MAX_OWNER_NOTE_CHARS)}
         elif isinstance(exc, FieldError):
             error = _("Say what the reviewer should know.")
         else:

@@ -45,6 +45,7 @@ from reviewqueue.sources.forms import (
     passage_text,
 )
 from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
+from reviewqueue.textlimit import grouped
 
 
 def _require_owner(request: HttpRequest) -> None:
@@ -643,7 +644,8 @@ def document_end_validity(request: HttpRequest, key: str) -> HttpResponse:
         problems = {
             "fact_id": _("Choose the fact again: reload the page."),
             "last_day": last_day,
-            "note": _("Keep the note to 5000 characters at most."),
+            "note": _("Keep the note to %(limit)s characters at most.") % {
+                "limit": grouped(EndValidityForm.base_fields["note"].max_length or 0)},
         }
         error = " ".join(str(problems[name]) for name in form.errors if name in problems)
         return _document_page(
@@ -812,13 +814,13 @@ def _standing(jobs: list[Any]) -> dict[str, Any] | None:
 
     if not jobs or not all(job.ended for job in jobs):
         return None
-    rows, capped = where_answers_stand(jobs)
+    rows, capped, later = where_answers_stand(jobs)
     return {"rows": [{**row, "label": Answer.Status(row["status"]).label,
                       "reason": reason_label(row["reason"])
                       if row["status"] == Answer.Status.HELD and row["reason"] else ""}
                      for row in rows],
             "capped": STANDING_CAP if capped else None,
-            "moved": sum(row["moved"] for row in rows)}
+            "moved": sum(row["moved_any"] for row in rows), "changed_later": later}
 
 
 def _decided(request: HttpRequest, since: datetime, until: datetime | None

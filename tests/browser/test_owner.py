@@ -149,7 +149,7 @@ def test_an_owner_replies_from_the_inbox_and_the_reviewer_is_taken_to_the_reply(
     card.get_by_role("button", name="Reply and send it back to the reviewers").click()
     refused = olivia.get_by_label("Your reply to the reviewer")
     expect(olivia.locator("h1")).to_have_text("Owner inbox")  # still in the inbox
-    expect(olivia.get_by_role("alert")).to_contain_text("the reply is 5003 characters long")
+    expect(olivia.get_by_role("alert")).to_contain_text("the reply is 5,003 characters long")
     expect(refused).to_be_focused()
     expect(refused).to_be_in_viewport()
     assert len(refused.input_value()) == 5003

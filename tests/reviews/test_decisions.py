@@ -446,7 +446,7 @@ def test_a_decision_a_colleague_made_first_is_named_with_what_was_not_saved(
     assert response.status_code == 409
     page = response.content.decode()
     assert ("This answer is no longer waiting for review: bob rejected it at "
-            f"{made:%H:%M}.") in page
+            f"{made:%H:%M} UTC.") in page
     assert "Looks right to me" in page  # what was not saved, to copy
 
 

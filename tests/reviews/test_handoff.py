@@ -176,7 +176,7 @@ def test_a_note_over_the_limit_is_refused_whole_and_kept_on_the_page(
     response = login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": note})
     assert response.status_code == 400
     page = response.content.decode()
-    assert ("Nothing was sent: the note is 5009 characters long, over the limit of 5000. "
+    assert ("Nothing was sent: the note is 5,009 characters long, over the limit of 5,000. "
             "Shorten it and send it again.") in page
     assert note in page  # what the reviewer wrote is still in the form
     item = ReviewItem.objects.get(answer__trace_id=trace)

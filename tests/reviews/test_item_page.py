@@ -130,9 +130,9 @@ def test_a_side_that_speaks_of_a_subject_says_which(
     assert "so no owner has anything to resolve" in page
     assert "No conflict record touches these sources." not in page
     # And the conflict's own sentence says the same, not that the documents disagree.
-    assert ("<p>Sources in force give different values for claim 1 (trial_days = 14), each for "
-            "its own subject, and the claim names none: the answer has to say which applies.</p>"
-            ) in page
+    assert ("<p>Sources in force give different values for claim 1 (trial_days = 14) because "
+            "they speak of different subjects, and the claim names none: the answer has to say "
+            "which applies.</p>") in page
     assert "Sources in force disagree about" not in page
 
 

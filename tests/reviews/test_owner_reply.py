@@ -184,7 +184,7 @@ def test_the_queue_filters_answers_waiting_for_the_owners_or_replied_to(
 
 @pytest.mark.parametrize(("reply", "says"), [
     ("   ", "Say what the reviewer should know."),
-    ("y" * 5001, "Nothing was sent: the reply is 5001 characters long, over the limit of 5000."),
+    ("y" * 5001, "Nothing was sent: the reply is 5,001 characters long, over the limit of 5,000."),
 ])
 @pytest.mark.parametrize(("sent_from", "reply_id"), [("inbox", f"reply-{TRACE}"),
                                                    ("page", "owner-reply")])

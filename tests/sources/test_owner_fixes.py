@@ -296,7 +296,7 @@ def test_a_note_too_long_says_so_and_not_something_about_the_day(
                            {"fact_id": str(trial.pk), "last_day": days(20), "note": "n" * 5001})
     assert response.status_code == 400
     page = response.content.decode()
-    assert "Keep the note to 5000 characters at most." in page
+    assert "Keep the note to 5,000 characters at most." in page
     assert "YYYY-MM-DD" not in page
     assert f'value="{days(20)}"' in page
 

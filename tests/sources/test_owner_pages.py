@@ -390,7 +390,7 @@ def test_the_withdraw_box_warns_that_answers_held_for_its_conflict_can_be_releas
     assert " ".join(warning.group(1).split()) == (
         "It is part of 1 open conflict, which it will leave: an answer held only for that "
         "conflict can then be released as a candidate, with no reviewer. 1 held answer you may "
-        "read waits on them now. To settle a conflict, correct a value or dismiss the conflict "
+        "read waits on it now. To settle a conflict, correct a value or dismiss the conflict "
         "instead.")
     # Once withdrawn, or for a document in no open conflict, the box says nothing of it.
     publish("faq", owner="oscar", facts=[fact("refund_days", 30)])

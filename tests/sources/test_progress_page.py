@@ -71,7 +71,7 @@ def test_a_correction_says_which_conflict_it_closed(
     assert "1 of 1 re-evaluated, 1 with a new verdict, 0 failed" in cards[0]
     assert "1 of 1 re-evaluated, 0 with a new verdict, 0 failed" in cards[1]
     # It got a new verdict, but is held for the same reason as before: it did not move.
-    assert re.search(r"Answers that moved since your change: "
+    assert re.search(r"Answers your change moved: "
                      r"<strong data-moved-total>0</strong>", page)
 
 

@@ -87,12 +87,12 @@ def test_the_standing_costs_one_query_however_many_jobs(
     jobs = list(Job.objects.filter(requested_by=owner))
     assert len(jobs) == 2
     with CaptureQueriesContext(connection) as ctx:
-        rows, capped = where_answers_stand(jobs)
+        rows, capped, _ = where_answers_stand(jobs)
     assert len(ctx.captured_queries) == 1
     # Both jobs reached the five answers; each counts once.
     assert [(row["status"], row["count"]) for row in rows] == [("held", 5)] and not capped
     # Past its cap it counts that many and says there were more.
-    rows, capped = where_answers_stand(jobs, cap=3)
+    rows, capped, _ = where_answers_stand(jobs, cap=3)
     assert [(row["status"], row["count"]) for row in rows] == [("held", 3)] and capped
     assert where_answers_stand(jobs, cap=5)[1] is False
 
@@ -176,6 +176,27 @@ def test_the_total_counts_verdicts_a_job_on_a_document_the_owner_may_not_read_ga
     assert re.findall(r'<div class="card">\s*<p><code>([^<]+)</code>', page) == ["pricing"]
     assert "a-hr-trial" not in page
     assert "2 of 2 re-evaluated, 0 with a new verdict" in text_of(page)
-    assert re.search(r"Answers that moved since your change: "
+    assert re.search(r"Answers your change moved: "
                      r"<strong data-moved-total>2</strong>", page), page
     assert standing_rows(page) == ["Held for review Conflicting sources 2 2"]
+
+
+def test_a_later_change_is_not_counted_as_this_ones_and_is_said(
+    client: Any, owner: Any, two_owners_disagree: Conflict, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    submit("t-1", as_of=None)  # held for the conflict alone
+    client.force_login(owner)
+    first = publish_from_the_page(client, "30", django_capture_on_commit_callbacks)
+    page = client.get(first).content.decode()
+    assert standing_rows(page) == ["Held for review Source revised 1 1"]
+    assert "data-changed-later" not in page
+    # She then withdraws the document: the answer abstains. The first change's page shows
+    # it where it stands now, but did not move it there, and says a later change did.
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/owner/documents/pricing/withdraw", {"confirm": "pricing"})
+    page = client.get(first).content.decode()
+    assert standing_rows(page) == ["Abstained — 1 0"]
+    # It did move it, to Source revised, where it no longer is.
+    assert re.search(r"Answers your change moved: <strong data-moved-total>1</strong>", page)
+    assert "data-changed-later" in page

@@ -762,8 +762,9 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
     subjects = {source.fact.subject or None for source in sources if source.fact is not None}
     if not subject and len(subjects) > 1:
         # No owner can settle this: each value is right for its own subject.
-        sentence = _("Sources in force give different values for %(what)s, each for its own "
-                     "subject, and the claim names none: the answer has to say which applies.")
+        sentence = _("Sources in force give different values for %(what)s because they speak "
+                     "of different subjects, and the claim names none: the answer has to say "
+                     "which applies.")
     else:
         sentence = _("Sources in force disagree about %(what)s.")
     return ConflictView(sentence % {"what": describe_claim(index, claims)}, sources)
