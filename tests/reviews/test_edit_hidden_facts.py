@@ -4,6 +4,7 @@ matches) would tell them what the document says."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -80,4 +81,6 @@ def test_the_page_says_why_the_edit_was_refused(
     assert ("Nothing was saved: the gate checks claim 1 against a document you may not read, "
             "so changing it would tell you what that document says.") in page
     assert "59" in page.split('data-action="edit"', 1)[1]  # what she typed is kept
-    assert "HR memo" not in page and "60" not in page.split('data-action="edit"', 1)[1]
+    # The memo's value nowhere as a number (a random token may hold the digits "60").
+    assert "HR memo" not in page
+    assert not re.search(r"(?<!\w)60(?!\w)", page.split('data-action="edit"', 1)[1])
