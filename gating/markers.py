@@ -12,6 +12,7 @@ out before markers are looked for.
 from __future__ import annotations
 
 import re
+import string
 
 from gating.model import Sentence
 
@@ -38,7 +39,7 @@ _CJK_END_RE = re.compile(
 _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "etc", "vs", "cf", "mr", "mrs", "ms", "dr", "st", "no", "approx", "incl"}
 )
-_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz.")
+_WORD_CHARS = frozenset(string.ascii_letters + ".")
 
 
 def _ids_in(text: str) -> list[str]:

@@ -569,8 +569,9 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         messages.warning(request, lost)
         return _render_refused(request, trace_id, action, why=lost)
     except NotHeld as exc:
-        messages.info(request, _not_held(exc))
-        return _render_refused(request, trace_id, action, why=_not_held(exc))
+        said = _not_held(exc)
+        messages.info(request, said)
+        return _render_refused(request, trace_id, action, why=said)
     except (ClaimsOnHiddenFacts, ClaimsUnsaid) as exc:
         # Each claim named by its number on the page; the unsaid ones at the box that lets
         # the reviewer confirm them.
@@ -800,8 +801,9 @@ def _not_waiting_text(exc: Any, username: str) -> str:
     """Why a reply was not sent (NotWaiting), in the owner's language."""
     kept = _("What you wrote is kept here to copy.")
     if exc.why == "replied" and exc.who == username:
-        return "{} {}".format(_("Not sent: you had replied already, from another window or tab, "
-                                "and the answer is back with the reviewers."), kept)
+        said = _("Not sent: you had replied already, from another window or tab, and the answer "
+                 "is back with the reviewers.")
+        return f"{said} {kept}"
     said = {
         "decided": _("Not sent: %(who)s has decided this answer meanwhile."),
         "left": _("Not sent: a new verdict took this answer out of the queue meanwhile."),

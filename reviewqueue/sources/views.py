@@ -820,7 +820,7 @@ def _standing(jobs: list[Any]) -> dict[str, Any] | None:
                       if row["status"] == Answer.Status.HELD and row["reason"] else ""}
                      for row in rows],
             "capped": STANDING_CAP if capped else None,
-            "moved": sum(row["moved_any"] for row in rows), "changed_later": later}
+            "moved_by_change": sum(row["moved_any"] for row in rows), "changed_later": later}
 
 
 def _decided(request: HttpRequest, since: datetime, until: datetime | None
