@@ -124,8 +124,12 @@ class ClaimForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        if data.get("DELETE"):
+            # A row the reviewer removed is thrown away: nothing in it is theirs to fix.
+            self._errors.clear()
+            return data
         if self.is_blank(data):
-            return data  # an empty row is ignored (or is a deleted one)
+            return data  # an empty row is ignored
         if not (data.get("key") or "").strip():
             self.add_error("key", _("Enter a key."))
         if not data.get("cite"):

@@ -717,3 +717,22 @@ def test_an_answer_whose_claims_hold_is_approved_without_the_second_yes(
     client = login(reviewer)
     assert "data-contradicted" not in client.get(f"/answers/{trace}/").content.decode()
     assert page_post(client, trace, "approve").status_code == 302
+
+
+def test_a_removed_claim_row_is_not_asked_to_be_fixed(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    response = page_post(client, trace, "edit", answer="The free trial lasts 14 days [d1].",
+                         **claims_form(
+                             {"key": "trial_days", "value": "abc", "value_type": "number",
+                              "cite": "d1"},
+                             {"key": "to_remove", "value": "zzz", "value_type": "text",
+                              "cite": "", "DELETE": "on"}))
+    assert response.status_code == 400
+    page = response.content.decode()
+    # The row kept has its error; the removed one, no source chosen, is not told to choose one.
+    assert page.count('<ul class="errorlist"') == 1, page
+    assert "Choose the source this claim cites." not in page

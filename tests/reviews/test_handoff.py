@@ -181,3 +181,31 @@ def test_a_note_over_the_limit_is_refused_whole_and_kept_on_the_page(
     assert note in page  # what the reviewer wrote is still in the form
     item = ReviewItem.objects.get(answer__trace_id=trace)
     assert not item.waiting_for_owner and item.owner_question is None
+
+
+def test_a_document_that_only_agrees_with_the_answer_does_not_end_the_wait(
+    hold: Any, login: Any, reviewer: Any, publish: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    from tests.reviews.conftest import fact
+
+    trace = hold(claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
+                         {"key": "support_hours", "value": "24/7", "cite": "d1"}],
+                 answer="The free trial lasts 14 days [d1]. Support is open 24/7 [d1].")
+    login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "Which trial length?"})
+    held_on = ReviewItem.objects.get(answer__trace_id=trace).answer.current_verdict_id
+    # A help page the answer does not cite states the support hours it claims: the gate
+    # sees one more source that agrees (a new verdict), but holds it for the same conflict.
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("support-faq", facts=[fact("support_hours", "24/7")])
+    item = ReviewItem.objects.select_related("answer").get(answer__trace_id=trace)
+    newer = Verdict.objects.filter(answer=item.answer).latest("id")
+    assert newer.pk != held_on and newer.trigger == "other_document"
+    assert item.answer.current_verdict_id == newer.pk
+    assert item.waiting_for_owner
+    page = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    assert "Waiting for the owner" in page
+    # A new revision of a document in the conflict changes what the answer is held for.
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing-eu", revision="r2", title="Pricing in the EU",
+                facts=[fact("trial_days", 31)])
+    assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner

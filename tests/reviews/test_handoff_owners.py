@@ -166,7 +166,11 @@ def test_a_new_verdict_ends_the_wait_for_the_owner(
     assert "Waiting for the owner" not in page
     # The question stays on the page, answered by the new revision rather than by a reply.
     assert "Which trial length is right?</blockquote>" in page
-    assert "No owner replied before the wait ended" in page
+    # What ended it is named: the verdict, and what caused it.
+    ending = item.answer.current_verdict_id
+    assert re.search(rf"No owner replied before verdict #{ending} \(Revision published, "
+                     r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\) held the answer for something else, "
+                     r"which ended the wait\.", page), page
     assert "Send to the owner instead of deciding" in page
     assert "data-owner-waiting" not in client.get("/").content.decode()
     inbox = login(owner).get("/owner/").content.decode()
@@ -219,7 +223,8 @@ def test_an_edit_the_gate_still_holds_ends_the_wait_for_the_owner(
     assert "Waiting for the owner" not in page
     # The question stays on the page, answered by the new revision rather than by a reply.
     assert "Which trial length is right?</blockquote>" in page
-    assert "No owner replied before the wait ended" in page
+    assert re.search(r"No owner replied before alice edited the answer on "
+                     r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\.", page), page
     assert "Send to the owner instead of deciding" in page
     inbox = login(owner).get("/owner/").content.decode()
     assert "Which trial length is right?" not in inbox
@@ -227,3 +232,25 @@ def test_an_edit_the_gate_still_holds_ends_the_wait_for_the_owner(
     event = AuditEvent.objects.get(action="decision.edit", trace_id=trace)
     assert event.before["waiting_for_owner"] is True
     assert event.after["waiting_for_owner"] is False
+
+
+def test_the_page_names_the_newer_question_or_the_decision_that_ended_a_wait(
+    hold: Any, login: Any, reviewer: Any, token_client: Any,
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/send-to-owner", {"note": "first question"})
+    client.post(f"/answers/{trace}/send-to-owner", {"note": "second question"})
+    rejected = token_client(reviewer).post(f"/api/v1/answers/{trace}/decisions", {
+        "verdict": current_verdict_id(trace), "action": "reject", "reason": "incorrect"},
+        format="json")
+    assert rejected.status_code == 201, rejected.content
+    page = client.get(f"/answers/{trace}/").content.decode()
+    ends = [" ".join(p.split()) for p in re.findall(r"<p class=\"muted\" data-wait-ended>(.*?)</p>",
+                                                   page, re.S)]
+    moment = r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"
+    assert len(ends) == 2, ends
+    assert re.fullmatch(rf"No owner replied before alice asked a newer question on {moment}\.",
+                        ends[0]), ends
+    assert re.fullmatch(rf"No owner replied before alice rejected the answer on {moment}\.",
+                        ends[1]), ends

@@ -108,7 +108,7 @@ def test_conflicting_sources_are_shown_side_by_side(hold: Any, reviewer: Any,
     shown = {(s.document_key, s.fact.value, s.owner, s.passage.text) for s in conflict.sources}
     assert shown == {("pricing", 14, "olivia", "The free trial lasts 14 days."),
                      ("pricing-eu", 30, "olivia", "In the EU the free trial lasts 30 days.")}
-    assert conflict.sentence == "Sources in force disagree about claim 1 (trial_days = 14)."
+    assert conflict.sentences == ["Sources in force disagree about claim 1 (trial_days = 14)."]
 
 
 def test_a_side_that_speaks_of_a_subject_says_which(
@@ -554,3 +554,37 @@ def test_a_claim_that_holds_without_a_finding_is_shown_as_holding(
     page = login(reviewer).get(f"/answers/{trace}/").content.decode()
     [row] = re.findall(r'<tr class="(\w+)">\s*<td data-label="#">1</td>(.*?)</tr>', page, re.S)
     assert row[0] == "holds" and "✓ Holds." in row[1]
+
+
+def test_a_moment_still_to_come_is_not_said_to_be_just_now() -> None:
+    from reviewqueue.reviews.templatetags.review_tags import ago
+
+    now = timezone.now()
+    assert ago(now - dt.timedelta(days=3, hours=2)) == "3\xa0days ago"
+    assert ago(now - dt.timedelta(seconds=5)) == "just now"
+    assert ago(now + dt.timedelta(seconds=5)) == "just now"  # clocks drift a little
+    assert ago(now + dt.timedelta(days=365 * 73 + 30)) == "in 73\xa0years"
+
+
+def test_many_claims_on_one_disputed_key_draw_the_sources_once(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    n = 12
+    retrieved = [{"cite": f"d{i}", "document_id": "pricing", "revision": "r1", "span": "p1"}
+                 for i in range(1, n + 1)]
+    retrieved.append({"cite": "eu", "document_id": "pricing-eu", "revision": "r1", "span": "p1"})
+    trace = hold(retrieved=retrieved,
+                 answer=" ".join(f"The trial lasts 14 days [d{i}]." for i in range(1, n + 1)),
+                 claims=[{"key": "trial_days", "value": 14, "cite": f"d{i}"}
+                         for i in range(1, n + 1)])
+    page = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    section = page.split('id="conflicts-h"', 1)[1].split("</section>", 1)[0]
+    # One card a document (not one a claim and id), and a sentence for each claim.
+    cards = re.findall(r'<article class="source-card">.*?</article>', section, re.S)
+    assert len(cards) == 2
+    header = re.search(r'<span class="doc-key">([^<]*)</span>', cards[0])
+    assert header is not None
+    *cites, key = header.group(1).split()
+    assert (sorted(cites), key) == (sorted(f"[d{i}]" for i in range(1, n + 1)), "pricing")
+    assert [int(m) for m in re.findall(r"disagree about claim (\d+) ", section)] == list(
+        range(1, n + 1))

@@ -147,7 +147,9 @@ class ClaimRow:
 
 @dataclass
 class ConflictSource:
-    cite: str | None
+    """One value in force of a conflict: a fact of a document, with every retrieved id that
+    names the document (an answer may retrieve one document under several)."""
+
     document_key: str | None
     restricted: bool = False
     revision: str = ""
@@ -156,11 +158,15 @@ class ConflictSource:
     updated_at: datetime | None = None
     fact: FactView | None = None
     passage: PassageView | None = None
+    cites: list[str] = field(default_factory=list)
 
 
 @dataclass
 class ConflictView:
-    sentence: str
+    """The sources in force that disagree, side by side, once for every claim they dispute:
+    each claim's sentence says what it is disputed about."""
+
+    sentences: list[str]
     sources: list[ConflictSource]
 
 
@@ -274,6 +280,51 @@ class DecisionView:
         return reject_reason_label(self.decision.reject_reason)
 
 
+@dataclass(frozen=True)
+class WaitEnd:
+    """What ended the wait on a question no owner replied to: a decision (`who` and its
+    `action`), a new verdict that held the answer for something else (`verdict`, `cause`), or
+    a newer question (`who` asked it), `at` that moment."""
+
+    kind: str  # "decision", "verdict" or "question"
+    at: datetime
+    who: str = ""
+    action: str = ""  # approve, edit or reject
+    verdict: int | None = None
+    cause: str = ""
+
+
+def _wait_ends(answer: Answer, item: ReviewItem | None, questions: list[OwnerQuestion],
+               decisions: list[Decision]) -> dict[int, WaitEnd]:
+    """By question, what ended the wait on each one no owner replied to: the first, after it
+    was asked, of a decision, a verdict whose audit event ended a wait, and the next question.
+    One query, only when there is such a question."""
+    from reviewqueue.audit.models import AuditEvent
+
+    waiting = item.owner_question_id if item is not None and item.waiting_for_owner else None
+    ended = [q for q in questions if q.replied_at is None and q.pk != waiting]
+    if not ended:
+        return {}
+    verdict_ends = list(AuditEvent.objects.filter(
+        trace_id=answer.trace_id, action="verdict.created", before__waiting_for_owner=True,
+        created_at__gte=min(q.asked_at for q in ended))
+        .order_by("seq").values_list("created_at", "after__verdict", "after__cause"))
+    ends: dict[int, WaitEnd] = {}
+    for q in ended:
+        found = [WaitEnd("decision", d.created_at, action=d.action,
+                         who=d.reviewer.get_username() if d.reviewer else "")
+                 for d in decisions if d.created_at >= q.asked_at]
+        found += [WaitEnd("verdict", at, verdict=verdict, cause=str(
+            Verdict.Trigger(cause).label if cause in Verdict.Trigger.values else cause))
+                  for at, verdict, cause in verdict_ends if at >= q.asked_at]
+        found += [WaitEnd("question", later.asked_at, who=later.asked_by.get_username()
+                          if later.asked_by else "")
+                  for later in questions if later.asked_at > q.asked_at]
+        if found:
+            ends[q.pk] = min(found, key=lambda end: end.at)
+    return ends
+
+
 @dataclass
 class ItemPage:
     answer: Answer
@@ -293,6 +344,8 @@ class ItemPage:
     earlier_approval: Decision | None
     # The reviewers' questions to the owners, oldest first, each with its reply if one came.
     owner_questions: list[OwnerQuestion]
+    # What ended the wait on each question no owner replied to, by question.
+    wait_ends: dict[int, WaitEnd]
     cites: list[str]
     reference_date: date  # the verdict's as_of: every validity state on the page is for it
     today: date
@@ -300,6 +353,10 @@ class ItemPage:
     @property
     def held(self) -> bool:
         return self.answer.status == Answer.Status.HELD and self.item is not None
+
+    @property
+    def questions_and_ends(self) -> list[tuple[OwnerQuestion, WaitEnd | None]]:
+        return [(q, self.wait_ends.get(q.pk)) for q in self.owner_questions]
 
     @property
     def waiting_on(self) -> OwnerQuestion | None:
@@ -345,7 +402,7 @@ class ItemPage:
     @property
     def conflict_cites(self) -> set[str]:
         """Retrieved ids that are a side of a conflict shown on the page."""
-        return {side.cite for c in self.conflicts for side in c.sources if side.cite}
+        return {cite for c in self.conflicts for side in c.sources for cite in side.cites}
 
 
 # --- Helpers ------------------------------------------------------------------------------------
@@ -530,10 +587,10 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
               if w.get("code") == "single_source"]
     unused = [citations[r.cite] for r in retrieved if r.cite not in cited_by_claims]
 
-    conflicts = [
+    conflicts = _grouped([
         _conflict(f, claims, citations, documents, facts_by_revision, passages, principals)
         for f in conflict_findings
-    ]
+    ])
     diffs = [_diff(r, citations[r.cite], older, documents, facts_by_revision, passages,
                    principals, _what_claims_ask(claims, r.cite))
              for r in retrieved if citations[r.cite].superseded]
@@ -546,6 +603,7 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
     decisions = list(
         Decision.objects.filter(answer=answer).select_related("reviewer").order_by("-id")
     )
+    questions = list(answer.owner_questions.all())
     return ItemPage(
         answer=answer,
         verdict=verdict,
@@ -566,7 +624,8 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         ]) for v in verdicts],
         decisions=[DecisionView(d) for d in decisions],
         earlier_approval=_earlier_approval(answer, item, decisions),
-        owner_questions=list(answer.owner_questions.all()),
+        owner_questions=questions,
+        wait_ends=_wait_ends(answer, item, questions, decisions),
         cites=[r.cite for r in retrieved],
         reference_date=on,
         today=today(),
@@ -730,29 +789,38 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
         facts = facts_by_revision.get(document.current_revision_id or 0, [])
         return [f for f in _claim_facts(facts, key or "", subject) if f.state == "current"]
 
+    # One card for each document's fact, naming every id the answer retrieved it under: an
+    # answer citing one document under many ids would otherwise draw it once for each.
+    cards: dict[tuple[str, int], ConflictSource] = {}
     for cite in finding.get("evidence") or ():
         citation = citations.get(cite)
         document = documents.get(citation.document_key) if citation else None
         if citation is None or document is None or document.current_revision is None:
             continue
         for fact in in_force(document) or [None]:  # type: ignore[list-item]
-            sources.append(ConflictSource(
-                cite=cite, document_key=document.key, revision=document.current_revision.revision,
+            card = cards.get((document.key, id(fact)))
+            if card is not None:
+                card.cites.append(cite)
+                continue
+            card = cards[(document.key, id(fact))] = ConflictSource(
+                cites=[cite], document_key=document.key,
+                revision=document.current_revision.revision,
                 title=document.current_revision.title, owner=document.owner.username,
                 updated_at=document.current_revision.updated_at, fact=fact,
                 passage=passages.get((document.current_revision_id, fact.span))
                 if fact is not None and fact.span else None,
-            ))
+            )
+            sources.append(card)
     for key_name in finding.get("kb_documents") or ():
         document = documents.get(key_name)
         if document is None or not may_read(document.allowed_principals, principals) \
                 or document.current_revision is None:
             # Say that another source disagrees, never what it says or which it is.
-            sources.append(ConflictSource(cite=None, document_key=None, restricted=True))
+            sources.append(ConflictSource(document_key=None, restricted=True))
             continue
         for fact in in_force(document) or [None]:  # type: ignore[list-item]
             sources.append(ConflictSource(
-                cite=None, document_key=document.key,
+                document_key=document.key,
                 revision=document.current_revision.revision,
                 title=document.current_revision.title, owner=document.owner.username,
                 updated_at=document.current_revision.updated_at, fact=fact,
@@ -767,7 +835,21 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
                      "which applies.")
     else:
         sentence = _("Sources in force disagree about %(what)s.")
-    return ConflictView(sentence % {"what": describe_claim(index, claims)}, sources)
+    return ConflictView([sentence % {"what": describe_claim(index, claims)}], sources)
+
+
+def _grouped(conflicts: list[ConflictView]) -> list[ConflictView]:
+    """Conflicts over the very same sources drawn once, with each claim's sentence: many
+    claims on one key would otherwise draw the same cards again for each claim."""
+    by_sources: dict[tuple[object, ...], ConflictView] = {}
+    for conflict in conflicts:
+        same = tuple((s.document_key, s.revision, id(s.fact), s.restricted, tuple(s.cites))
+                     for s in conflict.sources)
+        if same in by_sources:
+            by_sources[same].sentences.extend(conflict.sentences)
+        else:
+            by_sources[same] = conflict
+    return list(by_sources.values())
 
 
 # What the claims citing one source ask about: (key, subject), with None for a claim that names

@@ -1,7 +1,8 @@
 """A reviewer hands a held answer to the owners of its conflicting sources instead of deciding.
 
 The item stays in the queue, marked as waiting for the owner, until a decision takes it out,
-a new verdict (after a re-evaluation, or an edit the gate still holds) ends the wait, or one of
+a new verdict that holds it for something else (after a re-evaluation, or an edit the gate
+still holds) ends the wait, or one of
 the owners asked replies (when their documents are right as they are, say, or the question
 needs an answer rather than a new revision). Only owners who may read the answer in full are
 asked: they are mailed the question and the note, and find it in their inbox; the reviewer is

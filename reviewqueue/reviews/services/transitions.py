@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import datetime
 
@@ -116,6 +117,19 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
     ])
 
 
+def _shows_the_same(old_verdict_id: int | None, verdict: Verdict) -> bool:
+    """Whether `verdict` holds the answer for what the verdict `old_verdict_id` held it for:
+    the same decision, findings and cited revisions. A new fingerprint may come from a document
+    the answer does not cite that agrees with it (it then only counts among the knowledge
+    base's facts): the owners' question is still the one to answer. One query."""
+    old = (Verdict.objects.filter(pk=old_verdict_id)
+           .values("decision", "reasons", "findings", "revisions_used").first())
+    # As stored: the new verdict's lists may still be tuples.
+    return old is not None and old == json.loads(json.dumps({
+        "decision": verdict.decision, "reasons": verdict.reasons,
+        "findings": verdict.findings, "revisions_used": verdict.revisions_used}))
+
+
 def answer_apply_verdict(
     *, answer: Answer, verdict: Verdict, actor: Actor, cause: str
 ) -> str:
@@ -173,9 +187,10 @@ def answer_apply_verdict(
             item.reasons = verdict.reasons
             fields += ["primary_reason", "reasons"]
         # The owner was asked about the answer as the earlier verdict saw it; a new verdict
-        # (a new fingerprint) ends the wait, and the reviewer takes the item up again.
-        # The question stays, unanswered: the answer's page lists it.
-        if item.waiting_for_owner and verdict.pk != old_verdict_id:
+        # that shows the reviewer something else ends the wait, and the reviewer takes the
+        # item up again. The question stays, unanswered: the answer's page lists it.
+        if (item.waiting_for_owner and verdict.pk != old_verdict_id
+                and not _shows_the_same(old_verdict_id, verdict)):
             item.waiting_for_owner = False
             fields.append("waiting_for_owner")
             owner_wait_ended = True

@@ -25,10 +25,14 @@ gettext_noop(", ")
 
 @register.filter
 def ago(value: datetime | None) -> str:
-    """'3 days ago' (or 'just now'), in the active language."""
+    """'3 days ago' (or 'just now'), in the active language; a moment still to come (a
+    source's own date, say) is 'in 3 days', not 'just now'."""
     if value is None:
         return ""
-    if (timezone.now() - value).total_seconds() < 60:
+    past = (timezone.now() - value).total_seconds()
+    if past < -60:
+        return _("in %(time)s") % {"time": timeuntil(value, depth=1)}
+    if past < 60:
         return _("just now")
     return _("%(time)s ago") % {"time": timesince(value, depth=1)}
 
