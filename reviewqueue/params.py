@@ -16,7 +16,7 @@ from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
@@ -58,6 +58,15 @@ def refuse_unknown_params(request: HttpRequest, allowed: Iterable[str] = ()
     }, status=400)
 
 
+def not_a_day(value: Any) -> forms.ValidationError:
+    """The refusal of a typed value that is no day, quoting it: a date input empties itself on
+    such a value (a browser with no date picker lets one be typed), so it is lost from sight."""
+    typed = str(value).strip()
+    return forms.ValidationError(
+        gettext_lazy("Enter a valid date, such as 2026-12-31: “%(typed)s” is not one."),
+        code="invalid", params={"typed": typed if len(typed) <= 40 else typed[:39] + "…"})
+
+
 class SearchDateField(forms.DateField):
     """A day of a search window (YYYY-MM-DD), within years a window can be moved around in:
     9999-12-31 plus a day, or 0001-01-01 minus a month, is past what a date can hold."""
@@ -77,5 +86,10 @@ class SearchDateField(forms.DateField):
     def to_python(self, value: Any) -> dt.date | None:
         # strptime takes "2026-1-1" for %Y-%m-%d; a day is written as facts write theirs.
         if isinstance(value, str) and value.strip() and not DAY.fullmatch(value.strip()):
-            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
-        return super().to_python(value)
+            raise not_a_day(value)
+        try:
+            return super().to_python(value)
+        except forms.ValidationError as exc:
+            if exc.code == "invalid":
+                raise not_a_day(value) from exc
+            raise

@@ -13,7 +13,7 @@ def says(text: str, value: object) -> bool:
     string not inside a longer word of Latin letters and digits ("EU" is not said by "EUR";
     Japanese, written without spaces, is matched anywhere). True, false, null and "" are never
     said: no text writes them so."""
-    if isinstance(value, bool) or value is None or value == "":
+    if unwritten(value):
         return False
     said = value if isinstance(value, str) else json.dumps(value)
     if not isinstance(value, str):
@@ -23,3 +23,8 @@ def says(text: str, value: object) -> bool:
         tail = r"(?![A-Za-z0-9])" if said[-1].isascii() and said[-1].isalnum() else ""
         pattern = f"{head}{re.escape(said)}{tail}"
     return re.search(pattern, text) is not None
+
+
+def unwritten(value: object) -> bool:
+    """True, false, null and "": values no text writes as such, so `says` never finds them."""
+    return isinstance(value, bool) or value is None or value == ""

@@ -169,7 +169,8 @@ def where_answers_stand(jobs: list[Job], cap: int = STANDING_CAP
     """Where the answers `jobs` reached stand now: per status (and, for held ones, per reason
     they wait), how many, how many of them the change moved there while its jobs ran, from the
     first one's start to the last one's end (their status changed, or, held before and after,
-    the reason they wait did), whichever job re-evaluated them, and are still there
+    the reason they wait did: a decided answer's verdicts still change, but it waits for
+    nothing), whichever job re-evaluated them, and are still there
     (`moved`), and how many it moved at all, wherever they are now (`moved_any`); whether more
     than `cap` answers were reached, only `cap` of them counted; and whether any of them
     changed again after the jobs ended (a later change). An answer reached by several jobs
@@ -194,7 +195,9 @@ def where_answers_stand(jobs: list[Job], cap: int = STANDING_CAP
             FROM (SELECT a.status, i.primary_reason,
                          a.status_changed_at BETWEEN %(since)s AND %(ended)s
                          OR (earlier.decision = 'review' AND during.decision = 'review'
-                             AND earlier.reason <> during.reason) AS moved,
+                             AND earlier.reason <> during.reason
+                             AND (a.status = %(held)s OR a.status_changed_at > %(ended)s))
+                             AS moved,
                          coalesce(a.status_changed_at > %(ended)s
                                   OR c.created_at > %(ended)s, false) AS later,
                          row_number() OVER () AS n
@@ -208,6 +211,7 @@ def where_answers_stand(jobs: list[Job], cap: int = STANDING_CAP
                                  WHERE job_id = ANY(%(jobs)s))
                   LIMIT %(read)s) reached
             GROUP BY 1, 2""", {"cap": cap, "since": since, "ended": ended,
+                               "held": Answer.Status.HELD,
                                "jobs": [job.pk for job in jobs], "read": cap + 1})
         found = cursor.fetchall()
     rows = [{"status": status, "reason": reason or "", "count": count, "moved": moved,

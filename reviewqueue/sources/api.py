@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -52,17 +54,32 @@ class FactIn(StrictSerializer):
         return {}
 
 
+# How far ahead of this server's clock a source's `updated_at` may be (clocks drift).
+UPDATED_AT_AHEAD = timedelta(days=1)
+
+
 class RevisionIn(StrictSerializer):
     title = serializers.CharField(max_length=500)
     url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
     owner = serializers.CharField(max_length=150)
-    updated_at = InstantField()
+    updated_at = InstantField(help_text="When the source was last updated; the newest revision "
+                              "is current. At most a day ahead of the server's clock.")
     allowed_principals = serializers.ListField(
         child=PrincipalField(max_length=200), allow_empty=False, min_length=1, max_length=200,
     )
     passages = serializers.ListField(child=PassageIn(), max_length=1000)
     facts = serializers.ListField(child=FactIn(), max_length=1000)
     note = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+
+    def validate_updated_at(self, value: datetime) -> datetime:
+        # The newest `updated_at` is current: a revision dated years ahead by mistake would
+        # leave every later one, correctly dated, "received late" for good.
+        latest = timezone.now() + UPDATED_AT_AHEAD
+        if value > latest:
+            raise serializers.ValidationError(
+                f"Must not be later than {instant_text(latest.replace(microsecond=0))}, a day "
+                f"after this server's clock: {instant_text(value)} has not come yet.")
+        return value
 
     def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
         errors = span_errors(attrs.get("passages"), attrs.get("facts"))

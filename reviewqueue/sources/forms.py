@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from gating import MAX_INT, MIN_INT
 from reviewqueue.api_base import MAX_SCALAR_CHARS, scalar_problem
+from reviewqueue.params import not_a_day
 from reviewqueue.sources.conflicts import DISMISSAL_CODES, DISMISSAL_DETAIL_MAX_CHARS
 from reviewqueue.sources.selectors import document_keys_named
 from reviewqueue.textlimit import LimitedText
@@ -51,8 +52,7 @@ DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
 
 
 class DayField(forms.DateField):
-    """A day typed as YYYY-MM-DD. A date input empties itself on a value that is no date (a
-    browser with no date picker lets one be typed), so the refusal quotes what was typed."""
+    """A day typed as YYYY-MM-DD; a value that is no date is quoted in its refusal."""
 
     widget = DATE
 
@@ -62,11 +62,7 @@ class DayField(forms.DateField):
         except ValidationError as exc:
             if exc.code != "invalid":
                 raise
-            typed = str(value).strip()
-            raise ValidationError(
-                _("Enter a valid date, such as 2026-12-31: “%(typed)s” is not one."),
-                code="invalid",
-                params={"typed": typed if len(typed) <= 40 else typed[:39] + "…"}) from exc
+            raise not_a_day(value) from exc
 
 
 # A conflict only opens over periods that overlap: values for periods that do not are told

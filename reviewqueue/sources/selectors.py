@@ -554,6 +554,8 @@ class ConflictChangeSeen:
     linked: bool = True  # its page is the person's to open (now)
     # "left" only: another document of the person's is still in it after the change.
     yours_remain: bool = False
+    # "closed" only: it closed when the document that changed it last was withdrawn.
+    by_withdrawal: bool = False
 
     @property
     def now(self) -> str:
@@ -569,6 +571,11 @@ class ConflictChangeSeen:
         if self.yours_remain:
             sentence = _("The changed document no longer takes part; the conflict goes on, "
                          "with other documents of yours still in it.")
+        elif self.by_withdrawal:
+            sentence = (_("It closed with the document's withdrawal.")
+                        if self.conflict.within_one_document
+                        else _("It closed with the withdrawal: the documents left in it do "
+                               "not disagree."))
         elif self.conflict.within_one_document:
             sentence = _WITHIN_ONE_DOCUMENT.get(self.verb, sentence)
         return badge, tone, sentence
@@ -651,7 +658,7 @@ def conflict_changes_by(user: Any, documents: list[str], since: Any, until: Any 
     changed or closed from `since` (to `until`), in the order they were first touched, each
     from its status before the first change to its status after the last; and whether older
     changes were left out (only the newest CONFLICT_CHANGES_READ events are read). 5 queries
-    however many, and one more when a document left a conflict."""
+    however many, and one more when a document left a conflict or one closed."""
     from reviewqueue.audit.models import AuditEvent
     from reviewqueue.audit.services import Actor
 
@@ -667,30 +674,43 @@ def conflict_changes_by(user: Any, documents: list[str], since: Any, until: Any 
                                "after__revisions")[:CONFLICT_CHANGES_READ + 1])
     cut = len(events) > CONFLICT_CHANGES_READ
     # Per conflict, its status before the first change read and after the last one,
-    # whether the last one left the changed document out of it, and which documents the
-    # conflict then held.
-    last: dict[int, tuple[str | None, str | None, bool, set[str]]] = {}
+    # whether the last one left the changed document out of it, which documents the
+    # conflict then held, and the document whose change was the last.
+    last: dict[int, tuple[str | None, str | None, bool, set[str], str]] = {}
     for conflict_id, cause, before, after, revisions in reversed(events[:CONFLICT_CHANGES_READ]):
         remaining = {d for d, _ in revisions or []}
         left = after != Conflict.Status.CLOSED and cause not in remaining
         last[int(conflict_id)] = (last.get(int(conflict_id), (before,))[0], after, left,
-                                  remaining if left else set())
+                                  remaining if left else set(), cause)
     conflicts = Conflict.objects.in_bulk(list(last))
     theirs = set(conflicts_for_owner(user, include_closed=True).filter(pk__in=list(last))
                  .values_list("pk", flat=True))
     # A conflict the changed document left may still hold another of the person's documents:
     # then it is still theirs, and the page says so (and links it).
-    remaining_anywhere = set().union(*(r for *_, r in last.values()))
-    owned = set(Document.objects.filter(owner=user, key__in=remaining_anywhere)
-                .values_list("key", flat=True)) if remaining_anywhere else set()
+    # A conflict that closed may have closed with the withdrawal, in the window, of the
+    # document that changed it last: the page then says so, as the conflict's own page does.
+    remaining_anywhere: set[str] = set().union(*(r for *_, r, _cause in last.values()))
+    closed_by = {cause for _b, after, _l, _r, cause in last.values()
+                 if after == Conflict.Status.CLOSED}
+    owned, withdrawn = set(), set()
+    if remaining_anywhere or closed_by:
+        for key, owner_id, withdrawn_at in Document.objects.filter(
+                key__in=remaining_anywhere | closed_by).values_list(
+                "key", "owner_id", "withdrawn_at"):
+            if owner_id == user.pk and key in remaining_anywhere:
+                owned.add(key)
+            if key in closed_by and withdrawn_at is not None and withdrawn_at >= since and (
+                    until is None or withdrawn_at <= until):
+                withdrawn.add(key)
     seen = []
-    for pk, (before, after, left, remaining) in last.items():
+    for pk, (before, after, left, remaining, cause) in last.items():
         if pk not in conflicts:
             continue
-        yours_remain = bool(remaining & owned)
         seen.append(ConflictChangeSeen(
             conflicts[pk], "left" if left else _seen_verb(before, after), after or "",
-            linked=pk in theirs and (not left or yours_remain), yours_remain=yours_remain))
+            linked=pk in theirs and (not left or bool(remaining & owned)),
+            yours_remain=bool(remaining & owned),
+            by_withdrawal=after == Conflict.Status.CLOSED and cause in withdrawn))
     return seen, cut
 
 
@@ -743,6 +763,42 @@ def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[Confl
             for f in mine
         ]
     return out
+
+
+@dataclass(frozen=True)
+class ConflictReopening:
+    """How an open conflict that had been dismissed was reopened: by `by`, a person, by hand;
+    or by a change of `document` (None when the viewer may not see it, or by hand)."""
+
+    at: Any
+    by: str = ""
+    document: Document | None = None
+
+
+def conflict_reopening(conflict: Conflict, user: Any) -> ConflictReopening | None:
+    """How `conflict` was reopened, when the last event that changed its status reopened a
+    dismissal; None otherwise (1 query, 2 when a document's change reopened it). The owner who
+    dismissed it reads here that their dismissal no longer holds, and why."""
+    from reviewqueue.audit.models import AuditEvent
+
+    if conflict.status != Conflict.Status.OPEN:
+        return None
+    event = (AuditEvent.objects.filter(
+        object_type="conflict", object_id=str(conflict.pk),
+        action__in=["conflict.opened", "conflict.reopened", "conflict.dismissed",
+                    "conflict.closed"])
+        .order_by("-seq").values("before", "document_id", "actor", "created_at").first())
+    if event is None or (event["before"] or {}).get("status") != Conflict.Status.DISMISSED:
+        return None
+    cause = event["document_id"]
+    if not cause:  # reopened by hand
+        return ConflictReopening(at=event["created_at"],
+                                 by=event["actor"].split()[0].removeprefix("user:"))
+    document = Document.objects.filter(key=cause).first()
+    return ConflictReopening(
+        at=event["created_at"],
+        document=document if document is not None and may_see_document(user, document)
+        else None)
 
 
 @dataclass(frozen=True)

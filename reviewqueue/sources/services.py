@@ -20,7 +20,7 @@ from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
 from reviewqueue.sources.conflicts import conflicts_refresh, reevaluate_documents, same_value
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
-from reviewqueue.textmatch import says
+from reviewqueue.textmatch import says, unwritten
 
 
 @dataclass(frozen=True)
@@ -471,12 +471,15 @@ def revision_publish_corrected(
 
 @dataclass(frozen=True)
 class PassageLeftBehind:
-    """A corrected fact whose passage still says the value it had, and not the new one."""
+    """A corrected fact whose passage still says the value it had, and not the new one; or,
+    `unsaid`, whose value is one no text writes as such (true, false, null, "") while its
+    passage is left as it was: it may well still say the old value in words."""
 
     fact: Fact
     span: str
     old: Any
     new: Any
+    unsaid: bool = False
 
 
 def passages_left_behind(revision: Revision, edits: list[FactEdit],
@@ -494,6 +497,9 @@ def passages_left_behind(revision: Revision, edits: list[FactEdit],
         text = texts.get(fact.span, "")
         if says(text, fact.value) and not says(text, edit.value):
             found.append(PassageLeftBehind(fact, fact.span, fact.value, edit.value))
+        elif (unwritten(fact.value) and fact.span not in passages
+              and not says(text, edit.value)):
+            found.append(PassageLeftBehind(fact, fact.span, fact.value, edit.value, unsaid=True))
     return found
 
 

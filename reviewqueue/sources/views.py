@@ -155,6 +155,7 @@ def _conflict_page(
         "held_answers": selectors.held_answers_of(conflict, request.user),
         "reason_shown": conflict.pk in selectors.reasons_shown([conflict], request.user),
         "closing": selectors.conflict_closing(conflict, request.user),
+        "reopening": selectors.conflict_reopening(conflict, request.user),
         "dismiss_form": form,
     }
     return render(request, "sources/conflict.html", context, status=status)
@@ -606,10 +607,14 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
     if based is not None and not request.POST.get("passages_checked") and (
             left := services.passages_left_behind(based, edits, passages)):
         return _document_page(
-            request, document, error=_("Nothing was published: a passage still says the value "
-                                       "you corrected."),
+            request, document,
+            error=_("Nothing was published: check that the passages no longer say the values "
+                    "you corrected.") if any(row.unsaid for row in left)
+            else _("Nothing was published: a passage still says the value you corrected."),
             passages_left_behind=[
-                _("Passage %(span)s still says %(old)s, not %(new)s (%(fact)s).") % {
+                (_("Passage %(span)s is unchanged, while %(fact)s goes from %(old)s to %(new)s: "
+                   "check that it does not still say the old value in words.") if row.unsaid
+                 else _("Passage %(span)s still says %(old)s, not %(new)s (%(fact)s).")) % {
                     "span": row.span, "old": json.dumps(row.old, ensure_ascii=False),
                     "new": json.dumps(row.new, ensure_ascii=False), "fact": _fact_name(row.fact)}
                 for row in left],

@@ -195,8 +195,8 @@ def test_search_by_date_range(admin_client: Any, bulk: Callable[..., None]) -> N
 @pytest.mark.parametrize("query, message", [
     ("limit=5", "limit: not a search parameter"),
     ("actor=a&actor=b", "actor: given more than once"),
-    ("since=yesterday", "Enter a valid date"),
-    ("since=2026-1-1", "Enter a valid date"),
+    ("since=yesterday", "Enter a valid date, such as 2026-12-31: “yesterday” is not one."),
+    ("since=2026-1-1", "Enter a valid date, such as 2026-12-31: “2026-1-1” is not one."),
     ("since=2026-10-05&until=2026-10-01", "Must not be before the first day"),
     ("action=DROP TABLE", "Use an action name"),
     ("before=10&after=3", "either before or after"),

@@ -287,7 +287,9 @@ def test_the_metrics_api_refuses_a_bad_date(admin_api: Any, day: str) -> None:
     """Days are written YYYY-MM-DD, as facts write theirs: not "2026-1-4" either."""
     response = admin_api.get("/api/v1/metrics", {"since": day})
     assert response.status_code == 400
-    assert response.json()["errors"] == [{"field": "since", "message": "Enter a valid date."}]
+    assert response.json()["errors"] == [{
+        "field": "since",
+        "message": f"Enter a valid date, such as 2026-12-31: “{day.strip()}” is not one."}]
 
 
 def test_a_service_token_may_not_read_metrics(service_api: Any) -> None:

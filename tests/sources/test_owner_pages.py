@@ -224,7 +224,8 @@ def test_verdicts_after_a_dismissal_or_a_reopening_name_it_as_their_cause(
     client.force_login(reviewer)
     page = client.get("/answers/t-1/").content.decode()
     assert re.search(r"current</span> <span class=\"muted\" data-current-again>again: the "
-                     r"sources came back to what this verdict saw</span><br>.*?</td>\s*"
+                     r"sources and the conflicts on them came back to what this verdict saw"
+                     r"</span><br>.*?</td>\s*"
                      r"<td[^>]*>Ingested</td>", page, re.S)
     # Above the table, a sentence says which one applies, since it is not the first row.
     first, newest = answer.verdicts.order_by("created_at", "id")
@@ -232,7 +233,8 @@ def test_verdicts_after_a_dismissal_or_a_reopening_name_it_as_their_cause(
     said = re.search(r"<p class=\"hint\" data-current-not-newest>(.*?)</p>", page)
     assert said is not None and said.group(1) == (
         f"The current verdict is #{first.pk}, not the newest: after #{newest.pk}, the sources "
-        f"came back to what #{first.pk} saw, so it applies again. It is marked below.")
+        f"and the conflicts on them came back to what #{first.pk} saw, so it applies again. "
+        "It is marked below.")
     client.force_login(admin_user)
     jobs = client.get("/jobs/").content.decode()
     assert "Conflict dismissed" in jobs and "Conflict reopened" in jobs
@@ -662,3 +664,80 @@ def test_a_dismissal_refused_as_made_meanwhile_gives_back_the_reason_in_words(
     page = re.sub(r"\s+", " ", response.content.decode())
     assert "Your justification, not recorded: Both values are valid" in page
     assert "my look" in page
+
+
+def test_the_withdraw_box_says_what_the_withdrawal_does_to_citing_and_retrieving_answers(
+    client: Any, owner: Any, publish: Any, submit: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("faq", facts=[fact("trial_days", 14)])
+    both = [{"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+            {"cite": "d2", "document_id": "faq", "revision": "r1", "span": "p1"}]
+    submit("t-cites", as_of=None, retrieved=both,
+           answer="The free trial lasts 14 days [d1] [d2].",
+           claims=[{"key": "trial_days", "value": 14, "cite": "d2"}])
+    submit("t-retrieves", as_of=None, retrieved=both,
+           answer="The free trial lasts 14 days [d1].",
+           claims=[{"key": "trial_days", "value": 14, "cite": "d1"}])
+    client.force_login(owner)
+    page = client.get("/owner/documents/faq/").content.decode()
+    hint = re.search(r"<p class=\"hint\" data-withdraw-effect>(.*?)</p>", page, re.S)
+    assert hint is not None, page
+    assert hint.group(1).startswith(
+        "An answer with a claim that cites it will abstain: the citation no longer resolves. "
+        "An answer that only retrieved it, with no claim citing it, is checked again without "
+        "it, and may be released.")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/owner/documents/faq/withdraw", {"confirm": "faq"})
+    # As the box said.
+    assert dict(Answer.objects.values_list("trace_id", "status")) == {
+        "t-cites": "abstained", "t-retrieves": "candidate"}
+
+
+def _reopened_line(client: Any, conflict: Conflict) -> str | None:
+    page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    line = re.search(r"<p class=\"card hint\" data-reopened>(.*?)</p>", page, re.S)
+    return re.sub(r"<[^>]+>", "", line.group(1)) if line else None
+
+
+def _dismiss(client: Any, conflict: Conflict) -> None:
+    conflict.refresh_from_db()
+    response = client.post(f"/owner/conflicts/{conflict.pk}/dismiss",
+                           {"reason": "both valid", "signature": conflict.signature})
+    assert response.status_code == 302, response.content.decode()
+
+
+def test_the_conflict_page_says_who_or_what_reopened_a_dismissal(
+    client: Any, owner: Any, other_owner: Any, conflict_holding_an_answer: Conflict,
+    publish: Any, make_user: Any,
+) -> None:
+    conflict = conflict_holding_an_answer
+    client.force_login(owner)
+    assert _reopened_line(client, conflict) is None  # opened, never dismissed
+    _dismiss(client, conflict)
+    assert _reopened_line(client, conflict) is None
+    # By hand: olivia, whose dismissal it was, reads who undid it.
+    client.force_login(other_owner)
+    client.post(f"/owner/conflicts/{conflict.pk}/reopen")
+    client.force_login(owner)
+    line = _reopened_line(client, conflict)
+    assert line is not None and re.fullmatch(
+        r"Reopened by oscar on \d{4}-\d\d-\d\d \d\d:\d\d: the dismissal no longer holds\.", line)
+    # By a revision of a document she may read.
+    _dismiss(client, conflict)
+    publish("trial-promo", revision="r2", owner="oscar", facts=trial(31))
+    assert Conflict.objects.get().status == "open"
+    assert _reopened_line(client, conflict).endswith(  # type: ignore[union-attr]
+        ", when a revision of trial-promo changed the values it had been dismissed for.")
+    # By a document she may not read, which she is not named.
+    _dismiss(client, conflict)
+    make_user("hugo", "owner", groups=("hr",))
+    publish("hr-trial", owner="hugo", principals=["group:hr"], facts=trial(45))
+    line = _reopened_line(client, conflict)
+    assert line is not None and line.endswith(
+        ", when a revision of a document you may not read changed the values it had been "
+        "dismissed for.") and "hr-trial" not in line
+    # Once dismissed again (by hugo, who may read every document), it says nothing of it.
+    client.force_login(type(owner).objects.get(username="hugo"))
+    _dismiss(client, conflict)
+    assert _reopened_line(client, conflict) is None

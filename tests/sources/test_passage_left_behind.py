@@ -83,3 +83,31 @@ def test_a_passage_that_says_the_new_value_already_or_never_said_the_old_one_pas
             passages=[{"span": "p1", "text": "Two weeks of trial."}],
             updated_at=(timezone.now() + dt.timedelta(minutes=1)).isoformat())
     assert send(pricing, **{"facts-0-value": "21"}).status_code == 302  # never said 14
+
+
+def test_a_true_or_false_corrected_beside_an_unchanged_passage_asks_for_a_look(
+    publish: Any, owner: Any, client: Any,
+) -> None:
+    from tests.reviews.conftest import fact
+
+    # No text writes "false": the passage says it in words, which no match can find.
+    publish("pricing", facts=[fact("weekend_support", False)],
+            passages=[{"span": "p1", "text": "There is no weekend support."}])
+    client.force_login(owner)
+    refused = send(client, **{"facts-0-value": "true"})
+    assert refused.status_code == 400
+    page = html.unescape(refused.content.decode())
+    assert ("Nothing was published: check that the passages no longer say the values you "
+            "corrected.") in page
+    box = re.search(r"<div data-passages-left-behind>.*?</div>", page, re.S)
+    assert box is not None
+    assert re.findall(r"<li>(.*?)</li>", box.group(0)) == [
+        "Passage p1 is unchanged, while weekend_support goes from false to true: check that "
+        "it does not still say the old value in words."]
+    assert current_values() == [False]
+    # Rewriting the passage, or ticking the box, publishes.
+    assert send(client, **{"facts-0-value": "true",
+                           "passage:p1": "Support is open at weekends."}).status_code == 302
+    assert current_values() == [True]
+    assert send(client, **{"facts-0-value": "false", "passages_checked": "1"}).status_code == 302
+    assert current_values() == [False]

@@ -231,8 +231,25 @@ def test_withdrawing_one_of_two_documents_in_a_conflict_says_the_other_is_still_
                 "on, with other documents of yours still in it.")]
     assert f'href="/owner/conflicts/{conflict.pk}/"' in page
 
+
+def test_a_conflict_a_withdrawal_closed_is_said_to_have_closed_with_it(
+    client: Any, owner: Any, publish: Any, make_user: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    make_user("oscar", "owner")
+    publish("terms", owner="oscar", facts=[fact("trial_days", 30)])
+    publish("pricing", facts=[fact("trial_days", 14)])
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/owner/documents/pricing/withdraw", {"confirm": "pricing"})
+    page = client.get(response["Location"]).content.decode()
+    assert Conflict.objects.get().status == "closed"
+    # Not "The documents no longer disagree over any period they share": nothing was corrected.
+    assert changes_on(page) == [(
+        "closed", "Closed trial_days It closed with the withdrawal: the documents left in it "
+                  "do not disagree.")]
+
 @pytest.mark.parametrize("conflicts", [2, 12])
-def test_reading_the_changes_takes_five_queries_however_many(
+def test_reading_the_changes_takes_six_queries_however_many(
     owner: Any, make_user: Any, publish: Any, django_assert_num_queries: Any, conflicts: int,
 ) -> None:
     from reviewqueue.audit.services import Actor
@@ -246,9 +263,11 @@ def test_reading_the_changes_takes_five_queries_however_many(
     publish("pricing", facts=[fact(k, 14) for k in keys])
     document_withdraw(document_key="pricing", actor=Actor.of_user(owner))
     reader = type(owner).objects.get(pk=owner.pk)  # as a request reads them: nothing cached
-    with django_assert_num_queries(5):
+    # Five, and one for the documents that closed them: the withdrawal did.
+    with django_assert_num_queries(6):
         changes, cut = conflict_changes_by(reader, ["pricing"], since)
     assert ([c.verb for c in changes], cut) == (["closed"] * conflicts, False)
+    assert all(c.by_withdrawal for c in changes)
 
 
 def test_more_changes_than_are_read_are_said_to_be_cut(

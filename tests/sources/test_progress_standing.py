@@ -200,3 +200,25 @@ def test_a_later_change_is_not_counted_as_this_ones_and_is_said(
     # It did move it, to Source revised, where it no longer is.
     assert re.search(r"Answers your change moved: <strong data-moved-total>1</strong>", page)
     assert "data-changed-later" in page
+
+
+def test_a_decided_answer_whose_verdict_changed_did_not_move(
+    client: Any, owner: Any, reviewer: Any, two_owners_disagree: Conflict, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.reviews.models import Answer
+    from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
+
+    submit("t-1", as_of=None)  # held for the conflict alone
+    submit("t-2", as_of=None)
+    rejected = Answer.objects.get(trace_id="t-2")
+    answer_decide(trace_id="t-2", user=reviewer, actor=Actor.of_user(reviewer),
+                  data=DecisionInput(action="reject", verdict_id=rejected.current_verdict_id,
+                                     reject_reason="conflict", comment="no"))
+    client.force_login(owner)
+    page = publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
+    # Both got a verdict held for another reason; only the one still waiting moved.
+    assert Answer.objects.get(trace_id="t-2").status == "rejected"
+    assert standing_rows(page) == ["Held for review Source revised 1 1", "Rejected — 1 0"]
+    assert re.search(r"Answers your change moved: <strong data-moved-total>1</strong>", page)

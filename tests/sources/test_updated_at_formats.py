@@ -34,3 +34,32 @@ def test_an_updated_at_that_is_not_an_rfc3339_date_time_is_refused_naming_it(
         "message": "Give a date and time with its offset from UTC: "
                    "YYYY-MM-DDThh:mm[:ss[.ffffff]] then Z or +hh:mm / -hh:mm."}]
     assert not Revision.objects.exists()
+
+
+def test_an_updated_at_years_ahead_is_refused_and_later_revisions_still_become_current(
+    service_api: Any, owner: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from reviewqueue.instants import instant_text
+
+    body = revision_body()
+    body["updated_at"] = "2099-11-01T09:00:00Z"  # 2026 mistyped
+    response = service_api.put(URL, body, format="json")
+    assert response.status_code == 400, response.content
+    [error] = response.json()["errors"]
+    assert error["field"] == "updated_at"
+    assert error["message"].startswith("Must not be later than ")
+    assert error["message"].endswith(
+        ", a day after this server's clock: 2099-11-01T09:00:00Z has not come yet.")
+    assert not Revision.objects.exists()
+    # A few hours ahead (a clock that drifts) is taken, and a revision dated after it is
+    # current in its turn.
+    body["updated_at"] = instant_text(timezone.now() + timedelta(hours=3))
+    assert service_api.put(URL, body, format="json").status_code == 201
+    body["updated_at"] = instant_text(timezone.now() + timedelta(hours=4))
+    reply = service_api.put("/api/v1/documents/pricing/revisions/r2", body, format="json")
+    assert reply.status_code == 201, reply.content
+    assert reply.json()["current"] is True
