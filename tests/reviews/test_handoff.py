@@ -204,6 +204,11 @@ def test_a_document_that_only_agrees_with_the_answer_does_not_end_the_wait(
     assert item.waiting_for_owner
     page = login(reviewer).get(f"/answers/{trace}/").content.decode()
     assert "Waiting for the owner" in page
+    # Nor does one more document in the conflict, on the cited side: the question stands.
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("trial-faq", facts=[fact("trial_days", 14)])
+    assert Verdict.objects.filter(answer=item.answer).latest("id").pk != newer.pk
+    assert ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
     # A new revision of a document in the conflict changes what the answer is held for.
     with django_capture_on_commit_callbacks(execute=True):
         publish("pricing-eu", revision="r2", title="Pricing in the EU",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -117,17 +118,25 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
     ])
 
 
+def _held_for(decision: str, reasons: list[str], findings: list[dict[str, Any]],
+              revisions_used: list[dict[str, Any]]) -> object:
+    """What a verdict holds an answer for, as the reviewer reads it: its decision, each
+    finding's code, claim and cited ids, and the revisions of the documents it cites. Not the
+    other documents a finding names: one that joins a conflict the owners were asked about
+    leaves their question the one to answer."""
+    return json.dumps([decision, reasons,
+                       [[f.get("code"), f.get("claim"), f.get("evidence")] for f in findings],
+                       revisions_used], sort_keys=True)
+
+
 def _shows_the_same(old_verdict_id: int | None, verdict: Verdict) -> bool:
-    """Whether `verdict` holds the answer for what the verdict `old_verdict_id` held it for:
-    the same decision, findings and cited revisions. A new fingerprint may come from a document
-    the answer does not cite that agrees with it (it then only counts among the knowledge
-    base's facts): the owners' question is still the one to answer. One query."""
+    """Whether `verdict` holds the answer for what the verdict `old_verdict_id` held it for
+    (`_held_for`): a new fingerprint may come from a document the answer does not cite that
+    agrees with it, or from one more document in the same conflict. One query."""
     old = (Verdict.objects.filter(pk=old_verdict_id)
-           .values("decision", "reasons", "findings", "revisions_used").first())
-    # As stored: the new verdict's lists may still be tuples.
-    return old is not None and old == json.loads(json.dumps({
-        "decision": verdict.decision, "reasons": verdict.reasons,
-        "findings": verdict.findings, "revisions_used": verdict.revisions_used}))
+           .values_list("decision", "reasons", "findings", "revisions_used").first())
+    return old is not None and _held_for(*old) == _held_for(
+        verdict.decision, verdict.reasons, verdict.findings, verdict.revisions_used)
 
 
 def answer_apply_verdict(
