@@ -243,6 +243,18 @@ def _attrs(attrs: dict[str, Any]) -> str:
     )
 
 
+# Past this many retrieved ids, each row's cited id is a text box offering the ids from one list
+# on the page (CITE_LIST, a <datalist>): a menu in every row repeats every id in every row, and
+# 1,000 claims over 1,000 ids made a 56 MB page.
+LONG_CITE_MENU = 30
+CITE_LIST = "claim-cites"
+
+
+def cite_list(cites: list[str]) -> list[str] | None:
+    """The ids the page lists once for every row's cited-id box, when there are that many."""
+    return cites if len(cites) > LONG_CITE_MENU else None
+
+
 def _widget_html(field: Any, menus: dict[str, list[tuple[str, str, str]] | None]
                  ) -> SafeString:
     """What `{{ field }}` renders for a text input, checkbox or select, written directly.
@@ -274,6 +286,10 @@ def _widget_html(field: Any, menus: dict[str, list[tuple[str, str, str]] | None]
             return mark_safe(str(field))
         chosen = widget.format_value(field.value())
         picked = chosen[0] if chosen else None
+        if field.name == "cite" and len(menu) > LONG_CITE_MENU + 1:  # the blank "—" too
+            return mark_safe(f'<input type="text" name="{_escape(field.html_name)}"'
+                             f' value="{_escape(picked or "")}" list="{CITE_LIST}"'
+                             f' autocomplete="off" spellcheck="false"{_attrs(attrs)}>')
         options, found = [], False
         for value, head, tail in menu:
             selected = not found and value == picked

@@ -44,6 +44,7 @@ from reviewqueue.reviews.forms import (
     EditForm,
     RejectForm,
     blank_row,
+    cite_list,
     claim_formset,
     claim_rows,
 )
@@ -498,6 +499,7 @@ def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
         "then_next": request.session.get(AFTER_DECISION) == "next",
         **forms,
         "claim_rows": claim_rows(forms["claims_formset"]),
+        "cite_list": cite_list(page.cites),
         "blank_row": blank_row(forms["claims_formset"]),
         # Read here, not as `claims_formset.management_form` in the template: the template
         # tries `claims_formset["management_form"]` first, which builds every form.

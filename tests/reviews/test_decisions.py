@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -736,3 +737,32 @@ def test_a_removed_claim_row_is_not_asked_to_be_fixed(
     # The row kept has its error; the removed one, no source chosen, is not told to choose one.
     assert page.count('<ul class="errorlist"') == 1, page
     assert "Choose the source this claim cites." not in page
+
+
+def test_past_thirty_sources_each_claim_row_offers_them_from_one_list_on_the_page(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    n = 40
+    trace = hold(retrieved=[{"cite": f"d{i}", "document_id": "pricing", "revision": "r1",
+                             "span": "p1"} for i in range(1, n + 1)],
+                 answer=" ".join(f"The free trial lasts 14 days [d{i}]." for i in range(1, n + 1)),
+                 claims=[{"key": "trial_days", "value": 14, "cite": f"d{i}"}
+                         for i in range(1, n + 1)])
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    page = client.get(f"/answers/{trace}/").content.decode()
+    # One list of the ids, not a menu of 40 in each of 40 rows.
+    lists = re.findall(r'<datalist id="claim-cites">(.*?)</datalist>', page, re.S)
+    assert len(lists) == 1 and lists[0].count("<option") == n
+    assert '<select name="claims-0-cite"' not in page
+    box = re.search(r'<input type="text" name="claims-6-cite"[^>]*>', page)
+    assert box is not None and 'value="d7"' in box.group(0) and 'list="claim-cites"' in box.group(0)
+    # What is typed there is checked as the menu's choice was.
+    rows = [{"key": "trial_days", "value": "14", "value_type": "number", "cite": f"d{i}"}
+            for i in range(1, n + 1)]
+    rows[0]["cite"] = "d99"
+    refused = page_post(client, trace, "edit", answer="The free trial lasts 14 days [d1].",
+                        **claims_form(*rows))
+    assert refused.status_code == 400
+    assert "Select a valid choice. d99 is not one of the available choices." in (
+        refused.content.decode())
