@@ -55,6 +55,12 @@ class Actor:
         return cls(kind, f"user:{user.username}")
 
 
+def actor_username(name: str) -> str:
+    """The account in an actor's name as the log writes it: "user:alice token:rq_ab12" is
+    "alice"; a worker's or the system's name is itself, and none is ""."""
+    return name.split(" ", 1)[0].removeprefix("user:") if name else ""
+
+
 WORKER = Actor(AuditEvent.ActorType.WORKER, "worker")
 SYSTEM = Actor(AuditEvent.ActorType.SYSTEM, "system")
 

@@ -15,7 +15,7 @@ from typing import Any
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 
-from reviewqueue.audit.services import Actor
+from reviewqueue.audit.services import Actor, actor_username
 from reviewqueue.jobs.tasking import PASS_THROUGH_ERRORS, ReliableTask
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,6 @@ def _user_of(actor: Actor) -> Any:
     """The account behind an actor named `user:<name>` (optionally `token:<prefix>`)."""
     from django.contrib.auth import get_user_model
 
-    first = actor.name.split(" ", 1)[0]
-    if not first.startswith("user:"):
+    if not actor.name.startswith("user:"):
         return None
-    return get_user_model().objects.filter(username=first.removeprefix("user:")).first()
+    return get_user_model().objects.filter(username=actor_username(actor.name)).first()

@@ -116,7 +116,7 @@ def _signature(facts: list[Fact]) -> str:
 
 def conflicts_refresh(
     *, pairs: Iterable[tuple[str, str]], actor: Actor, cause: str, today: date | None = None,
-    close_only: bool = False,
+    close_only: bool = False, by: str = "",
 ) -> list[ConflictChange]:
     """Open, close or reopen the conflicts on these (subject, key) pairs, after a change of
     the document `cause` (whose events name it). With `close_only`, only close those whose
@@ -193,7 +193,9 @@ def conflicts_refresh(
                 "subject": c.subject,
                 "key": c.key,
                 "revisions": [[p["document"], p["revision"]] for p in c.participants],
-                **({"by": "validity"} if close_only else {}),
+                # What changed `cause`: revision, withdrawal or restoration (the pages say
+                # which); "validity" for the daily close, which names no document.
+                **({"by": "validity"} if close_only else {"by": by} if by else {}),
             },
         )
         if change.after == Conflict.Status.OPEN and change.before != Conflict.Status.OPEN:

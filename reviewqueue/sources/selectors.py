@@ -29,6 +29,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from reviewqueue.audit.services import actor_username
 from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.sources.models import Conflict, Document, Fact, Passage, Revision
@@ -202,8 +203,7 @@ def history_with_withdrawals(document: Document, revisions: list[Revision], *, c
         action__in=["document.withdrawn", "document.restored"])
     if cut and revisions:
         events = events.filter(created_at__gte=revisions[-1].published_at)
-    withdrawals = [Withdrawal(action == "document.restored", at,
-                              actor.split()[0].removeprefix("user:") if actor else "")
+    withdrawals = [Withdrawal(action == "document.restored", at, actor_username(actor))
                    for action, at, actor in events.order_by("-seq")
                    .values_list("action", "created_at", "actor")[:limit]]
     entries: list[tuple[Any, Revision | Withdrawal]] = [
@@ -658,7 +658,7 @@ def conflict_changes_by(user: Any, documents: list[str], since: Any, until: Any 
     changed or closed from `since` (to `until`), in the order they were first touched, each
     from its status before the first change to its status after the last; and whether older
     changes were left out (only the newest CONFLICT_CHANGES_READ events are read). 5 queries
-    however many, and one more when a document left a conflict or one closed."""
+    however many, and one more when a document left a conflict."""
     from reviewqueue.audit.models import AuditEvent
     from reviewqueue.audit.services import Actor
 
@@ -671,46 +671,35 @@ def conflict_changes_by(user: Any, documents: list[str], since: Any, until: Any 
         events = events.filter(created_at__lte=until)
     events = list(events.order_by("-seq")
                   .values_list("object_id", "document_id", "before__status", "after__status",
-                               "after__revisions")[:CONFLICT_CHANGES_READ + 1])
+                               "after__revisions", "after__by")[:CONFLICT_CHANGES_READ + 1])
     cut = len(events) > CONFLICT_CHANGES_READ
     # Per conflict, its status before the first change read and after the last one,
     # whether the last one left the changed document out of it, which documents the
-    # conflict then held, and the document whose change was the last.
+    # conflict then held, and what the last change was (a revision, a withdrawal...).
     last: dict[int, tuple[str | None, str | None, bool, set[str], str]] = {}
-    for conflict_id, cause, before, after, revisions in reversed(events[:CONFLICT_CHANGES_READ]):
+    for conflict_id, cause, before, after, revisions, by in reversed(
+            events[:CONFLICT_CHANGES_READ]):
         remaining = {d for d, _ in revisions or []}
         left = after != Conflict.Status.CLOSED and cause not in remaining
         last[int(conflict_id)] = (last.get(int(conflict_id), (before,))[0], after, left,
-                                  remaining if left else set(), cause)
+                                  remaining if left else set(), by or "")
     conflicts = Conflict.objects.in_bulk(list(last))
     theirs = set(conflicts_for_owner(user, include_closed=True).filter(pk__in=list(last))
                  .values_list("pk", flat=True))
     # A conflict the changed document left may still hold another of the person's documents:
     # then it is still theirs, and the page says so (and links it).
-    # A conflict that closed may have closed with the withdrawal, in the window, of the
-    # document that changed it last: the page then says so, as the conflict's own page does.
-    remaining_anywhere: set[str] = set().union(*(r for *_, r, _cause in last.values()))
-    closed_by = {cause for _b, after, _l, _r, cause in last.values()
-                 if after == Conflict.Status.CLOSED}
-    owned, withdrawn = set(), set()
-    if remaining_anywhere or closed_by:
-        for key, owner_id, withdrawn_at in Document.objects.filter(
-                key__in=remaining_anywhere | closed_by).values_list(
-                "key", "owner_id", "withdrawn_at"):
-            if owner_id == user.pk and key in remaining_anywhere:
-                owned.add(key)
-            if key in closed_by and withdrawn_at is not None and withdrawn_at >= since and (
-                    until is None or withdrawn_at <= until):
-                withdrawn.add(key)
+    remaining_anywhere: set[str] = set().union(*(r for *_, r, _by in last.values()))
+    owned = set(Document.objects.filter(owner=user, key__in=remaining_anywhere)
+                .values_list("key", flat=True)) if remaining_anywhere else set()
     seen = []
-    for pk, (before, after, left, remaining, cause) in last.items():
+    for pk, (before, after, left, remaining, by) in last.items():
         if pk not in conflicts:
             continue
         seen.append(ConflictChangeSeen(
             conflicts[pk], "left" if left else _seen_verb(before, after), after or "",
             linked=pk in theirs and (not left or bool(remaining & owned)),
             yours_remain=bool(remaining & owned),
-            by_withdrawal=after == Conflict.Status.CLOSED and cause in withdrawn))
+            by_withdrawal=after == Conflict.Status.CLOSED and by == "withdrawal"))
     return seen, cut
 
 
@@ -767,12 +756,14 @@ def conflict_sides(conflicts: list[Conflict], user: Any) -> dict[int, list[Confl
 
 @dataclass(frozen=True)
 class ConflictReopening:
-    """How an open conflict that had been dismissed was reopened: by `by`, a person, by hand;
-    or by a change of `document` (None when the viewer may not see it, or by hand)."""
+    """How an open conflict that had been dismissed was reopened: by `who`, a person, by hand;
+    or by a change of `document` (None when the viewer may not see it, or by hand), which
+    `change` names: a revision, a withdrawal or a restoration."""
 
     at: Any
-    by: str = ""
+    who: str = ""
     document: Document | None = None
+    change: str = "revision"
 
 
 def conflict_reopening(conflict: Conflict, user: Any) -> ConflictReopening | None:
@@ -787,16 +778,15 @@ def conflict_reopening(conflict: Conflict, user: Any) -> ConflictReopening | Non
         object_type="conflict", object_id=str(conflict.pk),
         action__in=["conflict.opened", "conflict.reopened", "conflict.dismissed",
                     "conflict.closed"])
-        .order_by("-seq").values("before", "document_id", "actor", "created_at").first())
+        .order_by("-seq").values("before", "after", "document_id", "actor", "created_at").first())
     if event is None or (event["before"] or {}).get("status") != Conflict.Status.DISMISSED:
         return None
     cause = event["document_id"]
     if not cause:  # reopened by hand
-        return ConflictReopening(at=event["created_at"],
-                                 by=event["actor"].split()[0].removeprefix("user:"))
+        return ConflictReopening(at=event["created_at"], who=actor_username(event["actor"]))
     document = Document.objects.filter(key=cause).first()
     return ConflictReopening(
-        at=event["created_at"],
+        at=event["created_at"], change=(event["after"] or {}).get("by") or "revision",
         document=document if document is not None and may_see_document(user, document)
         else None)
 
@@ -805,7 +795,7 @@ def conflict_reopening(conflict: Conflict, user: Any) -> ConflictReopening | Non
 class ConflictClosing:
     """When a closed conflict closed, and why: the periods in which its documents disagreed
     ended (`by_date`), or a document changed: `document`, None when the viewer may not see
-    it, `withdrawn` when that change was its withdrawal."""
+    it, `withdrawn` when that change was its withdrawal (said of a hidden one too)."""
 
     at: Any
     by_date: bool = False
@@ -823,14 +813,19 @@ def conflict_closing(conflict: Conflict, user: Any) -> ConflictClosing | None:
     event = (AuditEvent.objects.filter(object_type="conflict", object_id=str(conflict.pk),
                                        action="conflict.closed")
              .order_by("-seq").values("document_id", "after").first()) or {}
-    if (event.get("after") or {}).get("by") == "validity":
+    by = (event.get("after") or {}).get("by")
+    if by == "validity":
         return ConflictClosing(at=conflict.closed_at, by_date=True)
     cause = event.get("document_id")
     document = Document.objects.filter(key=cause).first() if cause else None
     if document is None or not may_see_document(user, document):
-        return ConflictClosing(at=conflict.closed_at)
-    withdrawn = document.withdrawn_at is not None and (
-        conflict.closed_at is None or document.withdrawn_at <= conflict.closed_at)
+        # Which document, never; that it was withdrawn, when the event says so.
+        return ConflictClosing(at=conflict.closed_at, withdrawn=by == "withdrawal")
+    if by is None:  # an event from before they said what changed: the document's state tells
+        withdrawn = document.withdrawn_at is not None and (
+            conflict.closed_at is None or document.withdrawn_at <= conflict.closed_at)
+    else:
+        withdrawn = by == "withdrawal"
     return ConflictClosing(at=conflict.closed_at, document=document, withdrawn=withdrawn)
 
 

@@ -99,7 +99,7 @@ def _after_content_change(
     """Refresh the conflicts the change touches and re-evaluate every answer that may care:
     those citing this document, and those citing a document whose conflict changed."""
     pairs = {(f.subject, f.key) for f in [*old_facts, *new_facts]}
-    changes = conflicts_refresh(pairs=pairs, actor=actor, cause=document_key)
+    changes = conflicts_refresh(pairs=pairs, actor=actor, cause=document_key, by=trigger)
     keys = {document_key}
     for change in changes:
         keys.update(change.conflict.documents)

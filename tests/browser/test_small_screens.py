@@ -271,5 +271,12 @@ def test_on_a_phone_the_top_bar_scrolls_away_with_the_page(
     page.evaluate("window.scrollTo(0, 600)")
     bar = page.locator("header.topbar").bounding_box()
     assert bar is not None and bar["y"] == 0, bar  # on a laptop it stays in sight
-    # Set by the page's resize handler, which runs when the browser gets to it.
-    page.wait_for_function("document.documentElement.style.scrollPaddingTop.endsWith('px')")
+    # Set by the page's resize handler, which runs when the browser gets to it. Polled from
+    # here: wait_for_function polls with a string evaluated in the page, which its CSP forbids.
+    padding = ""
+    for _ in range(100):
+        padding = page.evaluate("document.documentElement.style.scrollPaddingTop")
+        if padding.endswith("px"):
+            break
+        page.wait_for_timeout(50)
+    assert padding.endswith("px"), padding

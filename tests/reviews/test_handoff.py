@@ -183,12 +183,18 @@ def test_a_note_over_the_limit_is_refused_whole_and_kept_on_the_page(
     assert not item.waiting_for_owner and item.owner_question is None
 
 
+@pytest.mark.parametrize("listed", [["d1", "d2"], ["d2", "d1"]])
 def test_a_document_that_only_agrees_with_the_answer_does_not_end_the_wait(
     hold: Any, login: Any, reviewer: Any, publish: Any, django_capture_on_commit_callbacks: Any,
+    listed: list[str],
 ) -> None:
     from tests.reviews.conftest import fact
 
-    trace = hold(claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
+    # In either order: re-evaluation lists the revisions used in its own.
+    documents = {"d1": "pricing", "d2": "pricing-eu"}
+    trace = hold(retrieved=[{"cite": cite, "document_id": documents[cite], "revision": "r1",
+                             "span": "p1"} for cite in listed],
+                 claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
                          {"key": "support_hours", "value": "24/7", "cite": "d1"}],
                  answer="The free trial lasts 14 days [d1]. Support is open 24/7 [d1].")
     login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "Which trial length?"})

@@ -254,3 +254,29 @@ def test_the_page_names_the_newer_question_or_the_decision_that_ended_a_wait(
                         ends[0]), ends
     assert re.fullmatch(rf"No owner replied before alice rejected the answer on {moment}\.",
                         ends[1]), ends
+
+
+def test_a_wait_a_release_ended_is_said_to_have_ended_so_once_the_answer_is_back(
+    hold: Any, login: Any, reviewer: Any, owner: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    from reviewqueue.reviews.models import Answer
+
+    trace = hold()
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/send-to-owner", {"note": "Which trial length is right?"})
+    owner_client = login(owner)
+    with django_capture_on_commit_callbacks(execute=True):  # retrieved, not cited: released
+        owner_client.post("/owner/documents/pricing-eu/withdraw", {"confirm": "pricing-eu"})
+    answer = Answer.objects.get(trace_id=trace)
+    assert answer.status == "candidate"
+    released = answer.current_verdict_id
+    event = AuditEvent.objects.filter(trace_id=trace, action="verdict.created").latest("seq")
+    assert (event.before["waiting_for_owner"], event.after["waiting_for_owner"]) == (True, False)
+    with django_capture_on_commit_callbacks(execute=True):  # the conflict is back
+        owner_client.post("/owner/documents/pricing-eu/restore")
+    assert Answer.objects.get(trace_id=trace).status == "held"
+    page = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    [said] = re.findall(r"<p class=\"muted\" data-wait-ended>(.*?)</p>", page, re.S)
+    assert re.fullmatch(rf"No owner replied before verdict #{released} \(Document withdrawn, "
+                        r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\) took the answer out of the queue, "
+                        r"which ended the wait\.", " ".join(said.split())), said

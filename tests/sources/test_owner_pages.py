@@ -676,6 +676,9 @@ def test_the_withdraw_box_says_what_the_withdrawal_does_to_citing_and_retrieving
     submit("t-cites", as_of=None, retrieved=both,
            answer="The free trial lasts 14 days [d1] [d2].",
            claims=[{"key": "trial_days", "value": 14, "cite": "d2"}])
+    submit("t-marks", as_of=None, retrieved=both,  # [d2] in its text, in no claim
+           answer="The free trial lasts 14 days [d1] [d2].",
+           claims=[{"key": "trial_days", "value": 14, "cite": "d1"}])
     submit("t-retrieves", as_of=None, retrieved=both,
            answer="The free trial lasts 14 days [d1].",
            claims=[{"key": "trial_days", "value": 14, "cite": "d1"}])
@@ -684,14 +687,14 @@ def test_the_withdraw_box_says_what_the_withdrawal_does_to_citing_and_retrieving
     hint = re.search(r"<p class=\"hint\" data-withdraw-effect>(.*?)</p>", page, re.S)
     assert hint is not None, page
     assert hint.group(1).startswith(
-        "An answer with a claim that cites it will abstain: the citation no longer resolves. "
-        "An answer that only retrieved it, with no claim citing it, is checked again without "
+        "An answer that cites it, in a claim or with a mark in its text, will abstain: the "
+        "citation no longer resolves. An answer that only retrieved it is checked again without "
         "it, and may be released.")
     with django_capture_on_commit_callbacks(execute=True):
         client.post("/owner/documents/faq/withdraw", {"confirm": "faq"})
     # As the box said.
     assert dict(Answer.objects.values_list("trace_id", "status")) == {
-        "t-cites": "abstained", "t-retrieves": "candidate"}
+        "t-cites": "abstained", "t-marks": "abstained", "t-retrieves": "candidate"}
 
 
 def _reopened_line(client: Any, conflict: Conflict) -> str | None:
@@ -722,7 +725,8 @@ def test_the_conflict_page_says_who_or_what_reopened_a_dismissal(
     client.force_login(owner)
     line = _reopened_line(client, conflict)
     assert line is not None and re.fullmatch(
-        r"Reopened by oscar on \d{4}-\d\d-\d\d \d\d:\d\d: the dismissal no longer holds\.", line)
+        r"Reopened by oscar on \d{4}-\d\d-\d\d \d\d:\d\d UTC: the dismissal no longer "
+        r"holds\.", line)
     # By a revision of a document she may read.
     _dismiss(client, conflict)
     publish("trial-promo", revision="r2", owner="oscar", facts=trial(31))
@@ -735,9 +739,36 @@ def test_the_conflict_page_says_who_or_what_reopened_a_dismissal(
     publish("hr-trial", owner="hugo", principals=["group:hr"], facts=trial(45))
     line = _reopened_line(client, conflict)
     assert line is not None and line.endswith(
-        ", when a revision of a document you may not read changed the values it had been "
+        ", when a change to a document you may not read changed the values it had been "
         "dismissed for.") and "hr-trial" not in line
     # Once dismissed again (by hugo, who may read every document), it says nothing of it.
     client.force_login(type(owner).objects.get(username="hugo"))
     _dismiss(client, conflict)
     assert _reopened_line(client, conflict) is None
+    # A withdrawal that leaves other values disagreeing reopens it too, and is named so.
+    client.force_login(other_owner)
+    client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-promo"})
+    assert Conflict.objects.get().status == "open"
+    client.force_login(owner)
+    assert _reopened_line(client, conflict).endswith(  # type: ignore[union-attr]
+        ", when trial-promo was withdrawn: the values left are not those it had been "
+        "dismissed for.")
+
+
+def test_a_conflict_closed_by_withdrawing_a_document_the_owner_may_not_read_says_so(
+    client: Any, owner: Any, publish: Any, make_user: Any,
+) -> None:
+    hugo = make_user("hugo", "owner", groups=("hr",))
+    publish("pricing", facts=trial(14))
+    publish("hr-trial", owner="hugo", principals=["group:hr"], facts=trial(45))
+    conflict = Conflict.objects.get()
+    client.force_login(hugo)
+    client.post("/owner/documents/hr-trial/withdraw", {"confirm": "hr-trial"})
+    assert Conflict.objects.get().status == "closed"
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    closed = re.search(r"<div class=\"card\" data-closed>\s*<p>(.*?)</p>", page, re.S)
+    assert closed is not None and re.fullmatch(
+        r"Closed on \d{4}-\d\d-\d\d \d\d:\d\d UTC, when a document you may not read was "
+        r"withdrawn\.", closed.group(1)), page
+    assert "hr-trial" not in page

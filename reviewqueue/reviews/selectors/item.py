@@ -292,6 +292,7 @@ class WaitEnd:
     action: str = ""  # approve, edit or reject
     verdict: int | None = None
     cause: str = ""
+    left: bool = False  # the verdict took the answer out of the queue
 
 
 def _wait_ends(answer: Answer, item: ReviewItem | None, questions: list[OwnerQuestion],
@@ -308,15 +309,17 @@ def _wait_ends(answer: Answer, item: ReviewItem | None, questions: list[OwnerQue
     verdict_ends = list(AuditEvent.objects.filter(
         trace_id=answer.trace_id, action="verdict.created", before__waiting_for_owner=True,
         created_at__gte=min(q.asked_at for q in ended))
-        .order_by("seq").values_list("created_at", "after__verdict", "after__cause"))
+        .order_by("seq").values_list("created_at", "after__verdict", "after__cause",
+                                     "after__status"))
     ends: dict[int, WaitEnd] = {}
     for q in ended:
         found = [WaitEnd("decision", d.created_at, action=d.action,
                          who=d.reviewer.get_username() if d.reviewer else "")
                  for d in decisions if d.created_at >= q.asked_at]
-        found += [WaitEnd("verdict", at, verdict=verdict, cause=str(
-            Verdict.Trigger(cause).label if cause in Verdict.Trigger.values else cause))
-                  for at, verdict, cause in verdict_ends if at >= q.asked_at]
+        found += [WaitEnd("verdict", at, verdict=verdict, left=status != Answer.Status.HELD,
+                          cause=str(Verdict.Trigger(cause).label
+                                    if cause in Verdict.Trigger.values else cause))
+                  for at, verdict, cause, status in verdict_ends if at >= q.asked_at]
         found += [WaitEnd("question", later.asked_at, who=later.asked_by.get_username()
                           if later.asked_by else "")
                   for later in questions if later.asked_at > q.asked_at]
@@ -587,8 +590,10 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
               if w.get("code") == "single_source"]
     unused = [citations[r.cite] for r in retrieved if r.cite not in cited_by_claims]
 
+    in_force_memo: dict[tuple[str, str, str | None], list[FactView]] = {}
     conflicts = _grouped([
-        _conflict(f, claims, citations, documents, facts_by_revision, passages, principals)
+        _conflict(f, claims, citations, documents, facts_by_revision, passages, principals,
+                  in_force_memo)
         for f in conflict_findings
     ])
     diffs = [_diff(r, citations[r.cite], older, documents, facts_by_revision, passages,
@@ -779,20 +784,27 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
               citations: Mapping[str, CitationView], documents: Mapping[str, Document],
               facts_by_revision: Mapping[int, list[FactView]],
               passages: Mapping[tuple[int, str], PassageView],
-              principals: frozenset[str]) -> ConflictView:
+              principals: frozenset[str],
+              memo: dict[tuple[str, str, str | None], list[FactView]]) -> ConflictView:
     index = finding.get("claim")
     claim = claims[index] if isinstance(index, int) and 0 <= index < len(claims) else {}
     key, subject = claim.get("key"), claim.get("subject")
     sources: list[ConflictSource] = []
 
     def in_force(document: Document) -> list[FactView]:
-        facts = facts_by_revision.get(document.current_revision_id or 0, [])
-        return [f for f in _claim_facts(facts, key or "", subject) if f.state == "current"]
+        """The document's facts in force on the claim's key and subject, read once a page
+        (`memo`) however many claims and ids ask for them."""
+        found = memo.get((document.key, key or "", subject))
+        if found is None:
+            facts = facts_by_revision.get(document.current_revision_id or 0, [])
+            found = memo[(document.key, key or "", subject)] = [
+                f for f in _claim_facts(facts, key or "", subject) if f.state == "current"]
+        return found
 
     # One card for each document's fact, naming every id the answer retrieved it under: an
     # answer citing one document under many ids would otherwise draw it once for each.
     cards: dict[tuple[str, int], ConflictSource] = {}
-    for cite in finding.get("evidence") or ():
+    for cite in sorted(finding.get("evidence") or (), key=_natural):
         citation = citations.get(cite)
         document = documents.get(citation.document_key) if citation else None
         if citation is None or document is None or document.current_revision is None:
@@ -836,6 +848,11 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
     else:
         sentence = _("Sources in force disagree about %(what)s.")
     return ConflictView([sentence % {"what": describe_claim(index, claims)}], sources)
+
+
+def _natural(cite: str) -> list[Any]:
+    """A retrieved id's sort key, numbers read as numbers: [r2] before [r10]."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", cite)]
 
 
 def _grouped(conflicts: list[ConflictView]) -> list[ConflictView]:

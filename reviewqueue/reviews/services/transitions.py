@@ -126,7 +126,9 @@ def _held_for(decision: str, reasons: list[str], findings: list[dict[str, Any]],
     leaves their question the one to answer."""
     return json.dumps([decision, reasons,
                        [[f.get("code"), f.get("claim"), f.get("evidence")] for f in findings],
-                       revisions_used], sort_keys=True)
+                       # Ingest keeps the order the answer listed them in; re-evaluation, its own.
+                       sorted(revisions_used, key=lambda used: str(used.get("cite")))],
+                      sort_keys=True)
 
 
 def _shows_the_same(old_verdict_id: int | None, verdict: Verdict) -> bool:
@@ -206,6 +208,10 @@ def answer_apply_verdict(
         if fields:
             item.save(update_fields=fields)
     elif old_status == Answer.Status.HELD:
+        # Out of the queue: a wait on the owners ends with it, and its event says so.
+        if item is None:
+            item = ReviewItem.objects.filter(answer=answer).only("waiting_for_owner").first()
+        owner_wait_ended = item is not None and item.waiting_for_owner
         ReviewItem.objects.filter(answer=answer).delete()
 
     if new_status != old_status:
