@@ -14,7 +14,7 @@ from django.core import mail
 
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import Actor
-from reviewqueue.reviews.models import ReviewItem
+from reviewqueue.reviews.models import Answer, ReviewItem
 from reviewqueue.reviews.services.handoff import NoOwnerToAsk, review_item_send_to_owner
 from tests.reviews.conftest import HR_MARKER, current_verdict_id, fact
 
@@ -259,8 +259,6 @@ def test_the_page_names_the_newer_question_or_the_decision_that_ended_a_wait(
 def test_a_wait_a_release_ended_is_said_to_have_ended_so_once_the_answer_is_back(
     hold: Any, login: Any, reviewer: Any, owner: Any, django_capture_on_commit_callbacks: Any,
 ) -> None:
-    from reviewqueue.reviews.models import Answer
-
     trace = hold()
     client = login(reviewer)
     client.post(f"/answers/{trace}/send-to-owner", {"note": "Which trial length is right?"})
