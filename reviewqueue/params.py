@@ -67,7 +67,19 @@ def not_a_day(value: Any) -> forms.ValidationError:
         code="invalid", params={"typed": typed if len(typed) <= 40 else typed[:39] + "…"})
 
 
-class SearchDateField(forms.DateField):
+class DayField(forms.DateField):
+    """A day; a value that is no date is quoted in its refusal (`not_a_day`)."""
+
+    def to_python(self, value: Any) -> dt.date | None:
+        try:
+            return super().to_python(value)
+        except forms.ValidationError as exc:
+            if exc.code != "invalid":
+                raise
+            raise not_a_day(value) from exc
+
+
+class SearchDateField(DayField):
     """A day of a search window (YYYY-MM-DD), within years a window can be moved around in:
     9999-12-31 plus a day, or 0001-01-01 minus a month, is past what a date can hold."""
 
@@ -87,9 +99,4 @@ class SearchDateField(forms.DateField):
         # strptime takes "2026-1-1" for %Y-%m-%d; a day is written as facts write theirs.
         if isinstance(value, str) and value.strip() and not DAY.fullmatch(value.strip()):
             raise not_a_day(value)
-        try:
-            return super().to_python(value)
-        except forms.ValidationError as exc:
-            if exc.code == "invalid":
-                raise not_a_day(value) from exc
-            raise
+        return super().to_python(value)

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from gating import MAX_INT, MIN_INT
 from reviewqueue.api_base import MAX_SCALAR_CHARS, scalar_problem
-from reviewqueue.params import not_a_day
+from reviewqueue.params import DayField
 from reviewqueue.sources.conflicts import DISMISSAL_CODES, DISMISSAL_DETAIL_MAX_CHARS
 from reviewqueue.sources.selectors import document_keys_named
 from reviewqueue.textlimit import LimitedText
@@ -49,20 +49,6 @@ def document_key_named(user: Any, text: str, *,
 
 
 DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
-
-
-class DayField(forms.DateField):
-    """A day typed as YYYY-MM-DD; a value that is no date is quoted in its refusal."""
-
-    widget = DATE
-
-    def to_python(self, value: Any) -> Any:
-        try:
-            return super().to_python(value)
-        except ValidationError as exc:
-            if exc.code != "invalid":
-                raise
-            raise not_a_day(value) from exc
 
 
 # A conflict only opens over periods that overlap: values for periods that do not are told
@@ -123,8 +109,8 @@ class FactEditForm(forms.Form):
     fact_id = forms.IntegerField(widget=forms.HiddenInput)
     # Not stripped: `"  padded  "` keeps its spaces; an empty string is typed as `""`.
     value = LimitedText(max_length=2000, label=_("Value"), strip=False)
-    valid_from = DayField(label=_("Valid from"))
-    valid_until = DayField(label=_("Valid until"), required=False)
+    valid_from = DayField(label=_("Valid from"), widget=DATE)
+    valid_until = DayField(label=_("Valid until"), required=False, widget=DATE)
 
     def clean_value(self) -> Any:
         raw = self.cleaned_data["value"]
@@ -189,7 +175,7 @@ class CorrectionNoteForm(forms.Form):
 
 class EndValidityForm(forms.Form):
     fact_id = forms.IntegerField(widget=forms.HiddenInput)
-    last_day = DayField(label=_("Last valid day"))
+    last_day = DayField(label=_("Last valid day"), widget=DATE)
     note = LimitedText(
         max_length=5000,
         required=False,

@@ -695,10 +695,10 @@ def conflict_changes_by(user: Any, documents: list[str], since: Any, until: Any 
     for pk, (before, after, left, remaining, by) in last.items():
         if pk not in conflicts:
             continue
+        yours_remain = bool(remaining & owned)
         seen.append(ConflictChangeSeen(
             conflicts[pk], "left" if left else _seen_verb(before, after), after or "",
-            linked=pk in theirs and (not left or bool(remaining & owned)),
-            yours_remain=bool(remaining & owned),
+            linked=pk in theirs and (not left or yours_remain), yours_remain=yours_remain,
             by_withdrawal=after == Conflict.Status.CLOSED and by == "withdrawal"))
     return seen, cut
 
@@ -784,11 +784,15 @@ def conflict_reopening(conflict: Conflict, user: Any) -> ConflictReopening | Non
     cause = event["document_id"]
     if not cause:  # reopened by hand
         return ConflictReopening(at=event["created_at"], who=actor_username(event["actor"]))
-    document = Document.objects.filter(key=cause).first()
     return ConflictReopening(
         at=event["created_at"], change=(event["after"] or {}).get("by") or "revision",
-        document=document if document is not None and may_see_document(user, document)
-        else None)
+        document=_seen_cause(cause, user))
+
+
+def _seen_cause(key: str | None, user: Any) -> Document | None:
+    """The document whose change a conflict event names, if `user` may see it (1 query)."""
+    document = Document.objects.filter(key=key).first() if key else None
+    return document if document is not None and may_see_document(user, document) else None
 
 
 @dataclass(frozen=True)
@@ -816,9 +820,8 @@ def conflict_closing(conflict: Conflict, user: Any) -> ConflictClosing | None:
     by = (event.get("after") or {}).get("by")
     if by == "validity":
         return ConflictClosing(at=conflict.closed_at, by_date=True)
-    cause = event.get("document_id")
-    document = Document.objects.filter(key=cause).first() if cause else None
-    if document is None or not may_see_document(user, document):
+    document = _seen_cause(event.get("document_id"), user)
+    if document is None:
         # Which document, never; that it was withdrawn, when the event says so.
         return ConflictClosing(at=conflict.closed_at, withdrawn=by == "withdrawal")
     if by is None:  # an event from before they said what changed: the document's state tells

@@ -801,6 +801,15 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
                 f for f in _claim_facts(facts, key or "", subject) if f.state == "current"]
         return found
 
+    def card(document: Document, fact: FactView | None) -> ConflictSource:
+        revision = document.current_revision
+        assert revision is not None
+        return ConflictSource(
+            document_key=document.key, revision=revision.revision, title=revision.title,
+            owner=document.owner.username, updated_at=revision.updated_at, fact=fact,
+            passage=passages.get((revision.pk, fact.span)) if fact is not None and fact.span
+            else None)
+
     # One card for each document's fact, naming every id the answer retrieved it under: an
     # answer citing one document under many ids would otherwise draw it once for each.
     cards: dict[tuple[str, int], ConflictSource] = {}
@@ -810,19 +819,9 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
         if citation is None or document is None or document.current_revision is None:
             continue
         for fact in in_force(document) or [None]:  # type: ignore[list-item]
-            card = cards.get((document.key, id(fact)))
-            if card is not None:
-                card.cites.append(cite)
-                continue
-            card = cards[(document.key, id(fact))] = ConflictSource(
-                cites=[cite], document_key=document.key,
-                revision=document.current_revision.revision,
-                title=document.current_revision.title, owner=document.owner.username,
-                updated_at=document.current_revision.updated_at, fact=fact,
-                passage=passages.get((document.current_revision_id, fact.span))
-                if fact is not None and fact.span else None,
-            )
-            sources.append(card)
+            if (document.key, id(fact)) not in cards:
+                sources.append(cards.setdefault((document.key, id(fact)), card(document, fact)))
+            cards[(document.key, id(fact))].cites.append(cite)
     for key_name in finding.get("kb_documents") or ():
         document = documents.get(key_name)
         if document is None or not may_read(document.allowed_principals, principals) \
@@ -830,15 +829,8 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
             # Say that another source disagrees, never what it says or which it is.
             sources.append(ConflictSource(document_key=None, restricted=True))
             continue
-        for fact in in_force(document) or [None]:  # type: ignore[list-item]
-            sources.append(ConflictSource(
-                document_key=document.key,
-                revision=document.current_revision.revision,
-                title=document.current_revision.title, owner=document.owner.username,
-                updated_at=document.current_revision.updated_at, fact=fact,
-                passage=passages.get((document.current_revision_id, fact.span))
-                if fact is not None and fact.span else None,
-            ))
+        sources.extend(card(document, fact)
+                       for fact in in_force(document) or [None])  # type: ignore[list-item]
     subjects = {source.fact.subject or None for source in sources if source.fact is not None}
     if not subject and len(subjects) > 1:
         # No owner can settle this: each value is right for its own subject.
