@@ -40,6 +40,8 @@ DISMISSAL_DETAIL_MAX_CHARS = 2000
 # The codes a dismissal's reason starts with, in the order the owner's form offers them.
 DISMISSAL_CODES = ("different plans", "both valid", "different periods", "other")
 DISMISSAL_REASON_MAX_CHARS = DISMISSAL_DETAIL_MAX_CHARS + 100
+# The code of a dismissal that says one value is an exception within the other's period.
+EXCEPTION = "different periods"
 
 # Lock order, the same for every writer of conflicts: the audit chain's lock first, then the
 # conflict rows by id. A publish takes the chain's lock when it records the revision, before
@@ -109,6 +111,27 @@ def _participants(facts: list[Fact]) -> list[dict[str, Any]]:
     ]
 
 
+def _period(participant: dict[str, Any]) -> tuple[str, str]:
+    # ISO dates order as strings; no end is the far future.
+    return participant["valid_from"], participant["valid_until"] or FAR_FUTURE.isoformat()
+
+
+def exception_facts(participants: list[dict[str, Any]]) -> list[int]:
+    """The facts of a conflict that are exceptions: each holds a value during part of the
+    period of another fact with a different value (a promotion within the standard rule's
+    period), and prevails over it then. Facts over the very same period are no exception to
+    one another."""
+    out = []
+    for p in participants:
+        start, end = _period(p)
+        if any(not same_value(p["value"], q["value"])
+               and (other := _period(q)) != (start, end)
+               and other[0] <= start and end <= other[1]
+               for q in participants):
+            out.append(p["fact"])
+    return sorted(out)
+
+
 def _signature(facts: list[Fact]) -> str:
     revisions = sorted({f"{f.revision.document.key}@{f.revision.revision}" for f in facts})
     return hashlib.sha256(json.dumps(revisions).encode()).hexdigest()
@@ -167,6 +190,8 @@ def conflicts_refresh(
                     conflict.opened_at = now
                     conflict.closed_at = None
                 conflict.status = after
+                if after == Conflict.Status.OPEN:
+                    conflict.exceptions = []
                 conflict.documents = documents
                 conflict.documents_ever = sorted({*conflict.documents_ever, *documents})
                 conflict.participants = _participants(disagreeing)
@@ -339,11 +364,19 @@ def conflict_dismiss(
         raise ConflictError(f"the conflict is {conflict.status}, not open")
     if signature is not None and signature != conflict.signature:
         raise ConflictError("the revisions involved changed since the conflict was shown")
+    code = reason.partition(": ")[0]
+    # An exception's facts stay before the gate, which then holds an answer stating the
+    # standard value on a day the exception holds; the standard's facts are left out.
+    exceptions = exception_facts(conflict.participants) if code == EXCEPTION else []
+    if code == EXCEPTION and not exceptions:
+        raise NotAnException("reason", "neither value holds during only part of the other's "
+                             "period; choose another reason, or correct the validity dates")
     conflict.status = Conflict.Status.DISMISSED
     conflict.dismissed_by = user
     conflict.dismissed_at = timezone.now()
     conflict.dismissal_reason = reason
     conflict.dismissed_signature = conflict.signature
+    conflict.exceptions = exceptions
     conflict.save()
     audit_record(
         actor=actor,
@@ -357,8 +390,8 @@ def conflict_dismiss(
             "key": conflict.key,
             "revisions": [[p["document"], p["revision"]] for p in conflict.participants],
             # The reason's code, one of a few fixed words ("both valid"); never free text.
-            **({"dismissal_reason": code} if (code := reason.partition(": ")[0])
-               in DISMISSAL_CODES else {}),
+            **({"dismissal_reason": code} if code in DISMISSAL_CODES else {}),
+            **({"exceptions": exceptions} if exceptions else {}),
             # The log keeps no free text (it can never be purged); its digest proves the
             # justification the conflict page shows is the one given.
             "reason_sha256": hashlib.sha256(conflict.dismissal_reason.encode()).hexdigest(),
@@ -366,6 +399,10 @@ def conflict_dismiss(
     )
     reevaluate_documents(conflict.documents, trigger="dismissal", actor=actor)
     return conflict
+
+
+class NotAnException(FieldError):
+    """A dismissal as an exception, of values none of which holds within another's period."""
 
 
 class DismissedAgain(ConflictError):
@@ -391,8 +428,9 @@ def conflict_reopen(*, conflict_id: int, actor: Actor,
         raise DismissedAgain("the conflict was dismissed again since you opened it")
     conflict.status = Conflict.Status.OPEN
     conflict.dismissed_signature = ""
+    conflict.exceptions = []
     conflict.opened_at = timezone.now()
-    conflict.save(update_fields=["status", "dismissed_signature", "opened_at"])
+    conflict.save(update_fields=["status", "dismissed_signature", "exceptions", "opened_at"])
     audit_record(
         actor=actor,
         action="conflict.reopened",

@@ -198,9 +198,10 @@ class DismissForm(forms.Form):
         choices=[("", "—"), *DISMISS_REASONS], label=_("Why these values do not conflict"),
         error_messages={"required": _("Choose why these values do not conflict.")},
         help_text=_("A value that holds only during part of the other's period, such as a "
-                    "promotion, is an exception. If instead the stored dates are wrong and the "
-                    "periods do not overlap, correct the dates on the documents: the conflict "
-                    "then closes by itself."))
+                    "promotion, is an exception: during its period it prevails, and an answer "
+                    "stating the other value on one of its days stays held. If instead the "
+                    "stored dates are wrong and the periods do not overlap, correct the dates "
+                    "on the documents: the conflict then closes by itself."))
     # Stored after the reason's code ("different plans: ..."), which conflict_dismiss
     # leaves room for: what is typed here is kept whole.
     detail = LimitedText(

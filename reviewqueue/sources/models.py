@@ -151,6 +151,14 @@ class Conflict(models.Model):
     dismissed_at = models.DateTimeField(null=True, blank=True)
     dismissal_reason = models.TextField(blank=True)
     dismissed_signature = models.CharField(max_length=64, blank=True)
+    exceptions = ArrayField(
+        models.BigIntegerField(),
+        default=list,
+        blank=True,
+        help_text="Ids of the facts a dismissal as an exception keeps before the gate: each "
+        "holds during part of another value's period and prevails then. Every other fact on "
+        "the (subject, key) of a dismissed conflict is left out",
+    )
 
     class Meta:
         constraints = [

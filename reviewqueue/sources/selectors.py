@@ -324,7 +324,8 @@ JOIN {revision} r ON r.id = f.revision_id
 JOIN {document} d ON d.current_revision_id = r.id
 WHERE f.key = ANY(%s)
   AND NOT EXISTS (SELECT 1 FROM {conflict} c
-                  WHERE c.status = %s AND c.subject = f.subject AND c.key = f.key)
+                  WHERE c.status = %s AND c.subject = f.subject AND c.key = f.key
+                    AND f.id <> ALL(c.exceptions))
 """
 
 _CURRENT_FACTS_SQL = """
@@ -335,7 +336,7 @@ SELECT d.key, r.revision, d.allowed_principals,
 def current_facts_on(keys: Iterable[str]) -> list[tuple[str, str, tuple[str, ...], FactRow]]:
     """(document key, revision, document's allowed principals, fact) for every fact on `keys`
     in a current revision anywhere, except on a (subject, key) whose conflict an owner
-    dismissed as expected (1 query)."""
+    dismissed as expected, where only the facts it kept as exceptions count (1 query)."""
     keys = sorted(set(keys))
     if not keys:
         return []

@@ -33,7 +33,13 @@ from reviewqueue.params import (
     refuse_unknown_params,
 )
 from reviewqueue.sources import selectors, services
-from reviewqueue.sources.conflicts import DismissedAgain, conflict_dismiss, conflict_reopen
+from reviewqueue.sources.conflicts import (
+    EXCEPTION,
+    DismissedAgain,
+    NotAnException,
+    conflict_dismiss,
+    conflict_reopen,
+)
 from reviewqueue.sources.forms import (
     PASSAGE_FIELD,
     CorrectionNoteForm,
@@ -189,6 +195,12 @@ def conflict_dismiss_view(request: HttpRequest, conflict_id: int) -> HttpRespons
         )
     except ConflictError:
         return _dismissal_refused(request, conflict.pk, form)
+    except NotAnException:
+        form.add_error("reason", _(
+            "Neither value holds during only part of the other's period, so neither is an "
+            "exception to the other. Choose another reason, or, if the dates are wrong, "
+            "correct them on the documents."))
+        return _conflict_page(request, conflict, form, status=400)
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("sources:conflict", conflict_id=conflict.pk)
@@ -196,6 +208,10 @@ def conflict_dismiss_view(request: HttpRequest, conflict_id: int) -> HttpRespons
         "Conflict dismissed. The answers it held only because the knowledge base disagreed are "
         "re-evaluated; an answer citing the documents that disagree still waits for a reviewer "
         "to check that it says which value applies."))
+    if form.cleaned_data["reason"] == EXCEPTION:
+        messages.info(request, _(
+            "As an exception, its value prevails during its period: an answer stating another "
+            "value on one of its days stays held."))
     return _progress_redirect(request, conflict.documents, since, conflict)
 
 

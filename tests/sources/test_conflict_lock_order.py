@@ -140,7 +140,7 @@ def test_a_publish_waits_for_a_dismissal_then_reopens_the_conflict(
     paused, release = pause(conflicts_module, "conflict.dismissed", before=True)
     outcome = interleave(
         lambda: conflicts_module.conflict_dismiss(
-            conflict_id=conflict.pk, reason="different periods: both valid", user=owner,
+            conflict_id=conflict.pk, reason="both valid: the same rule", user=owner,
             actor=Actor.of_user(owner), signature=conflict.signature),
         paused, release, publish_promo_r2)
 
@@ -163,7 +163,7 @@ def test_a_dismissal_during_a_publish_is_refused_as_stale_not_deadlocked(
     outcome = interleave(
         publish_promo_r2, paused, release,
         lambda: conflicts_module.conflict_dismiss(
-            conflict_id=conflict.pk, reason="different periods: both valid", user=owner,
+            conflict_id=conflict.pk, reason="both valid: the same rule", user=owner,
             actor=Actor.of_user(owner), signature=conflict.signature))
 
     assert outcome["first"].created is True
@@ -177,7 +177,7 @@ def test_a_dismissal_during_a_publish_is_refused_as_stale_not_deadlocked(
 def test_a_reopening_during_a_publish_finds_the_conflict_already_reopened(
     conflict: Conflict, owner: Any, pause: Any,
 ) -> None:
-    conflicts_module.conflict_dismiss(conflict_id=conflict.pk, reason="different periods: x",
+    conflicts_module.conflict_dismiss(conflict_id=conflict.pk, reason="both valid: x",
                                       user=owner, actor=Actor.of_user(owner))
     paused, release = pause(services, "revision.published")
     outcome = interleave(

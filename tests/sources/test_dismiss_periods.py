@@ -21,15 +21,15 @@ def test_the_form_offers_the_exception_and_says_when_to_correct_dates_instead(
 
 
 def test_an_exception_is_recorded_and_reads_as_one(
-    client: Any, owner: Any, two_owners_disagree: Conflict
+    client: Any, owner: Any, promotion: Conflict
 ) -> None:
     client.force_login(owner)
-    response = client.post(f"/owner/conflicts/{two_owners_disagree.pk}/dismiss", {
+    response = client.post(f"/owner/conflicts/{promotion.pk}/dismiss", {
         "reason": "different periods", "detail": "The promotion runs in the autumn only.",
-        "signature": two_owners_disagree.signature})
+        "signature": promotion.signature})
     assert response.status_code == 302
     assert Conflict.objects.get().status == Conflict.Status.DISMISSED
-    page = client.get(f"/owner/conflicts/{two_owners_disagree.pk}/").content.decode()
+    page = client.get(f"/owner/conflicts/{promotion.pk}/").content.decode()
     assert ("One is an exception for part of the other&#x27;s period: The promotion runs in "
             "the autumn only") in page
 

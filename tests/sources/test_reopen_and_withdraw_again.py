@@ -35,7 +35,7 @@ def test_a_conflict_reopened_today_says_it_reopened_just_now(
 ) -> None:
     Conflict.objects.filter(pk=two_owners_disagree.pk).update(
         opened_at=timezone.now() - dt.timedelta(days=92))
-    conflict_dismiss(conflict_id=two_owners_disagree.pk, reason="different periods",
+    conflict_dismiss(conflict_id=two_owners_disagree.pk, reason="both valid",
                      user=owner, actor=Actor.of_user(owner))
     client.force_login(owner)
 

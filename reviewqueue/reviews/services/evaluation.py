@@ -108,7 +108,9 @@ class Sources:
     documents: dict[str, CurrentDocument]
     # The cited revisions the store has received, each with which of the cited spans it has.
     received: dict[tuple[str, str], frozenset[str]]
-    kb: dict[str, list[KbRow]]  # current facts by key, from documents nobody dismissed
+    # Current facts by key, but none on a (subject, key) whose conflict an owner dismissed,
+    # except the facts the dismissal kept as exceptions.
+    kb: dict[str, list[KbRow]]
     gate_facts: dict[int, tuple[gating.Fact, ...]] = field(default_factory=dict)
 
     def facts_of(self, document: CurrentDocument) -> tuple[gating.Fact, ...]:
@@ -148,8 +150,8 @@ def _kb_rows_for(sources: Sources, wanted: set[tuple[str | None, str]],
     """The current facts elsewhere in the knowledge base that the gate's conflict step reads
     for claims on the (subject, key) pairs `wanted`: a claim with no subject reads every fact
     on its key, one with a subject the facts about it; only from documents the holder of
-    `principals` may read, never from the retrieved ones, and not on a (subject, key) whose
-    conflict an owner dismissed as expected."""
+    `principals` may read, never from the retrieved ones, and on a (subject, key) whose
+    conflict an owner dismissed as expected only the facts kept as exceptions."""
     readers = set(principals) | {"*"}
     out = []
     for key in sorted({key for _, key in wanted}):
