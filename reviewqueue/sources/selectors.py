@@ -1227,8 +1227,9 @@ def _reading_every(cited: dict[int, set[str]], user: Any) -> set[int]:
             if may_read_every(ks, allowed, principals)}
 
 
-def answers_citing(document_key: str) -> AtLeast:
-    """How many answers cite `document_key`, counted up to COUNT_CAP (one index range)."""
+def answers_retrieving(document_key: str) -> AtLeast:
+    """How many answers retrieved `document_key`, citing it or not: those a new revision has
+    the gate check again. Counted up to COUNT_CAP (one index range)."""
     from reviewqueue.reviews.models import RetrievedItem
 
     return bounded_count(RetrievedItem.objects.filter(document_key=document_key)

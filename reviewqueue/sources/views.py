@@ -455,7 +455,7 @@ def _document_page(
         and selectors.may_read_revision(request.user, document, newest) else "",
         "conflicts": conflicts,
         "withdraw_releases": _withdraw_releases(request, document, conflicts),
-        "citing": selectors.answers_citing(document.key),
+        "retrieving": selectors.answers_retrieving(document.key),
         "today": timezone.localdate(),
         "soon": timezone.localdate() + timedelta(days=30),
         **extra,

@@ -345,16 +345,23 @@ def test_the_document_page_says_how_many_answers_a_new_revision_sends_back(
     client: Any, owner: Any, other_owner: Any, conflict_holding_an_answer: Conflict, submit: Any,
 ) -> None:
     submit("t-2", as_of=None)  # a second answer citing pricing only
-    client.force_login(owner)
-    page = client.get("/owner/documents/pricing/").content.decode()
-    assert "2 answers cite this document." in page
-    assert "even one that only ends a fact's validity" in page
-    # The progress after a change counts those too: the two figures are told apart.
-    assert ("Answers that claim one of its facts' keys without citing it are checked "
-            "again too") in page
     client.force_login(other_owner)
     page = client.get("/owner/documents/trial-promo/").content.decode()
-    assert "No answer cites this document." in page and "even one that only ends" not in page
+    assert "No answer retrieved this document." in page and "even one that only ends" not in page
+    # A third that retrieved pricing without citing it: the gate checks it again too.
+    submit("t-3", as_of=None, answer="The trial lasts 30 days [d2].",
+           claims=[{"key": "trial_days", "value": 30, "cite": "d2"}],
+           retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1"},
+                      {"cite": "d2", "document_id": "trial-promo", "revision": "r1"}])
+    page = client.get("/owner/documents/trial-promo/").content.decode()
+    assert "1 answer retrieved this document, citing it or not." in page
+    client.force_login(owner)
+    page = client.get("/owner/documents/pricing/").content.decode()
+    assert "3 answers retrieved this document, citing it or not." in page
+    assert "even one that only ends a fact's validity" in page
+    # The progress after a change counts those too: the two figures are told apart.
+    assert ("Answers that claim one of its facts' keys without retrieving it are checked "
+            "again too") in page
 
 
 def test_ending_a_fact_publishes_a_revision_with_that_last_day(
