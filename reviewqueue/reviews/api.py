@@ -71,6 +71,9 @@ def answer_bytes_problem(text: str) -> str | None:
     return f"Ensure this text has at most {gating.MAX_TEXT_BYTES} bytes in UTF-8 (it has {size})."
 
 
+BLANK_ANSWER = "This field may not be blank: the answer's text is what the asker reads."
+
+
 class RetrievedIn(StrictSerializer):
     cite = IdField(max_length=200)
     document_id = PathIdField(max_length=200)
@@ -95,7 +98,8 @@ class AnswerIn(StrictSerializer):
     trace_id = TraceIdField(max_length=200)
     question = serializers.CharField(max_length=20_000)
     answer = serializers.CharField(
-        max_length=MAX_ANSWER_CHARS, allow_blank=True, trim_whitespace=False,
+        max_length=MAX_ANSWER_CHARS, trim_whitespace=False,
+        error_messages={"blank": BLANK_ANSWER},
         help_text=f"At most {MAX_ANSWER_CHARS:,} characters and {gating.MAX_TEXT_BYTES:,} bytes "
                   "in UTF-8 (the gate counts bytes)",
     )
@@ -113,6 +117,10 @@ class AnswerIn(StrictSerializer):
         return value
 
     def validate_answer(self, value: str) -> str:
+        if not value.strip():
+            # The gate reads the claims, not the wording: a text of spaces alone would be
+            # released on its claims with nothing for the asker to read.
+            raise serializers.ValidationError(BLANK_ANSWER)
         problem = answer_bytes_problem(value)
         if problem is not None:
             raise serializers.ValidationError(problem)
@@ -213,7 +221,7 @@ def fast_answer_input(raw: Any) -> AnswerInput | None:
         type(raw["trace_id"]) is str and TRACE_ID.fullmatch(raw["trace_id"])
         and raw["trace_id"] not in RESERVED_TRACE_IDS
         and _text(raw["question"], 20_000)
-        and _text(raw["answer"], MAX_ANSWER_CHARS, blank=True, trimmed=False)
+        and _text(raw["answer"], MAX_ANSWER_CHARS, trimmed=False) and raw["answer"].strip() != ""
         and answer_bytes_problem(raw["answer"]) is None
         and _text(raw["index_release"], 200, blank=True)
         and type(asked_by) is list and len(asked_by) <= 200

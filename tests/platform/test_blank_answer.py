@@ -1,0 +1,48 @@
+"""An answer whose text is empty, or only spaces and line breaks, is refused at ingest: the gate
+checks the claims, never the wording, so it would release an answer the asker cannot read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reviewqueue.audit.models import QuarantinedPayload
+from reviewqueue.reviews.models import Answer
+from tests.conftest import answer_body
+
+pytestmark = pytest.mark.django_db
+
+MESSAGE = "This field may not be blank: the answer's text is what the asker reads."
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t \u3000"])
+def test_a_blank_answer_is_refused_naming_the_field(
+    publish: Any, service_api: Any, text: str
+) -> None:
+    publish()
+    response = service_api.post("/api/v1/answers", answer_body("blank", answer=text),
+                                format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"field": "answer", "message": MESSAGE}]
+    assert not Answer.objects.exists()
+    assert QuarantinedPayload.objects.count() == 1  # kept for the sender to look at
+
+
+def test_in_a_batch_only_the_blank_answer_is_refused(publish: Any, service_api: Any) -> None:
+    publish()
+    response = service_api.post("/api/v1/answers/batch", {"answers": [
+        answer_body("b-1"), answer_body("b-2", answer=" ")]}, format="json")
+    results = response.json()["results"]
+    assert [r["status_code"] for r in results] == [201, 400]
+    assert results[1]["errors"] == [{"field": "answer", "message": MESSAGE}]
+    assert list(Answer.objects.values_list("trace_id", flat=True)) == ["b-1"]
+
+
+def test_an_answer_with_text_around_spaces_keeps_them(publish: Any, service_api: Any) -> None:
+    publish()
+    text = "  The free trial lasts 14 days [d1].\n"
+    response = service_api.post("/api/v1/answers", answer_body("kept", answer=text),
+                                format="json")
+    assert response.status_code == 201, response.content
+    assert Answer.objects.get().current_version.text == text
