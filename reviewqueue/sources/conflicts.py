@@ -132,9 +132,28 @@ def exception_facts(participants: list[dict[str, Any]]) -> list[int]:
     return sorted(out)
 
 
+def _revisions(facts: list[Fact]) -> list[str]:
+    """The revisions `facts` are of, as `document@revision`, sorted."""
+    return sorted({f"{f.revision.document.key}@{f.revision.revision}" for f in facts})
+
+
 def _signature(facts: list[Fact]) -> str:
-    revisions = sorted({f"{f.revision.document.key}@{f.revision.revision}" for f in facts})
-    return hashlib.sha256(json.dumps(revisions).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(_revisions(facts)).encode()).hexdigest()
+
+
+def _still_dismissed(conflict: Conflict, facts: list[Fact]) -> bool:
+    """Whether the dismissal of `conflict` covers these disagreeing facts: they are all of
+    revisions it was dismissed for. Revisions never change, so a withdrawal, which only takes
+    some away, leaves the owner's judgement standing, and restoring them brings back what was
+    judged; any other revision reopens it. A conflict that closed while dismissed is dismissed
+    again when its documents come back to those revisions."""
+    if conflict.status not in (Conflict.Status.DISMISSED, Conflict.Status.CLOSED):
+        return False
+    if conflict.dismissed_revisions:
+        return set(_revisions(facts)) <= set(conflict.dismissed_revisions)
+    # Dismissed before the revisions were kept: the very same revisions only.
+    return (conflict.status == Conflict.Status.DISMISSED
+            and conflict.dismissed_signature == _signature(facts))
 
 
 def conflicts_refresh(
@@ -178,10 +197,7 @@ def conflicts_refresh(
             documents = sorted({f.revision.document.key for f in disagreeing})
             if conflict is None:
                 conflict = Conflict(subject=pair[0], key=pair[1], opened_at=now)
-            if (
-                conflict.status == Conflict.Status.DISMISSED
-                and conflict.dismissed_signature == signature
-            ):
+            if _still_dismissed(conflict, disagreeing):
                 after = Conflict.Status.DISMISSED
             else:
                 after = Conflict.Status.OPEN
@@ -189,9 +205,12 @@ def conflicts_refresh(
                 if before != Conflict.Status.OPEN and after == Conflict.Status.OPEN:
                     conflict.opened_at = now
                     conflict.closed_at = None
-                conflict.status = after
                 if after == Conflict.Status.OPEN:
+                    conflict.dismissed_revisions = []
                     conflict.exceptions = []
+                else:
+                    conflict.closed_at = None
+                conflict.status = after
                 conflict.documents = documents
                 conflict.documents_ever = sorted({*conflict.documents_ever, *documents})
                 conflict.participants = _participants(disagreeing)
@@ -269,8 +288,8 @@ def _verb(change: ConflictChange) -> str:
         return "closed"
     if change.before is None:
         return "opened"
-    if change.before == Conflict.Status.OPEN:
-        return "changed"
+    if change.before == Conflict.Status.OPEN or change.after == Conflict.Status.DISMISSED:
+        return "changed"  # a dismissal still covering it (see _still_dismissed)
     return "reopened"
 
 
@@ -376,6 +395,8 @@ def conflict_dismiss(
     conflict.dismissed_at = timezone.now()
     conflict.dismissal_reason = reason
     conflict.dismissed_signature = conflict.signature
+    conflict.dismissed_revisions = sorted(
+        {f"{p['document']}@{p['revision']}" for p in conflict.participants})
     conflict.exceptions = exceptions
     conflict.save()
     audit_record(
@@ -428,9 +449,11 @@ def conflict_reopen(*, conflict_id: int, actor: Actor,
         raise DismissedAgain("the conflict was dismissed again since you opened it")
     conflict.status = Conflict.Status.OPEN
     conflict.dismissed_signature = ""
+    conflict.dismissed_revisions = []
     conflict.exceptions = []
     conflict.opened_at = timezone.now()
-    conflict.save(update_fields=["status", "dismissed_signature", "exceptions", "opened_at"])
+    conflict.save(update_fields=["status", "dismissed_signature", "dismissed_revisions",
+                                 "exceptions", "opened_at"])
     audit_record(
         actor=actor,
         action="conflict.reopened",

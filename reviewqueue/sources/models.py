@@ -114,8 +114,9 @@ class Conflict(models.Model):
 
     One row per (subject, key); its status follows the documents: opened when a publish or a
     withdrawal creates a disagreement, closed when a later one removes it, reopened when it
-    comes back. A dismissal is tied to the exact revisions involved (`dismissed_signature`):
-    any other set of revisions reopens the conflict.
+    comes back. A dismissal is tied to the revisions involved (`dismissed_revisions`): a
+    disagreement among other revisions reopens the conflict, one among some of them (after a
+    withdrawal) does not.
     """
 
     class Status(models.TextChoices):
@@ -151,6 +152,13 @@ class Conflict(models.Model):
     dismissed_at = models.DateTimeField(null=True, blank=True)
     dismissal_reason = models.TextField(blank=True)
     dismissed_signature = models.CharField(max_length=64, blank=True)
+    dismissed_revisions = ArrayField(
+        models.CharField(max_length=401),
+        default=list,
+        blank=True,
+        help_text="The revisions a dismissal judged, as document@revision: it holds while the "
+        "disagreeing facts are all of these",
+    )
     exceptions = ArrayField(
         models.BigIntegerField(),
         default=list,

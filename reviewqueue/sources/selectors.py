@@ -544,10 +544,10 @@ def conflicts_closed_recently(user: Any, *, days: int = 30, limit: int = 20) -> 
 class ConflictChangeSeen:
     """What a person's changes did to one conflict, by its status before and after them:
     `verb` is opened, again (closed before), changed (open before and after), reopened
-    (dismissed before), dismissed (closed before, and back to the very revisions it was
-    dismissed for) or closed; or "left" for a conflict the change took the changed document
-    out of, which goes on without it (its page may no longer be the person's to open, so it
-    is not linked, and its documents are not named)."""
+    (dismissed before), dismissed (back among the revisions it was dismissed for) or
+    closed; or "left" for a conflict the change took the changed document out of, which goes
+    on without it (its page may no longer be the person's to open, so it is not linked, and
+    its documents are not named)."""
 
     conflict: Conflict
     verb: str
@@ -593,8 +593,8 @@ _CHANGE_WORDS = {
                  _("It had been dismissed, but the documents in it changed, so it is open "
                    "again.")),
     "dismissed": (pgettext_lazy("conflict", "Dismissed"), "subtle",
-                  _("The documents disagree again with the very revisions it was dismissed "
-                    "for, so it stays dismissed.")),
+                  _("Its revisions are again among those it was dismissed for, so it is "
+                    "dismissed as before.")),
     "closed": (pgettext_lazy("conflict", "Closed"), "tone-ok",
                _("The documents no longer disagree over any period they share.")),
     "left": (pgettext_lazy("conflict", "Left"), "tone-ok",

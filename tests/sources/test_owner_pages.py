@@ -752,14 +752,12 @@ def test_the_conflict_page_says_who_or_what_reopened_a_dismissal(
     client.force_login(type(owner).objects.get(username="hugo"))
     _dismiss(client, conflict)
     assert _reopened_line(client, conflict) is None
-    # A withdrawal that leaves other values disagreeing reopens it too, and is named so.
+    # A withdrawal only takes values away from those judged: the dismissal stands.
     client.force_login(other_owner)
     client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-promo"})
-    assert Conflict.objects.get().status == "open"
+    assert Conflict.objects.get().status == "dismissed"
     client.force_login(owner)
-    assert _reopened_line(client, conflict).endswith(  # type: ignore[union-attr]
-        ", when trial-promo was withdrawn: the values left are not those it had been "
-        "dismissed for.")
+    assert _reopened_line(client, conflict) is None
 
 
 def test_a_conflict_closed_by_withdrawing_a_document_the_owner_may_not_read_says_so(

@@ -386,8 +386,8 @@ WORDS = {
     "changed": ("Changed", "Still open: the documents or revisions in it changed."),
     "reopened": ("Reopened", "It had been dismissed, but the documents in it changed, so it "
                              "is open again."),
-    "dismissed": ("Dismissed", "The documents disagree again with the very revisions it was "
-                               "dismissed for, so it stays dismissed."),
+    "dismissed": ("Dismissed", "Its revisions are again among those it was dismissed for, "
+                               "so it is dismissed as before."),
     "closed": ("Closed", "The documents no longer disagree over any period they share."),
 }
 
