@@ -4,6 +4,7 @@ and the claims table's inputs, written directly."""
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 from typing import Any
@@ -162,14 +163,39 @@ class ClaimForm(forms.Form):
                 self.add_error("value", _("Enter true or false."))
             else:
                 data["parsed"] = word == "true"
+        elif _looks_typed(raw) and not (self.initial.get("value_type") == "text"
+                                        and _looks_typed(self.initial.get("value") or "")):
+            # The menu starts at "text": 29 typed in a new row would be the text "29", which
+            # no number in a source supports. Quotes say the text is meant.
+            self.add_error("value", _(
+                "%(value)s is a number or true/false, but the type is “text”. Choose its type, "
+                "or, to claim the text, write it in quotes: \"%(value)s\".")
+                % {"value": raw.strip()})
         elif not raw.strip() and not (self.initial.get("value_type") == "text"
                                       and self.initial.get("value") == raw):
             # An empty text is a claim no source makes; the row's key was typed for a value.
             # (A claim that came in empty and is left as it was is kept.)
             self.add_error("value", _("Enter a value."))
         else:
-            data["parsed"] = raw
+            data["parsed"] = _unquoted(raw)
         return data
+
+
+def _looks_typed(text: str) -> bool:
+    """Whether a text value reads as a JSON number or boolean (29, 2.5, true)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(value, (int, float, bool))
+
+
+def _unquoted(text: str) -> str:
+    """A text value written in quotes to say it is text ("29"): the text inside them."""
+    stripped = text.strip()
+    if len(stripped) >= 2 and stripped[0] == stripped[-1] == '"' and _looks_typed(stripped[1:-1]):
+        return stripped[1:-1]
+    return text
 
 
 class _ClaimFormSet(forms.BaseFormSet):
