@@ -541,6 +541,23 @@ def test_a_claim_its_source_holds_but_another_disputes_is_not_shown_as_settled(
     assert "It disagrees with a claim: see Conflicting sources." in unused
 
 
+def test_an_unused_source_that_agrees_with_the_claim_is_not_said_to_disagree(
+    hold: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    publish("pricing-faq", title="Pricing FAQ", facts=[fact("trial_days", 14)])
+    trace = hold(retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing-faq", "revision": "r1", "span": "p1"},
+        {"cite": "d3", "document_id": "pricing-eu", "revision": "r1", "span": "p1"}])
+    page = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    [unused] = re.findall(r'<ul class="unused">(.*?)</ul>', page, re.S)
+    agrees, disagrees = unused.split("</li>")[:2]
+    assert "[d2] Pricing FAQ" in agrees and "[d3] Pricing in the EU" in disagrees
+    assert "It agrees with a claim that other sources dispute: see Conflicting sources." in agrees
+    assert "disagrees" not in agrees
+    assert "It disagrees with a claim: see Conflicting sources." in disagrees
+
+
 def test_a_claim_that_holds_without_a_finding_is_shown_as_holding(
     hold: Any, publish: Any, reviewer: Any, login: Any
 ) -> None:

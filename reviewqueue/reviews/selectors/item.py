@@ -168,6 +168,8 @@ class ConflictView:
 
     sentences: list[str]
     sources: list[ConflictSource]
+    # Retrieved ids whose value differs from that of a claim the conflict disputes.
+    disagreeing: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -406,6 +408,11 @@ class ItemPage:
     def conflict_cites(self) -> set[str]:
         """Retrieved ids that are a side of a conflict shown on the page."""
         return {cite for c in self.conflicts for side in c.sources for cite in side.cites}
+
+    @property
+    def disagreeing_cites(self) -> set[str]:
+        """Those of `conflict_cites` whose value differs from that of a claim disputed."""
+        return {cite for c in self.conflicts for cite in c.disagreeing}
 
 
 # --- Helpers ------------------------------------------------------------------------------------
@@ -839,7 +846,12 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
                      "which applies.")
     else:
         sentence = _("Sources in force disagree about %(what)s.")
-    return ConflictView([sentence % {"what": describe_claim(index, claims)}], sources)
+    disagreeing = {cite for source in sources if source.fact is not None
+                   and not (type(source.fact.value) is type(claim.get("value"))
+                            and source.fact.value == claim.get("value"))
+                   for cite in source.cites}
+    return ConflictView([sentence % {"what": describe_claim(index, claims)}], sources,
+                        disagreeing)
 
 
 def _natural(cite: str) -> list[Any]:
@@ -856,6 +868,7 @@ def _grouped(conflicts: list[ConflictView]) -> list[ConflictView]:
                      for s in conflict.sources)
         if same in by_sources:
             by_sources[same].sentences.extend(conflict.sentences)
+            by_sources[same].disagreeing |= conflict.disagreeing
         else:
             by_sources[same] = conflict
     return list(by_sources.values())
