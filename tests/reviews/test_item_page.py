@@ -217,6 +217,23 @@ def test_a_revision_that_only_rewords_the_passage_says_no_fact_changed(
     assert "fact-changes" not in section
 
 
+def test_a_revised_source_no_claim_cites_is_not_said_to_leave_the_claims_facts_unchanged(
+    sources: Any, submit: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    # Its claim cites d1 (pricing); d2 (pricing-eu) is only retrieved.
+    submit("both", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r1", "span": "p1"}])
+    publish("pricing-eu", revision="r2", title="Pricing in the EU",
+            facts=[fact("trial_days", 28)])
+    html = login(reviewer).get("/answers/both/").content.decode()
+    section = html[html.index("What changed in the sources"):html.index("Verdict history")]
+    assert "[d2] pricing-eu: r1 → r2" in section
+    assert ("No claim cites this source, but the gate weighs it with the others. Facts of its "
+            "quoted passage whose value or validity changed:") in section
+    assert "claims use are unchanged" not in section
+
+
 def test_only_the_facts_of_the_claimed_subject_are_marked_claimed(
     submit: Any, publish: Any, reviewer: Any, login: Any
 ) -> None:

@@ -231,6 +231,7 @@ class DiffView:
     new: list[Segment] | None
     new_missing: bool = False
     facts: list[FactChange] = field(default_factory=list)
+    cited_by_claim: bool = True  # a claim cites this citation
 
     @property
     def used_unchanged(self) -> bool:
@@ -946,5 +947,6 @@ def _diff(r: Any, citation: CitationView, older: Mapping[tuple[str, str], Revisi
         None, None)
     return DiffView(citation.cite, citation.document_key, quoted.revision,
                     document.current_revision.revision, left, right,
-                    new_missing=old is not None and new is None, facts=facts)
+                    new_missing=old is not None and new is None, facts=facts,
+                    cited_by_claim=bool(claimed))
 
