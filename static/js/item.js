@@ -286,12 +286,13 @@
     event.preventDefault();
     leaveThenGo(link.href);
   });
-  // A decision form the reviewer typed in and did not send: leaving asks first, as a rewrite
-  // would go with the page. Sending it (or another form) is no loss.
+  // A decision form, or the note to the owners, typed in and not sent: leaving asks first,
+  // as the text would go with the page. Sending it (or another form) is no loss.
   var unsent = [];
   document.addEventListener("input", function (event) {
     var form = event.target.form;
-    if (form && form.closest("#decide") && unsent.indexOf(form) < 0) unsent.push(form);
+    if (form && (form.closest("#decide") || form.hasAttribute("data-unsent-guard")) &&
+        unsent.indexOf(form) < 0) unsent.push(form);
   });
   var sending = false;
   document.addEventListener("submit", function (event) {

@@ -52,6 +52,21 @@ def test_leaving_with_a_rewrite_typed_asks_first_and_keeps_it(
     expect(page.locator("#decide textarea[name=edit-answer]")).to_have_value(REWRITE)
 
 
+def test_leaving_with_a_note_to_the_owners_typed_asks_first_and_keeps_it(
+    alice_on_t1: Any, live_server: Any
+) -> None:
+    page = alice_on_t1
+    asked: list[str] = []
+    page.on("dialog", lambda dialog: (asked.append(dialog.type), dialog.dismiss()))
+    page.locator("[data-action=send-to-owner] summary").click()
+    page.locator("#owner-note").fill("Which trial length holds in the EU?")
+    page.locator(".crumbs a").first.click()
+    page.wait_for_timeout(1500)
+    assert asked == ["beforeunload"]
+    assert page.url == f"{live_server.url}/answers/t-1/"
+    expect(page.locator("#owner-note")).to_have_value("Which trial length holds in the EU?")
+
+
 def test_a_double_click_on_approve_sends_one_decision(
     alice_on_t1: Any, live_server: Any
 ) -> None:
