@@ -620,6 +620,14 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
     if not edits and not passages and not note_form.cleaned_data["note"]:
         messages.info(request, _("Nothing changed, so nothing was published."))
         return redirect("sources:document", key=document.key)
+    if not edits and not passages:
+        # A revision is a new source: every answer quoting this one would go back to a
+        # reviewer as "Source revised", for a document that says the same.
+        return _document_page(request, document, error=_(
+            "Nothing was published: the values and passages are as they were. A revision "
+            "with only a note would send every answer quoting this document back to "
+            "reviewers, for a document that says the same. Change a value or a passage, "
+            "or leave the note out."), **forms)
     if based is not None and not request.POST.get("passages_checked") and (
             left := services.passages_left_behind(based, edits, passages)):
         return _document_page(

@@ -189,8 +189,8 @@ def test_on_a_phone_an_owner_reads_and_corrects_each_fact_whole(
     forms = page.locator(".inline-form")
     assert forms.nth(1).evaluate("f => getComputedStyle(f).borderTopStyle") == "solid"
 
-    page.fill("input[name=facts-0-value]", "14")
-    page.fill("textarea[name=note]", "No change to the value: the dates are checked.")
+    page.fill("input[name=facts-0-valid_until]", "2027-12-31")
+    page.fill("textarea[name=note]", "No change to the value: the trial runs on in 2027.")
     page.click("button:has-text('Publish corrected revision')")
     page.wait_for_url("**/owner/progress**")
     # The message of what was done lines up with the page under it.
