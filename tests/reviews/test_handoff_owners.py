@@ -278,3 +278,30 @@ def test_a_wait_a_release_ended_is_said_to_have_ended_so_once_the_answer_is_back
     assert re.fullmatch(rf"No owner replied before verdict #{released} \(Document withdrawn, "
                         r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\) took the answer out of the queue, "
                         r"which ended the wait\.", " ".join(said.split())), said
+
+
+def test_the_owner_of_a_revised_source_is_asked_beside_those_of_the_conflict(
+    hold: Callable[..., str], publish: Callable[..., Any], make_user: Callable[..., Any],
+    login: Any, reviewer: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The answer cites olivia's two pricing documents, which disagree, and oscar's status
+    page, which has since been revised: he is behind the hold too."""
+    oscar = with_email(make_user("oscar", "owner"), "oscar@example.test")
+    publish("status-page", owner="oscar", title="Status", facts=[fact("response_minutes", 30)])
+    trace = hold(
+        retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+                   {"cite": "d2", "document_id": "pricing-eu", "revision": "r1", "span": "p1"},
+                   {"cite": "s1", "document_id": "status-page", "revision": "r1", "span": "p1"}],
+        claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
+                {"key": "response_minutes", "value": 30, "cite": "s1"}],
+        answer="The trial lasts 14 days [d1]. We respond in 30 minutes [s1].")
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("status-page", revision="r2", owner="oscar", title="Status",
+                facts=[fact("response_minutes", 15)])
+    client = login(reviewer)
+    assert owners_line(client.get(f"/answers/{trace}/").content.decode()) == (
+        "Owners: olivia, oscar")
+    client.post(f"/answers/{trace}/claim")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/answers/{trace}/send-to-owner", {"note": "Which response time holds?"})
+    assert len(mails_to(oscar.email)) == 1

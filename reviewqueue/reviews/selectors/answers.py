@@ -144,12 +144,17 @@ def conflicts_of_answer(answer: Answer) -> list[Any]:
 
 
 def owners_to_ask(answer: Answer, conflicts: list[Any] | None = None) -> list[Any]:
-    """Owners of the cited documents that take part in a conflict on the answer; without such
-    a conflict, the owners of every cited document."""
-    keys = {item.document_key for item in answer.retrieved.all()}
+    """Owners of the retrieved documents behind the hold: those in a conflict on the answer
+    and those a finding of its current verdict names (a revised source, a fact not in force,
+    a claim its source does not support); with neither, the owners of every one."""
+    documents_of = {item.cite: item.document_key for item in answer.retrieved.all()}
+    keys = set(documents_of.values())
     if conflicts is None:
         conflicts = conflicts_of_answer(answer)
-    involved = {k for c in conflicts for k in c.documents} & keys
+    verdict = answer.current_verdict
+    named = {documents_of[cite] for finding in (verdict.findings if verdict else ())
+             for cite in finding.get("evidence") or () if cite in documents_of}
+    involved = ({k for c in conflicts for k in c.documents} | named) & keys
     documents = Document.objects.filter(key__in=involved or keys).select_related("owner")
     return list({d.owner_id: d.owner for d in documents}.values())
 
