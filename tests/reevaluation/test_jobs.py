@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from datetime import timedelta
 from typing import Any
@@ -419,6 +420,9 @@ def test_the_job_page_speaks_the_reviewers_language(five_answers: list[Answer], 
         return " ".join(page.split())
 
     assert "Chosen answers · Re-evaluated on request" in shown()
+    # Its start carries the zone, as every other time on the pages does.
+    started = job.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    assert f"started {started} UTC" in shown()
     japanese = shown(HTTP_ACCEPT_LANGUAGE="ja")
     assert "選んだ回答 · 依頼による再評価" in japanese
     assert "manual" not in japanese
