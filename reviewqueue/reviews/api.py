@@ -131,7 +131,12 @@ class AnswerIn(StrictSerializer):
         cites = [(item or {}).get("cite") for item in attrs.get("retrieved") or []]
         again = {index: {"cite": [f"Duplicate cite {cite!r}."]}
                  for index, cite in repeats(cites).items()}
-        return {"retrieved": again} if again else {}
+        errors: dict[str, Any] = {"retrieved": again} if again else {}
+        if twice := repeats(attrs.get("asked_by") or []):
+            # One asker's principals: a repeat would make two bodies asking the same differ.
+            errors["asked_by"] = {index: [f"{principal!r} is already in the list."]
+                                  for index, principal in twice.items()}
+        return errors
 
     def to_input(self) -> AnswerInput:
         d = self.validated_data
@@ -226,6 +231,7 @@ def fast_answer_input(raw: Any) -> AnswerInput | None:
         and _text(raw["index_release"], 200, blank=True)
         and type(asked_by) is list and len(asked_by) <= 200
         and all(_text(p, 200) and is_valid_principal(p) for p in asked_by)
+        and len(set(asked_by)) == len(asked_by)
         and type(retrieved) is list and len(retrieved) <= 1000
         and type(claims) is list and len(claims) <= 1000
     ):

@@ -1,5 +1,6 @@
-"""An answer whose text is empty, or only spaces and line breaks, is refused at ingest: the gate
-checks the claims, never the wording, so it would release an answer the asker cannot read."""
+"""Answer bodies the API refuses by name. An answer whose text is empty, or only spaces and line
+breaks: the gate checks the claims, never the wording, so it would release an answer the asker
+cannot read. An asker's principal given twice: two bodies asking the same would differ."""
 
 from __future__ import annotations
 
@@ -46,3 +47,15 @@ def test_an_answer_with_text_around_spaces_keeps_them(publish: Any, service_api:
                                 format="json")
     assert response.status_code == 201, response.content
     assert Answer.objects.get().current_version.text == text
+
+
+def test_a_principal_given_twice_in_asked_by_is_refused_by_its_index(
+    publish: Any, service_api: Any
+) -> None:
+    publish()
+    body = answer_body("twice", asked_by=["user:customer-7", "group:sales", "user:customer-7"])
+    response = service_api.post("/api/v1/answers", body, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"field": "asked_by[2]", "message": "'user:customer-7' is already in the list."}]
+    assert not Answer.objects.exists()
