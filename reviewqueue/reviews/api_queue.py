@@ -20,7 +20,7 @@ from reviewqueue.instants import instant_text
 from reviewqueue.params import param_problems
 from reviewqueue.reviews.api import ClaimIn, VerdictOut
 from reviewqueue.reviews.labels import REASONS, REJECT_REASONS
-from reviewqueue.reviews.models import Answer
+from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import (
     redact_findings,
     redact_verdicts,
@@ -381,7 +381,10 @@ class DecisionView(ReviewerView):
             # only of an approval that could land: one on an old verdict, or of an answer no
             # longer held, gets the service's 409 instead.
             page = item_page(trace_id=trace_id, user=request.user)
+            # Nor of a verdict that abstains, which no `despite` lets through: the service
+            # refuses it (approve_refused) rather than ask for a flag that cannot help.
             if (page is not None and page.held and page.verdict.pk == sent["verdict"]
+                    and page.verdict.decision != Verdict.Decision.ABSTAIN
                     and page.contradicted):
                 # Named by their index in `claims`, as the findings name them.
                 which = claim_paths(page.contradicted, "does not hold against what it cites",

@@ -68,3 +68,22 @@ def test_the_page_offers_no_approval_and_says_why(
     assert "Nothing was recorded: the gate abstains on this answer" in posted.content.decode()
     assert Answer.objects.get(trace_id=trace).status == "held"
     assert current_verdict_id(trace) == Answer.objects.get(trace_id=trace).current_verdict_id
+
+
+def test_an_abstaining_verdict_with_a_claim_that_fails_is_refused_not_asked_for_despite(
+    hold: Any, reviewer: Any, token_client: Any, service_api: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The cited document is withdrawn after the approval: the gate abstains, and the claim
+    no longer holds. `despite` could not help, so the API does not ask for it."""
+    trace = hold()
+    api = token_client(reviewer)
+    assert decide(api, trace, action="approve").status_code == 201
+    with django_capture_on_commit_callbacks(execute=True):
+        assert service_api.delete("/api/v1/documents/pricing").status_code in (200, 204)
+    assert Answer.objects.get(trace_id=trace).current_verdict.decision == "abstain"
+
+    refused = decide(api, trace, action="approve")
+    assert refused.status_code == 409, refused.content
+    assert refused.json()["error"] == "approve_refused"
+    assert "despite" not in refused.content.decode()
