@@ -272,7 +272,8 @@ def scalar_problem(value: Any) -> str | None:
     return "Must be a string, number or boolean."
 
 
-@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]})
+@extend_schema_field({"oneOf": [{"type": "string", "maxLength": MAX_SCALAR_CHARS},
+                                {"type": "number"}, {"type": "boolean"}]})
 class JSONScalarField(serializers.Field):
     """A fact or claim value: a JSON string, number or boolean, kept with its type."""
 

@@ -342,6 +342,10 @@ def test_every_property_of_the_schema_has_a_type(client: Any) -> None:
         "type": "string", "description": "row of the decision order, 0 to 7b"}
     assert verdict["revisions_used"]["items"]["required"] == [
         "cite", "document", "revision", "current"]
+    # A value's limit, as the server holds it, for a client to check before sending.
+    for name in ("ClaimInRequest", "FactInRequest"):
+        assert {"type": "string", "maxLength": 2000} in (
+            schemas[name]["properties"]["value"]["oneOf"])
 
 
 def test_one_answer_writes_its_rows_in_one_statement_and_reuses_prepared_plans(
