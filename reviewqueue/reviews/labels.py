@@ -7,6 +7,7 @@ reason and one plain sentence per finding; the gate's own message stays availabl
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -78,6 +79,24 @@ def show_value(value: Any) -> str:
 
 def _ids(ids: Iterable[str]) -> str:
     return ", ".join(f"[{i}]" for i in ids)
+
+
+def natural_order(cite: str) -> list[Any]:
+    """A retrieved id's sort key, numbers read as numbers: [r2] before [r10]."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", cite)]
+
+
+IDS_SHOWN = 10
+
+
+def _ids_shown(ids: Sequence[str]) -> str:
+    """The first IDS_SHOWN ids, and how many more: an answer may retrieve one document in
+    hundreds of chunks, and every claim on it would list them all."""
+    if len(ids) <= IDS_SHOWN:
+        return _ids(ids)
+    return ngettext("%(ids)s and %(n)s more", "%(ids)s and %(n)s more",
+                    len(ids) - IDS_SHOWN) % {"ids": _ids(ids[:IDS_SHOWN]),
+                                             "n": len(ids) - IDS_SHOWN}
 
 
 def describe_claim(index: int | None, claims: Sequence[Mapping[str, Any]]) -> str:
@@ -169,6 +188,11 @@ def explain_warning(warning: Mapping[str, Any], claims: Sequence[Mapping[str, An
     sources = _ids(warning.get("evidence") or ())
     if code == "single_source":
         who = describe_claim(warning.get("claim"), claims)
+        if len(warning.get("evidence") or ()) > 1:
+            # One document retrieved under several ids (a chunk each): still one source.
+            return _("%(who)s rests on a single document, retrieved as %(sources)s.") % {
+                "who": _cap(who),
+                "sources": _ids_shown(sorted(warning["evidence"], key=natural_order))}
         return _("%(who)s rests on a single source: %(sources)s.") % {
             "who": _cap(who), "sources": sources or _("one document")}
     if code == "uncited_evidence":

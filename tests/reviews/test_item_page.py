@@ -142,6 +142,22 @@ def test_a_single_source_and_unused_documents_are_pointed_out(item_html: str) ->
     assert "[d2] Pricing in the EU" in item_html
 
 
+def test_one_document_retrieved_in_many_chunks_is_one_source_named_in_short(
+    sources: Any, submit: Any, reviewer: Any, login: Any
+) -> None:
+    chunks = [{"cite": f"c{i}", "document_id": "pricing", "revision": "r1"}
+              for i in range(1, 13)]
+    submit("chunks", as_of=None, retrieved=chunks, answer="The trial lasts 14 days [c1].",
+           claims=[{"key": "trial_days", "value": 14, "cite": "c1"}])
+    page = login(reviewer).get("/answers/chunks/").content.decode()
+    assert ("Claim 1 (trial_days = 14) rests on a single document, retrieved as [c1], [c2], "
+            "[c3], [c4], [c5], [c6], [c7], [c8], [c9], [c10] and 2 more.") in page
+    assert "[c11]," not in page.split("data-single-source", 1)[1].split("</div>", 1)[0]
+    # Its verdict used one revision, listed once.
+    history = page.split("Verdict history", 1)[1]
+    assert history.count('<span class="rev">pricing@r1</span>') == 1
+
+
 def test_every_finding_is_explained_in_a_sentence(item_html: str) -> None:
     assert "sources in force give different values" in item_html
 

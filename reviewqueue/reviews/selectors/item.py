@@ -32,6 +32,7 @@ from reviewqueue.reviews.labels import (
     describe_claim,
     explain_finding,
     explain_warning,
+    natural_order,
     reject_reason_label,
     show_value,
     verdict_reason_label,
@@ -630,11 +631,8 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         unused=unused,
         conflicts=conflicts,
         diffs=[d for d in diffs if d is not None],
-        verdicts=[VerdictView(v, v.pk == verdict.pk, [
-            RevisionUsed(u.get("cite", ""), u.get("document", ""), u.get("revision", ""),
-                         u.get("current"), titles.get(u.get("document", ""), ""))
-            for u in v.revisions_used
-        ]) for v in verdicts],
+        verdicts=[VerdictView(v, v.pk == verdict.pk, _revisions_shown(v.revisions_used, titles))
+                  for v in verdicts],
         decisions=[DecisionView(d) for d in decisions],
         earlier_approval=_earlier_approval(answer, item, decisions),
         owner_questions=questions,
@@ -643,6 +641,19 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         reference_date=on,
         today=today(),
     )
+
+
+def _revisions_shown(used: Iterable[Mapping[str, Any]], titles: Mapping[str, str]
+                     ) -> list[RevisionUsed]:
+    """A verdict's revisions, each once: an answer retrieving one document in many chunks
+    used its revision under each of their ids."""
+    shown: dict[tuple[str, str, str | None], RevisionUsed] = {}
+    for u in used:
+        document, revision = u.get("document", ""), u.get("revision", "")
+        if (document, revision, u.get("current")) not in shown:
+            shown[(document, revision, u.get("current"))] = RevisionUsed(
+                u.get("cite", ""), document, revision, u.get("current"), titles.get(document, ""))
+    return list(shown.values())
 
 
 def _history_titles(keys: set[str], documents: Mapping[str, Document], user: Any
@@ -821,7 +832,7 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
     # One card for each document's fact, naming every id the answer retrieved it under: an
     # answer citing one document under many ids would otherwise draw it once for each.
     cards: dict[tuple[str, int], ConflictSource] = {}
-    for cite in sorted(finding.get("evidence") or (), key=_natural):
+    for cite in sorted(finding.get("evidence") or (), key=natural_order):
         citation = citations.get(cite)
         document = documents.get(citation.document_key) if citation else None
         if citation is None or document is None or document.current_revision is None:
@@ -853,11 +864,6 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
                    for cite in source.cites}
     return ConflictView([sentence % {"what": describe_claim(index, claims)}], sources,
                         disagreeing)
-
-
-def _natural(cite: str) -> list[Any]:
-    """A retrieved id's sort key, numbers read as numbers: [r2] before [r10]."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", cite)]
 
 
 def _grouped(conflicts: list[ConflictView]) -> list[ConflictView]:
