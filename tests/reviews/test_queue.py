@@ -23,7 +23,7 @@ from reviewqueue.reviews.selectors.queue import (
     queue_page,
 )
 from reviewqueue.sources.models import Document
-from tests.reviews.conftest import bulk_held
+from tests.reviews.conftest import bulk_held, fact
 
 pytestmark = pytest.mark.django_db
 
@@ -130,6 +130,23 @@ def test_filtering_by_a_documents_title_as_the_queue_shows_it(
     assert traces(client.get("/", {"document": "Pricing in"}).context["page"]) == []
     # The field says what it takes.
     assert 'placeholder="document id or title"' in client.get("/").content.decode()
+
+
+def test_an_id_written_exactly_is_that_document_though_another_differs_only_in_case(
+    hold: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    publish("Pricing", title="Pricing, upper case", facts=[fact("trial_days", 14)])
+    hold("lower")
+    hold("upper", retrieved=[{"cite": "d1", "document_id": "Pricing", "revision": "r1",
+                              "span": "p1"},
+                             {"cite": "d2", "document_id": "pricing-eu", "revision": "r1",
+                              "span": "p1"}])
+    client = login(reviewer)
+    assert traces(client.get("/", {"document": "pricing"}).context["page"]) == ["lower"]
+    assert traces(client.get("/", {"document": "Pricing"}).context["page"]) == ["upper"]
+    # With no exact id, any case still finds both.
+    assert sorted(traces(client.get("/", {"document": "PRICING"}).context["page"])) == [
+        "lower", "upper"]
 
 
 def test_a_document_filter_that_names_nothing_offers_the_documents_containing_it(

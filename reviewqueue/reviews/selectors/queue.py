@@ -200,10 +200,15 @@ def _filtered(qs: QuerySet[ReviewItem], filters: QueueFilters, user: Any,
         qs = qs.filter(index_release=filters.release)
     if filters.document:
         # A document id or a title as the queue shows it, in any case: reviewers know
-        # documents by title. One subquery, run once; visibility is checked as for any row.
-        named = Document.objects.filter(Q(key__iexact=filters.document)
-                                        | Q(current_revision__title__iexact=filters.document)
-                                        ).values("key")
+        # documents by title. An id written exactly is that document alone, though another
+        # id differs from it only in case. One subquery, run once; visibility is checked as
+        # for any row.
+        exact = Document.objects.filter(key=filters.document)
+        named = Document.objects.filter(
+            Q(key=filters.document)
+            | ~Exists(exact) & (Q(key__iexact=filters.document)
+                                | Q(current_revision__title__iexact=filters.document))
+        ).values("key")
         qs = qs.filter(Exists(RetrievedItem.objects.filter(answer_id=OuterRef("answer_id"),
                                                            document_key__in=named)))
     if filters.claim == "unclaimed":
