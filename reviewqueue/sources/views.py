@@ -514,6 +514,7 @@ def _document_changed(
     now = {p.span: p.text for p in current.passages.all()} if current else {}
     based = document.revisions.filter(revision=request.POST.get("revision") or None).first()
     seen = {p.span: p.text for p in based.passages.filter(span__in=texts)} if based else {}
+    texts, seen = _follow_moved_passages(texts, seen, now)
     unplaced_passages = [(span, text) for span, text in texts.items() if span not in now]
     if page.get("end_form") is not None:
         page["end_form"], page["unplaced_end"] = _carry_end_form(document, page["end_form"])
@@ -535,6 +536,26 @@ def _document_changed(
         % {"revision": changed.current},
         **page,
     )
+
+
+def _follow_moved_passages(texts: dict[str, str], seen: dict[str, str], now: dict[str, str]
+                           ) -> tuple[dict[str, str], dict[str, str]]:
+    """The passages the owner typed, and those they saw, each under the span its passage has
+    now: typed over the Pro passage at p2, the text stays with the Pro passage when the
+    revision published meanwhile moved it to p1 (and put another at p2). A passage moved is
+    one whose text, as the owner saw it, is now at exactly one other span."""
+    def moved_to(span: str) -> str:
+        if span not in seen or passage_text(now.get(span, "")) == passage_text(seen[span]):
+            return span
+        found = [other for other, text in now.items()
+                 if passage_text(text) == passage_text(seen[span])]
+        return found[0] if len(found) == 1 else span
+
+    targets = {span: moved_to(span) for span in texts}
+    if len(set(targets.values())) < len(targets):
+        return texts, seen  # two would land on one span: left where they were typed
+    return ({targets[span]: text for span, text in texts.items()},
+            {targets.get(span, span): text for span, text in seen.items()})
 
 
 def _carry_end_form(

@@ -133,6 +133,27 @@ def test_text_typed_on_an_older_revision_is_kept_on_the_new_one(
     assert texts() == {"p1": "The free trial lasts 14 days."}
 
 
+def test_text_typed_over_a_passage_the_new_revision_moved_follows_it(
+    client: Any, pricing: None, publish: Any
+) -> None:
+    page = client.get(PAGE).content.decode()
+    # Meanwhile r2 swaps p1 and p2: the support passage is now p1.
+    publish("pricing", revision="r2", facts=[fact("trial_days", 14, span="p2"),
+                                             fact("support_days", 5, span="p1")],
+            passages=[{"span": "p1", "text": PASSAGES[1]["text"]},
+                      {"span": "p2", "text": PASSAGES[0]["text"]}, PASSAGES[2]])
+    response = client.post(PUBLISH, posted_back(page, PUBLISH, **{
+        "passage:p2": "Support answers every day."}))
+    assert response.status_code == 409
+    shown = html.unescape(response.content.decode())
+    boxes = dict(re.findall(r'<textarea[^>]*name="passage:(\w+)"[^>]*>(.*?)</textarea>', shown,
+                            re.S))
+    assert boxes["p1"].strip() == "Support answers every day."
+    assert boxes["p2"].strip() == "The free trial lasts 14 days."
+    # The passage edited did not change, it moved: nothing was published over it meanwhile.
+    assert "Published meanwhile" not in shown
+
+
 def test_a_form_without_passages_changes_none(client: Any, pricing: None) -> None:
     """As posted by a page opened before passages could be edited."""
     typed = {name: value for name, value in posted_back(
