@@ -248,6 +248,11 @@ def test_on_a_phone_the_queue_folds_its_filter_form_unless_it_is_in_use(
     # A list narrowed by the form shows the form that narrowed it.
     page.goto(f"{live_server.url}/?claim=unclaimed")
     expect(form).to_be_visible()
+    # An order narrows nothing: the form stays folded, its summary saying the order.
+    page.goto(f"{live_server.url}/?order=newest")
+    expect(form).to_be_hidden()
+    expect(page.locator("details[data-filters] > summary")).to_have_text(
+        "More filters · newest first")
     # On a wide screen it is always open, with no summary to fold it.
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(f"{live_server.url}/")
