@@ -132,13 +132,16 @@ def exception_facts(participants: list[dict[str, Any]]) -> list[int]:
     return sorted(out)
 
 
-def _revisions(facts: list[Fact]) -> list[str]:
-    """The revisions `facts` are of, as `document@revision`, sorted."""
-    return sorted({f"{f.revision.document.key}@{f.revision.revision}" for f in facts})
-
-
 def _signature(facts: list[Fact]) -> str:
-    return hashlib.sha256(json.dumps(_revisions(facts)).encode()).hexdigest()
+    revisions = sorted({f"{f.revision.document.key}@{f.revision.revision}" for f in facts})
+    return hashlib.sha256(json.dumps(revisions).encode()).hexdigest()
+
+
+def judged_revisions(participants: Iterable[dict[str, Any]]) -> list[list[str]]:
+    """The (document, revision) pairs of a conflict's sides, sorted: what a dismissal of it
+    judges."""
+    return [list(pair) for pair in sorted({(p["document"], p["revision"])
+                                           for p in participants})]
 
 
 def _still_dismissed(conflict: Conflict, facts: list[Fact]) -> bool:
@@ -150,7 +153,8 @@ def _still_dismissed(conflict: Conflict, facts: list[Fact]) -> bool:
     if conflict.status not in (Conflict.Status.DISMISSED, Conflict.Status.CLOSED):
         return False
     if conflict.dismissed_revisions:
-        return set(_revisions(facts)) <= set(conflict.dismissed_revisions)
+        judged = {tuple(pair) for pair in conflict.dismissed_revisions}
+        return {(f.revision.document.key, f.revision.revision) for f in facts} <= judged
     # Dismissed before the revisions were kept: the very same revisions only.
     return (conflict.status == Conflict.Status.DISMISSED
             and conflict.dismissed_signature == _signature(facts))
@@ -395,8 +399,7 @@ def conflict_dismiss(
     conflict.dismissed_at = timezone.now()
     conflict.dismissal_reason = reason
     conflict.dismissed_signature = conflict.signature
-    conflict.dismissed_revisions = sorted(
-        {f"{p['document']}@{p['revision']}" for p in conflict.participants})
+    conflict.dismissed_revisions = judged_revisions(conflict.participants)
     conflict.exceptions = exceptions
     conflict.save()
     audit_record(

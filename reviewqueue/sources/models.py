@@ -152,11 +152,10 @@ class Conflict(models.Model):
     dismissed_at = models.DateTimeField(null=True, blank=True)
     dismissal_reason = models.TextField(blank=True)
     dismissed_signature = models.CharField(max_length=64, blank=True)
-    dismissed_revisions = ArrayField(
-        models.CharField(max_length=401),
+    dismissed_revisions = models.JSONField(
         default=list,
         blank=True,
-        help_text="The revisions a dismissal judged, as document@revision: it holds while the "
+        help_text="[[document, revision], ...] that a dismissal judged: it holds while the "
         "disagreeing facts are all of these",
     )
     exceptions = ArrayField(

@@ -500,10 +500,13 @@ def reasons_shown(conflicts: Iterable[Conflict], user: Any) -> set[int]:
     """The ids of the dismissed conflicts among `conflicts` whose reason `user` may read: it
     is free text about what the documents in conflict say, so only for who may read the
     revision of every side (`may_read_revision`: managing a document, as an admin does every
-    one, is not enough). At most 1 query."""
+    one, is not enough), every side it judged too: one withdrawn since may have been the one
+    the reason speaks of. At most 1 query."""
     dismissed = [c for c in conflicts
                  if c.status == Conflict.Status.DISMISSED and c.participants]
-    sides = {(p["document"], p["revision"]) for c in dismissed for p in c.participants}
+    judged = {c.pk: {(p["document"], p["revision"]) for p in c.participants}
+              | {(d, r) for d, r in c.dismissed_revisions} for c in dismissed}
+    sides = set().union(*judged.values())
     if not sides:
         return set()
     revisions = Revision.objects.filter(
@@ -513,8 +516,7 @@ def reasons_shown(conflicts: Iterable[Conflict], user: Any) -> set[int]:
     readable = {(r.document.key, r.revision) for r in revisions
                 if (r.document.key, r.revision) in sides
                 and may_read_revision(user, r.document, r)}
-    return {c.pk for c in dismissed
-            if all((p["document"], p["revision"]) in readable for p in c.participants)}
+    return {c.pk for c in dismissed if judged[c.pk] <= readable}
 
 
 def conflicts_for_owner(user: Any, *, include_closed: bool = False) -> QuerySet[Conflict]:

@@ -104,3 +104,28 @@ def test_a_revision_nobody_judged_still_reopens_it(
     conflict = Conflict.objects.get()
     assert (conflict.status, conflict.dismissed_revisions) == ("open", [])
     assert AuditEvent.objects.filter(action="conflict.reopened").count() == 1
+
+
+def test_a_reason_about_a_document_withdrawn_since_stays_hidden_from_who_could_not_read_it(
+    client: Any, owner: Any, make_user: Any, publish: Any,
+) -> None:
+    """hugo (HR) dismissed a conflict whose HR side olivia may not read; he withdraws that
+    side: the conflict stays dismissed, between documents she may read, but the reason was
+    written about the HR document."""
+    hugo = make_user("hugo", "owner", groups=("hr",))
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("trial-promo", facts=[fact("trial_days", 30)])
+    publish("hr-trial", owner="hugo", principals=["group:hr"], facts=[fact("trial_days", 45)])
+    conflict = Conflict.objects.get()
+    client.force_login(hugo)
+    client.post(f"/owner/conflicts/{conflict.pk}/dismiss", {
+        "reason": "other", "detail": "Staff get 45 days under the HR plan.",
+        "signature": conflict.signature})
+    client.post("/owner/documents/hr-trial/withdraw", {"confirm": "hr-trial"})
+    assert Conflict.objects.get().status == "dismissed"
+    assert Conflict.objects.get().documents == ["pricing", "trial-promo"]
+
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    assert "Staff get 45 days" not in page
+    assert "the reason concerns a document you may not read" in page

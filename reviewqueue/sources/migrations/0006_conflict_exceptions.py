@@ -9,8 +9,8 @@ def dismissed_revisions(apps, schema_editor):
     Conflict = apps.get_model("sources", "Conflict")
     for conflict in Conflict.objects.filter(status="dismissed"):
         if conflict.dismissed_signature == conflict.signature:
-            conflict.dismissed_revisions = sorted(
-                {f"{p['document']}@{p['revision']}" for p in conflict.participants})
+            conflict.dismissed_revisions = [list(pair) for pair in sorted(
+                {(p["document"], p["revision"]) for p in conflict.participants})]
             conflict.save(update_fields=["dismissed_revisions"])
 
 
@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='conflict',
             name='dismissed_revisions',
-            field=django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=401), blank=True, default=list, help_text='The revisions a dismissal judged, as document@revision: it holds while the disagreeing facts are all of these'),
+            field=models.JSONField(blank=True, default=list, help_text='[[document, revision], ...] that a dismissal judged: it holds while the disagreeing facts are all of these'),
         ),
         migrations.AddField(
             model_name='conflict',
