@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -1146,21 +1146,22 @@ def answers_waiting_on(document_key: str) -> int:
 
 def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
     """Held answers a reviewer sent to `user` as an owner of one of their sources, that `user`
-    may read in full. A reviewer's hand-off asks the owners of the cited documents that take
-    part in a conflict on the answer, or of every cited document when none does
-    (reviews.selectors.answers.owners_to_ask); the same rule picks whose inbox lists it, so an
-    owner of another cited document is not shown what was not sent to them. Five queries
-    whatever the number of answers."""
+    may read in full. A reviewer's hand-off asks the owners of the documents behind the hold
+    (`documents_behind_hold`, as reviews.selectors.answers.owners_to_ask applies it); the same
+    rule picks whose inbox lists it, so an owner of another cited document is not shown what
+    was not sent to them. Five queries whatever the number of answers."""
     from reviewqueue.reviews.models import ReviewItem
 
     owned = set(Document.objects.filter(owner=user).values_list("key", flat=True))
     items = list(
         ReviewItem.objects.filter(waiting_for_owner=True, answer__retrieved__document_key__in=owned)
-        .select_related("answer", "answer__current_version", "owner_question__asked_by")
+        .select_related("answer", "answer__current_version", "answer__current_verdict",
+                        "owner_question__asked_by")
         .distinct()
         .order_by("owner_question__asked_at", "id")[:limit]
     )
-    cited = _documents_cited({i.answer_id for i in items})
+    retrieved = _documents_retrieved({i.answer_id for i in items})
+    cited = {answer_id: set(by_cite.values()) for answer_id, by_cite in retrieved.items()}
     claimed = {i.answer_id: {c.get("key") for c in (i.answer.current_version.claims
                                                     if i.answer.current_version else [])}
                for i in items}
@@ -1168,12 +1169,27 @@ def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
     readable = _reading_every(cited, user)
     shown = []
     for item in items:
+        verdict = item.answer.current_verdict
         # The user's documents the hand-off is about: where the card links, to correct them.
-        mine = owned & (involved[item.answer_id] or cited[item.answer_id])
+        mine = owned & documents_behind_hold(retrieved[item.answer_id],
+                                             verdict.findings if verdict else (),
+                                             involved[item.answer_id])
         if item.answer_id in readable and mine:
             item.my_documents = sorted(mine)
             shown.append(item)
     return shown
+
+
+def documents_behind_hold(documents_of: Mapping[str, str], findings: Iterable[Mapping[str, Any]],
+                          in_conflicts: Iterable[str]) -> set[str]:
+    """The documents an answer retrieved (`documents_of`: by cite) that are behind its hold:
+    those in a conflict on it and those a finding of its current verdict names (a revised
+    source, a fact not in force, a claim its source does not support); with neither, every
+    one. Whose owners a hand-off asks, and whose inbox lists it."""
+    keys = set(documents_of.values())
+    named = {documents_of[cite] for finding in findings
+             for cite in finding.get("evidence") or () if cite in documents_of}
+    return ((set(in_conflicts) | named) & keys) or keys
 
 
 def _documents_in_conflicts(cited: dict[int, set[str]], claimed: dict[int, set[Any]]
@@ -1195,16 +1211,16 @@ def _documents_in_conflicts(cited: dict[int, set[str]], claimed: dict[int, set[A
     }
 
 
-def _documents_cited(answer_ids: set[int]) -> dict[int, set[str]]:
-    """The keys of the documents each answer cites (1 query, none for no answers)."""
+def _documents_retrieved(answer_ids: set[int]) -> dict[int, dict[str, str]]:
+    """The document each answer retrieved under each cite (1 query, none for no answers)."""
     from reviewqueue.reviews.models import RetrievedItem
 
-    cited: dict[int, set[str]] = {answer_id: set() for answer_id in answer_ids}
+    retrieved: dict[int, dict[str, str]] = {answer_id: {} for answer_id in answer_ids}
     if answer_ids:
-        for answer_id, key in RetrievedItem.objects.filter(answer_id__in=answer_ids).values_list(
-                "answer_id", "document_key"):
-            cited[answer_id].add(key)
-    return cited
+        for answer_id, cite, key in RetrievedItem.objects.filter(
+                answer_id__in=answer_ids).values_list("answer_id", "cite", "document_key"):
+            retrieved[answer_id][cite] = key
+    return retrieved
 
 
 def readable_answers(answer_ids: set[int], user: Any) -> set[int]:
@@ -1212,7 +1228,8 @@ def readable_answers(answer_ids: set[int], user: Any) -> set[int]:
     allows one of the user's principals. Two queries whatever the number of answers."""
     if not answer_ids:
         return set()
-    return _reading_every(_documents_cited(answer_ids), user)
+    return _reading_every({answer_id: set(by_cite.values()) for answer_id, by_cite
+                           in _documents_retrieved(answer_ids).items()}, user)
 
 
 def _reading_every(cited: dict[int, set[str]], user: Any) -> set[int]:

@@ -16,6 +16,7 @@ from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import Actor
 from reviewqueue.reviews.models import Answer, ReviewItem
 from reviewqueue.reviews.services.handoff import NoOwnerToAsk, review_item_send_to_owner
+from reviewqueue.sources.selectors import answers_sent_to
 from tests.reviews.conftest import HR_MARKER, current_verdict_id, fact
 
 pytestmark = pytest.mark.django_db
@@ -305,3 +306,30 @@ def test_the_owner_of_a_revised_source_is_asked_beside_those_of_the_conflict(
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/answers/{trace}/send-to-owner", {"note": "Which response time holds?"})
     assert len(mails_to(oscar.email)) == 1
+    # The mail sends him to his inbox, which lists it.
+    assert [i.answer.trace_id for i in answers_sent_to(oscar)] == [trace]
+
+
+def test_an_owner_not_asked_does_not_find_the_answer_in_her_inbox(
+    sources: None, submit: Callable[..., Any], publish: Callable[..., Any], owner: Any,
+    make_user: Callable[..., Any], login: Any, reviewer: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """No conflict: the answer is held because oscar's status page was revised. He is asked;
+    olivia, whose pricing it also cites, is not, and her inbox does not offer her a reply."""
+    oscar = with_email(make_user("oscar", "owner"), "oscar@example.test")
+    publish("status-page", owner="oscar", title="Status", facts=[fact("response_minutes", 30)])
+    retrieved = [{"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+                 {"cite": "s1", "document_id": "status-page", "revision": "r1", "span": "p1"}]
+    submit("t-2", as_of=None, retrieved=retrieved,
+           claims=[{"key": "response_minutes", "value": 30, "cite": "s1"}],
+           answer="We respond in 30 minutes [s1]. Details [d1].")
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("status-page", revision="r2", owner="oscar", title="Status",
+                facts=[fact("response_minutes", 15)])
+    assert Answer.objects.get(trace_id="t-2").status == "held"
+    client = login(reviewer)
+    client.post("/answers/t-2/claim")
+    client.post("/answers/t-2/send-to-owner", {"note": "Which response time holds?"})
+    assert [i.answer.trace_id for i in answers_sent_to(oscar)] == ["t-2"]
+    assert answers_sent_to(owner) == []

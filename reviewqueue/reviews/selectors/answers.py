@@ -11,6 +11,7 @@ from reviewqueue.accounts.principals import may_read, may_read_every, user_princ
 from reviewqueue.accounts.roles import has_role, remember_groups
 from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, RetrievedItem, Verdict
 from reviewqueue.sources.models import Document, Revision
+from reviewqueue.sources.selectors import documents_behind_hold
 
 
 def answer_ids_citing(document_key: str) -> QuerySet[Answer]:
@@ -144,18 +145,14 @@ def conflicts_of_answer(answer: Answer) -> list[Any]:
 
 
 def owners_to_ask(answer: Answer, conflicts: list[Any] | None = None) -> list[Any]:
-    """Owners of the retrieved documents behind the hold: those in a conflict on the answer
-    and those a finding of its current verdict names (a revised source, a fact not in force,
-    a claim its source does not support); with neither, the owners of every one."""
-    documents_of = {item.cite: item.document_key for item in answer.retrieved.all()}
-    keys = set(documents_of.values())
+    """Owners of the retrieved documents behind the hold (`documents_behind_hold`)."""
     if conflicts is None:
         conflicts = conflicts_of_answer(answer)
     verdict = answer.current_verdict
-    named = {documents_of[cite] for finding in (verdict.findings if verdict else ())
-             for cite in finding.get("evidence") or () if cite in documents_of}
-    involved = ({k for c in conflicts for k in c.documents} | named) & keys
-    documents = Document.objects.filter(key__in=involved or keys).select_related("owner")
+    keys = documents_behind_hold({item.cite: item.document_key for item in answer.retrieved.all()},
+                                 verdict.findings if verdict else (),
+                                 {k for c in conflicts for k in c.documents})
+    documents = Document.objects.filter(key__in=keys).select_related("owner")
     return list({d.owner_id: d.owner for d in documents}.values())
 
 
