@@ -117,19 +117,30 @@ def _period(participant: dict[str, Any]) -> tuple[str, str]:
 
 
 def exception_facts(participants: list[dict[str, Any]]) -> list[int]:
-    """The facts of a conflict that are exceptions: each holds a value during part of the
-    period of another fact with a different value (a promotion within the standard rule's
-    period), and prevails over it then. Facts over the very same period are no exception to
-    one another."""
-    out = []
-    for p in participants:
-        start, end = _period(p)
-        if any(not same_value(p["value"], q["value"])
-               and (other := _period(q)) != (start, end)
-               and other[0] <= start and end <= other[1]
-               for q in participants):
-            out.append(p["fact"])
-    return sorted(out)
+    """The facts of a conflict that are exceptions, or none when it is not one: each holds a
+    value during part of the period of a fact with another value (a promotion within the
+    standard rule's period), and prevails over it then. Every two values that disagree over
+    a shared period must be such a pair, one strictly within the other's period, and no two
+    exceptions may disagree: otherwise a dismissal as an exception would hide values that
+    really conflict."""
+    def inside(a: tuple[str, str], b: tuple[str, str]) -> bool:
+        return a != b and b[0] <= a[0] and a[1] <= b[1]
+
+    periods = [_period(p) for p in participants]
+    disagreeing = [(i, j) for i in range(len(participants)) for j in range(i + 1, len(periods))
+                   if not same_value(participants[i]["value"], participants[j]["value"])
+                   and periods[i][0] <= periods[j][1] and periods[j][0] <= periods[i][1]]
+    exceptions: set[int] = set()
+    for i, j in disagreeing:
+        if inside(periods[i], periods[j]):
+            exceptions.add(i)
+        elif inside(periods[j], periods[i]):
+            exceptions.add(j)
+        else:
+            return []
+    if any(i in exceptions and j in exceptions for i, j in disagreeing):
+        return []  # exceptions that disagree: nested (which prevails?) or contradictory
+    return sorted(participants[i]["fact"] for i in exceptions)
 
 
 def _signature(facts: list[Fact]) -> str:

@@ -199,7 +199,11 @@ def conflict_dismiss_view(request: HttpRequest, conflict_id: int) -> HttpRespons
         form.add_error("reason", _(
             "Neither value holds during only part of the other's period, so neither is an "
             "exception to the other. Choose another reason, or, if the dates are wrong, "
-            "correct them on the documents."))
+            "correct them on the documents.") if len(conflict.participants) < 3 else _(
+            "These values are not a rule and its exceptions: two of them disagree over the "
+            "same days without one holding during only part of the other's period, or two "
+            "exceptions disagree. Choose another reason, or, if the dates are wrong, correct "
+            "them on the documents."))
         return _conflict_page(request, conflict, form, status=400)
     except DomainError as exc:
         messages.error(request, exc.message)

@@ -17,7 +17,7 @@ from reviewqueue.sources.conflicts import (
     exception_facts,
 )
 from reviewqueue.sources.models import Conflict
-from tests.reviews.conftest import days
+from tests.reviews.conftest import days, fact
 
 pytestmark = pytest.mark.django_db
 
@@ -37,8 +37,16 @@ def test_the_exception_is_the_value_whose_period_lies_within_another_values() ->
     assert exception_facts([standard, side(2, 30, "2026-01-01", None)]) == []
     assert exception_facts([side(1, 14, "2026-01-01", "2026-06-30"),
                             side(2, 30, "2026-03-01", "2026-12-31")]) == []
-    # A fact agreeing with the one around it is no exception to it.
-    assert exception_facts([standard, side(3, 14, "2026-11-01", "2026-12-31"), promo]) == [2]
+    # A fact agreeing with the one around it is no exception to it, but a value beside the
+    # promotion over the very same days contradicts it: no exception explains that.
+    assert exception_facts([standard, side(3, 14, "2026-11-01", "2026-12-31"), promo]) == []
+    # Two promotions in different months are both exceptions...
+    autumn = side(2, 30, "2026-10-01", "2026-10-31")
+    assert exception_facts([standard, autumn, side(3, 21, "2026-04-01", "2026-04-30")]) == [2, 3]
+    # ...but not two standard values over the same period with a promotion inside both, nor
+    # one promotion inside another (which prevails?).
+    assert exception_facts([standard, side(4, 20, "2026-01-01", None), promo]) == []
+    assert exception_facts([standard, side(4, 45, "2026-11-10", "2026-11-20"), promo]) == []
 
 
 def cites(document: str, value: int, day: int) -> dict[str, Any]:
@@ -135,3 +143,20 @@ def test_values_over_the_same_period_are_no_exception_and_the_form_keeps_what_wa
         conflict_dismiss(conflict_id=two_owners_disagree.pk, reason="different periods: x",
                          user=owner, actor=SYSTEM)
     assert refused.value.field == "reason"
+
+
+def test_a_promotion_does_not_excuse_two_standard_values_that_disagree(
+    client: Any, owner: Any, make_user: Any, publish: Any,
+) -> None:
+    make_user("oscar", "owner")
+    publish("pricing", facts=[fact("trial_days", 14, start=-300, end=None)])
+    publish("staff-trial", facts=[fact("trial_days", 20, start=-300, end=None)])
+    publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30, start=-5, end=30)])
+    conflict = Conflict.objects.get()
+    client.force_login(owner)
+    response = dismiss(client, conflict, "different periods")
+    assert response.status_code == 400
+    assert ("These values are not a rule and its exceptions: two of them disagree over the "
+            "same days without one holding during only part of the other&#x27;s period, or "
+            "two exceptions disagree.") in response.content.decode()
+    assert Conflict.objects.get().status == "open"
