@@ -6,6 +6,7 @@ withdrawn, a validity boundary, a new gate version, "re-evaluate now", a refused
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -154,14 +155,16 @@ def _state(document: CurrentDocument | None) -> tuple[int | None, bool]:
                                                    document.withdrawn_at is not None)
 
 
-# What identifies the knowledge-base facts on one key: for each fact, the document and current
-# revision it comes from and its subject. Revisions are immutable, so a fact's value can only
-# change with a new revision; a dismissed conflict hides its (subject, key) from the gate.
-_KbState = frozenset[tuple[str, str, str]]
+# What identifies the knowledge-base facts on one key: how many facts each document's current
+# revision states on each subject. Revisions are immutable, so a fact's value can only change
+# with a new revision; a dismissed conflict hides its (subject, key) from the gate, all but
+# the facts it kept as exceptions, which may be some of one revision's facts on it.
+_KbState = frozenset[tuple[tuple[str, str, str], int]]
 
 
 def _kb_state(rows: Iterable[KbRow]) -> _KbState:
-    return frozenset((row.document, row.revision, row.fact.subject or "") for row in rows)
+    return frozenset(Counter((row.document, row.revision, row.fact.subject or "")
+                             for row in rows).items())
 
 
 # Once the answers are committed, in one statement: each cited document's current revision and
@@ -188,7 +191,7 @@ def _sources_now(documents: Iterable[str], keys: Iterable[str]
                  ) -> tuple[dict[str, tuple[int | None, bool]], dict[str, _KbState]]:
     """The cited documents' states and the knowledge base's state on `keys` (1 query)."""
     states: dict[str, tuple[int | None, bool]] = {}
-    kb: dict[str, set[tuple[str, str, str]]] = {}
+    kb: dict[str, Counter[tuple[str, str, str]]] = {}
     with prepared_cursor() as cursor:
         cursor.execute(_since_sql(), [sorted(set(documents)), sorted(set(keys)),
                                       SourceConflict.Status.DISMISSED.value])
@@ -196,8 +199,8 @@ def _sources_now(documents: Iterable[str], keys: Iterable[str]
             if kind == "cited":
                 states[document] = (revision_id, withdrawn)
             else:
-                kb.setdefault(key, set()).add((document, revision, subject))
-    return states, {key: frozenset(rows) for key, rows in kb.items()}
+                kb.setdefault(key, Counter())[(document, revision, subject)] += 1
+    return states, {key: frozenset(rows.items()) for key, rows in kb.items()}
 
 
 def _catch_up(seen: dict[str, tuple[int | None, bool]], citing: dict[str, list[int]],
