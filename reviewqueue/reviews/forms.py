@@ -177,17 +177,23 @@ class ClaimForm(forms.Form):
             # (A claim that came in empty and is left as it was is kept.)
             self.add_error("value", _("Enter a value."))
         else:
-            data["parsed"] = _unquoted(raw)
+            # Quotes typed to say "text" are taken off; a value left as it came keeps its own.
+            data["parsed"] = raw if raw == self.initial.get("value") else _unquoted(raw)
         return data
 
 
 def _looks_typed(text: str) -> bool:
-    """Whether a text value reads as a JSON number or boolean (29, 2.5, true)."""
+    """Whether a text value reads as a number or boolean the gate takes (29, 2.5, true): not
+    NaN, an infinity or a whole number past 64 bits, which only text can hold."""
     try:
         value = json.loads(text)
     except ValueError:
         return False
-    return isinstance(value, (int, float, bool))
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return gating.MIN_INT <= value <= gating.MAX_INT
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def _unquoted(text: str) -> str:

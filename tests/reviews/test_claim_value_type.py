@@ -65,3 +65,25 @@ def test_a_claim_that_came_in_as_text_keeps_its_type(
     response = page_post(login(reviewer), trace, "edit", answer=TEXT, **data)
     assert response.status_code in (200, 302), response.content.decode()[:300]
     assert {"key": "seats", "value": "31", "cite": "d1"} in latest_claims(trace)
+
+
+def test_a_text_claim_left_as_it_came_keeps_its_quotes(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold(claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
+                         {"key": "code", "value": '"29"', "cite": "d1"}])
+    data = claims_form(TRIAL, {"key": "code", "value": '"29"', "value_type": "text",
+                               "cite": "d1"})
+    response = page_post(login(reviewer), trace, "edit", answer=TEXT, **data)
+    assert response.status_code in (200, 302), response.content.decode()[:300]
+    assert {"key": "code", "value": '"29"', "cite": "d1"} in latest_claims(trace)
+
+
+@pytest.mark.parametrize("typed", ["NaN", "Infinity", "99999999999999999999"])
+def test_what_only_text_can_hold_is_taken_as_text(
+    hold: Any, reviewer: Any, login: Any, typed: str
+) -> None:
+    trace = hold()
+    response = edit(login(reviewer), trace, {"value": typed, "value_type": "text"})
+    assert response.status_code in (200, 302), response.content.decode()[:300]
+    assert {"key": "seats", "value": typed, "cite": "d1"} in latest_claims(trace)
