@@ -250,6 +250,20 @@ def test_a_revised_source_no_claim_cites_is_not_said_to_leave_the_claims_facts_u
     assert "claims use are unchanged" not in section
 
 
+def test_another_chunk_of_a_cited_document_is_not_said_to_be_cited_by_no_claim(
+    sources: Any, submit: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    submit("chunks", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing", "revision": "r1", "span": "p2"}])
+    publish("pricing", revision="r2", facts=[fact("trial_days", 21),
+                                             fact("support_hours", "9-5", span="p2")],
+            passages=[{"span": "p1", "text": "The free trial lasts 21 days."},
+                      {"span": "p2", "text": "Support is available 9-5."}])
+    page = login(reviewer).get("/answers/chunks/").context["page"]
+    assert {d.cite: d.cited_by_claim for d in page.diffs} == {"d1": True, "d2": True}
+
+
 def test_only_the_facts_of_the_claimed_subject_are_marked_claimed(
     submit: Any, publish: Any, reviewer: Any, login: Any
 ) -> None:

@@ -232,7 +232,7 @@ class DiffView:
     new: list[Segment] | None
     new_missing: bool = False
     facts: list[FactChange] = field(default_factory=list)
-    cited_by_claim: bool = True  # a claim cites this citation
+    cited_by_claim: bool = True  # a claim cites this citation's document
 
     @property
     def used_unchanged(self) -> bool:
@@ -605,8 +605,12 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
                   in_force_memo)
         for f in conflict_findings
     ])
+    # A claim citing one chunk of a document cites the document.
+    claimed_documents = {citations[c["cite"]].document_key for c in claims
+                         if c.get("cite") in citations}
     diffs = [_diff(r, citations[r.cite], older, documents, facts_by_revision, passages,
-                   principals, _what_claims_ask(claims, r.cite))
+                   principals, _what_claims_ask(claims, r.cite),
+                   citations[r.cite].document_key in claimed_documents)
              for r in retrieved if citations[r.cite].superseded]
 
     item = _review_item(answer)
@@ -928,7 +932,7 @@ def _fact_changes(old: list[FactView], new: list[FactView]) -> list[FactChange]:
 def _diff(r: Any, citation: CitationView, older: Mapping[tuple[str, str], Revision],
           documents: Mapping[str, Document], facts_by_revision: Mapping[int, list[FactView]],
           passages: Mapping[tuple[int, str], PassageView], principals: frozenset[str],
-          claimed: Claimed) -> DiffView | None:
+          claimed: Claimed, cited_by_claim: bool) -> DiffView | None:
     quoted = older.get((citation.document_key, citation.revision))
     document = documents.get(citation.document_key)
     if quoted is None or document is None or document.current_revision is None:
@@ -954,5 +958,5 @@ def _diff(r: Any, citation: CitationView, older: Mapping[tuple[str, str], Revisi
     return DiffView(citation.cite, citation.document_key, quoted.revision,
                     document.current_revision.revision, left, right,
                     new_missing=old is not None and new is None, facts=facts,
-                    cited_by_claim=bool(claimed))
+                    cited_by_claim=cited_by_claim)
 
