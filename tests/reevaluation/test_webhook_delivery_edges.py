@@ -83,7 +83,7 @@ def test_the_delivery_log_dates_a_retry_due_on_another_day(admin_client: Any,
     page = admin_client.get(f"/webhooks/{endpoint.pk}/").content.decode()
 
     assert "(next 2026-10-07 05:50:00 JST)" in page
-    assert "2026-10-06 23:50:00 · 500 · 12 ms · HTTP 500" in page
+    assert "2026-10-06 23:50:00 JST · 500 · 12 ms · HTTP 500" in page
 
 
 @pytest.mark.django_db
