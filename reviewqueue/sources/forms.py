@@ -132,6 +132,18 @@ class FactEditForm(forms.Form):
                 raise forms.ValidationError(_(
                     "This fact is a number. To make it the text %(text)s, write it in quotes: "
                     "\"%(text)s\".") % {"text": value})
+        if isinstance(value, float) and value.is_integer() and before is not None:
+            # 30.0 over 30: the gate tells them apart (a claim of 30 no longer matches), so a
+            # whole number stays one unless the owner writes it as one.
+            try:
+                was = json.loads(before)
+            except ValueError:
+                was = None
+            if isinstance(was, int) and not isinstance(was, bool):
+                raise forms.ValidationError(_(
+                    "This fact is a whole number: write %(whole)s. The gate tells %(whole)s "
+                    "from %(typed)s, so every answer stating %(whole)s would be held.")
+                    % {"whole": int(value), "typed": raw.strip()})
         return value
 
     def clean(self) -> dict[str, Any]:

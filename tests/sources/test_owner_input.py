@@ -220,6 +220,12 @@ def test_the_largest_64_bit_integer_is_published(client: Any, publish: Any, owne
     (30, '"thirty"', "", "thirty"),  # quoted: the change of type is meant
     ("Basic", "Premium", "", "Premium"),  # text stays text unquoted
     (30, "45", "", 45),
+    # 30.0 is not 30 to the gate: every answer stating 30 would be held.
+    (30, "30.0", "This fact is a whole number: write 30. The gate tells 30 from 30.0, so every "
+                 "answer stating 30 would be held.", None),
+    (30, "45.0", "This fact is a whole number: write 45. The gate tells 45 from 45.0, so every "
+                 "answer stating 45 would be held.", None),
+    (2.5, "3.0", "", 3.0),  # a decimal number stays one
 ])
 def test_plain_text_over_a_number_or_boolean_must_be_quoted(
     client: Any, publish: Any, owner: Any, was: Any, typed: str, says: str, published: Any
