@@ -571,7 +571,14 @@ class ConflictChangeSeen:
     def words(self) -> tuple[str, str, str]:
         """(badge, its CSS tone, sentence) in the active language."""
         badge, tone, sentence = _CHANGE_WORDS[self.verb]
-        if self.yours_remain:
+        still_dismissed = self.verb == "left" and self.after == Conflict.Status.DISMISSED
+        if self.yours_remain and still_dismissed:
+            sentence = _("The changed document no longer takes part; the conflict stays "
+                         "dismissed between the others, documents of yours among them.")
+        elif still_dismissed:
+            sentence = _("Your documents no longer take part; the conflict stays dismissed "
+                         "between the others.")
+        elif self.yours_remain:
             sentence = _("The changed document no longer takes part; the conflict goes on, "
                          "with other documents of yours still in it.")
         elif self.by_withdrawal:

@@ -52,8 +52,8 @@ def test_withdrawing_and_restoring_a_document_leaves_the_dismissal_standing(
     assert (conflict.status, conflict.documents) == ("dismissed", ["pricing", "staff-trial"])
     assert status_of(service_api) == "candidate"
     page = withdrawn.content.decode()
-    assert ("The changed document no longer takes part; the conflict goes on, with other "
-            "documents of yours still in it.") in page
+    assert ("The changed document no longer takes part; the conflict stays dismissed between "
+            "the others, documents of yours among them.") in page
     page = client.get(f"/owner/conflicts/{three_way.pk}/").content.decode()
     assert "data-reopened" not in page and "Reopen the conflict" in page
 
@@ -129,3 +129,17 @@ def test_a_reason_about_a_document_withdrawn_since_stays_hidden_from_who_could_n
     page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
     assert "Staff get 45 days" not in page
     assert "the reason concerns a document you may not read" in page
+
+
+def test_an_owner_whose_only_document_leaves_a_dismissed_conflict_reads_that_it_stays_dismissed(
+    client: Any, owner: Any, three_way: Conflict,
+) -> None:
+    client.force_login(owner)
+    client.post(f"/owner/conflicts/{three_way.pk}/dismiss", {
+        "reason": "both valid", "signature": three_way.signature})
+    client.force_login(type(owner).objects.get(username="oscar"))
+    page = client.post("/owner/documents/staff-trial/withdraw", {"confirm": "staff-trial"},
+                       follow=True).content.decode()
+    assert ("Your documents no longer take part; the conflict stays dismissed between the "
+            "others.") in page
+    assert Conflict.objects.get().status == "dismissed"
