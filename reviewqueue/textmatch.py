@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import re
 
+import gating
+from reviewqueue.storable import INVISIBLE
+
 
 def says(text: str, value: object) -> bool:
     """Whether `text` says `value`, written as JSON writes a number and as it is for a string:
@@ -28,3 +31,20 @@ def says(text: str, value: object) -> bool:
 def unwritten(value: object) -> bool:
     """True, false, null and "": values no text writes as such, so `says` never finds them."""
     return isinstance(value, bool) or value is None or value == ""
+
+
+# Past this many characters a text is taken to say something, without looking closer.
+_SURELY_WORDS = 200
+
+
+def answer_is_blank(text: str) -> bool:
+    """Whether an answer's text gives its reader nothing: empty, or only white space,
+    invisible characters and citation markers ("[d1]"). Ingest and edits refuse it: the gate
+    checks the claims, never the wording, and would let it through."""
+    stripped = text.strip()
+    if len(stripped) > _SURELY_WORDS:
+        return False
+    visible = INVISIBLE.sub("", stripped)
+    for start, end in reversed(gating.marker_spans(visible)):
+        visible = visible[:start] + visible[end:]
+    return not visible.strip()

@@ -51,6 +51,7 @@ from reviewqueue.reviews.services.ingest import (
 )
 from reviewqueue.sources.api import actor_of
 from reviewqueue.storable import NOT_STORABLE, storable
+from reviewqueue.textmatch import answer_is_blank
 
 TRACE_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,200}$")
 _TRACE_ID_RULE = "Use 1 to 200 letters, digits and . _ : - only."
@@ -71,7 +72,8 @@ def answer_bytes_problem(text: str) -> str | None:
     return f"Ensure this text has at most {gating.MAX_TEXT_BYTES} bytes in UTF-8 (it has {size})."
 
 
-BLANK_ANSWER = "This field may not be blank: the answer's text is what the asker reads."
+BLANK_ANSWER = ("This field may not be blank, nor hold only citation markers: the answer's "
+                "text is what the asker reads.")
 
 
 class RetrievedIn(StrictSerializer):
@@ -117,9 +119,9 @@ class AnswerIn(StrictSerializer):
         return value
 
     def validate_answer(self, value: str) -> str:
-        if not value.strip():
-            # The gate reads the claims, not the wording: a text of spaces alone would be
-            # released on its claims with nothing for the asker to read.
+        if answer_is_blank(value):
+            # The gate reads the claims, not the wording: a text of spaces or markers alone
+            # would be released on its claims with nothing for the asker to read.
             raise serializers.ValidationError(BLANK_ANSWER)
         problem = answer_bytes_problem(value)
         if problem is not None:
@@ -226,7 +228,8 @@ def fast_answer_input(raw: Any) -> AnswerInput | None:
         type(raw["trace_id"]) is str and TRACE_ID.fullmatch(raw["trace_id"])
         and raw["trace_id"] not in RESERVED_TRACE_IDS
         and _text(raw["question"], 20_000)
-        and _text(raw["answer"], MAX_ANSWER_CHARS, trimmed=False) and raw["answer"].strip() != ""
+        and _text(raw["answer"], MAX_ANSWER_CHARS, trimmed=False)
+        and not answer_is_blank(raw["answer"])
         and answer_bytes_problem(raw["answer"]) is None
         and _text(raw["index_release"], 200, blank=True)
         and type(asked_by) is list and len(asked_by) <= 200

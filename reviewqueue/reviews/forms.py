@@ -19,6 +19,7 @@ from reviewqueue.api_base import FLOAT_LIMIT
 from reviewqueue.reviews.labels import REJECT_REASONS
 from reviewqueue.reviews.services.decisions import MAX_COMMENT_CHARS, DecisionInput
 from reviewqueue.textlimit import LimitedText
+from reviewqueue.textmatch import answer_is_blank
 
 _INTEGER = re.compile(r"^[+-]?\d+$")
 
@@ -241,7 +242,7 @@ class EditForm(_DecisionForm):
 
     def clean_answer(self) -> str:
         text: str = self.cleaned_data["answer"]
-        if not text.strip():
+        if answer_is_blank(text):  # citation markers alone say nothing to the reader
             raise forms.ValidationError(_("Enter the answer text."), code="required")
         return text
 

@@ -14,10 +14,11 @@ from tests.conftest import answer_body
 
 pytestmark = pytest.mark.django_db
 
-MESSAGE = "This field may not be blank: the answer's text is what the asker reads."
+MESSAGE = ("This field may not be blank, nor hold only citation markers: the answer's text is "
+           "what the asker reads.")
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\t \u3000"])
+@pytest.mark.parametrize("text", ["", "   ", "\n\t \u3000", "\u200b", " [d1] ", "[d1][d2]\u200b"])
 def test_a_blank_answer_is_refused_naming_the_field(
     publish: Any, service_api: Any, text: str
 ) -> None:

@@ -224,3 +224,12 @@ def test_the_empty_row_that_ends_the_claim_editor_is_marked_until_something_is_t
     typed = page_post(client, trace, "edit", answer="", **as_the_page_posts(
         TRIAL, {**extra, "key": "support_hours"}))
     assert typed.status_code == 400 and _blank_rows(typed.content.decode()) == []
+
+
+def test_an_edit_to_citation_markers_alone_is_refused(hold: Any, reviewer: Any,
+                                                     login: Any) -> None:
+    trace = hold()
+    response = page_post(login(reviewer), trace, "edit", answer=" [d1] ", **claims_form(TRIAL))
+    assert response.status_code == 400
+    assert "Enter the answer text." in response.content.decode()
+    assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1

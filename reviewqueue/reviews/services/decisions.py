@@ -47,7 +47,7 @@ from reviewqueue.reviews.services.leases import (
 )
 from reviewqueue.reviews.services.reevaluation import catch_up_on_commit, record_cleared
 from reviewqueue.reviews.services.transitions import answer_apply_decision, answer_apply_verdict
-from reviewqueue.textmatch import says
+from reviewqueue.textmatch import answer_is_blank, says
 
 ACTIONS = ("approve", "reject", "edit")
 MAX_COMMENT_CHARS = 5000
@@ -156,8 +156,9 @@ def validate_decision(data: DecisionInput) -> None:
         if data.reject_reason == "other" and not data.comment.strip():
             raise FieldError("comment", "say why the answer is rejected")
     if data.action == "edit":
-        if data.text is None or not data.text.strip():
-            raise FieldError("answer", "the edited answer text is required")
+        if data.text is None or answer_is_blank(data.text):
+            raise FieldError("answer", "the edited answer text is required (white space and "
+                                       "citation markers alone say nothing)")
         if data.claims is None:
             raise FieldError("claims", "the edited claims are required")
         for index, claim in enumerate(data.claims):
