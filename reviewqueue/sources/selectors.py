@@ -778,18 +778,28 @@ class ConflictReopening:
 
 def conflict_reopening(conflict: Conflict, user: Any) -> ConflictReopening | None:
     """How `conflict` was reopened, when the last event that changed its status reopened a
-    dismissal; None otherwise (1 query, 2 when a document's change reopened it). The owner who
-    dismissed it reads here that their dismissal no longer holds, and why."""
+    dismissal, or a close that came while it was dismissed; None otherwise (1 query, 2 when a
+    document's change reopened it). The owner who dismissed it reads here that their
+    dismissal no longer holds, and why."""
     from reviewqueue.audit.models import AuditEvent
 
     if conflict.status != Conflict.Status.OPEN:
         return None
-    event = (AuditEvent.objects.filter(
+    events = list(AuditEvent.objects.filter(
         object_type="conflict", object_id=str(conflict.pk),
         action__in=["conflict.opened", "conflict.reopened", "conflict.dismissed",
                     "conflict.closed"])
-        .order_by("-seq").values("before", "after", "document_id", "actor", "created_at").first())
-    if event is None or (event["before"] or {}).get("status") != Conflict.Status.DISMISSED:
+        .order_by("-seq").values("before", "after", "document_id", "actor", "created_at")[:2])
+    event = events[0] if events else None
+
+    def was(e: dict[str, Any]) -> str | None:
+        return (e["before"] or {}).get("status")
+
+    # Reopened from dismissed, or from a close that came while it was dismissed (a withdrawal
+    # took the values apart; the revision that brought them back is not one judged).
+    if event is None or not (was(event) == Conflict.Status.DISMISSED or (
+            was(event) == Conflict.Status.CLOSED and len(events) == 2
+            and was(events[1]) == Conflict.Status.DISMISSED)):
         return None
     cause = event["document_id"]
     if not cause:  # reopened by hand

@@ -143,3 +143,19 @@ def test_an_owner_whose_only_document_leaves_a_dismissed_conflict_reads_that_it_
     assert ("Your documents no longer take part; the conflict stays dismissed between the "
             "others.") in page
     assert Conflict.objects.get().status == "dismissed"
+
+
+def test_a_revision_that_reopens_a_conflict_closed_while_dismissed_says_so(
+    client: Any, owner: Any, two_owners_disagree: Conflict, publish: Any,
+) -> None:
+    client.force_login(owner)
+    client.post(f"/owner/conflicts/{two_owners_disagree.pk}/dismiss", {
+        "reason": "different plans", "signature": two_owners_disagree.signature})
+    client.post("/owner/documents/pricing/withdraw", {"confirm": "pricing"})
+    assert Conflict.objects.get().status == "closed"
+    publish("pricing", revision="r2", facts=[fact("trial_days", 21)])
+    assert Conflict.objects.get().status == "open"
+    page = client.get(f"/owner/conflicts/{two_owners_disagree.pk}/").content.decode()
+    assert "data-reopened" in page
+    assert ", when a revision of <code>pricing</code> changed the values it had been dismissed " \
+           "for." in page
