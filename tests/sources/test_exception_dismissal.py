@@ -66,7 +66,7 @@ def statuses(service_api: Any) -> dict[str, str]:
 
 
 def test_an_exception_holds_the_standard_value_on_its_days_only(
-    client: Any, owner: Any, promotion: Conflict, submit: Any, service_api: Any,
+    client: Any, owner: Any, promotion: Conflict, submit: Any, service_api: Any, make_user: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     submit("standard-today", **cites("pricing", 14, 0))
@@ -97,6 +97,13 @@ def test_an_exception_holds_the_standard_value_on_its_days_only(
     assert event.after["dismissal_reason"] == "different periods"
     assert event.after["exceptions"] == [promo_fact]
 
+    # The reviewer reads why the answer stating 14 today is still held.
+    reviewer = make_user("rita", "reviewer")
+    client.force_login(reviewer)
+    item = client.get("/answers/standard-today/").content.decode()
+    assert ("Dismissed as an exception: on the exception's days its value prevails, so an "
+            "answer stating another value for one of them is wrong, and stays held.") in item
+    client.force_login(owner)
     page = client.get(f"/owner/conflicts/{promotion.pk}/").content.decode()
     assert page.count("data-exception") == 1
     exception_card = page[page.index("trial-promo@r1"):]
