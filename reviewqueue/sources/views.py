@@ -290,12 +290,14 @@ def _fact_formset(
 
 def _posted_passages(post: Any, revision: Revision | None) -> dict[str, str]:
     """The passages of `revision` whose text the form changed, by span. A passage the form
-    did not send (a page opened before it offered every passage) or sent unchanged is not."""
+    did not send (a page opened before it offered every passage), sent unchanged, or changed
+    only by white space before or after it (which nobody reads, while a new revision sends
+    the answers quoting it back to reviewers) is not."""
     stored = {p.span: p.text for p in revision.passages.all()} if revision else {}
     posted = {name.removeprefix(PASSAGE_FIELD): passage_text(post[name])
               for name in post if name.startswith(PASSAGE_FIELD)}
     return {span: text for span, text in posted.items()
-            if span not in stored or text != passage_text(stored[span])}
+            if span not in stored or text.strip() != passage_text(stored[span]).strip()}
 
 
 PassageRow = tuple[str, str, str, str]  # span, text, error, text published meanwhile

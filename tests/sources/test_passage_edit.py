@@ -92,6 +92,15 @@ def test_a_passage_sent_back_with_the_browsers_line_breaks_is_no_change(
     assert "Nothing changed" in client.get(PAGE).content.decode()
 
 
+def test_a_passage_changed_only_by_white_space_around_it_is_no_change(
+    client: Any, pricing: None
+) -> None:
+    response = post(client, **{"passage:p1": "  The free trial lasts 14 days. \n"})
+    assert response.status_code == 302
+    assert Document.objects.get(key="pricing").current_revision.revision == "r1"
+    assert "Nothing changed" in client.get(PAGE).content.decode()
+
+
 def test_an_empty_passage_is_refused_at_its_field_keeping_what_was_typed(
     client: Any, pricing: None
 ) -> None:
