@@ -644,10 +644,10 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
         for f in formset.forms
         if f.has_changed()
     ]
-    if not edits and not passages and not note_form.cleaned_data["note"]:
-        messages.info(request, _("Nothing changed, so nothing was published."))
-        return redirect("sources:document", key=document.key)
     if not edits and not passages:
+        if not note_form.cleaned_data["note"]:
+            messages.info(request, _("Nothing changed, so nothing was published."))
+            return redirect("sources:document", key=document.key)
         # A revision is a new source: every answer quoting this one would go back to a
         # reviewer as "Source revised", for a document that says the same.
         return _document_page(request, document, error=_(

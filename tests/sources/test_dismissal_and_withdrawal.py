@@ -27,6 +27,15 @@ def three_way(make_user: Any, publish: Any, owner: Any, submit: Any) -> Conflict
     return Conflict.objects.get()
 
 
+def dismiss(client: Any, conflict: Conflict, reason: str, **fields: str) -> Any:
+    return client.post(f"/owner/conflicts/{conflict.pk}/dismiss",
+                       {"reason": reason, "signature": conflict.signature, **fields})
+
+
+def withdraw(client: Any, document: str, **follow: bool) -> Any:
+    return client.post(f"/owner/documents/{document}/withdraw", {"confirm": document}, **follow)
+
+
 def status_of(service_api: Any, trace_id: str = "t-1") -> str:
     return service_api.get(f"/api/v1/answers/{trace_id}").json()["status"]
 
@@ -41,13 +50,11 @@ def test_withdrawing_and_restoring_a_document_leaves_the_dismissal_standing(
 ) -> None:
     client.force_login(owner)
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(f"/owner/conflicts/{three_way.pk}/dismiss", {
-            "reason": "both valid", "signature": three_way.signature})
+        dismiss(client, three_way, "both valid")
     assert status_of(service_api) == "candidate"
 
     with django_capture_on_commit_callbacks(execute=True):
-        withdrawn = client.post("/owner/documents/trial-promo/withdraw",
-                                {"confirm": "trial-promo"}, follow=True)
+        withdrawn = withdraw(client, "trial-promo", follow=True)
     conflict = Conflict.objects.get()
     assert (conflict.status, conflict.documents) == ("dismissed", ["pricing", "staff-trial"])
     assert status_of(service_api) == "candidate"
@@ -79,10 +86,9 @@ def test_a_dismissed_conflict_closed_by_a_withdrawal_is_dismissed_again_on_resto
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     client.force_login(owner)
-    client.post(f"/owner/conflicts/{two_owners_disagree.pk}/dismiss", {
-        "reason": "different plans", "signature": two_owners_disagree.signature})
+    dismiss(client, two_owners_disagree, "different plans")
     with django_capture_on_commit_callbacks(execute=True):
-        client.post("/owner/documents/pricing/withdraw", {"confirm": "pricing"})
+        withdraw(client, "pricing")
     assert Conflict.objects.get().status == "closed"
     with django_capture_on_commit_callbacks(execute=True):
         client.post("/owner/documents/pricing/restore")
@@ -97,9 +103,8 @@ def test_a_revision_nobody_judged_still_reopens_it(
     client: Any, owner: Any, three_way: Conflict, publish: Any,
 ) -> None:
     client.force_login(owner)
-    client.post(f"/owner/conflicts/{three_way.pk}/dismiss", {
-        "reason": "both valid", "signature": three_way.signature})
-    client.post("/owner/documents/trial-promo/withdraw", {"confirm": "trial-promo"})
+    dismiss(client, three_way, "both valid")
+    withdraw(client, "trial-promo")
     publish("staff-trial", revision="r2", owner="oscar", facts=[fact("trial_days", 40)])
     conflict = Conflict.objects.get()
     assert (conflict.status, conflict.dismissed_revisions) == ("open", [])
@@ -118,10 +123,8 @@ def test_a_reason_about_a_document_withdrawn_since_stays_hidden_from_who_could_n
     publish("hr-trial", owner="hugo", principals=["group:hr"], facts=[fact("trial_days", 45)])
     conflict = Conflict.objects.get()
     client.force_login(hugo)
-    client.post(f"/owner/conflicts/{conflict.pk}/dismiss", {
-        "reason": "other", "detail": "Staff get 45 days under the HR plan.",
-        "signature": conflict.signature})
-    client.post("/owner/documents/hr-trial/withdraw", {"confirm": "hr-trial"})
+    dismiss(client, conflict, "other", detail="Staff get 45 days under the HR plan.")
+    withdraw(client, "hr-trial")
     assert Conflict.objects.get().status == "dismissed"
     assert Conflict.objects.get().documents == ["pricing", "trial-promo"]
 
@@ -135,11 +138,9 @@ def test_an_owner_whose_only_document_leaves_a_dismissed_conflict_reads_that_it_
     client: Any, owner: Any, three_way: Conflict,
 ) -> None:
     client.force_login(owner)
-    client.post(f"/owner/conflicts/{three_way.pk}/dismiss", {
-        "reason": "both valid", "signature": three_way.signature})
+    dismiss(client, three_way, "both valid")
     client.force_login(type(owner).objects.get(username="oscar"))
-    page = client.post("/owner/documents/staff-trial/withdraw", {"confirm": "staff-trial"},
-                       follow=True).content.decode()
+    page = withdraw(client, "staff-trial", follow=True).content.decode()
     assert ("Your documents no longer take part; the conflict stays dismissed between the "
             "others.") in page
     assert Conflict.objects.get().status == "dismissed"
@@ -149,9 +150,8 @@ def test_a_revision_that_reopens_a_conflict_closed_while_dismissed_says_so(
     client: Any, owner: Any, two_owners_disagree: Conflict, publish: Any,
 ) -> None:
     client.force_login(owner)
-    client.post(f"/owner/conflicts/{two_owners_disagree.pk}/dismiss", {
-        "reason": "different plans", "signature": two_owners_disagree.signature})
-    client.post("/owner/documents/pricing/withdraw", {"confirm": "pricing"})
+    dismiss(client, two_owners_disagree, "different plans")
+    withdraw(client, "pricing")
     assert Conflict.objects.get().status == "closed"
     publish("pricing", revision="r2", facts=[fact("trial_days", 21)])
     assert Conflict.objects.get().status == "open"

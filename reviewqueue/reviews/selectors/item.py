@@ -40,6 +40,7 @@ from reviewqueue.reviews.labels import (
 from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem, Verdict
 from reviewqueue.reviews.services.evaluation import today
 from reviewqueue.reviews.services.leases import LeaseState, lease_state
+from reviewqueue.sources.conflicts import same_value
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
 from reviewqueue.sources.selectors import document_titles, may_read_revision
 from reviewqueue.textdiff import Segment, diff_segments
@@ -863,8 +864,7 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
     else:
         sentence = _("Sources in force disagree about %(what)s.")
     disagreeing = {cite for source in sources if source.fact is not None
-                   and not (type(source.fact.value) is type(claim.get("value"))
-                            and source.fact.value == claim.get("value"))
+                   and not same_value(source.fact.value, claim.get("value"))
                    for cite in source.cites}
     return ConflictView([sentence % {"what": describe_claim(index, claims)}], sources,
                         disagreeing)
