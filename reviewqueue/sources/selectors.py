@@ -1170,8 +1170,11 @@ def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
     from reviewqueue.reviews.models import ReviewItem
 
     owned = set(Document.objects.filter(owner=user).values_list("key", flat=True))
+    behind = Q(answer__retrieved__document_key__in=owned)
+    for key in sorted(owned):  # a knowledge-base document the answer did not retrieve
+        behind |= Q(answer__current_verdict__findings__contains=[{"kb_documents": [key]}])
     items = list(
-        ReviewItem.objects.filter(waiting_for_owner=True, answer__retrieved__document_key__in=owned)
+        ReviewItem.objects.filter(behind, waiting_for_owner=True)
         .select_related("answer", "answer__current_version", "answer__current_verdict",
                         "owner_question__asked_by")
         .distinct()
@@ -1199,14 +1202,19 @@ def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
 
 def documents_behind_hold(documents_of: Mapping[str, str], findings: Iterable[Mapping[str, Any]],
                           in_conflicts: Iterable[str]) -> set[str]:
-    """The documents an answer retrieved (`documents_of`: by cite) that are behind its hold:
-    those in a conflict on it and those a finding of its current verdict names (a revised
-    source, a fact not in force, a claim its source does not support); with neither, every
-    one. Whose owners a hand-off asks, and whose inbox lists it."""
+    """The documents behind an answer's hold: those it retrieved (`documents_of`: by cite) in a
+    conflict on it or named by a finding of its current verdict (a revised source, a fact not
+    in force, a claim its source does not support), or with neither every one it retrieved;
+    and the knowledge-base documents a finding says disagree with them, retrieved or not.
+    Whose owners a hand-off asks, and whose inbox lists it."""
     keys = set(documents_of.values())
-    named = {documents_of[cite] for finding in findings
-             for cite in finding.get("evidence") or () if cite in documents_of}
-    return ((set(in_conflicts) | named) & keys) or keys
+    named: set[str] = set()
+    elsewhere: set[str] = set()
+    for finding in findings:
+        named.update(documents_of[cite] for cite in finding.get("evidence") or ()
+                     if cite in documents_of)
+        elsewhere.update(finding.get("kb_documents") or ())
+    return (((set(in_conflicts) | named) & keys) or keys) | elsewhere
 
 
 def _documents_in_conflicts(cited: dict[int, set[str]], claimed: dict[int, set[Any]]

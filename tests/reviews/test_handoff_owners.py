@@ -333,3 +333,38 @@ def test_an_owner_not_asked_does_not_find_the_answer_in_her_inbox(
     client.post("/answers/t-2/send-to-owner", {"note": "Which response time holds?"})
     assert [i.answer.trace_id for i in answers_sent_to(oscar)] == ["t-2"]
     assert answers_sent_to(owner) == []
+
+
+def test_the_owner_of_a_knowledge_base_document_the_answer_did_not_retrieve_is_asked(
+    publish: Callable[..., Any], make_user: Callable[..., Any], submit: Callable[..., Any],
+    login: Any, reviewer: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The answer retrieved only olivia's pricing; oscar's EU pricing, elsewhere in the knowledge
+    base, disagrees on the claimed key and holds it. The reviewer can ask oscar, who finds the
+    answer in his inbox beside the document to correct."""
+    make_user("olivia", "owner")
+    oscar = with_email(make_user("oscar", "owner"), "oscar@example.test")
+    publish("pricing", owner="olivia", facts=[fact("trial_days", 14)])
+    publish("pricing-eu", owner="oscar", title="Pricing in the EU",
+            facts=[fact("trial_days", 30)])
+    response = submit("kb-1", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"}])
+    assert response.json()["status"] == "held", response.json()
+
+    page = login(reviewer).get("/answers/kb-1/").content.decode()
+    assert owners_line(page) == "Owners: olivia, oscar"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = login(reviewer).post("/answers/kb-1/send-to-owner",
+                                        {"note": "The EU page says 30 days"})
+    assert response.status_code == 302
+    assert [m.subject for m in mails_to("oscar@example.test") if m.subject.startswith(ASKS)]
+    assert AuditEvent.objects.get(action="review_item.sent_to_owner").after["owners"] == [
+        "olivia", "oscar"]
+
+    [item] = answers_sent_to(oscar)
+    assert item.answer.trace_id == "kb-1"
+    assert item.my_documents == ["pricing-eu"]
+    inbox = login(oscar).get("/owner/").content.decode()
+    assert "The EU page says 30 days" in inbox
+    assert "/owner/documents/pricing-eu/" in inbox
+    assert "The EU page says 30 days" in login(oscar).get("/answers/kb-1/").content.decode()
