@@ -197,10 +197,17 @@ def _looks_typed(text: str) -> bool:
     return isinstance(value, float) and math.isfinite(value)
 
 
+# Quotes a keyboard or an input method may type, opening and closing: straight, typographic
+# (English, German), Japanese corner brackets and full-width.
+_QUOTES = {('"', '"'), ("“", "”"), ("”", "”"), ("„", "“"), ("「", "」"), ("『", "』"), ("＂", "＂")}
+
+
 def _unquoted(text: str) -> str:
-    """A text value written in quotes to say it is text ("29"): the text inside them."""
+    """A text value written in quotes to say it is text ("29", “29” or 「29」): the text inside
+    them."""
     stripped = text.strip()
-    if len(stripped) >= 2 and stripped[0] == stripped[-1] == '"' and _looks_typed(stripped[1:-1]):
+    if (len(stripped) >= 2 and (stripped[0], stripped[-1]) in _QUOTES
+            and _looks_typed(stripped[1:-1])):
         return stripped[1:-1]
     return text
 

@@ -55,6 +55,16 @@ def test_the_same_value_with_its_type_or_in_quotes_is_saved(
     assert {"key": "seats", "value": "30", "cite": "d1"} in latest_claims(trace)
 
 
+@pytest.mark.parametrize("typed", ["“31”", "「31」", "＂31＂"])
+def test_typographic_quotes_and_corner_brackets_say_the_text_is_meant(
+    hold: Any, reviewer: Any, login: Any, typed: str
+) -> None:
+    trace = hold()
+    response = edit(login(reviewer), trace, {"value": typed, "value_type": "text"})
+    assert response.status_code in (200, 302), response.content.decode()[:300]
+    assert {"key": "seats", "value": "31", "cite": "d1"} in latest_claims(trace)
+
+
 def test_a_claim_that_came_in_as_text_keeps_its_type(
     hold: Any, reviewer: Any, login: Any
 ) -> None:
