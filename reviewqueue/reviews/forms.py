@@ -199,7 +199,8 @@ def _looks_typed(text: str) -> bool:
 
 # Quotes a keyboard or an input method may type, opening and closing: straight, typographic
 # (English, German), Japanese corner brackets and full-width.
-_QUOTES = {('"', '"'), ("“", "”"), ("”", "”"), ("„", "“"), ("「", "」"), ("『", "』"), ("＂", "＂")}
+_QUOTES = {('"', '"'), ("“", "”"), ("”", "”"), ("„", "“"), ("「", "」"), ("『", "』"),
+           ("\uff02", "\uff02")}
 
 
 def _unquoted(text: str) -> str:

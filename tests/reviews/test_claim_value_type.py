@@ -55,7 +55,7 @@ def test_the_same_value_with_its_type_or_in_quotes_is_saved(
     assert {"key": "seats", "value": "30", "cite": "d1"} in latest_claims(trace)
 
 
-@pytest.mark.parametrize("typed", ["“31”", "「31」", "＂31＂"])
+@pytest.mark.parametrize("typed", ["“31”", "「31」", "\uff0231\uff02"])
 def test_typographic_quotes_and_corner_brackets_say_the_text_is_meant(
     hold: Any, reviewer: Any, login: Any, typed: str
 ) -> None:

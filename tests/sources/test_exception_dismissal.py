@@ -167,3 +167,32 @@ def test_a_promotion_does_not_excuse_two_standard_values_that_disagree(
             "same days without one holding during only part of the other&#x27;s period, or "
             "two exceptions disagree.") in response.content.decode()
     assert Conflict.objects.get().status == "open"
+
+
+def test_a_dismissal_as_an_exception_made_before_exceptions_were_kept_gets_them(
+    client: Any, owner: Any, promotion: Conflict, django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Until sources 0006 a dismissal as an exception kept no exception facts: the migration
+    that follows finds them, and leaves other dismissals alone."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert dismiss(client, promotion, "different periods").status_code == 302
+    promotion.refresh_from_db()
+    kept = promotion.exceptions
+    assert kept
+    Conflict.objects.filter(pk=promotion.pk).update(exceptions=[])  # as dismissed before 0006
+
+    migration = import_module("reviewqueue.sources.migrations.0007_earlier_exception_dismissals")
+    migration.exceptions_of_earlier_dismissals(apps, None)
+    promotion.refresh_from_db()
+    assert promotion.exceptions == kept
+
+    Conflict.objects.filter(pk=promotion.pk).update(
+        exceptions=[], dismissal_reason="both valid: two audiences")
+    migration.exceptions_of_earlier_dismissals(apps, None)
+    promotion.refresh_from_db()
+    assert promotion.exceptions == []
