@@ -291,8 +291,11 @@ def event_page(f: EventFilter, *, before: int | None = None, after: int | None =
         more_newer = len(rows) > size
         rows = rows[:size][::-1]
         newer = rows[0].seq if rows and more_newer else scanned_to
-        # Coming back from an older page: there is always something older than this page.
-        older = rows[-1].seq if rows else (after if scanned_to is not None else None)
+        # "Older" only when something older matches (or is left to look at): `after` may
+        # be the oldest event, or one the search does not match.
+        bottom = _Key(rows[-1].created_at, rows[-1].seq) if rows else key
+        found, scanned = _read(plan, dates, older=True, key=bottom, limit=1)
+        older = (rows[-1].seq if rows else after) if found or scanned is not None else None
         return EventPage(rows, older=older, newer=newer)
     key = _key_of(before, at_or_below=True) if before is not None else None
     if before is not None and key is None:

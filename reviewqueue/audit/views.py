@@ -30,7 +30,7 @@ from reviewqueue.audit import selectors
 from reviewqueue.audit.chain import localized_detail, localized_problem, problem_label
 from reviewqueue.audit.changes import ChangeCells
 from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm
-from reviewqueue.audit.models import AuditEvent, VerificationRun
+from reviewqueue.audit.models import ACTION_FAMILIES, AuditEvent, VerificationRun
 from reviewqueue.audit.permissions import admin_required
 from reviewqueue.audit.services import Actor, audit_alert_acknowledge
 from reviewqueue.audit.templatetags.audit_tags import actor_name
@@ -220,7 +220,11 @@ def events(request: HttpRequest) -> HttpResponse:
         "words": _row_words(),
         "filter_query": form.filter_query(),
         "filtered": not form.event_filter().is_empty(),
-        "retries": [] if page.events else _retries(form),
+        # A page of a search on several fields may find nothing and still have older events
+        # to read: no slip to undo then.
+        "retries": [] if page.events or page.older else _retries(form),
+        "families": None if page.events or page.older or form.cleaned_data["action"].split(".")[0]
+        in ACTION_FAMILIES else ", ".join(f"{family}." for family in ACTION_FAMILIES),
         **_status_context(),
     })
 
@@ -232,8 +236,9 @@ def _retries(form: AuditSearchForm) -> list[tuple[str, str, str]]:
     ("Alice") by the one user who has it in any case (1 query, only then)."""
     d = form.cleaned_data
     retries = []
-    if d["action"] and not d["action"].endswith("*"):
-        retries.append(("action", f"{d['action'].split('.')[0]}.*"))
+    family = d["action"].split(".")[0]
+    if d["action"] and not d["action"].endswith("*") and family in ACTION_FAMILIES:
+        retries.append(("action", f"{family}.*"))
     prefix = "user:" if d["actor"].startswith("user:") else ""
     name = d["actor"].removeprefix(prefix)
     if name and ":" not in name:

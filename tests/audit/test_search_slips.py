@@ -58,3 +58,13 @@ def test_a_username_typed_in_another_case_is_offered_as_the_user_has_it(
     assert f'<a href="?{query}">Search {offered} instead</a>' in page
     follow = admin_client.get(f"/audit/?{query}").content.decode()
     assert "token.issued" in follow
+
+
+def test_an_action_of_no_family_is_told_what_the_actions_start_with(admin_client: Any) -> None:
+    page = admin_client.get("/audit/", {"action": "job"}).content.decode()
+    assert "No event matches this search." in page
+    assert "data-retry" not in page  # job.* would find nothing either
+    assert "Actions start with answer., verdict., decision.," in page
+    assert "reevaluation." in page
+    assert "data-families" not in admin_client.get(
+        "/audit/", {"action": "revision.publish"}).content.decode()
