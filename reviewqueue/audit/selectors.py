@@ -485,18 +485,22 @@ def answer_timeline(trace_id: str) -> Timeline | None:
 
     entries: list[TimelineEntry] = []
     verdict_ids = {v.pk for v in verdicts}
-    verdicts_logged, decisions_logged = _logged_rows(events)
+    verdicts_logged, decisions_logged = _logged_rows(events, checks)
     for v in verdicts:
+        logged = verdicts_logged.get(v.pk) or {}
         entries.append(TimelineEntry(v.created_at, "verdict", 1, v, {
             "current": v.pk == answer.current_verdict_id,
             "revisions": [_revision_used(r) for r in v.revisions_used],
             "against_log": _against_log(_verdict_as_logged(v), verdicts_logged.get(v.pk)),
+            "log_edited": logged.get("edited"),
         }))
     for d in decisions:
+        logged = decisions_logged.get(d.pk) or {}
         entries.append(TimelineEntry(d.created_at, "decision", 2, d, {
             "on_known_verdict": d.verdict_id in verdict_ids,
             "revisions": [_revision_used(r) for r in (d.revisions_used or [])],
             "against_log": _against_log(_decision_as_logged(d), decisions_logged.get(d.pk)),
+            "log_edited": logged.get("edited"),
         }))
     for version in versions:
         entries.append(TimelineEntry(version.created_at, "version", 0, version))
@@ -519,17 +523,28 @@ def answer_timeline(trace_id: str) -> Timeline | None:
 # Verdicts and decisions are rows of their own, without a hash: what proves them unaltered is
 # the chained event that recorded each as it was made. The timeline sets each row beside that
 # event, field by field, as the event wrote it.
-def _logged_rows(events: list[AuditEvent]) -> tuple[dict[int, dict[str, Any]],
-                                                    dict[int, dict[str, Any]]]:
-    """What the events recorded of each verdict and each decision, by the row's id."""
+def _logged_rows(events: list[AuditEvent], checks: dict[int, str]
+                 ) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
+    """What the events recorded of each verdict and each decision, by the row's id: a
+    verdict at ingest, at a re-evaluation or with the edit that made it. An event that no
+    longer matches its own hash (`checks`, from _event_checks) records nothing: its rows get
+    {"edited": its seq} instead."""
     verdicts: dict[int, dict[str, Any]] = {}
     decisions: dict[int, dict[str, Any]] = {}
     for e in events:
         after = e.after if isinstance(e.after, dict) else {}
-        if e.action in ("answer.ingested", "verdict.created") and "verdict" in after:
-            verdicts.setdefault(after["verdict"], after)
-        elif e.action.startswith("decision.") and "decision" in after:
-            decisions[after["decision"]] = {**after, "action": e.action.removeprefix("decision.")}
+        verdict_of_edit = e.action.startswith("decision.") and "verdict_decision" in after
+        if e.action in ("answer.ingested", "verdict.created") or verdict_of_edit:
+            logged = {"decision": after.get("verdict_decision"),
+                      "revisions": after.get("verdict_revisions")} if verdict_of_edit else after
+            if checks.get(e.seq) == "edited":
+                logged = {"edited": e.seq}
+            if isinstance(after.get("verdict"), int):
+                verdicts.setdefault(after["verdict"], logged)
+        if e.action.startswith("decision.") and isinstance(after.get("decision"), int):
+            decisions[after["decision"]] = (
+                {"edited": e.seq} if checks.get(e.seq) == "edited"
+                else {**after, "action": e.action.removeprefix("decision.")})
     return verdicts, decisions
 
 
@@ -550,8 +565,9 @@ def _decision_as_logged(d: Any) -> dict[str, Any]:
 
 def _against_log(stored: dict[str, Any], logged: dict[str, Any] | None) -> list[str] | None:
     """The fields of a row that differ from what its event recorded (of those it recorded:
-    an older event may hold fewer); None when no event shown here recorded the row."""
-    if logged is None:
+    an older event may hold fewer); None when no event shown here recorded the row, or
+    when the one that did no longer matches its hash."""
+    if logged is None or "edited" in logged:
         return None
     return [key for key, value in stored.items() if key in logged and logged[key] != value]
 

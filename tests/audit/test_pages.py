@@ -582,3 +582,58 @@ def test_the_timeline_names_the_time_zone_of_its_times(
     page = story_timeline(admin_client)
     assert "Times are in Asia/Tokyo." in page
     assert f"{timezone.localtime(answer.created_at):%Y-%m-%d %H:%M:%S} JST" in page
+
+
+def test_a_row_whose_audit_event_was_edited_is_not_said_to_have_changed(
+    admin_client: Any, answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    """The decision is intact; its event was rewritten. The event is marked, and the decision
+    is not blamed for differing from what the rewritten event says."""
+    answer = answer_story("t-story")
+    event = AuditEvent.objects.get(action="decision.approve", trace_id="t-story")
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET after = jsonb_set(after, '{reviewer}', "
+                       "'\"mallory\"') WHERE seq = %s", [event.seq])
+    page = story_timeline(admin_client)
+    assert "does not match its hash" in page
+    assert 'data-against-log="changed"' not in page
+    [unvouched] = re.findall(r'data-against-log="unvouched">([^<]*)<', page)
+    assert unvouched == (f"Its audit event, #{event.seq}, does not match its own hash: it "
+                         "cannot show whether this was changed.")
+    # The verdicts' own events are intact: each still matches.
+    assert page.count('data-against-log="same"') == answer.verdicts.count()
+
+
+def test_the_verdict_of_an_edit_is_set_beside_the_edit_event_that_recorded_it(
+    admin_client: Any, answer_story: Callable[..., Any], tamper: Any, reviewer: Any,
+    submit: Callable[..., Any],
+) -> None:
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.reviews.models import Answer
+    from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
+
+    answer_story("t-story")
+    response = submit("t-edit", answer="The trial lasts 14 days [d1].", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r2", "span": "p1"},
+    ], claims=[{"key": "trial_days", "value": 14, "cite": "d1"}])
+    assert response.json()["status"] == "held", response.content
+    answer = Answer.objects.get(trace_id="t-edit")
+    answer_decide(trace_id="t-edit", user=reviewer, actor=Actor.of_user(reviewer),
+                  data=DecisionInput(action="edit", verdict_id=answer.current_verdict_id,
+                                     text="The trial lasts 21 days [d2].",
+                                     claims=[{"key": "trial_days", "value": 21, "cite": "d2"}]))
+    answer.refresh_from_db()
+    edited_verdict = answer.current_verdict_id
+    assert AuditEvent.objects.get(action="decision.edit").after["verdict"] == edited_verdict
+
+    def checks() -> list[str]:
+        page = admin_client.get("/audit/answers/t-edit/").content.decode()
+        return re.findall(r'data-against-log="(\w+)"', page)
+
+    # Two verdicts (ingest, edit) and the decision: each beside its event.
+    assert checks() == ["same", "same", "same"]
+    with tamper() as cursor:
+        cursor.execute("UPDATE reviews_verdict SET decision = 'abstain' WHERE id = %s",
+                       [edited_verdict])
+    assert sorted(checks()) == ["changed", "same", "same"]
