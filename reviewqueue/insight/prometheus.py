@@ -69,6 +69,9 @@ def _operations(ops: dict[str, Any]) -> list[str]:
     lines += _metric("reviewqueue_task_failures_total", "counter",
                      "Background tasks that failed for good (dead letters).",
                      [({}, ops["task_failures"])])
+    lines += _metric("reviewqueue_task_failures_waiting", "gauge",
+                     "Dead letters neither sent again nor resolved (counted up to 1000).",
+                     [({}, int(ops["task_failures_waiting"]))])
     lines += _metric("reviewqueue_audit_open_alerts", "gauge",
                      "Unacknowledged alerts about a broken audit chain.",
                      [({}, ops["audit"]["open_alerts"])])

@@ -25,6 +25,7 @@ from django.db.models.functions import Trunc
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from reviewqueue.counting import bounded_count
 from reviewqueue.insight.stats import ratio, wilson_interval
 from reviewqueue.reviews.models import Answer, Decision, RetrievedItem, ReviewItem, Verdict
 from reviewqueue.sources.models import Document
@@ -368,13 +369,17 @@ def reevaluation_lag(now: dt.datetime | None = None) -> float:
     return round(max(0.0, (now - _day_start(earliest)).total_seconds()), 3)
 
 
-def task_failures() -> int:
-    """Tasks that failed for good (dead letters), when the jobs area is installed."""
+def task_failures() -> tuple[int, int]:
+    """Tasks that failed for good (dead letters) ever, and those of them still waiting for
+    an admin (neither sent again nor resolved; counted up to 1,000), when the jobs area is
+    installed."""
     try:
         dead_letter = apps.get_model("jobs", "DeadLetter")
     except LookupError:
-        return 0
-    return int(dead_letter.objects.count())
+        return 0, 0
+    from reviewqueue.jobs.selectors import dead_letters_waiting
+
+    return int(dead_letter.objects.count()), bounded_count(dead_letters_waiting())
 
 
 def operations(now: dt.datetime | None = None,
@@ -385,12 +390,14 @@ def operations(now: dt.datetime | None = None,
     now = now or timezone.now()
     queue = queue or backlog(now)
     last_run = VerificationRun.objects.order_by("-finished_at", "-id").first()
+    failures, waiting = task_failures()
     return {
         "queue_depth": queue["depth"],
         "queue_depth_by_reason": queue["by_reason"],
         "oldest_held_age_seconds": queue["oldest_age_seconds"],
         "reevaluation_lag_seconds": reevaluation_lag(now),
-        "task_failures": task_failures(),
+        "task_failures": failures,
+        "task_failures_waiting": waiting,
         "audit": {
             "last_verification_at": last_run.finished_at.isoformat() if last_run else None,
             "last_verification_ok": last_run.ok if last_run else None,

@@ -227,6 +227,12 @@ def jobs_recent(limit: int = 100) -> QuerySet[Job]:
     return Job.objects.select_related("requested_by").order_by("-created_at")[:limit]
 
 
+def dead_letters_waiting() -> QuerySet[DeadLetter]:
+    """Dead letters neither sent again nor resolved by a later run of their chunk: what an
+    admin still has to look at."""
+    return DeadLetter.objects.filter(retried_at__isnull=True, resolved_at__isnull=True)
+
+
 def dead_letters_recent(limit: int = 20) -> QuerySet[DeadLetter]:
     return DeadLetter.objects.order_by("-failed_at")[:limit]
 

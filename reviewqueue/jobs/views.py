@@ -20,8 +20,13 @@ from reviewqueue.audit.services import Actor
 from reviewqueue.counting import bounded_count
 from reviewqueue.errors import NotFound
 from reviewqueue.jobs.forms import DocumentJobForm
-from reviewqueue.jobs.models import DeadLetter, Job
-from reviewqueue.jobs.selectors import job_progress, job_visible_to, jobs_recent
+from reviewqueue.jobs.models import Job
+from reviewqueue.jobs.selectors import (
+    dead_letters_waiting,
+    job_progress,
+    job_visible_to,
+    jobs_recent,
+)
 from reviewqueue.jobs.services import job_start_by_hand_for_document, job_start_for_all
 from reviewqueue.params import refuse_unknown_params
 from reviewqueue.reviews.models import Answer, Verdict
@@ -33,8 +38,7 @@ from reviewqueue.sources.selectors import document_titles
 def _dead_letters() -> dict[str, Any]:
     """Dead letters neither sent again nor resolved by a later run of their chunk, counted
     up to a cap: the banner says "1000+" beyond."""
-    return {"dead_letters": bounded_count(DeadLetter.objects.filter(
-        retried_at__isnull=True, resolved_at__isnull=True))}
+    return {"dead_letters": bounded_count(dead_letters_waiting())}
 
 
 def _job_list(request: HttpRequest) -> dict[str, Any]:

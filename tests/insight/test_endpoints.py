@@ -244,7 +244,7 @@ def test_the_metrics_api_returns_every_figure(
     assert [r["release"] for r in body["releases"]] == ["2026.10", "2026.09"]
     assert set(body["operations"]) == {"queue_depth", "queue_depth_by_reason",
                                        "oldest_held_age_seconds", "reevaluation_lag_seconds",
-                                       "task_failures", "audit"}
+                                       "task_failures", "task_failures_waiting", "audit"}
 
 
 def test_the_metrics_api_filters_by_release(

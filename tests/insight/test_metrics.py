@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 import pytest
@@ -248,14 +249,26 @@ def test_no_overdue_boundary_means_no_lag(build: Builder) -> None:
     assert selectors.reevaluation_lag(NOW) == 0.0
 
 
-def test_task_failures_count_dead_letters(db: Any) -> None:
+def test_task_failures_count_dead_letters_and_those_still_waiting(
+    db: Any, admin_client: Any
+) -> None:
     from django.apps import apps
 
     dead_letter = apps.get_model("jobs", "DeadLetter")
-    for _ in range(2):
-        dead_letter.objects.create(task_name="reviews.reevaluate_answers", args=[1],
+    for i in range(3):
+        dead_letter.objects.create(task_name="reviews.reevaluate_answers", args=[i],
                                    error_type="OperationalError", failed_at=NOW)
-    assert selectors.task_failures() == 2
+    assert selectors.task_failures() == (3, 3)
+    dead_letter.objects.filter(args=[0]).update(retried_at=NOW)  # sent again
+    dead_letter.objects.filter(args=[1]).update(resolved_at=NOW)  # its chunk ran again
+    assert selectors.task_failures() == (3, 1)
+    from reviewqueue.insight.snapshots import snapshot_refresh
+
+    snapshot_refresh(selectors.default_window())  # as the worker does every minute
+    page = admin_client.get("/insight/").content.decode()
+    [shown] = re.findall(r"<dd data-task-failures>(.*?)</dd>", page, re.S)
+    assert re.sub(r"<[^>]+>", "", shown).split() == [
+        "1", "·", "3", "in", "all,", "sent", "again", "or", "resolved", "included"]
 
 
 def test_task_failures_are_zero_without_the_jobs_area(
@@ -265,4 +278,4 @@ def test_task_failures_are_zero_without_the_jobs_area(
         raise LookupError(app_label)
 
     monkeypatch.setattr(selectors.apps, "get_model", missing)
-    assert selectors.task_failures() == 0
+    assert selectors.task_failures() == (0, 0)
