@@ -199,7 +199,9 @@ def _row_words() -> dict[str, str]:
             "request_id": _("request id"),
             # Named on the page: beside the hash, a bare id reads as the previous hash.
             "request": _("request"),
-            "actor_events": _("Show this actor's events")}
+            "actor_events": _("Show this actor's events"),
+            # On a phone the header row, which names the zone, is not shown: each time does.
+            "zone": timezone.get_current_timezone_name()}
 
 
 @require_GET

@@ -449,8 +449,11 @@ def _forms(page: ItemPage, data: QueryDict | None = None) -> dict[str, Any]:
             data[f"{prefix}-verdict"] = str(page.verdict.pk)
             data[f"{prefix}-held"] = str(page.lease.mine)
     return {
-        "approve_form": ApproveForm(data if _posted(data, "approve") else None,
-                                    initial=verdict, contradicted=page.contradicted),
+        # Drawn again after a refusal, the approval keeps its comment but asks afresh about
+        # the claims that do not hold now: the box is not ticked, and no error says it must be.
+        "approve_form": ApproveForm(
+            initial={**verdict, "comment": data.get("approve-comment", "")}
+            if _posted(data, "approve") else verdict, contradicted=page.contradicted),
         "reject_form": RejectForm(data if _posted(data, "reject") else None, initial=verdict),
         "edit_form": EditForm(data if _posted(data, "edit") else None,
                               initial={**verdict, "answer": version.text}),
@@ -523,9 +526,11 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     if form_class is None:
         return _render_item(request, page, status=400, forms=forms)
     # Bound to exactly what was posted, including the verdict id the reviewer saw; an approval
-    # asks again about the claims that do not hold now, whatever the page showed.
-    form = (ApproveForm(request.POST, contradicted=page.contradicted) if action == "approve"
-            else form_class(request.POST))
+    # asks again about the claims that do not hold now, whatever the page showed, unless it
+    # was made on an older verdict: that is refused as stale, with what changed.
+    posted_on_current = request.POST.get("approve-verdict") == str(page.verdict.pk)
+    form = (ApproveForm(request.POST, contradicted=page.contradicted if posted_on_current
+                        else None) if action == "approve" else form_class(request.POST))
     forms[f"{action}_form"] = form
     claims_formset = forms["claims_formset"]
     valid = form.is_valid() and (action != "edit" or claims_formset.is_valid())

@@ -61,7 +61,11 @@ def test_on_a_phone_an_events_action_answer_and_document_are_in_sight(
         ("document", "td:nth-child(6) a[href*='document=pricing']"),
         ("title", "td:nth-child(6) .doc-title"),
         ("change", "td.change"),
+        ("time", "td:nth-child(2)"),
     )}
+    # The header row, which names the time zone, is not shown on a phone: the time says it.
+    time = page.locator("table.audit-table tbody tr:first-child td:nth-child(2)").inner_text()
+    assert time.endswith(" UTC") and seen["time"]["within"], (time, seen["time"])
     assert seen["number"]["text"] == f"#{decided['seq']}"
     assert seen["action"]["text"] == "decision.approved"
     assert seen["answer"]["text"] == "t-phone"
@@ -83,3 +87,6 @@ def test_on_a_laptop_the_audit_log_stays_a_table_with_its_header_row(
     layout = table_layout(page, "table.audit-table")
     assert layout == {"row": "table-row", "heads": 8, "headsShown": True,
                       "oneHeaderLine": True, "oneRowLine": True, "labels": 0}, layout
+    # The header names the zone; the times do not repeat it.
+    time = page.locator("table.audit-table tbody tr:first-child td:nth-child(2)").inner_text()
+    assert not time.endswith("UTC"), time

@@ -686,6 +686,30 @@ def test_approving_an_answer_whose_claim_does_not_hold_takes_a_second_yes(
     assert Answer.objects.get(trace_id=trace).status == "approved"
 
 
+def test_an_approval_on_a_stale_verdict_whose_claim_no_longer_holds_is_refused_as_stale(
+    hold: Any, publish: Any, reviewer: Any, login: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The page was drawn while claim 1 held; the owner then published 21 days. The reviewer
+    is told the sources changed, and sees the new verdict and the ✗, not asked to tick a box
+    about a claim the page they approved never showed."""
+    trace = hold()
+    client = login(reviewer)
+    seen = current_verdict_id(trace)
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing", revision="r2", facts=[fact("trial_days", 21)])
+    assert current_verdict_id(trace) != seen
+    response = client.post(f"/answers/{trace}/decide", {
+        "action": "approve", "approve-verdict": seen, "approve-comment": "looks fine"})
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "The sources changed while you were reviewing." in html
+    assert "Tick the box to approve" not in html
+    assert "✗ Claim 1 does not hold against its source." in html
+    assert f'name="approve-verdict" value="{current_verdict_id(trace)}"' in html
+    assert "looks fine" in html
+    assert not Decision.objects.exists()
+
+
 def test_the_api_asks_the_same_second_yes_for_claims_that_do_not_hold(
     hold: Any, publish: Any, api: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
