@@ -136,6 +136,26 @@ def test_a_side_that_speaks_of_a_subject_says_which(
     assert "Sources in force disagree about" not in page
 
 
+def test_two_sources_disagreeing_on_one_subject_disagree_whatever_a_third_says(
+    hold: Any, publish: Any, reviewer: Any, login: Any
+) -> None:
+    """pricing says 14 and partner-terms 30, with no subject: a contradiction an owner
+    settles. The EU value beside them does not make it a matter of subjects."""
+    publish("partner-terms", title="Partner terms", facts=[fact("trial_days", 30)],
+            passages=[{"span": "p1", "text": "Partners get a 30-day trial."}])
+    publish("pricing-eu", revision="r2", title="Pricing in the EU",
+            facts=[fact("trial_days", 21, subject="EU")],
+            passages=[{"span": "p1", "text": "In the EU the free trial lasts 21 days."}])
+    trace = hold(retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r2", "span": "p1"},
+    ])
+    page = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    assert "Partner terms" in page
+    assert "<p>Sources in force disagree about claim 1 (trial_days = 14).</p>" in page
+    assert "because they speak of different subjects" not in page
+
+
 def test_a_single_source_and_unused_documents_are_pointed_out(item_html: str) -> None:
     assert "rests on a single source: [d1]" in item_html
     assert "Retrieved but not used by any claim" in item_html

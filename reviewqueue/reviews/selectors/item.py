@@ -855,9 +855,15 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
             continue
         sources.extend(card(document, fact)
                        for fact in in_force(document) or [None])  # type: ignore[list-item]
-    subjects = {source.fact.subject or None for source in sources if source.fact is not None}
-    if not subject and len(subjects) > 1:
-        # No owner can settle this: each value is right for its own subject.
+    by_subject: dict[str | None, list[Any]] = {}
+    for source in sources:
+        if source.fact is not None:
+            by_subject.setdefault(source.fact.subject or None, []).append(source.fact.value)
+    if not subject and len(by_subject) > 1 and all(
+            all(same_value(value, values[0]) for value in values)
+            for values in by_subject.values()):
+        # No owner can settle this: each value is right for its own subject (two sources
+        # that disagree on one subject are a conflict an owner settles, whatever the others).
         sentence = _("Sources in force give different values for %(what)s because they speak "
                      "of different subjects, and the claim names none: the answer has to say "
                      "which applies.")
