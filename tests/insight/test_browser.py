@@ -60,6 +60,10 @@ def test_an_admin_reads_the_insight_page(
         seen = {
             "hold_rate": page.locator("[data-testid=hold-rate]").inner_text(),
             "body": page.locator("main").inner_text(),
+            # Release ids are case-sensitive: their column names are not set in capitals.
+            "heads": page.evaluate("""() => [...document.querySelectorAll(
+                '[data-testid=release-matrix] thead th')].map(
+                th => [th.textContent, getComputedStyle(th).textTransform])"""),
         }
         # On a laptop the matrix fits: no fade.
         expect(page.locator("[data-testid=release-matrix]")).not_to_have_attribute(
@@ -77,6 +81,8 @@ def test_an_admin_reads_the_insight_page(
     assert min(c["text_px"] for c in seen["wide"]) >= 12
     assert min(c["text_px"] for c in seen["phone"]) >= 11
     assert seen["scroll_width"] <= 390
+    assert seen["heads"][0] == ["Reason held", "uppercase"]
+    assert seen["heads"][1:] and {t for _, t in seen["heads"][1:]} == {"none"}, seen["heads"]
     assert seen["hold_rate"] == "46.2%"  # 6 of 13: "old" (1 October) is in this window
     assert "Secret" not in seen["body"]
     assert shot.stat().st_size > 10_000
