@@ -125,4 +125,10 @@ class DeadLetterAdmin(ReadOnlyAdmin):
                 return
             if letter is not None:
                 count += 1
-        self.message_user(request, f"{count} task(s) sent again.", messages.SUCCESS)
+        if count or not letter_ids:
+            self.message_user(request, f"{count} task(s) sent again.", messages.SUCCESS)
+        if count < len(letter_ids):
+            self.message_user(
+                request,
+                f"{len(letter_ids) - count} task(s) were not sent again: their answer was "
+                f"re-evaluated since (resolved), or the letter is gone.", messages.WARNING)

@@ -624,7 +624,9 @@ def _dead_letter_sender(name: str, args: list[Any], kwargs: dict[str, Any]) -> C
 
 @transaction.atomic
 def dead_letter_retry(*, dead_letter_id: int, user: Any, actor: Actor) -> DeadLetter | None:
-    """Send a dead-lettered task again, with the same arguments, and record that it was.
+    """Send a dead-lettered task again, with the same arguments, and record that it was. One
+    resolved meanwhile (its answer was re-evaluated) is not sent: None comes back, as for a
+    letter that is gone.
 
     The message goes to the broker inside this transaction, after everything is recorded: a
     broker that cannot be reached raises `BrokerUnavailable` and rolls back the retry count,
@@ -636,8 +638,8 @@ def dead_letter_retry(*, dead_letter_id: int, user: Any, actor: Actor) -> DeadLe
     from reviewqueue.celery import app
 
     letter = DeadLetter.objects.select_for_update().filter(pk=dead_letter_id).first()
-    if letter is None:
-        return None
+    if letter is None or letter.resolved_at is not None:
+        return None  # gone, or its answer was re-evaluated since: nothing to send
     if letter.task_name == "jobs.fan_out_job":
         job_id = letter.kwargs.get("job_id") or (letter.args[0] if letter.args else None)
         if job_id:

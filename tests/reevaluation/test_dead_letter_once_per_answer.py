@@ -117,7 +117,14 @@ def test_an_answer_a_later_run_re_evaluated_has_its_letter_resolved_and_counted_
     assert "waits in the dead letters" not in page
     # Sending the old letter again does not count the answer a second time.
     with on_commit():
-        admin_client.post("/admin/jobs/deadletter/",
-                          {"action": "retry_selected", "_selected_action": [letter.pk]})
+        response = admin_client.post(
+            "/admin/jobs/deadletter/",
+            {"action": "retry_selected", "_selected_action": [letter.pk]}, follow=True)
     job.refresh_from_db()
     assert (job.done, job.failed) == (3, 0)
+    # Nor is it sent, or said to be: its answer was re-evaluated.
+    said = [str(m) for m in response.context["messages"]]
+    assert said == ["1 task(s) were not sent again: their answer was re-evaluated since "
+                    "(resolved), or the letter is gone."]
+    letter.refresh_from_db()
+    assert (letter.retry_count, letter.retried_at) == (0, None)
