@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models import IntegerField, OuterRef, Q, Subquery
 
 from reviewqueue.counting import COUNT_CAP, AtLeast
 from reviewqueue.webhooks.models import WebhookDelivery, WebhookEndpoint
@@ -41,6 +41,20 @@ def endpoints_with_counts() -> list[WebhookEndpoint]:
     return endpoints
 
 
-def endpoint_deliveries(endpoint: WebhookEndpoint, limit: int = 100) -> QuerySet[WebhookDelivery]:
-    return (endpoint.deliveries.order_by("-created_at")
-            .prefetch_related("attempt_log")[:limit])
+DELIVERY_PAGE = 50
+
+
+def endpoint_deliveries(endpoint: WebhookEndpoint, *, before: int | None = None,
+                        size: int = DELIVERY_PAGE) -> tuple[list[WebhookDelivery], int | None]:
+    """One page of the endpoint's delivery log, newest first, older than delivery `before`
+    (by keyset on (created_at, id), through the log's index: no OFFSET, no COUNT), and the
+    id to read the next older page from, or None at the oldest."""
+    deliveries = endpoint.deliveries.all()
+    if before is not None:
+        at = endpoint.deliveries.filter(pk=before).values_list("created_at", flat=True).first()
+        if at is None:
+            return [], None
+        deliveries = deliveries.filter(Q(created_at__lt=at) | Q(created_at=at, pk__lt=before))
+    page = list(deliveries.order_by("-created_at", "-id")
+                .prefetch_related("attempt_log")[:size + 1])
+    return page[:size], page[size - 1].pk if len(page) > size else None

@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import capfirst
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from reviewqueue.accounts.models import Role
@@ -67,8 +68,18 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
 def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     _require_admin(request)
     endpoint = get_object_or_404(WebhookEndpoint, pk=endpoint_id)
+    refused = refuse_unknown_params(request, ["before"])
+    if refused is not None:
+        return refused
+    raw = request.GET.get("before")
+    if raw is not None and not (raw.isascii() and raw.isdigit() and 0 < len(raw) < 19):
+        return render(request, "bad_params.html", {
+            "problems": [("before", _("not a delivery number"))], "without_url": request.path,
+        }, status=400)
+    deliveries, older = endpoint_deliveries(endpoint, before=int(raw) if raw else None)
     return render(request, "webhooks/detail.html", {
-        "endpoint": endpoint, "deliveries": endpoint_deliveries(endpoint),
+        "endpoint": endpoint, "deliveries": deliveries, "older": older,
+        "paged": raw is not None,
     })
 
 

@@ -386,3 +386,40 @@ def test_a_sender_that_vanished_mid_attempt_is_freed_by_the_sweep(
     dispatch_due.delay()
 
     assert [r.status for r in receiver.requests] == [200]
+
+
+def test_the_delivery_log_pages_back_to_the_first_delivery(
+    admin_user: Any, client: Any, receiver: Receiver
+) -> None:
+    """120 deliveries, 50 a page: every one is listed once, newest first, and an address that
+    is not a page is refused naming its parameter."""
+    import re
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    endpoint = register(receiver.url)
+    now = timezone.now()
+    made = WebhookDelivery.objects.bulk_create(
+        WebhookDelivery(endpoint=endpoint, event_type="answer.status_changed",
+                        trace_id=f"t-{i}", payload={}, next_attempt_at=now)
+        for i in range(120))
+    client.force_login(admin_user)
+    seen: list[str] = []
+    url = f"/webhooks/{endpoint.pk}/"
+    pages = 0
+    while url:
+        with CaptureQueriesContext(connection) as queries:
+            page = client.get(url).content.decode()
+        assert len(queries) <= 10, [q["sql"][:100] for q in queries]
+        pages += 1
+        seen += re.findall(r'data-label="Answer">(t-\d+)</td>', page)
+        older = re.search(r'href="\?before=(\d+)" data-older', page)
+        url = f"/webhooks/{endpoint.pk}/?before={older.group(1)}" if older else ""
+    assert pages == 3
+    assert seen == [d.trace_id for d in sorted(made, key=lambda d: (d.created_at, d.pk),
+                                               reverse=True)]
+    refused = client.get(f"/webhooks/{endpoint.pk}/?before=x")
+    assert refused.status_code == 400
+    assert "not a delivery number" in refused.content.decode()
