@@ -13,12 +13,14 @@ tell whether they found the same set without either holding more than that in me
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -314,7 +316,13 @@ def _localized_source(source: str) -> str:
     """Where an anchor came from ("verified on 2026-10-01 02:30 UTC", "given with --anchor"),
     in words that follow "the one ..."."""
     if match := re.fullmatch(r"verified on (?P<when>.+) UTC", source):
-        return _("verified on %(when)s UTC") % {"when": match["when"]}
+        try:
+            when = timezone.localtime(dt.datetime.strptime(match["when"], "%Y-%m-%d %H:%M")
+                                      .replace(tzinfo=dt.UTC))
+        except ValueError:
+            return source
+        # In the page's time zone, as every other time on it.
+        return _("verified on %(when)s") % {"when": f"{when:%Y-%m-%d %H:%M} {when.tzname()}"}
     if source == "given with --anchor":
         return _("given with --anchor")
     return source

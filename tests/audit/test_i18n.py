@@ -90,6 +90,17 @@ def test_every_summary_and_problem_a_walk_writes_goes_through_gettext(
             assert localized_problem(finding.detail).startswith("\u00ab"), finding.detail
 
 
+def test_the_time_an_anchor_was_verified_is_shown_in_the_pages_time_zone() -> None:
+    from django.utils import timezone
+
+    intact = _rows([1, 2, 3])
+    report = walk(intact, anchor=Anchor(2, "e" * 64, "verified on 2026-10-01 02:30 UTC"))
+    with translation.override("en"), timezone.override("America/Los_Angeles"):
+        shown = localized_detail(report.describe())
+    assert "the one verified on 2026-09-30 19:30 PDT:" in shown
+    assert "UTC" not in shown
+
+
 def test_an_unknown_summary_is_shown_as_stored() -> None:
     assert localized_detail("Checked by hand: fine.") == "Checked by hand: fine."
     assert localized_problem("something else happened") == "something else happened"
