@@ -64,6 +64,8 @@ USE_TZ = True
 USE_I18N = True
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("ja", "日本語")]
+# Times left unformatted (the Django admin's lists and forms) carry their zone.
+FORMAT_MODULE_PATH = ["reviewqueue.formats"]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 
 INSTALLED_APPS = [

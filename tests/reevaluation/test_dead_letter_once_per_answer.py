@@ -11,6 +11,7 @@ from unittest import mock
 
 import pytest
 from django.db import OperationalError
+from django.utils import timezone
 
 from reviewqueue.jobs import services
 from reviewqueue.jobs.models import DeadLetter, Job
@@ -79,6 +80,11 @@ def test_a_chunk_delivered_again_stores_one_dead_letter_with_the_latest_error(
         job.pk, 3, "second attempt")
     page = admin_client.get("/admin/jobs/deadletter/").content.decode()
     assert "second attempt" in page and "first attempt" not in page
+    # When it failed, with its zone, as the pages write times.
+    failed_at = timezone.localtime(letter.failed_at)
+    assert f"{failed_at:%Y-%m-%d %H:%M:%S} UTC" in page
+    ja = admin_client.get("/admin/jobs/deadletter/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert f"{failed_at:%Y-%m-%d %H:%M:%S} UTC" in ja
     job.refresh_from_db()
     assert (job.state, job.done, job.failed) == ("finished", 2, 1)
 
