@@ -72,7 +72,8 @@ def _charts(metrics: dict[str, Any]) -> dict[str, Any]:
             [charts.Bar(_("fabricated citation"), citations["fabricated"]["rate"] or 0.0),
              charts.Bar(_("no citation marker"), citations["uncited"]["rate"] or 0.0),
              charts.Bar(_("single-source claim"), citations["single_source"]["rate"] or 0.0),
-             charts.Bar(_("retrieved, never cited"), citations["never_cited"]["rate"] or 0.0)],
+             charts.Bar(_("retrieved, cited by no claim"),
+                        citations["never_cited"]["rate"] or 0.0)],
             title=_("Citation quality of first verdicts"),
         ),
         "false_pass": charts.interval_chart(

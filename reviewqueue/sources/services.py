@@ -210,9 +210,13 @@ def revision_publish(
         "current_revision": document.current_revision.revision
         if document.current_revision_id and document.current_revision
         else None,
-        "withdrawn": document.withdrawn_at is not None,
         "owner": document.owner.username,
     }
+    # Said only when this publish ends a withdrawal: "withdrawn: yes → no". (It said
+    # "withdrawn: no" as it was before on every publish.)
+    ended_withdrawal = {"withdrawn": False} if document.withdrawn_at is not None else {}
+    if ended_withdrawal:
+        before["withdrawn"] = True
     received = {
         "seq": seq,
         "facts": len(data.facts),
@@ -246,7 +250,8 @@ def revision_publish(
         object_id=document_key,
         document_id=document_key,
         before=before,
-        after={"current_revision": revision, **received, "owner": owner.username},
+        after={"current_revision": revision, **received, "owner": owner.username,
+               **ended_withdrawal},
     )
     _after_content_change(
         document_key=document_key,

@@ -173,8 +173,9 @@ def resolve_target(url: str, *, deadline: float | None = None) -> Target:
     for raw in addresses:
         address = ipaddress.ip_address(raw.split("%", 1)[0])
         if _is_internal(address) and not _allowed(host, address):
-            raise UnsafeUrl(_("the host %(host)s resolves to %(address)s, a private, "
-                              "loopback or link-local address")
+            raise UnsafeUrl(_("the host %(host)s resolves to %(address)s, which is not a "
+                              "public internet address (private, loopback, link-local or "
+                              "reserved)")
                             % {"host": repr(host), "address": address})
     path = quote(parts.path or "/", safe=_URL_SAFE)
     if parts.query:

@@ -136,7 +136,7 @@ def test_a_published_revision_reads_as_the_revision_it_replaced_and_what_it_hold
     lines = change_of(admin_client, "revision.published")
     digest = AuditEvent.objects.filter(action="revision.published").latest("seq") \
         .after["body_digest"]
-    assert lines == ["current revision: r1 → r2", "withdrawn: no (before)",
+    assert lines == ["current revision: r1 → r2",
                      "revision number: 2", "owner: olivia",
                      "readers: group:sales, group:support", "facts: 1", "passages: 1",
                      f"body (SHA-256): {digest[:11]}…"]

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 REFERENCE_ROW = """{% load audit_tags %}
 <tr{% if intact is False %} class="is-broken"{% endif %}>
   <td class="num"><a href="{% url 'audit:events' %}?before={{ event.seq|add:1 }}" title="Show the whole log from here, without the search">#{{ event.seq }}</a></td>
-  <td class="nowrap">{{ event.created_at|date:"Y-m-d H:i:s" }}</td>
+  <td class="nowrap">{{ event.created_at|date:"Y-m-d H:i:s" }}<span class="zone"> UTC</span></td>
   <td><span class="pill pill-{{ event.actor_type }}">{{ event.actor_type }}</span>{% with name=event.actor|actor_name %}{% if name %} <a href="{% url 'audit:events' %}?actor={{ event.actor|urlencode:':' }}" title="Show this actor&#x27;s events: {{ event.actor }}">{{ name }}</a>{% endif %}{% endwith %}</td>
   <td><code>{{ event.action }}</code></td>
   <td>{{ event.object_type }}:{% if event.object_type == "answer" %}<a href="{% url 'audit:timeline' event.object_id %}">{{ event.object_id }}</a>{% else %}{{ event.object_id }}{% endif %}</td>

@@ -140,3 +140,24 @@ def test_titles_and_history_cost_the_same_queries_however_many_withdrawals(
     history = client.get("/owner/documents/pricing/").content.decode().split(
         "<h2>History</h2>", 1)[1]
     assert history.count("data-withdrawn-at") == 4 and history.count("data-restored-at") == 3
+
+
+def test_a_publish_says_it_ended_a_withdrawal_and_says_nothing_of_one_otherwise(
+    client: Any, owner: Any, publish: Any, admin_client: Any,
+) -> None:
+    publish("pricing")
+    publish("pricing", revision="r2")
+    second = AuditEvent.objects.filter(action="revision.published").latest("seq")
+    assert "withdrawn" not in second.before and "withdrawn" not in second.after
+    client.force_login(owner)
+    client.post("/owner/documents/pricing/withdraw", {"confirm": "pricing"})
+    publish("pricing", revision="r3")
+    third = AuditEvent.objects.filter(action="revision.published").latest("seq")
+    assert (third.before["withdrawn"], third.after["withdrawn"]) == (True, False)
+
+    page = admin_client.get("/audit/?action=revision.published").content.decode()
+    changes = [re.sub(r"<[^>]+>", " ", cell) for cell in
+               re.findall(r'<td class="change">(.*?)</td>', page, re.S)]
+    assert len(changes) == 3
+    assert [" ".join(c.split()).count("withdrawn") for c in changes] == [1, 0, 0]
+    assert "withdrawn: yes → no" in " ".join(changes[0].split())
