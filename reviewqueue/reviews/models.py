@@ -259,9 +259,14 @@ class OwnerQuestion(models.Model):
                                    on_delete=models.SET_NULL, related_name="+")
     replied_at = models.DateTimeField(null=True, blank=True)
     reply = models.TextField(blank=True, help_text="What the owner answered")
+    owners = ArrayField(
+        models.BigIntegerField(), default=list, blank=True,
+        help_text="Ids of the owners asked: whose inbox lists the question and who may reply, "
+        "whatever the sources behind the hold become while it waits")
 
     class Meta:
-        indexes = [models.Index(fields=["answer", "asked_at"], name="owner_question_answer")]
+        indexes = [models.Index(fields=["answer", "asked_at"], name="owner_question_answer"),
+                   GinIndex(fields=["owners"], name="owner_question_owners")]
 
     def __str__(self) -> str:
         return f"question {self.pk} on answer {self.answer_id}"

@@ -495,7 +495,8 @@ def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
         "owners": owners,
         "may_ask_owner": any(asked for _, asked in owners),
         # One of the owners asked, reading the page while the reviewer waits for them.
-        "may_reply": bool(page.waiting_on and (request.user.get_username(), True) in owners),
+        "may_reply": bool(page.waiting_on and request.user.pk in page.waiting_on.owners
+                          and owners_who_may_read(page.answer, [request.user])),
         "lease_seconds": lease_seconds(),
         "is_admin": has_role(request.user, Role.ADMIN),
         "open_form": "",

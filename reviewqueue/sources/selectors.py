@@ -1162,22 +1162,20 @@ def answers_waiting_on(document_key: str) -> int:
 
 
 def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
-    """Held answers a reviewer sent to `user` as an owner of one of their sources, that `user`
-    may read in full. A reviewer's hand-off asks the owners of the documents behind the hold
-    (`documents_behind_hold`, as reviews.selectors.answers.owners_to_ask applies it); the same
-    rule picks whose inbox lists it, so an owner of another cited document is not shown what
-    was not sent to them. Five queries whatever the number of answers."""
+    """Held answers a reviewer sent to `user`, still waiting, that `user` may read in full. A
+    hand-off asks the owners of the documents behind the hold (`documents_behind_hold`, as
+    reviews.selectors.answers.owners_to_ask applies it) and keeps who it asked: an owner of
+    another cited document is not shown what was not sent to them, and a document joining or
+    leaving the hold meanwhile changes nothing. Each card links to the user's documents now
+    behind the hold. Five queries whatever the number of answers."""
     from reviewqueue.reviews.models import ReviewItem
 
     owned = set(Document.objects.filter(owner=user).values_list("key", flat=True))
-    behind = Q(answer__retrieved__document_key__in=owned)
-    for key in sorted(owned):  # a knowledge-base document the answer did not retrieve
-        behind |= Q(answer__current_verdict__findings__contains=[{"kb_documents": [key]}])
     items = list(
-        ReviewItem.objects.filter(behind, waiting_for_owner=True)
+        ReviewItem.objects.filter(waiting_for_owner=True,
+                                  owner_question__owners__contains=[user.pk])
         .select_related("answer", "answer__current_version", "answer__current_verdict",
                         "owner_question__asked_by")
-        .distinct()
         .order_by("owner_question__asked_at", "id")[:limit]
     )
     retrieved = _documents_retrieved({i.answer_id for i in items})
@@ -1194,7 +1192,7 @@ def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
         mine = owned & documents_behind_hold(retrieved[item.answer_id],
                                              verdict.findings if verdict else (),
                                              involved[item.answer_id])
-        if item.answer_id in readable and mine:
+        if item.answer_id in readable:
             item.my_documents = sorted(mine)
             shown.append(item)
     return shown

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core import mail
 
 from reviewqueue.audit.models import AuditEvent
@@ -368,3 +369,51 @@ def test_the_owner_of_a_knowledge_base_document_the_answer_did_not_retrieve_is_a
     assert "The EU page says 30 days" in inbox
     assert "/owner/documents/pricing-eu/" in inbox
     assert "The EU page says 30 days" in login(oscar).get("/answers/kb-1/").content.decode()
+
+
+def test_the_owners_asked_stay_those_asked_while_the_sources_behind_the_hold_change(
+    publish: Callable[..., Any], make_user: Callable[..., Any], submit: Callable[..., Any],
+    login: Any, reviewer: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    """olivia and oscar were asked. pat's document then joins the conflict: he was not asked,
+    so his inbox does not list it and he may not reply. oscar's document then leaves it (he
+    withdraws it): he was asked, so he still sees the question and may answer it."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from reviewqueue.reviews.models import OwnerQuestion
+
+    make_user("olivia", "owner")
+    oscar = make_user("oscar", "owner")
+    pat = make_user("pat", "owner")
+    publish("pricing", owner="olivia", facts=[fact("trial_days", 14)])
+    publish("pricing-eu", owner="oscar", facts=[fact("trial_days", 30)])
+    assert submit("kb-2", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+    ]).json()["status"] == "held"
+    login(reviewer).post("/answers/kb-2/send-to-owner", {"note": "Which trial length?"})
+    question = OwnerQuestion.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("partner-terms", owner="pat", facts=[fact("trial_days", 21)])
+    assert "Which trial length?" not in login(pat).get("/owner/").content.decode()
+    refused = login(pat).post("/answers/kb-2/owner-reply", {"reply": "21 for partners"})
+    assert refused.status_code == 403
+
+    with django_capture_on_commit_callbacks(execute=True):
+        login(oscar).post("/owner/documents/pricing-eu/withdraw", {"confirm": "pricing-eu"})
+    assert ReviewItem.objects.get(answer__trace_id="kb-2").waiting_for_owner
+    inbox = login(oscar).get("/owner/").content.decode()
+    assert "Which trial length?" in inbox
+    assert "None of your documents is behind the hold any more" in inbox
+    replied = login(oscar).post("/answers/kb-2/owner-reply", {"reply": "Withdrawn: 14 applies"})
+    assert replied.status_code == 302
+    assert not ReviewItem.objects.get(answer__trace_id="kb-2").waiting_for_owner
+
+    # Questions asked before the owners were kept get them from their audit events.
+    OwnerQuestion.objects.update(owners=[])
+    migration = import_module("reviewqueue.reviews.migrations.0016_owner_question_owners")
+    migration.owners_from_the_log(apps, None)
+    question.refresh_from_db()
+    assert question.owners == sorted(
+        u.pk for u in get_user_model().objects.filter(username__in=["olivia", "oscar"]))

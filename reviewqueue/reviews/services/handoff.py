@@ -113,8 +113,9 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
         raise NoOwnerToAsk()
     was_waiting = item.waiting_for_owner
     item.waiting_for_owner = True
-    item.owner_question = OwnerQuestion.objects.create(answer=answer, asked_by=user, asked_at=now,
-                                                       note=note)
+    item.owner_question = OwnerQuestion.objects.create(
+        answer=answer, asked_by=user, asked_at=now, note=note,
+        owners=sorted(o.pk for o in owners))
     item.save(update_fields=["waiting_for_owner", "owner_question"])
     audit_record(actor=actor, action="review_item.sent_to_owner", object_type="answer",
                  object_id=trace_id, trace_id=trace_id, before={"waiting_for_owner": was_waiting},
@@ -134,10 +135,14 @@ def review_item_owner_reply(*, trace_id: str, user: Any, reply: str, actor: Acto
     owner was shown, when known): the wait ends and the item goes back to the reviewers (and
     to "Next"), the reply kept with the question."""
     answer, item = _locked_item(trace_id)
-    if user.pk not in {o.pk for o in owners_who_may_read(answer, owners_to_ask(answer))}:
+    # The owners the question asked, whatever the sources behind the hold became since; who
+    # may no longer read the whole answer may not reply.
+    question = item.owner_question if item else answer.owner_questions.order_by(
+        "-asked_at", "-id").select_related("asked_by", "replied_by").first()
+    if question is None or user.pk not in question.owners \
+            or not owners_who_may_read(answer, [user]):
         raise NotAsked()
-    question = item.owner_question if item else None
-    if item is None or question is None or not item.waiting_for_owner:
+    if item is None or not item.waiting_for_owner:
         raise _why_not_waiting(answer, question)
     if question_id is not None and question_id != question.pk:
         raise NotWaiting("asked_again", _username(question.asked_by))
