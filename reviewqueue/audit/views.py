@@ -225,10 +225,19 @@ def events(request: HttpRequest) -> HttpResponse:
         # A page of a search on several fields may find nothing and still have older events
         # to read: no slip to undo then.
         "retries": [] if page.events or page.older else _retries(form),
-        "families": None if page.events or page.older or form.cleaned_data["action"].split(".")[0]
-        in ACTION_FAMILIES else ", ".join(f"{family}." for family in ACTION_FAMILIES),
+        "families": _families_hint(form.cleaned_data["action"])
+        if not (page.events or page.older) else None,
         **_status_context(),
     })
+
+
+def _families_hint(action: str) -> str | None:
+    """The families the log's actions start with, for a search of an action in none of them
+    ("job", "jobs.*"); None when no action was searched or its family exists."""
+    family = action.split(".")[0].rstrip("*")
+    if not action or family in ACTION_FAMILIES:
+        return None
+    return ", ".join(f"{known}." for known in ACTION_FAMILIES)
 
 
 def _retries(form: AuditSearchForm) -> list[tuple[str, str, str]]:

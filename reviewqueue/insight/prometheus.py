@@ -71,7 +71,8 @@ def _operations(ops: dict[str, Any]) -> list[str]:
                      [({}, ops["task_failures"])])
     lines += _metric("reviewqueue_task_failures_waiting", "gauge",
                      "Dead letters neither sent again nor resolved (counted up to 1000).",
-                     [({}, int(ops["task_failures_waiting"]))])
+                     # A snapshot computed before this figure existed has none.
+                     [({}, int(ops.get("task_failures_waiting", 0)))])
     lines += _metric("reviewqueue_audit_open_alerts", "gauge",
                      "Unacknowledged alerts about a broken audit chain.",
                      [({}, ops["audit"]["open_alerts"])])

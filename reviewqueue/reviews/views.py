@@ -464,10 +464,11 @@ def _forms(page: ItemPage, data: QueryDict | None = None) -> dict[str, Any]:
     }
 
 
-def _owner_rows(answer: Answer, conflict_records: list[Any]) -> list[tuple[str, bool]]:
+def _owner_rows(answer: Answer, reader: Any, conflict_records: list[Any]
+                ) -> list[tuple[str, bool]]:
     """(username, would be asked) for each owner of the sources: an owner who may not read the
     answer in full is named but not sent it (see review_item_send_to_owner)."""
-    owners = owners_to_ask(answer, conflict_records)
+    owners = owners_to_ask(answer, reader, conflict_records)
     asked = {o.pk for o in owners_who_may_read(answer, owners)}
     return sorted((o.get_username(), o.pk in asked) for o in owners)
 
@@ -481,7 +482,7 @@ def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
                  **extra: Any) -> HttpResponse:
     """`read_only`: the page without any form or button that changes something (an owner's)."""
     conflict_records = conflicts_of_answer(page.answer)
-    owners = _owner_rows(page.answer, conflict_records)
+    owners = _owner_rows(page.answer, request.user, conflict_records)
     forms = forms or _forms(page)
     back = _back(request)
     context = {

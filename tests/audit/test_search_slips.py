@@ -66,5 +66,9 @@ def test_an_action_of_no_family_is_told_what_the_actions_start_with(admin_client
     assert "data-retry" not in page  # job.* would find nothing either
     assert "Actions start with answer., verdict., decision.," in page
     assert "reevaluation." in page
-    assert "data-families" not in admin_client.get(
-        "/audit/", {"action": "revision.publish"}).content.decode()
+    # A family that exists, or no action searched at all: nothing to list.
+    for search in ({"action": "revision.publish"}, {"action": "revision.*", "actor": "nobody"},
+                   {"actor": "nobody"}):
+        page = admin_client.get("/audit/", search).content.decode()
+        assert "No event matches this search." in page
+        assert "data-families" not in page, search

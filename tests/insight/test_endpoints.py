@@ -325,6 +325,7 @@ def test_prometheus_reads_queue_depth_age_lag_and_failures(
     assert "reviewqueue_reevaluation_lag_seconds 0\n" in text
     assert ("# TYPE reviewqueue_task_failures_total counter\n"
             "reviewqueue_task_failures_total 0\n") in text
+    assert "reviewqueue_task_failures_waiting 0\n" in text
     assert "reviewqueue_audit_chain_ok" not in text  # never verified
     computed = _sample(text, "reviewqueue_metrics_computed_timestamp_seconds")
     assert computed == pytest.approx(timezone.now().timestamp(), abs=60)
@@ -374,3 +375,22 @@ def test_a_window_given_only_its_first_day_runs_to_today(
     form = forms.WindowForm({"since": since.isoformat()})
     assert form.is_valid(), form.errors
     assert (form.window.since, form.window.until) == (since, until)
+
+
+def test_prometheus_reads_a_snapshot_computed_before_the_waiting_failures_were(
+    admin_api: Any, db: Any
+) -> None:
+    """A snapshot the worker stored before an upgrade lacks the newer figure: /metrics still
+    answers, with 0 for it, until the next snapshot."""
+    from django.core.cache import cache
+
+    from reviewqueue.insight import selectors
+    from reviewqueue.insight.snapshots import _key, snapshot_refresh
+
+    window = selectors.default_window()
+    metrics = snapshot_refresh(window)
+    del metrics["operations"]["task_failures_waiting"]
+    cache.set(_key(window), metrics)
+    response = admin_api.get("/metrics")
+    assert response.status_code == 200
+    assert "reviewqueue_task_failures_waiting 0\n" in response.content.decode()

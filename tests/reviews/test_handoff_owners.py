@@ -417,3 +417,25 @@ def test_the_owners_asked_stay_those_asked_while_the_sources_behind_the_hold_cha
     question.refresh_from_db()
     assert question.owners == sorted(
         u.pk for u in get_user_model().objects.filter(username__in=["olivia", "oscar"]))
+
+
+def test_the_owner_of_a_knowledge_base_document_a_reviewer_may_not_read_is_not_named_to_them(
+    publish: Callable[..., Any], hr_sources: None, paul: Any, submit: Callable[..., Any],
+    login: Any, reviewer: Any, hr_reviewer: Any, make_user: Callable[..., Any],
+) -> None:
+    """The answer, for HR, retrieved only paul's public pricing; olivia's HR-only handbook
+    disagrees. alice may not read the handbook: its card says another source disagrees, never
+    which, and neither does the owners line. hana, in HR, sees olivia there."""
+    make_user("olivia", "owner", groups=("hr",))
+    publish("pricing", owner="paul", facts=[fact("trial_days", 14)])
+    publish("pricing-eu", owner="paul", facts=[fact("trial_days", 21, subject="EU")])
+    assert submit("hr-kb", as_of=None, asked_by=["group:hr"], retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r1", "span": "p1"},
+    ]).json()["status"] == "held"
+    alice_page = login(reviewer).get("/answers/hr-kb/").content.decode()
+    assert owners_line(alice_page) == "Owners: paul"
+    # Nor whether it is a matter of subjects: a source she may not read disagrees.
+    assert "because they speak of different subjects" not in alice_page
+    assert owners_line(login(hr_reviewer).get("/answers/hr-kb/").content.decode()) == (
+        "Owners: olivia, paul")

@@ -144,15 +144,20 @@ def conflicts_of_answer(answer: Answer) -> list[Any]:
     )
 
 
-def owners_to_ask(answer: Answer, conflicts: list[Any] | None = None) -> list[Any]:
-    """Owners of the retrieved documents behind the hold (`documents_behind_hold`)."""
+def owners_to_ask(answer: Answer, reviewer: Any, conflicts: list[Any] | None = None
+                  ) -> list[Any]:
+    """Owners of the documents behind the hold (`documents_behind_hold`) that `reviewer` may
+    be told of: a knowledge-base document the answer did not retrieve counts only when the
+    reviewer may read it (the page says another source disagrees, never which it is)."""
     if conflicts is None:
         conflicts = conflicts_of_answer(answer)
     verdict = answer.current_verdict
-    keys = documents_behind_hold({item.cite: item.document_key for item in answer.retrieved.all()},
-                                 verdict.findings if verdict else (),
+    retrieved = {item.cite: item.document_key for item in answer.retrieved.all()}
+    keys = documents_behind_hold(retrieved, verdict.findings if verdict else (),
                                  {k for c in conflicts for k in c.documents})
-    documents = Document.objects.filter(key__in=keys).select_related("owner")
+    principals = user_principals(reviewer)
+    documents = [d for d in Document.objects.filter(key__in=keys).select_related("owner")
+                 if d.key in retrieved.values() or may_read(d.allowed_principals, principals)]
     return list({d.owner_id: d.owner for d in documents}.values())
 
 

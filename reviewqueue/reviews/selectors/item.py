@@ -859,7 +859,8 @@ def _conflict(finding: Mapping[str, Any], claims: list[dict[str, Any]],
     for source in sources:
         if source.fact is not None:
             by_subject.setdefault(source.fact.subject or None, []).append(source.fact.value)
-    if not subject and len(by_subject) > 1 and all(
+    hidden = any(source.restricted for source in sources)  # its value and subject untold
+    if not subject and not hidden and len(by_subject) > 1 and all(
             all(same_value(value, values[0]) for value in values)
             for values in by_subject.values()):
         # No owner can settle this: each value is right for its own subject (two sources

@@ -108,7 +108,7 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
     now = timezone.now()
     if item.leased_by_id not in (None, user.pk) and item.lease_until and item.lease_until > now:
         raise LeasedByOther(item.leased_by.get_username(), item.lease_until)
-    owners = owners_who_may_read(answer, owners_to_ask(answer))
+    owners = owners_who_may_read(answer, owners_to_ask(answer, user))
     if not owners:
         raise NoOwnerToAsk()
     was_waiting = item.waiting_for_owner
