@@ -74,8 +74,9 @@ def held_copies(template: Answer, count: int, prefix: str, *, public_documents: 
         )
         # One in 97 waits for the owners, on a question of its own.
         cursor.execute(
-            f'WITH asked AS (INSERT INTO "{questions}" (answer_id, asked_at, note, reply) '
-            f"SELECT answer_id, entered_at, 'Which value applies?', '' FROM \"{items}\" "
+            f'WITH asked AS (INSERT INTO "{questions}" (answer_id, asked_at, note, reply, '
+            "owners) "
+            f"SELECT answer_id, entered_at, 'Which value applies?', '', '{{}}' FROM \"{items}\" "
             "WHERE answer_id > %s AND answer_id %% 97 = 0 RETURNING id, answer_id) "
             f'UPDATE "{items}" AS item SET waiting_for_owner = true, owner_question_id = asked.id '
             "FROM asked WHERE item.answer_id = asked.answer_id",
@@ -84,8 +85,9 @@ def held_copies(template: Answer, count: int, prefix: str, *, public_documents: 
         # One in 89 was sent to the owners and has their reply: it waits for a reviewer again.
         cursor.execute(
             f'WITH asked AS (INSERT INTO "{questions}" (answer_id, asked_at, note, replied_at, '
-            "reply) "
-            f"SELECT answer_id, entered_at, 'Which value applies?', entered_at, 'The first.' "
+            "reply, owners) "
+            f"SELECT answer_id, entered_at, 'Which value applies?', entered_at, 'The first.', "
+            "'{}' "
             f'FROM "{items}" WHERE answer_id > %s AND answer_id %% 89 = 0 '
             "AND NOT waiting_for_owner RETURNING id, answer_id) "
             f'UPDATE "{items}" AS item SET owner_question_id = asked.id '

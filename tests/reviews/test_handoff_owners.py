@@ -410,13 +410,25 @@ def test_the_owners_asked_stay_those_asked_while_the_sources_behind_the_hold_cha
     assert replied.status_code == 302
     assert not ReviewItem.objects.get(answer__trace_id="kb-2").waiting_for_owner
 
-    # Questions asked before the owners were kept get them from their audit events.
+    # Asked again: pat's document is behind the hold now, oscar's no longer.
+    login(reviewer).post("/answers/kb-2/send-to-owner", {"note": "And now?"})
+    again = OwnerQuestion.objects.latest("id")
+    assert again.owners == sorted([pat.pk, get_user_model().objects.get(username="olivia").pk])
+
+    # Questions asked before the owners were kept get them from their own audit event, even
+    # where an earlier question of the answer is gone (reviews 0014 kept only the latest).
     OwnerQuestion.objects.update(owners=[])
     migration = import_module("reviewqueue.reviews.migrations.0016_owner_question_owners")
     migration.owners_from_the_log(apps, None)
     question.refresh_from_db()
     assert question.owners == sorted(
         u.pk for u in get_user_model().objects.filter(username__in=["olivia", "oscar"]))
+    expected = sorted(again.owners)
+    question.delete()
+    OwnerQuestion.objects.update(owners=[])
+    migration.owners_from_the_log(apps, None)
+    again.refresh_from_db()
+    assert again.owners == expected
 
 
 def test_the_owner_of_a_knowledge_base_document_a_reviewer_may_not_read_is_not_named_to_them(
@@ -439,3 +451,29 @@ def test_the_owner_of_a_knowledge_base_document_a_reviewer_may_not_read_is_not_n
     assert "because they speak of different subjects" not in alice_page
     assert owners_line(login(hr_reviewer).get("/answers/hr-kb/").content.decode()) == (
         "Owners: olivia, paul")
+
+
+def test_an_owner_asked_before_the_answer_came_back_to_the_queue_is_told_the_wait_ended(
+    publish: Callable[..., Any], make_user: Callable[..., Any], submit: Callable[..., Any],
+    login: Any, reviewer: Any,
+) -> None:
+    """The answer left the queue and came back: its new queue entry has no question. oscar,
+    who was asked, replies to the old question: he is told the wait is over, and keeps his
+    text, as when the answer is not in the queue at all."""
+    from reviewqueue.reviews.models import OwnerQuestion
+
+    make_user("olivia", "owner")
+    oscar = make_user("oscar", "owner")
+    publish("pricing", owner="olivia", facts=[fact("trial_days", 14)])
+    publish("pricing-eu", owner="oscar", facts=[fact("trial_days", 30)])
+    assert submit("kb-3", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+    ]).json()["status"] == "held"
+    login(reviewer).post("/answers/kb-3/send-to-owner", {"note": "Which one?"})
+    question = OwnerQuestion.objects.get()
+    ReviewItem.objects.filter(answer__trace_id="kb-3").update(owner_question=None,
+                                                               waiting_for_owner=False)
+    response = login(oscar).post("/answers/kb-3/owner-reply",
+                                 {"reply": "30 in the EU only", "question": question.pk})
+    assert response.status_code == 409
+    assert "30 in the EU only" in response.content.decode()

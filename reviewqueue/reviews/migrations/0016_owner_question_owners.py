@@ -1,6 +1,7 @@
-"""The owners a question asked, kept with it. Questions asked before are given the owners
-their audit event names (each "review_item.sent_to_owner" event of an answer, in order, is the
-one of its questions in the same order)."""
+"""The owners a question asked, kept with it. A question asked before is given the owners its
+audit event names: the first "review_item.sent_to_owner" event of its answer recorded at or
+after it was asked (both are written in one transaction). Owners are named there by username,
+as they are now."""
 
 import django.contrib.postgres.fields
 import django.contrib.postgres.indexes
@@ -13,16 +14,14 @@ def owners_from_the_log(apps, schema_editor):
     AuditEvent = apps.get_model("audit", "AuditEvent")
     User = apps.get_model(*settings.AUTH_USER_MODEL.split("."))
     ids = dict(User.objects.values_list("username", "id"))
-    questions: dict[str, list] = {}
-    for question in OwnerQuestion.objects.select_related("answer").order_by("asked_at", "id"):
-        questions.setdefault(question.answer.trace_id, []).append(question)
-    for trace_id, asked in questions.items():
-        events = AuditEvent.objects.filter(action="review_item.sent_to_owner",
-                                           trace_id=trace_id).order_by("seq")
-        for question, event in zip(asked, events, strict=False):
-            named = (event.after or {}).get("owners") or []
-            question.owners = sorted(ids[name] for name in named if name in ids)
-            question.save(update_fields=["owners"])
+    for question in OwnerQuestion.objects.select_related("answer"):
+        event = (AuditEvent.objects.filter(action="review_item.sent_to_owner",
+                                           trace_id=question.answer.trace_id,
+                                           created_at__gte=question.asked_at)
+                 .order_by("seq").first())
+        named = ((event.after or {}).get("owners") or []) if event is not None else []
+        question.owners = sorted(ids[name] for name in named if name in ids)
+        question.save(update_fields=["owners"])
 
 
 class Migration(migrations.Migration):

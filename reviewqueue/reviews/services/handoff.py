@@ -137,7 +137,7 @@ def review_item_owner_reply(*, trace_id: str, user: Any, reply: str, actor: Acto
     answer, item = _locked_item(trace_id)
     # The owners the question asked, whatever the sources behind the hold became since; who
     # may no longer read the whole answer may not reply.
-    question = item.owner_question if item else answer.owner_questions.order_by(
+    question = (item.owner_question if item else None) or answer.owner_questions.order_by(
         "-asked_at", "-id").select_related("asked_by", "replied_by").first()
     if question is None or user.pk not in question.owners \
             or not owners_who_may_read(answer, [user]):
