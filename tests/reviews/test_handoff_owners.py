@@ -336,6 +336,18 @@ def test_an_owner_not_asked_does_not_find_the_answer_in_her_inbox(
     assert answers_sent_to(owner) == []
 
 
+def held_by_the_knowledge_base(publish: Callable[..., Any], submit: Callable[..., Any],
+                               trace_id: str) -> None:
+    """An answer that retrieved only olivia's pricing (14 days), held because oscar's EU
+    pricing, elsewhere in the knowledge base, says 30."""
+    publish("pricing", owner="olivia", facts=[fact("trial_days", 14)])
+    publish("pricing-eu", owner="oscar", title="Pricing in the EU",
+            facts=[fact("trial_days", 30)])
+    response = submit(trace_id, as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"}])
+    assert response.json()["status"] == "held", response.json()
+
+
 def test_the_owner_of_a_knowledge_base_document_the_answer_did_not_retrieve_is_asked(
     publish: Callable[..., Any], make_user: Callable[..., Any], submit: Callable[..., Any],
     login: Any, reviewer: Any, django_capture_on_commit_callbacks: Any,
@@ -345,12 +357,7 @@ def test_the_owner_of_a_knowledge_base_document_the_answer_did_not_retrieve_is_a
     answer in his inbox beside the document to correct."""
     make_user("olivia", "owner")
     oscar = with_email(make_user("oscar", "owner"), "oscar@example.test")
-    publish("pricing", owner="olivia", facts=[fact("trial_days", 14)])
-    publish("pricing-eu", owner="oscar", title="Pricing in the EU",
-            facts=[fact("trial_days", 30)])
-    response = submit("kb-1", as_of=None, retrieved=[
-        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"}])
-    assert response.json()["status"] == "held", response.json()
+    held_by_the_knowledge_base(publish, submit, "kb-1")
 
     page = login(reviewer).get("/answers/kb-1/").content.decode()
     assert owners_line(page) == "Owners: olivia, oscar"
@@ -387,11 +394,7 @@ def test_the_owners_asked_stay_those_asked_while_the_sources_behind_the_hold_cha
     make_user("olivia", "owner")
     oscar = make_user("oscar", "owner")
     pat = make_user("pat", "owner")
-    publish("pricing", owner="olivia", facts=[fact("trial_days", 14)])
-    publish("pricing-eu", owner="oscar", facts=[fact("trial_days", 30)])
-    assert submit("kb-2", as_of=None, retrieved=[
-        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
-    ]).json()["status"] == "held"
+    held_by_the_knowledge_base(publish, submit, "kb-2")
     login(reviewer).post("/answers/kb-2/send-to-owner", {"note": "Which trial length?"})
     question = OwnerQuestion.objects.get()
     with django_capture_on_commit_callbacks(execute=True):
@@ -464,11 +467,7 @@ def test_an_owner_asked_before_the_answer_came_back_to_the_queue_is_told_the_wai
 
     make_user("olivia", "owner")
     oscar = make_user("oscar", "owner")
-    publish("pricing", owner="olivia", facts=[fact("trial_days", 14)])
-    publish("pricing-eu", owner="oscar", facts=[fact("trial_days", 30)])
-    assert submit("kb-3", as_of=None, retrieved=[
-        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
-    ]).json()["status"] == "held"
+    held_by_the_knowledge_base(publish, submit, "kb-3")
     login(reviewer).post("/answers/kb-3/send-to-owner", {"note": "Which one?"})
     question = OwnerQuestion.objects.get()
     ReviewItem.objects.filter(answer__trace_id="kb-3").update(owner_question=None,
