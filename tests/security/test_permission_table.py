@@ -113,10 +113,10 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     ("reviews:send-to-owner", "POST", "/answers/t-public/send-to-owner", reviewer_page(400)),
     ("reviews:send-to-owner", "POST", "/answers/t-hr/send-to-owner",
      reviewer_page(400, hr=True)),
-    # Owners reply to a question they were asked (none is waiting here: 409 for olivia, who
-    # owns the sources); reviewers are refused, and so is anyone who was not asked.
+    # Owners reply to a question they were asked; none was asked here, so everyone, olivia
+    # who owns the sources included, is refused as not asked.
     ("reviews:owner-reply", "POST", "/answers/t-public/owner-reply",
-     {**OUT_HTML, **people(DENIED, owner=409)}),
+     {**OUT_HTML, **people(DENIED)}),
     ("reviews:owner-reply", "POST", "/answers/t-hr/owner-reply",
      {**OUT_HTML, **people(DENIED, owner=HIDDEN, other_owner=HIDDEN, admin=HIDDEN)}),
     ("reviews:reevaluate", "POST", "/answers/t-public/reevaluate", reviewer_page(302)),
