@@ -1162,22 +1162,39 @@ def answers_waiting_on(document_key: str) -> int:
 
 
 def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
-    """Held answers a reviewer sent to `user`, still waiting, that `user` may read in full. A
-    hand-off asks the owners of the documents behind the hold (`documents_behind_hold`, as
-    reviews.selectors.answers.owners_to_ask applies it) and keeps who it asked: an owner of
-    another cited document is not shown what was not sent to them, and a document joining or
-    leaving the hold meanwhile changes nothing. Each card links to the user's documents now
-    behind the hold. Five queries whatever the number of answers."""
+    """Held answers a reviewer sent to `user`, still waiting, that `user` may read in full,
+    the longest waiting first, at most `limit`. A hand-off asks the owners of the documents
+    behind the hold (`documents_behind_hold`, as reviews.selectors.answers.owners_to_ask
+    applies it) and keeps who it asked: an owner of another cited document is not shown what
+    was not sent to them, and a document joining or leaving the hold meanwhile changes
+    nothing. Each card links to the user's documents now behind the hold. Read `limit` rows
+    at a time, so answers the user may not read never crowd out those they may: five queries
+    a read, and a read only while the cards are short of `limit`."""
     from reviewqueue.reviews.models import ReviewItem
 
     owned = set(Document.objects.filter(owner=user).values_list("key", flat=True))
-    items = list(
-        ReviewItem.objects.filter(waiting_for_owner=True,
-                                  owner_question__owners__contains=[user.pk])
-        .select_related("answer", "answer__current_version", "answer__current_verdict",
-                        "owner_question__asked_by")
-        .order_by("owner_question__asked_at", "id")[:limit]
-    )
+    waiting = (ReviewItem.objects.filter(waiting_for_owner=True,
+                                         owner_question__owners__contains=[user.pk])
+               .select_related("answer", "answer__current_version", "answer__current_verdict",
+                               "owner_question__asked_by")
+               .order_by("owner_question__asked_at", "id"))
+    shown: list[Any] = []
+    after: tuple[Any, int] | None = None
+    while len(shown) < limit:
+        rows = waiting if after is None else waiting.filter(
+            Q(owner_question__asked_at__gt=after[0])
+            | Q(owner_question__asked_at=after[0], id__gt=after[1]))
+        items = list(rows[:limit])
+        shown += _readable_cards(items, user, owned)
+        if len(items) < limit:
+            break
+        after = (items[-1].owner_question.asked_at, items[-1].pk)
+    return shown[:limit]
+
+
+def _readable_cards(items: list[Any], user: Any, owned: set[str]) -> list[Any]:
+    """The items of `answers_sent_to` that `user` may read in full, each with the user's
+    documents behind its hold (`my_documents`)."""
     retrieved = _documents_retrieved({i.answer_id for i in items})
     cited = {answer_id: set(by_cite.values()) for answer_id, by_cite in retrieved.items()}
     claimed = {i.answer_id: {c.get("key") for c in (i.answer.current_version.claims
@@ -1187,14 +1204,14 @@ def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
     readable = _reading_every(cited, user)
     shown = []
     for item in items:
+        if item.answer_id not in readable:
+            continue
         verdict = item.answer.current_verdict
         # The user's documents the hand-off is about: where the card links, to correct them.
-        mine = owned & documents_behind_hold(retrieved[item.answer_id],
-                                             verdict.findings if verdict else (),
-                                             involved[item.answer_id])
-        if item.answer_id in readable:
-            item.my_documents = sorted(mine)
-            shown.append(item)
+        item.my_documents = sorted(owned & documents_behind_hold(
+            retrieved[item.answer_id], verdict.findings if verdict else (),
+            involved[item.answer_id]))
+        shown.append(item)
     return shown
 
 

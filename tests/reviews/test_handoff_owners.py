@@ -476,3 +476,45 @@ def test_an_owner_asked_before_the_answer_came_back_to_the_queue_is_told_the_wai
                                  {"reply": "30 in the EU only", "question": question.pk})
     assert response.status_code == 409
     assert "30 in the EU only" in response.content.decode()
+
+
+def test_answers_an_owner_may_not_read_do_not_crowd_her_inbox_list(
+    sources: None, hr_sources: None, owner: Any, reviewer: Any, login: Any,
+) -> None:
+    """Three questions about HR answers reached olivia before she lost (or never had) the
+    right to read them; two public ones came after. Listing two at most, the inbox still shows
+    the two she may read, and says when more are waiting than it lists."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from reviewqueue.reviews.models import OwnerQuestion
+    from reviewqueue.sources.views import INBOX_SENT
+    from tests.reviews.conftest import bulk_held
+
+    start = timezone.now() - dt.timedelta(hours=1)
+    items = (bulk_held(3, documents=("hr-handbook",), prefix="hr", start=start)
+             + bulk_held(2, documents=("pricing",), prefix="pub", start=start))
+    for minutes, item in enumerate(items):
+        item.owner_question = OwnerQuestion.objects.create(
+            answer_id=item.answer_id, asked_by=reviewer, note="Which is right?",
+            asked_at=start + dt.timedelta(minutes=minutes), owners=[owner.pk])
+        item.waiting_for_owner = True
+        item.save(update_fields=["owner_question", "waiting_for_owner"])
+
+    assert [i.answer.trace_id for i in answers_sent_to(owner, limit=2)] == ["pub-0", "pub-1"]
+    assert [i.answer.trace_id for i in answers_sent_to(owner, limit=1)] == ["pub-0"]
+
+    page = login(owner).get("/owner/").content.decode()
+    assert "pub-0" in page and "pub-1" in page and "hr-0" not in page
+    assert "data-more-sent" not in page
+    bulk = bulk_held(INBOX_SENT, documents=("pricing",), prefix="more", start=start)
+    for item in bulk:
+        item.owner_question = OwnerQuestion.objects.create(
+            answer_id=item.answer_id, asked_by=reviewer, note="And this?",
+            asked_at=start + dt.timedelta(minutes=10), owners=[owner.pk])
+        item.waiting_for_owner = True
+        item.save(update_fields=["owner_question", "waiting_for_owner"])
+    page = login(owner).get("/owner/").content.decode()
+    assert f"Only the {INBOX_SENT} answers waiting longest are listed." in page
+    assert page.count('class="card sent-to-owner"') == INBOX_SENT
