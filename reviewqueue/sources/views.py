@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -352,19 +353,21 @@ class CarriedOver:
     unplaced: list[tuple[Fact, dict[str, Any]]]  # edits of facts it no longer has
 
 
-def _carry_over(document: Document, formset: Any) -> CarriedOver:
+def _carry_over(document: Document, formset: Any, user: Any) -> CarriedOver:
     """What the owner typed on an older revision, moved to the current revision's fact with
     the same subject and key. Only the fields they changed move: the others show the new
     revision's values, so sending the form again keeps what another editor changed (an end
     date someone set is not undone by the empty one the older page held). A field both
-    changed keeps what the owner typed, beside what was published meanwhile."""
+    changed keeps what the owner typed, beside what was published meanwhile. A fact of a
+    revision `user` may not read is dropped as an unknown id would be: its subject and key
+    would show."""
     edited = _edited_forms(formset) if formset is not None else {}
     current = document.current_revision
     same: dict[tuple[str, str], list[Fact]] = {}
     for fact in current.facts.order_by("position") if current else []:
         same.setdefault((fact.subject, fact.key), []).append(fact)
     carried = CarriedOver({}, {}, [])
-    for old in Fact.objects.filter(revision__document=document, pk__in=edited).order_by("pk"):
+    for old in _readable_facts(user, document, edited):
         form = edited[old.pk]
         if not same.get((old.subject, old.key)):
             carried.unplaced.append((old, {name: form[name].value() for name in FACT_FIELDS}))
@@ -516,17 +519,20 @@ def _document_changed(
     """The page on the revision published meanwhile, with every value the owner typed, and
     beside each they typed over, what was published there meanwhile."""
     document = _document_or_404(request, document.key)  # its current revision moved on
-    carried = _carry_over(document, page.pop("formset", None))
+    carried = _carry_over(document, page.pop("formset", None), request.user)
     texts = page.pop("passages_typed", None) or {}
     page.pop("passage_errors", None)
     current = document.current_revision
     now = {p.span: p.text for p in current.passages.all()} if current else {}
     based = document.revisions.filter(revision=request.POST.get("revision") or None).first()
+    if based is not None and not selectors.may_read_revision(request.user, document, based):
+        based = None
     seen = {p.span: p.text for p in based.passages.filter(span__in=texts)} if based else {}
     texts, seen = _follow_moved_passages(texts, seen, now)
     unplaced_passages = [(span, text) for span, text in texts.items() if span not in now]
     if page.get("end_form") is not None:
-        page["end_form"], page["unplaced_end"] = _carry_end_form(document, page["end_form"])
+        page["end_form"], page["unplaced_end"] = _carry_end_form(document, page["end_form"],
+                                                                    request.user)
     return _document_page(
         request,
         document,
@@ -568,12 +574,13 @@ def _follow_moved_passages(texts: dict[str, str], seen: dict[str, str], now: dic
 
 
 def _carry_end_form(
-    document: Document, form: EndValidityForm
+    document: Document, form: EndValidityForm, user: Any
 ) -> tuple[EndValidityForm | None, tuple[Fact, dict[str, Any]] | None]:
     """An end-validity form filled in on an older revision, moved to the current revision's
     fact with the same subject and key; when the current revision has no such fact, the old
-    fact with what was typed, for the page to show apart (nothing typed is lost)."""
-    old = Fact.objects.filter(revision__document=document, pk=form.cleaned_data["fact_id"]).first()
+    fact with what was typed, for the page to show apart (nothing typed is lost); nothing for
+    a fact of a revision `user` may not read."""
+    old = next(iter(_readable_facts(user, document, [form.cleaned_data["fact_id"]])), None)
     current = document.current_revision
     if old is None:
         return None, None
@@ -584,16 +591,26 @@ def _carry_end_form(
     return EndValidityForm({**form.data.dict(), "fact_id": str(same.pk)}), None
 
 
-def _readable(request: HttpRequest, document: Document) -> bool:
-    """Whether the person may read what `document` says now (a withdrawn one says nothing)."""
-    revision = document.current_revision
+def _readable_facts(user: Any, document: Document, fact_ids: Iterable[int]) -> list[Fact]:
+    """The facts of `document` among `fact_ids` in revisions `user` may read, by id. Ids come
+    from a posted form: those of a restricted older revision must not bring its facts back."""
+    facts = (Fact.objects.filter(revision__document=document, pk__in=list(fact_ids))
+             .select_related("revision").order_by("pk"))
+    return [f for f in facts if selectors.may_read_revision(user, document, f.revision)]
+
+
+def _readable(request: HttpRequest, document: Document, revision: Revision | None = None) -> bool:
+    """Whether the person may read what `document` says now (a withdrawn one says nothing),
+    or what its `revision` says."""
+    revision = revision or document.current_revision
     return revision is None or selectors.may_read_revision(request.user, document, revision)
 
 
-def _refuse_unreadable(request: HttpRequest, document: Document) -> HttpResponse | None:
+def _refuse_unreadable(request: HttpRequest, document: Document,
+                       revision: Revision | None = None) -> HttpResponse | None:
     """The page, with 403, when the person may manage `document` but not read its current
-    revision: correcting values one cannot see would be blind."""
-    if _readable(request, document):
+    revision (or `revision`): correcting values one cannot see would be blind."""
+    if _readable(request, document, revision):
         return None
     return _document_page(request, document, status=403, error=_(
         "None of your principals may read this document, so you cannot correct it. Its owner "
@@ -619,6 +636,10 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
     # fact ids they carry, which belong to a single revision.
     based_on = request.POST.get("revision") or None
     based = document.revisions.filter(revision=based_on).first() or document.current_revision
+    if based is not None and not selectors.may_read_revision(request.user, document, based):
+        # Checked against passages of a revision one may not read, the refusal would tell
+        # what they say (a withdrawn document has no current revision to refuse on).
+        return _refuse_unreadable(request, document, based)
     formset = _fact_formset(based, request.POST)
     passages = _posted_passages(request.POST, based)
     passage_errors = {span: error for span, text in passages.items()

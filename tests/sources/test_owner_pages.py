@@ -595,6 +595,57 @@ def test_an_admin_who_may_not_read_a_document_manages_it_without_seeing_its_text
         assert "data-unreadable" not in page
 
 
+def test_a_form_posted_with_a_restricted_older_revisions_fact_shows_nothing_of_it(
+    client: Any, publish: Any, other_owner: Any, admin_user: Any
+) -> None:
+    """r1 was for HR only; r2 is public and no longer states the salary band. An admin outside
+    HR reads r2, and posts r1's fact id (History names r1, fact ids count up) to the forms that
+    carry an edit over to the current revision: neither page names the band or its value."""
+    publish("handbook", owner="oscar", principals=["group:hr"], title="Staff handbook",
+            facts=[{"subject": "layoffs-2027", "key": "band_b7", "value": 123456,
+                    "valid_from": "2026-01-01", "valid_until": None, "span": "p1"}],
+            passages=[{"span": "p1", "text": "Band B7 pays 123456."}])
+    publish("handbook", revision="r2", owner="oscar", title="Handbook", facts=trial(14),
+            passages=[{"span": "p1", "text": "The trial lasts 14 days."}])
+    secret = Fact.objects.get(key="band_b7")
+    client.force_login(admin_user)
+    ended = client.post("/owner/documents/handbook/end-validity",
+                        {"fact_id": secret.pk, "last_day": "2026-11-01"})
+    published = client.post("/owner/documents/handbook/publish", {
+        "revision": "r1", "facts-TOTAL_FORMS": "1", "facts-INITIAL_FORMS": "1",
+        "facts-MIN_NUM_FORMS": "0", "facts-MAX_NUM_FORMS": "1000",
+        "facts-0-fact_id": secret.pk, "facts-0-value": "1", "facts-0-valid_from": "2026-01-01",
+        "facts-0-valid_until": ""})
+    for response in (ended, published):
+        page = response.content.decode()
+        assert response.status_code in (403, 409), response.status_code
+        for word in ("band_b7", "123456", "layoffs-2027", "Band B7"):
+            assert word not in page, word
+    assert "The trial lasts 14 days." in ended.content.decode()  # the current revision shows
+    assert Revision.objects.filter(document__key="handbook").count() == 2
+
+
+def test_a_withdrawn_document_one_may_not_read_cannot_be_corrected(
+    client: Any, publish: Any, other_owner: Any, admin_user: Any, service_api: Any
+) -> None:
+    """Checking a correction against the passages of a revision one may not read would tell
+    what they say: the withdrawn HR document refuses it, as a current one does."""
+    publish("hr-trial", owner="oscar", facts=trial(30), principals=["group:hr"],
+            title="Staff handbook", passages=[{"span": "p1", "text": "Staff get 30 days."}])
+    assert service_api.delete("/api/v1/documents/hr-trial").status_code == 200
+    fact = Fact.objects.get(revision__document__key="hr-trial")
+    client.force_login(admin_user)
+    refused = client.post("/owner/documents/hr-trial/publish", {
+        "revision": "r1", "facts-TOTAL_FORMS": "1", "facts-INITIAL_FORMS": "1",
+        "facts-MIN_NUM_FORMS": "0", "facts-MAX_NUM_FORMS": "1000",
+        "facts-0-fact_id": fact.pk, "facts-0-value": "31", "facts-0-valid_from": "2026-01-01",
+        "facts-0-valid_until": ""})
+    assert refused.status_code == 403
+    page = refused.content.decode()
+    assert "None of your principals may read this document, so you cannot correct it." in page
+    assert "still says" not in page and "Staff get 30 days." not in page
+
+
 def test_the_inbox_reads_its_conflicts_in_queries_that_do_not_grow_with_them(
     client: Any, publish: Any, owner: Any, other_owner: Any
 ) -> None:
