@@ -75,3 +75,30 @@ def test_a_new_verdict_still_sends_an_approved_answer_back(
                 passages=[{"span": "p1", "text": "In the EU the free trial lasts 45 days."}])
     status, now, queued = state(trace)
     assert (status, queued) == ("held", True) and now != verdict
+
+
+def test_an_approval_back_in_the_queue_stays_there_when_the_gate_then_abstains(
+    approved: tuple[str, int], publish: Any, service_api: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """A third document sends the approved answer back to the queue; then its cited document
+    is withdrawn, and the gate abstains. The answer stays with the reviewers, approval shown,
+    as it does when the withdrawal comes first; when both changes are undone, the verdict
+    approved comes back, and so does the approval."""
+    from tests.reviews.conftest import fact
+
+    trace, verdict = approved
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("extra", facts=[fact("trial_days", 60)])
+    meanwhile = round_trip(service_api, "pricing", django_capture_on_commit_callbacks)
+    assert meanwhile[0] == "held" and meanwhile[2]
+    assert Answer.objects.get(trace_id=trace).current_verdict.decision == "review"
+    with django_capture_on_commit_callbacks(execute=True):
+        service_api.delete("/api/v1/documents/pricing")
+    abstained = Answer.objects.select_related("current_verdict").get(trace_id=trace)
+    assert (abstained.status, abstained.current_verdict.decision) == ("held", "abstain")
+    assert ReviewItem.objects.get(answer=abstained).earlier_approval is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        service_api.delete("/api/v1/documents/extra")
+        assert service_api.post("/api/v1/documents/pricing/restore").status_code == 200
+    assert state(trace) == ("approved", verdict, False)

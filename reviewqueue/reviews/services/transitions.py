@@ -157,11 +157,15 @@ def answer_apply_verdict(
             Decision.objects.filter(answer=answer, action__in=["approve", "edit"])
             .order_by("-id").first()
         )
-    elif old_status == Answer.Status.HELD and new_status != Answer.Status.ABSTAINED:
+    elif old_status == Answer.Status.HELD:
         # Locked: a hand-off to the owner committing meanwhile is seen, not overwritten.
         item = (ReviewItem.objects.select_for_update(of=("self",))
                 .select_related("earlier_approval").filter(answer=answer).first())
         earlier_approval = item.earlier_approval if item is not None else None
+        if new_status == Answer.Status.ABSTAINED and earlier_approval is not None:
+            # Back from an approval, it stays with a person, as an approved answer whose
+            # gate abstains does: however many changes came between, the approval is shown.
+            new_status = Answer.Status.HELD
     if (new_status == Answer.Status.HELD and earlier_approval is not None
             and earlier_approval.action == "approve"
             and earlier_approval.verdict_id == verdict.pk):
