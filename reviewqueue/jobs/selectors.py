@@ -39,8 +39,12 @@ def answer_ids_citing_document(document_key: str) -> QuerySet[Any]:
 
 def document_fact_keys(document_key: str) -> list[str]:
     """The fact keys of the document's current revision and of the one before it: the keys on
-    which a publish or a withdrawal changed what the knowledge base says."""
-    latest = (Revision.objects.filter(document__key=document_key).order_by("-seq")
+    which a publish or a withdrawal changed what the knowledge base says. Before it by update
+    time, as revisions take turns being current: a late revision, received after a newer one,
+    came last but was never current, and the keys a publish dropped are those of the revision
+    it replaced."""
+    latest = (Revision.objects.filter(document__key=document_key)
+              .order_by(*Revision.NEWEST_FIRST)
               .values_list("id", flat=True)[:2])
     return sorted(set(Fact.objects.filter(revision_id__in=list(latest))
                       .values_list("key", flat=True)))

@@ -59,3 +59,23 @@ def test_one_publish_at_a_time_reaches_it_too(
     publish_doc("pricing-pro", "r2", facts=[fact(5, key="seats")])
     publish_doc("pricing-pro", "r3", facts=[fact(6, key="seats")])
     assert current(answer).status == "candidate"
+
+
+def test_a_late_revision_in_between_does_not_hide_the_key_a_publish_dropped(
+    publish_doc: Any, ingest: Any,
+) -> None:
+    """r0 of pricing-pro arrives late (updated before r1): kept, never current. r2 then
+    replaces r1, the revision that was current, and drops its trial_days: the answers claiming
+    trial_days are re-evaluated, though r0 came in after r1."""
+    publish_doc("pricing", "r1", facts=[about(14, "basic")])
+    publish_doc("pricing-pro", "r1", facts=[about(30, "pro")], updated_at="2026-10-01T09:00:00Z")
+    answer = ingest("t-late-between")
+    assert answer.status == "held"
+    publish_doc("pricing-pro", "r0", facts=[fact(5, key="seats")],
+                updated_at="2026-09-01T09:00:00Z")
+    assert current(answer).status == "held"  # r1 still says 30 for pro
+    publish_doc("pricing-pro", "r2", facts=[fact(6, key="seats")],
+                updated_at="2026-11-01T09:00:00Z")
+    answer = current(answer)
+    assert verdict_is_fresh(answer, answer.current_verdict)
+    assert answer.status == "candidate"
