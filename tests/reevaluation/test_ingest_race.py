@@ -70,6 +70,24 @@ def test_a_revision_published_during_ingest_re_evaluates_the_answer(
     assert answer.status == "held"  # it claims 14 days; r2 says 21
 
 
+def test_a_late_revision_received_during_ingest_re_evaluates_the_answer(
+    publish: Any, service_api: Any, racing: Any
+) -> None:
+    """The answer quotes r1, which the store has not received (r2 is current). r1 arrives
+    late while the answer is being ingested: nothing current changes, but the answer's
+    citation now resolves, and the answer is checked again against r2 ("Source revised")
+    instead of staying held for a revision never received."""
+    publish("pricing", "r2", facts=[fact(21)], updated_at="2026-11-01T09:00:00Z")
+    racing(lambda: publish_elsewhere(service_api, "pricing", "r1", facts=[fact(14)],
+                                     updated_at="2026-10-01T09:00:00Z"))
+    response = service_api.post("/api/v1/answers", answer_body("t-late", as_of=None),
+                                format="json")
+    assert response.status_code == 201, response.content
+    answer = Answer.objects.select_related("current_verdict").get(trace_id="t-late")
+    assert answer.current_verdict.reason == "superseded_revision"
+    assert answer.current_verdict.revisions_used[0]["current"] == "r2"
+
+
 def test_an_answer_whose_sources_did_not_change_is_left_alone(
     publish: Any, service_api: Any, racing: Any
 ) -> None:

@@ -112,6 +112,9 @@ class Sources:
     # except the facts the dismissal kept as exceptions.
     kb: dict[str, list[KbRow]]
     gate_facts: dict[int, tuple[gating.Fact, ...]] = field(default_factory=dict)
+    # The cited revisions the store had not received: a late delivery of one changes nothing
+    # current, yet the verdict of an answer citing it.
+    unreceived: frozenset[tuple[str, str]] = frozenset()
 
     def facts_of(self, document: CurrentDocument) -> tuple[gating.Fact, ...]:
         """A current revision's facts as the gate takes them, converted once per batch."""
@@ -134,7 +137,8 @@ def load_sources(cited: Iterable[tuple[str, str, str]], keys: Iterable[str]) -> 
                 if document.revision is not None}
     older = {(key, revision) for key, revision, _ in cited} - received.keys()
     received.update(received_revisions(older, spans))
-    return Sources(documents=documents, received=received, kb=_kb_rows(set(keys)))
+    return Sources(documents=documents, received=received, kb=_kb_rows(set(keys)),
+                   unreceived=frozenset(older - received.keys()))
 
 
 def _kb_rows(keys: set[str]) -> dict[str, list[KbRow]]:

@@ -21,7 +21,11 @@ from reviewqueue.reviews.services.evaluation import KbRow, Sources
 from reviewqueue.reviews.services.transitions import answer_apply_verdict
 from reviewqueue.sources.models import Conflict as SourceConflict
 from reviewqueue.sources.models import Document, Fact, Revision
-from reviewqueue.sources.selectors import CURRENT_FACTS_FROM, CurrentDocument
+from reviewqueue.sources.selectors import (
+    CURRENT_FACTS_FROM,
+    CurrentDocument,
+    received_revisions,
+)
 
 
 def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER,
@@ -146,8 +150,8 @@ def catch_up_on_commit(sources: Sources, citing: dict[str, list[int]],
     since the gate read `sources` for them (see _catch_up): `citing` maps each cited document,
     `claiming` each claimed key, to the answers the gate ran for. Ingest and edits call it."""
     seen = {key: _state(sources.documents.get(key)) for key in citing}
-    kb = sources.kb
-    transaction.on_commit(lambda: _catch_up(seen, citing, kb, claiming))
+    kb, unreceived = sources.kb, sources.unreceived
+    transaction.on_commit(lambda: _catch_up(seen, citing, kb, claiming, unreceived))
 
 
 def _state(document: CurrentDocument | None) -> tuple[int | None, bool]:
@@ -204,16 +208,23 @@ def _sources_now(documents: Iterable[str], keys: Iterable[str]
 
 
 def _catch_up(seen: dict[str, tuple[int | None, bool]], citing: dict[str, list[int]],
-              kb: dict[str, list[KbRow]], claiming: dict[str, list[int]]) -> None:
+              kb: dict[str, list[KbRow]], claiming: dict[str, list[int]],
+              unreceived: frozenset[tuple[str, str]] = frozenset()) -> None:
     """Once the answers are committed, re-evaluate those whose sources changed since the gate
-    read them: a cited document, or the knowledge-base facts on a key they claim. A publish,
-    withdrawal or dismissal in between started its job at its own commit, when these answers
-    could not be seen yet: without this they would keep a verdict on what the store said
-    before. Compared per claimed key, not per document read, so that a document carrying the
-    key for the first time counts too. One query when nothing changed."""
+    read them: a cited document, a cited revision the store had not received (delivered late,
+    it is not current but is what the answer quotes), or the knowledge-base facts on a key
+    they claim. A publish, withdrawal or dismissal in between started its job at its own
+    commit, when these answers could not be seen yet: without this they would keep a verdict
+    on what the store said before. Compared per claimed key, not per document read, so that a
+    document carrying the key for the first time counts too. One query when nothing changed
+    (two when a cited revision was missing)."""
     documents, facts = _sources_now(seen, claiming)
     ids = {answer_id for key, state in seen.items() if documents.get(key, (None, False)) != state
            for answer_id in citing.get(key, ())}
+    # Every answer citing the document is taken, whichever revision it cites: cheap, and the
+    # verdict of one that cites another comes out unchanged.
+    ids.update(answer_id for key, _ in received_revisions(unreceived)
+               for answer_id in citing.get(key, ()))
     # A claim whose subject differs from a changed fact's is re-evaluated all the same: cheap,
     # and the verdict comes out unchanged.
     ids.update(answer_id for key, answers in claiming.items()
