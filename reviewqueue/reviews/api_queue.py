@@ -378,12 +378,12 @@ class DecisionView(ReviewerView):
         sent = body.validated_data
         if sent["action"] == "approve" and not sent["despite"]:
             # The claims as the answer's page shows them now, whatever the caller saw. Asked
-            # only of an approval that could land: one on an old verdict, or of an answer no
-            # longer held, gets the service's 409 instead.
+            # only of an approval that could land: one on an old verdict, of an answer no
+            # longer held, or leased by another reviewer, gets the service's 409 instead.
             page = item_page(trace_id=trace_id, user=request.user)
             # Nor of a verdict that abstains, which no `despite` lets through: the service
             # refuses it (approve_refused) rather than ask for a flag that cannot help.
-            if (page is not None and page.held and page.verdict.pk == sent["verdict"]
+            if (page is not None and page.may_decide and page.verdict.pk == sent["verdict"]
                     and page.verdict.decision != Verdict.Decision.ABSTAIN
                     and page.contradicted):
                 # Named by their index in `claims`, as the findings name them.

@@ -735,6 +735,21 @@ def test_the_api_asks_the_same_second_yes_for_claims_that_do_not_hold(
     assert Answer.objects.get(trace_id=trace).status == "approved"
 
 
+def test_the_api_asks_no_second_yes_of_an_approval_a_colleagues_lease_refuses(
+    hold: Any, publish: Any, api: Any, bob: Any, token_client: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """bob works on the answer: the approval is refused for his lease, first, rather than
+    asked for `despite`, which would not let it through either."""
+    trace = hold()
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing", revision="r2", facts=[fact("trial_days", 21)])
+    token_client(bob).post(f"/api/v1/answers/{trace}/claim")
+    refused = decide(api, trace, action="approve")
+    assert refused.status_code == 409
+    assert (refused.json()["error"], refused.json()["holder"]) == ("leased_by_other", "bob")
+
+
 def test_an_answer_whose_claims_hold_is_approved_without_the_second_yes(
     hold: Any, reviewer: Any, login: Any
 ) -> None:
