@@ -386,9 +386,18 @@ class DecisionView(ReviewerView):
             if (page is not None and page.may_decide and page.verdict.pk == sent["verdict"]
                     and page.verdict.decision != Verdict.Decision.ABSTAIN
                     and page.contradicted):
-                # Named by their index in `claims`, as the findings name them.
-                which = claim_paths(page.contradicted, "does not hold against what it cites",
-                                    "do not hold against what they cite")
+                # Named by their index in `claims`, as the findings name them; those whose
+                # source could not be read are not said to be wrong.
+                refuted = [n for n in page.contradicted if n not in page.unchecked]
+                said = []
+                if refuted:
+                    said.append(claim_paths(refuted, "does not hold against what it cites",
+                                            "do not hold against what they cite"))
+                if page.unchecked:
+                    said.append(claim_paths(page.unchecked, "cannot be checked: what it cites "
+                                            "could not be read", "cannot be checked: what they "
+                                            "cite could not be read"))
+                which = "; ".join(said)
                 raise FieldError("despite", f"{which}: send true to approve the answer all the "
                                  "same, or edit or reject it")
         try:

@@ -58,20 +58,31 @@ class ApproveForm(_DecisionForm):
     # Asked only when claims do not hold against their sources (`contradicted`, their numbers).
     despite = forms.BooleanField(label=_("Approve it all the same"), required=False)
 
-    def __init__(self, *args: Any, contradicted: list[int] | None = None, **kwargs: Any) -> None:
+    # Of those, `unchecked`: claims whose source could not be read, said apart (nobody knows
+    # whether they hold).
+    def __init__(self, *args: Any, contradicted: list[int] | None = None,
+                 unchecked: list[int] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.contradicted = contradicted or []
+        self.unchecked = [n for n in unchecked or [] if n in self.contradicted]
+        self.refuted = [n for n in self.contradicted if n not in self.unchecked]
 
     @property
-    def contradicted_list(self) -> str:
-        return ", ".join(str(number) for number in self.contradicted)
+    def refuted_list(self) -> str:
+        return ", ".join(str(number) for number in self.refuted)
+
+    @property
+    def unchecked_list(self) -> str:
+        return ", ".join(str(number) for number in self.unchecked)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if self.contradicted and not data.get("despite"):
             self.add_error("despite", _(
                 "Tick the box to approve an answer whose claims do not hold, or edit or reject "
-                "it."))
+                "it.") if not self.unchecked else _(
+                "Tick the box to approve an answer whose claims cannot all be checked, or edit "
+                "or reject it."))
         return data
 
 

@@ -453,7 +453,8 @@ def _forms(page: ItemPage, data: QueryDict | None = None) -> dict[str, Any]:
         # the claims that do not hold now: the box is not ticked, and no error says it must be.
         "approve_form": ApproveForm(
             initial={**verdict, "comment": data.get("approve-comment", "")}
-            if _posted(data, "approve") else verdict, contradicted=page.contradicted),
+            if _posted(data, "approve") else verdict, contradicted=page.contradicted,
+            unchecked=page.unchecked),
         "reject_form": RejectForm(data if _posted(data, "reject") else None, initial=verdict),
         "edit_form": EditForm(data if _posted(data, "edit") else None,
                               initial={**verdict, "answer": version.text}),
@@ -532,7 +533,8 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     # was made on an older verdict: that is refused as stale, with what changed.
     posted_on_current = request.POST.get("approve-verdict") == str(page.verdict.pk)
     form = (ApproveForm(request.POST, contradicted=page.contradicted if posted_on_current
-                        else None) if action == "approve" else form_class(request.POST))
+                        else None, unchecked=page.unchecked)
+            if action == "approve" else form_class(request.POST))
     forms[f"{action}_form"] = form
     claims_formset = forms["claims_formset"]
     valid = form.is_valid() and (action != "edit" or claims_formset.is_valid())

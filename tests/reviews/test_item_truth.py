@@ -75,6 +75,29 @@ def test_a_claim_citing_a_revision_never_received_does_not_hold(
     assert "✗ The store has not received the cited revision r9." in table
 
 
+def test_the_decide_box_says_a_claim_on_a_revision_never_received_cannot_be_checked(
+    not_received_html: str, publish: Any, submit: Any, reviewer: Any, token_client: Any,
+) -> None:
+    """Nobody knows whether the claim holds: the box does not call it contradicted. A second
+    answer states 30 days against r1's 14: that claim does not hold, and is said so."""
+    assert ("✗ Claim 1 cannot be checked: what it cites could not be read (see the claims "
+            "table).") in not_received_html
+    assert "does not hold against its source" not in not_received_html
+    body = {"cite": "d2", "document_id": "pricing", "revision": "r1", "span": "p1"}
+    submit("nr-2", as_of=None, answer="14 days [d1], or 30 [d2].",
+           retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r9", "span": "p1"},
+                      body],
+           claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
+                   {"key": "trial_days", "value": 30, "cite": "d2"}])
+    refused = token_client(reviewer).post("/api/v1/answers/nr-2/decisions", {
+        "action": "approve", "verdict": current_verdict_id("nr-2")}, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["errors"] == [{"field": "despite", "message": (
+        "claims[1] does not hold against what it cites; claims[0] cannot be checked: what it "
+        "cites could not be read: send true to approve the answer all the same, or edit or "
+        "reject it")}]
+
+
 # --- Validity on the verdict's date --------------------------------------------------------------
 
 def test_validity_is_shown_on_the_verdicts_as_of_not_today(

@@ -141,6 +141,9 @@ class ClaimRow:
     # What the gate found against a claim its own source holds (sources in force disagree,
     # say): the reviewer must not read it as settled.
     disputed: list[str] = field(default_factory=list)
+    # False when what it cites could not be read (not retrieved, withdrawn, never received):
+    # nobody knows whether it holds, which is not the same as knowing it does not.
+    checked: bool = True
 
     @property
     def shown_value(self) -> str:
@@ -400,6 +403,11 @@ class ItemPage:
         """The numbers of the claims that do not hold against what they cite (✗ on the page):
         approving the answer as it is takes a second, explicit yes."""
         return [claim.number for claim in self.claims if not claim.holds]
+
+    @property
+    def unchecked(self) -> list[int]:
+        """Those of `contradicted` whose source could not be read: they cannot be checked."""
+        return [claim.number for claim in self.claims if not claim.checked]
 
     @property
     def uncited(self) -> list[int]:
@@ -769,22 +777,27 @@ def _claim_row(index: int, claim: Mapping[str, Any], citation: CitationView | No
                    claim.get("cite", ""), None, False, "")
     if citation is None:
         row.note = _("The cited id is not among the retrieved sources.")
+        row.checked = False
         return row
     if citation.status == "withdrawn":
         row.note = _("The cited document was withdrawn.")
+        row.checked = False
         return row
     if citation.status == "no_document":
         row.note = _("The cited document has not been received.")
+        row.checked = False
         return row
     if citation.status == "not_received":
         # The current revision's facts say nothing about what the cited revision stated.
         row.note = _("The store has not received the cited revision %(revision)s.") % {
             "revision": citation.revision}
+        row.checked = False
         return row
     if citation.status == "no_passage":
         # The answer quotes nothing the source says, so the gate did not read its facts.
         row.note = _("The cited revision %(revision)s has no passage %(span)s.") % {
             "revision": citation.revision, "span": citation.span}
+        row.checked = False
         return row
     matched = _claim_facts(citation.facts, row.key, subject or None)
     if not matched:
