@@ -24,6 +24,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from reviewqueue import instants
 from reviewqueue.audit.services import WORKER, Actor, audit_chain_lock, audit_record
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import FieldError, NotFound
@@ -181,9 +182,7 @@ def conflicts_refresh(
     if today is None:
         # The gate's today: a date pinned for a drill (REEVALUATION_TODAY) holds here too, or
         # a publish would reopen what the daily close has just closed on the pinned day.
-        from reviewqueue.reviews.services.evaluation import today as gate_today
-
-        today = gate_today()
+        today = instants.today()
     pairs = set(pairs)
     if pairs:
         audit_chain_lock()  # before the conflicts: see the lock order above

@@ -17,7 +17,7 @@ def close_ended_conflicts() -> int:
     ended. Safe to run more than once: the close is one transaction, so an attempt that a lost
     connection stopped left nothing behind, and a run after a complete one finds nothing left
     to close (its retries, and a dead letter sent again, close what has ended by their day)."""
-    from reviewqueue.reviews.services.evaluation import today
+    from reviewqueue.instants import today
     from reviewqueue.sources.conflicts import conflicts_close_ended
 
     day = today()

@@ -21,6 +21,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from reviewqueue import instants
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
@@ -122,7 +123,7 @@ def inbox_page(request: HttpRequest, *, status: int = 200,
     shown = selectors.reasons_shown(conflicts, request.user)
     rows = [{"conflict": c, "sides": sides[c.pk], "held": held[c.pk], "reason_shown": c.pk in shown}
             for c in conflicts]
-    today = timezone.localdate()
+    today = instants.today()
     return render(
         request,
         "sources/inbox.html",
@@ -386,7 +387,7 @@ def _carry_over(document: Document, formset: Any, user: Any) -> CarriedOver:
 def _end_forms(facts: list[Fact], submitted: EndValidityForm | None) -> list[Any]:
     """One end-validity form per fact that has not ended yet (one that has is extended or
     corrected in the correction form instead); the one just submitted keeps what was typed."""
-    today = timezone.localdate()
+    today = instants.today()
     rows = []
     for fact in facts:
         if fact.valid_until is not None and fact.valid_until < today:
@@ -468,8 +469,8 @@ def _document_page(
         "conflicts": conflicts,
         "withdraw_releases": _withdraw_releases(request, document, conflicts),
         "retrieving": selectors.answers_retrieving(document.key),
-        "today": timezone.localdate(),
-        "soon": timezone.localdate() + timedelta(days=30),
+        "today": instants.today(),
+        "soon": instants.today() + timedelta(days=30),
         **extra,
     }
     return render(

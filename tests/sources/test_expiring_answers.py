@@ -135,3 +135,24 @@ def test_a_fact_that_ended_long_ago_is_listed_only_while_an_answer_on_it_is_held
     from reviewqueue.reviews.models import Answer
     Answer.objects.filter(trace_id="t-trial").update(status=Answer.Status.REJECTED)
     assert expiring_rows(client) == {"promo": ("0", [])}
+
+
+def test_a_drill_date_the_gate_uses_is_the_inbox_and_document_pages_today_too(
+    client: Any, publish: Any, submit: Any, owner: Any, settings: Any,
+) -> None:
+    """REEVALUATION_TODAY pins the gate's today 20 days ahead: the fact ending in 5 days has
+    ended by then, for the owner's pages as for the gate. The inbox says so, and the document
+    page marks it ended and offers no end-validity form for it."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    publish("pricing", facts=[fact("trial_days", 14, start=-30, end=5)])
+    client.force_login(owner)
+    page = client.get("/owner/").content.decode()
+    assert "(in 5 days)" in page
+    settings.REEVALUATION_TODAY = timezone.localdate() + dt.timedelta(days=20)
+    page = client.get("/owner/").content.decode()
+    assert "(ended 15 days ago)" in page and "(in 5 days)" not in page
+    document = client.get("/owner/documents/pricing/").content.decode()
+    assert "data-ended" in document and 'name="last_day"' not in document

@@ -359,6 +359,8 @@ def test_the_document_page_says_how_many_answers_a_new_revision_sends_back(
     page = client.get("/owner/documents/pricing/").content.decode()
     assert "3 answers retrieved this document, citing it or not." in page
     assert "even one that only ends a fact's validity" in page
+    assert ("those that only retrieved it get whatever verdict the gate now gives, and may be "
+            "let through.") in page
     # The progress after a change counts those too: the two figures are told apart.
     assert ("Answers that claim one of its facts' keys without retrieving it are checked "
             "again too") in page

@@ -9,11 +9,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from django.conf import settings
-from django.utils import timezone
-
 import gating
 from reviewqueue.errors import FieldError
+from reviewqueue.instants import today
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
 from reviewqueue.sources.selectors import (
     CurrentDocument,
@@ -52,12 +50,6 @@ class GateRun:
     # Checked on the day the answer names (`Answer.as_of`), not on today: time passing
     # changes nothing, so the verdict has no next boundary for the validity sweep.
     pinned_day: bool = False
-
-
-def today() -> date:
-    """Today in TIME_ZONE, unless REEVALUATION_TODAY pins a date (drills and tests)."""
-    pinned: date | None = settings.REEVALUATION_TODAY
-    return pinned if pinned is not None else timezone.localdate()
 
 
 def gate_day(answer: Answer) -> date:
