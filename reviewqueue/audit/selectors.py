@@ -486,6 +486,9 @@ def answer_timeline(trace_id: str) -> Timeline | None:
     entries: list[TimelineEntry] = []
     verdict_ids = {v.pk for v in verdicts}
     verdicts_logged, decisions_logged = _logged_rows(events, checks)
+    # Every event about the answer was read: a row none of them recorded was made outside
+    # ReviewQueue, or its event was taken out of the log. Rows are made only beside their event.
+    every_event_read = len(events) < TIMELINE_LIMIT
     for v in verdicts:
         logged = verdicts_logged.get(v.pk) or {}
         entries.append(TimelineEntry(v.created_at, "verdict", 1, v, {
@@ -493,6 +496,7 @@ def answer_timeline(trace_id: str) -> Timeline | None:
             "revisions": [_revision_used(r) for r in v.revisions_used],
             "against_log": _against_log(_verdict_as_logged(v), verdicts_logged.get(v.pk)),
             "log_edited": logged.get("edited"),
+            "unlogged": every_event_read and v.pk not in verdicts_logged,
         }))
     for d in decisions:
         logged = decisions_logged.get(d.pk) or {}
@@ -501,6 +505,7 @@ def answer_timeline(trace_id: str) -> Timeline | None:
             "revisions": [_revision_used(r) for r in (d.revisions_used or [])],
             "against_log": _against_log(_decision_as_logged(d), decisions_logged.get(d.pk)),
             "log_edited": logged.get("edited"),
+            "unlogged": every_event_read and d.pk not in decisions_logged,
         }))
     for version in versions:
         entries.append(TimelineEntry(version.created_at, "version", 0, version))

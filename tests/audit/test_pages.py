@@ -604,6 +604,32 @@ def test_a_row_whose_audit_event_was_edited_is_not_said_to_have_changed(
     assert page.count('data-against-log="same"') == answer.verdicts.count()
 
 
+def test_a_decision_no_audit_event_recorded_is_said_to_be_unvouched(
+    admin_client: Any, answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    """A second approval written straight into the table (decisions forbid only UPDATE and
+    DELETE), and the real one's event deleted: neither has an event, so nothing vouches for
+    either, and the timeline says so rather than showing them as any other."""
+    answer = answer_story("t-story")
+    real = answer.decisions.get()
+    event = AuditEvent.objects.get(action="decision.approve", trace_id="t-story")
+    with tamper() as cursor:
+        cursor.execute(
+            "INSERT INTO reviews_decision (action, comment, reject_reason, revisions_used, "
+            "read_passages, created_at, answer_id, reviewer_id, version_id, verdict_id) "
+            "SELECT 'approve', 'looks fine', '', '[]', true, now(), answer_id, reviewer_id, "
+            "version_id, verdict_id FROM reviews_decision WHERE id = %s", [real.pk])
+    page = story_timeline(admin_client)
+    missing = re.findall(r'data-against-log="missing">([^<]*)<', page)
+    assert missing == ["No audit event recorded this: it was not made through ReviewQueue, or "
+                       "its event was taken out of the log. Nothing vouches for it."]
+    assert page.count('data-against-log="same"') == answer.verdicts.count() + 1
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = %s", [event.seq])
+    page = story_timeline(admin_client)
+    assert len(re.findall(r'data-against-log="missing"', page)) == 2
+
+
 def test_the_verdict_of_an_edit_is_set_beside_the_edit_event_that_recorded_it(
     admin_client: Any, answer_story: Callable[..., Any], tamper: Any, reviewer: Any,
     submit: Callable[..., Any],
