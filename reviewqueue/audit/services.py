@@ -412,16 +412,30 @@ def _sources_message(run: VerificationRun) -> str:
             f"difference(s)): {listed}" + (f" (and {more} more)" if more > 0 else ""))
 
 
-def _alert_message(run: VerificationRun, previous: VerificationRun | None) -> str:
-    """The run's own summary, led by what is new since the run before when that was broken
-    too, so an admin who acknowledged the first alert sees at once what changed."""
-    if previous is None or previous.ok:
-        return str(run.detail)
-    when = f"{previous.finished_at:%Y-%m-%d %H:%M} UTC"
+def new_problems(run: VerificationRun, previous: VerificationRun) -> list[dict[str, Any]]:
+    """The problems `run` found that the broken run before it had not (by event and kind)."""
     seen = {(p["seq"], p["problem"]) for p in previous.problems or []}
     if not seen and previous.first_bad_seq is not None:
         seen = {(previous.first_bad_seq, previous.problem)}
-    new = [p for p in run.problems if (p["seq"], p["problem"]) not in seen]
+    return [p for p in run.problems or [] if (p["seq"], p["problem"]) not in seen]
+
+
+def run_before(run: VerificationRun) -> VerificationRun | None:
+    """The verification finished before `run`: the one its alert compares it with."""
+    return (VerificationRun.objects
+            .filter(Q(finished_at__lt=run.finished_at)
+                    | Q(finished_at=run.finished_at, id__lt=run.pk))
+            .order_by("-finished_at", "-id").first())
+
+
+def _alert_message(run: VerificationRun, previous: VerificationRun | None) -> str:
+    """The run's own summary, led by what is new since the run before when that was broken
+    too, so an admin who acknowledged the first alert sees at once what changed. Stored in
+    English, as the run's summary is; the audit page says it in the reader's language."""
+    if previous is None or previous.ok:
+        return str(run.detail)
+    when = f"{previous.finished_at:%Y-%m-%d %H:%M} UTC"
+    new = new_problems(run, previous)
     if new:
         listed = "; ".join(f"event #{p['seq']}: {p['detail']}" for p in new[:ALERT_NEW_LISTED])
         more = (f" (and {len(new) - ALERT_NEW_LISTED} more new among those listed)"

@@ -32,7 +32,14 @@ from reviewqueue.audit.changes import ChangeCells
 from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm
 from reviewqueue.audit.models import ACTION_FAMILIES, AuditEvent, VerificationRun
 from reviewqueue.audit.permissions import admin_required
-from reviewqueue.audit.services import Actor, audit_alert_acknowledge
+from reviewqueue.audit.services import (
+    ALERT_NEW_LISTED,
+    SOURCES_CHANGED,
+    Actor,
+    audit_alert_acknowledge,
+    new_problems,
+    run_before,
+)
 from reviewqueue.audit.templatetags.audit_tags import actor_name
 from reviewqueue.params import unexpected_params
 from reviewqueue.reviews.labels import decision_label, reject_reason_label, verdict_reason_label
@@ -76,7 +83,35 @@ def _status_context() -> dict[str, Any]:
                                   "label": SOURCE_PROBLEM_LABELS.get(p.get("code", ""), "")}
                                  for p in run.sources_problems or []],
         }
+    verification["alerts"] = [_alert_shown(alert) for alert in status.open_alerts]
     return {"status": status, "verification": verification}
+
+
+def _alert_shown(alert: Any) -> dict[str, Any]:
+    """An open alert in the reader's language, rebuilt from its run as `_alert_message` wrote
+    it (the stored message is English, for the Django admin and the logs): what is new since
+    the run before, or how the problems differ, then the run's summary."""
+    run = alert.run
+    shown: dict[str, Any] = {"pk": alert.pk, "at": alert.created_at, "kind": "summary",
+                             "items": [], "more": 0, "detail": localized_detail(run.detail)}
+    if alert.problem == SOURCES_CHANGED:
+        problems = run.sources_problems or []
+        return {**shown, "kind": "sources", "now": run.sources_problem_count, "detail": "",
+                "items": [f"{p.get('name', '')}: {SOURCE_PROBLEM_LABELS.get(p.get('code'), '')}"
+                          for p in problems[:ALERT_NEW_LISTED]],
+                "more": max(run.sources_problem_count - min(len(problems), ALERT_NEW_LISTED),
+                            0)}
+    previous = run_before(run)
+    if previous is None or previous.ok:
+        return shown
+    new = new_problems(run, previous)
+    if not new:
+        return {**shown, "kind": "differ", "since": previous.finished_at,
+                "then": max(previous.problem_count, 1), "now": run.problem_count}
+    return {**shown, "kind": "new", "since": previous.finished_at,
+            "items": [f"#{p['seq']} {problem_label(p.get('problem', ''))}: "
+                      f"{localized_problem(p.get('detail', ''))}" for p in new[:ALERT_NEW_LISTED]],
+            "more": max(len(new) - ALERT_NEW_LISTED, 0)}
 
 
 def _bad_request(request: HttpRequest, form: AuditSearchForm | None,

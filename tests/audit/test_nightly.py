@@ -125,6 +125,37 @@ def test_a_new_tamper_after_an_acknowledged_alert_raises_a_new_open_alert(
 
 
 @pytest.mark.django_db
+def test_the_audit_page_says_an_alert_in_the_readers_language_one_problem_a_line(
+    chain: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    """What is new comes as a list, each problem with its label, then the run's summary; in
+    Japanese, none of it is left in English."""
+    import re
+
+    chain(8)
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq = 2")
+    _night()
+    _acknowledge_all()
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET object_id = 'other' WHERE seq = 5")
+        cursor.execute("UPDATE audit_auditevent SET object_id = 'other' WHERE seq = 7")
+    _night()
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    alert = page[page.index('data-alert="new"'):page.index("Acknowledge</button>")]
+    assert "New since the verification of " in alert
+    items = [re.sub(r"\s+", " ", i) for i in re.findall(r"<li>(.*?)</li>", alert, re.S)]
+    edited = "Content changed: its content no longer matches its hash: the event was edited."
+    assert items == [f"#5 {edited}", f"#7 {edited}"]
+    assert ".;" not in alert and "Event #3 is the first bad event" in alert
+    japanese = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    alert = japanese[japanese.index('data-alert="new"'):japanese.index("</form>",
+                                                                     japanese.index('data-alert'))]
+    for english in ("New since", "Content changed", "its content", "first bad event"):
+        assert english not in alert, english
+
+
+@pytest.mark.django_db
 def test_an_event_already_known_to_be_bad_edited_again_raises_a_new_alert(
     chain: Callable[..., Any], tamper: Any
 ) -> None:
