@@ -512,6 +512,9 @@ def passages_left_behind(revision: Revision, edits: list[FactEdit],
 LAST_DAY_BEFORE_START = gettext_noop("must not be before the fact becomes valid")
 LAST_DAY_NOT_EARLIER = gettext_noop(
     "must be before the day the fact ends now; to extend it, correct its values instead")
+NOT_A_FACT_HERE = gettext_noop(
+    "The fact you were ending is not one of this document's: open the document again and end "
+    "one of the facts it lists.")
 
 
 def fact_end_validity(
@@ -523,7 +526,7 @@ def fact_end_validity(
     if fact is None:
         if Fact.objects.filter(pk=fact_id, revision__document=document).exists():
             raise RevisionChanged(current.revision)  # a fact of an older revision
-        raise FieldError("fact", "not a fact of the current revision")
+        raise FieldError("fact_id", NOT_A_FACT_HERE)
     if last_day < fact.valid_from:
         raise FieldError("last_day", LAST_DAY_BEFORE_START)
     if fact.valid_until is not None and last_day >= fact.valid_until:

@@ -763,10 +763,14 @@ def _publish_then_progress(
         end_form = page.get("end_form")
         error = exc.message
         if end_form is not None and exc.field in end_form.fields:
-            # Said in the owner's language, on the field's own label.
+            # Said in the owner's language, on the field's own label (the fact, a hidden
+            # field, has none: its refusal is a sentence of its own).
             refusal = gettext(exc.field_message)
-            end_form.add_error(exc.field, capfirst(refusal))
-            error = f"{end_form[exc.field].label}: {refusal}"
+            if end_form[exc.field].is_hidden:
+                error = refusal
+            else:
+                end_form.add_error(exc.field, capfirst(refusal))
+                error = f"{end_form[exc.field].label}: {refusal}"
         return _document_page(request, document, error=error, **page)
     except DomainError as exc:
         messages.error(request, exc.message)

@@ -324,3 +324,21 @@ def test_a_closed_conflict_shows_no_side_from_a_revision_the_owner_could_not_rea
     assert "after a new revision of <code>secret-hr-salary-plan</code>" in page  # public now
     assert "A document you may not read gives a different value." in page
     assert "secret-hr-salary-plan@r1" not in page and "<code>90</code>" not in page
+
+
+def test_ending_a_fact_of_another_document_says_so_in_a_sentence(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    """A form posted with another document's fact id (a stale or altered page): the page says
+    what went wrong in words, not as a field name and a code's message."""
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("faq", facts=[fact("seats", 5)])
+    other = Document.objects.get(key="faq").current_revision.facts.get()
+    client.force_login(owner)
+    response = client.post("/owner/documents/pricing/end-validity",
+                           {"fact_id": str(other.pk), "last_day": days(20)})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert ("The fact you were ending is not one of this document&#x27;s: open the document "
+            "again and end one of the facts it lists.") in page
+    assert "fact: " not in page and "Hidden field" not in page
