@@ -150,6 +150,13 @@ class VerificationRun(models.Model):
     sources_problem_count = models.IntegerField(default=0)
     sources_problems = models.JSONField(default=list, blank=True,
                                         help_text="The first differences: name, code, detail")
+    # And every verdict and decision against the event that recorded it (reviews/integrity.py).
+    records_checked = models.JSONField(null=True, blank=True,
+                                       help_text="How many verdicts and decisions were checked")
+    records_problem_count = models.IntegerField(default=0)
+    records_problems = models.JSONField(
+        default=list, blank=True,
+        help_text="The first differences: name, trace_id, code, detail, fields")
 
     class Meta:
         indexes = [models.Index(fields=["-finished_at"], name="audit_verif_finished")]
@@ -161,6 +168,10 @@ class VerificationRun(models.Model):
     @property
     def sources_ok(self) -> bool:
         return self.sources_problem_count == 0
+
+    @property
+    def records_ok(self) -> bool:
+        return self.records_problem_count == 0
 
 
 class AuditAlert(models.Model):

@@ -485,7 +485,7 @@ def answer_timeline(trace_id: str) -> Timeline | None:
 
     entries: list[TimelineEntry] = []
     verdict_ids = {v.pk for v in verdicts}
-    verdicts_logged, decisions_logged = _logged_rows(events, checks)
+    verdicts_logged, decisions_logged = logged_rows(events, checks)
     # Every event about the answer was read: a row none of them recorded was made outside
     # ReviewQueue, or its event was taken out of the log. Rows are made only beside their event.
     every_event_read = len(events) < TIMELINE_LIMIT
@@ -494,7 +494,7 @@ def answer_timeline(trace_id: str) -> Timeline | None:
         entries.append(TimelineEntry(v.created_at, "verdict", 1, v, {
             "current": v.pk == answer.current_verdict_id,
             "revisions": [_revision_used(r) for r in v.revisions_used],
-            "against_log": _against_log(_verdict_as_logged(v), verdicts_logged.get(v.pk)),
+            "against_log": against_log(verdict_as_logged(v), verdicts_logged.get(v.pk)),
             "log_edited": logged.get("edited"),
             "unlogged": every_event_read and v.pk not in verdicts_logged,
         }))
@@ -503,7 +503,7 @@ def answer_timeline(trace_id: str) -> Timeline | None:
         entries.append(TimelineEntry(d.created_at, "decision", 2, d, {
             "on_known_verdict": d.verdict_id in verdict_ids,
             "revisions": [_revision_used(r) for r in (d.revisions_used or [])],
-            "against_log": _against_log(_decision_as_logged(d), decisions_logged.get(d.pk)),
+            "against_log": against_log(decision_as_logged(d), decisions_logged.get(d.pk)),
             "log_edited": logged.get("edited"),
             "unlogged": every_event_read and d.pk not in decisions_logged,
         }))
@@ -528,7 +528,7 @@ def answer_timeline(trace_id: str) -> Timeline | None:
 # Verdicts and decisions are rows of their own, without a hash: what proves them unaltered is
 # the chained event that recorded each as it was made. The timeline sets each row beside that
 # event, field by field, as the event wrote it.
-def _logged_rows(events: list[AuditEvent], checks: dict[int, str]
+def logged_rows(events: list[AuditEvent], checks: dict[int, str]
                  ) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
     """What the events recorded of each verdict and each decision, by the row's id: a
     verdict at ingest, at a re-evaluation or with the edit that made it. An event that no
@@ -557,18 +557,18 @@ def _pairs(revisions_used: list[dict[str, Any]] | None) -> list[list[Any]]:
     return [[r["document"], r.get("current")] for r in revisions_used or ()]
 
 
-def _verdict_as_logged(v: Any) -> dict[str, Any]:
+def verdict_as_logged(v: Any) -> dict[str, Any]:
     return {"decision": v.decision, "reason": v.reason, "revisions": _pairs(v.revisions_used)}
 
 
-def _decision_as_logged(d: Any) -> dict[str, Any]:
+def decision_as_logged(d: Any) -> dict[str, Any]:
     return {"action": d.action, "reviewer": d.reviewer.get_username(),
             "decided_on_verdict": d.verdict_id, "reject_reason": d.reject_reason or None,
             "comment_sha256": d.comment_sha256(), "read_passages": d.read_passages,
             "revisions": _pairs(d.revisions_used)}
 
 
-def _against_log(stored: dict[str, Any], logged: dict[str, Any] | None) -> list[str] | None:
+def against_log(stored: dict[str, Any], logged: dict[str, Any] | None) -> list[str] | None:
     """The fields of a row that differ from what its event recorded (of those it recorded:
     an older event may hold fewer); None when no event shown here recorded the row, or
     when the one that did no longer matches its hash."""

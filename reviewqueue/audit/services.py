@@ -337,6 +337,7 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
         problems_digest=report.digest,
     )
     _check_sources(run)
+    _check_records(run)
     run.finished_at = timezone.now()
     if not record:
         return run
@@ -348,12 +349,20 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
         if not report.ok and not _same_problems(run, previous):
             AuditAlert.objects.create(run=run, first_bad_seq=run.first_bad_seq,
                                       problem=run.problem, message=_alert_message(run, previous))
-        if not run.sources_ok and not _same_sources(run, previous):
-            AuditAlert.objects.create(run=run, problem=SOURCES_CHANGED,
-                                      message=_sources_message(run))
+        if not run.sources_ok and not _same_findings(run, previous, "sources"):
+            AuditAlert.objects.create(run=run, problem=SOURCES_CHANGED, message=_findings_message(
+                "Sources changed after they were published", run.sources_problem_count,
+                run.sources_problems))
+        if not run.records_ok and not _same_findings(run, previous, "records"):
+            AuditAlert.objects.create(run=run, problem=RECORDS_CHANGED, message=_findings_message(
+                "Verdicts or decisions differ from the audit events that recorded them",
+                run.records_problem_count, run.records_problems))
     if not run.sources_ok:
         log.error("sources changed", extra={"problems": run.sources_problem_count,
                                             "trigger": trigger})
+    if not run.records_ok:
+        log.error("verdicts or decisions changed", extra={
+            "problems": run.records_problem_count, "trigger": trigger})
     if report.ok:
         log.info("audit chain verified", extra={"events": report.checked, "trigger": trigger,
                                                 "last_seq": report.last_seq,
@@ -385,6 +394,7 @@ ALERT_NEW_LISTED = 5
 # Sources: every stored revision against the chained event that published it. Checked on the
 # same run as the chain, since that event is the proof (sources/integrity.py).
 SOURCES_CHANGED = "sources_changed"
+RECORDS_CHANGED = "records_changed"
 SOURCES_LISTED = 100
 
 
@@ -397,19 +407,30 @@ def _check_sources(run: VerificationRun) -> None:
     run.sources_problems = [p.as_dict() for p in check.problems[:SOURCES_LISTED]]
 
 
-def _same_sources(run: VerificationRun, previous: VerificationRun | None) -> bool:
-    """As with the chain, only a change is news: the same differences found again raise no
-    second alert."""
-    return bool(previous is not None and previous.sources_checked is not None
-                and (previous.sources_problem_count, previous.sources_problems)
-                == (run.sources_problem_count, run.sources_problems))
+def _check_records(run: VerificationRun) -> None:
+    from reviewqueue.reviews.integrity import records_check  # audit sits below the reviews
+
+    check = records_check()
+    run.records_checked = {"verdicts": check.verdicts, "decisions": check.decisions}
+    run.records_problem_count = len(check.problems)
+    run.records_problems = [p.as_dict() for p in check.problems[:SOURCES_LISTED]]
 
 
-def _sources_message(run: VerificationRun) -> str:
-    listed = "; ".join(p["detail"] for p in run.sources_problems[:ALERT_NEW_LISTED])
-    more = run.sources_problem_count - min(len(run.sources_problems), ALERT_NEW_LISTED)
-    return (f"Sources changed after they were published ({run.sources_problem_count} "
-            f"difference(s)): {listed}" + (f" (and {more} more)" if more > 0 else ""))
+def _same_findings(run: VerificationRun, previous: VerificationRun | None, kind: str) -> bool:
+    """As with the chain, only a change is news: the same differences in the sources (`kind`
+    "sources") or the records ("records") found again raise no second alert."""
+    def found(r: VerificationRun) -> tuple[int, list[Any]]:
+        return getattr(r, f"{kind}_problem_count"), getattr(r, f"{kind}_problems")
+
+    return bool(previous is not None and getattr(previous, f"{kind}_checked") is not None
+                and found(previous) == found(run))
+
+
+def _findings_message(head: str, count: int, problems: list[dict[str, Any]]) -> str:
+    listed = "; ".join(p["detail"] for p in problems[:ALERT_NEW_LISTED])
+    more = count - min(len(problems), ALERT_NEW_LISTED)
+    return f"{head} ({count} difference(s)): {listed}" + (f" (and {more} more)" if more > 0
+                                                           else "")
 
 
 def new_problems(run: VerificationRun, previous: VerificationRun) -> list[dict[str, Any]]:

@@ -34,6 +34,7 @@ from reviewqueue.audit.models import ACTION_FAMILIES, AuditEvent, VerificationRu
 from reviewqueue.audit.permissions import admin_required
 from reviewqueue.audit.services import (
     ALERT_NEW_LISTED,
+    RECORDS_CHANGED,
     SOURCES_CHANGED,
     Actor,
     audit_alert_acknowledge,
@@ -82,9 +83,25 @@ def _status_context() -> dict[str, Any]:
             "sources_problems": [{"name": p.get("name", ""),
                                   "label": SOURCE_PROBLEM_LABELS.get(p.get("code", ""), "")}
                                  for p in run.sources_problems or []],
+            "records_problems": [_record_problem(p) for p in run.records_problems or []],
         }
     verification["alerts"] = [_alert_shown(alert) for alert in status.open_alerts]
     return {"status": status, "verification": verification}
+
+
+def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
+    """A verdict or decision that differs from its event, as the status box lists it: named
+    in the reader's language, linked to its answer's timeline."""
+    values = {"id": problem.get("id"), "trace": problem.get("trace_id", "")}
+    name = (_("Verdict #%(id)s of %(trace)s") if problem.get("kind") == "verdict"
+            else _("Decision #%(id)s of %(trace)s")) % values
+    if problem.get("code") == "unrecorded":
+        label = _("no audit event recorded it")
+    else:
+        label = _("changed after its audit event recorded it: %(fields)s") % {"fields": ", ".join(
+            str(LOGGED_FIELDS.get(f, f)) for f in problem.get("fields") or [])}
+    return {"name": name, "label": label,
+            "url": reverse("audit:timeline", args=[problem.get("trace_id", "")])}
 
 
 def _alert_shown(alert: Any) -> dict[str, Any]:
@@ -94,13 +111,16 @@ def _alert_shown(alert: Any) -> dict[str, Any]:
     run = alert.run
     shown: dict[str, Any] = {"pk": alert.pk, "at": alert.created_at, "kind": "summary",
                              "items": [], "more": 0, "detail": localized_detail(run.detail)}
-    if alert.problem == SOURCES_CHANGED:
-        problems = run.sources_problems or []
-        return {**shown, "kind": "sources", "now": run.sources_problem_count, "detail": "",
-                "items": [f"{p.get('name', '')}: {SOURCE_PROBLEM_LABELS.get(p.get('code'), '')}"
-                          for p in problems[:ALERT_NEW_LISTED]],
-                "more": max(run.sources_problem_count - min(len(problems), ALERT_NEW_LISTED),
-                            0)}
+    if alert.problem in (SOURCES_CHANGED, RECORDS_CHANGED):
+        kind = "sources" if alert.problem == SOURCES_CHANGED else "records"
+        problems = getattr(run, f"{kind}_problems") or []
+        count = getattr(run, f"{kind}_problem_count")
+        listed = problems[:ALERT_NEW_LISTED]
+        items = ([f"{p.get('name', '')}: {SOURCE_PROBLEM_LABELS.get(p.get('code'), '')}"
+                  for p in listed] if kind == "sources"
+                 else [f"{r['name']}: {r['label']}" for r in map(_record_problem, listed)])
+        return {**shown, "kind": kind, "now": count, "detail": "", "items": items,
+                "more": max(count - len(listed), 0)}
     previous = run_before(run)
     if previous is None or previous.ok:
         return shown

@@ -13,6 +13,7 @@ from reviewqueue.audit.chain import Anchor, problem_lines, walk
 from reviewqueue.audit.hashing import HASHED_FIELDS
 from reviewqueue.audit.models import VerificationRun
 from reviewqueue.audit.services import audit_verify
+from reviewqueue.reviews.integrity import records_report
 from reviewqueue.sources.integrity import sources_report
 
 _EVENT_FIELDS = (*HASHED_FIELDS, "prev_hash", "hash")
@@ -74,19 +75,26 @@ def _anchor(text: str) -> Anchor:
 
 
 def _sources(run: VerificationRun) -> str:
-    """The run's check of the sources against the events that published them."""
+    """The run's check of the sources against the events that published them, and of the
+    verdicts and decisions against the events that recorded them."""
     checked = run.sources_checked or {}
-    return "\n" + sources_report(checked.get("revisions", 0), checked.get("documents", 0),
-                                 run.sources_problem_count,
-                                 [p["detail"] for p in run.sources_problems])
+    rows = run.records_checked or {}
+    return ("\n" + sources_report(checked.get("revisions", 0), checked.get("documents", 0),
+                                  run.sources_problem_count,
+                                  [p["detail"] for p in run.sources_problems])
+            + "\n" + records_report(rows.get("verdicts", 0), rows.get("decisions", 0),
+                                    run.records_problem_count,
+                                    [p["detail"] for p in run.records_problems]))
 
 
 class Command(BaseCommand):
     help = ("Verify the hash chain of the audit log, or of a JSON Lines export of it. Says how "
             "far it checked, whether the chain is intact, and lists every bad event (the "
             "first 100). Against the database it also checks every stored revision against "
-            "the event that published it, as verify_sources does. Exits with status 1 when "
-            "the chain is broken or a revision changed.")
+            "the event that published it, as verify_sources does, and every verdict and "
+            "decision against the event that recorded it. Exits with status 1 when the chain "
+            "is broken, a revision changed, or a verdict or decision differs or was recorded "
+            "by no event.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -131,7 +139,8 @@ class Command(BaseCommand):
                                record=not options["no_record"], anchor=options["anchor"])
             ok, heading = run.ok, "Audit chain OK."
             # The sources' line comes before the anchor's, which stays the last to keep.
-            message, sources_ok = run.detail + _sources(run), run.sources_ok
+            message = run.detail + _sources(run)
+            sources_ok = run.sources_ok and run.records_ok
             lines = problem_lines(run.problems, run.problem_count)
             if ok and run.last_seq:
                 message += ("\nAnchor to keep outside the database (verify_audit --anchor): "

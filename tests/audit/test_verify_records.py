@@ -1,0 +1,75 @@
+"""A verification checks every verdict and decision against the audit event that recorded it:
+a row changed in the table, or inserted with no event (an approval nobody made), fails it,
+on the command, on the audit page and as an alert, even while the chain itself is intact."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from reviewqueue.audit.models import AuditAlert
+from tests.audit.conftest import verify
+
+pytestmark = pytest.mark.django_db
+
+FORGE = ("INSERT INTO reviews_decision (action, comment, reject_reason, revisions_used, "
+         "read_passages, created_at, answer_id, reviewer_id, version_id, verdict_id) "
+         "SELECT 'approve', '', '', '[]', true, now(), answer_id, reviewer_id, version_id, "
+         "verdict_id FROM reviews_decision WHERE id = %s RETURNING id")
+
+
+def test_an_untouched_store_has_every_verdict_and_decision_recorded(
+    answer_story: Callable[..., Any], admin_client: Any
+) -> None:
+    answer = answer_story("t-story")
+    out = StringIO()
+    call_command("verify_audit", stdout=out)
+    verdicts = answer.verdicts.count()
+    assert (f"Records OK: {verdicts} verdicts and 1 decisions match the audit events that "
+            "recorded them.") in out.getvalue()
+    page = admin_client.get("/audit/").content.decode()
+    assert "Verdicts and decisions unchanged." in page
+    assert f"{verdicts} verdicts match the audit events that recorded them;" in page
+
+
+def test_a_forged_approval_and_a_rewritten_verdict_fail_the_verification(
+    answer_story: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    answer = answer_story("t-story")
+    real = answer.decisions.get()
+    with tamper() as cursor:
+        cursor.execute(FORGE, [real.pk])
+        [forged] = cursor.fetchone()
+        cursor.execute("UPDATE reviews_verdict SET reason = 'supported' WHERE id = %s",
+                       [real.verdict_id])
+    with pytest.raises(CommandError) as refused:
+        call_command("verify_audit")
+    said = str(refused.value)
+    assert said.startswith("Audit chain OK.")  # the chain itself is intact
+    assert "Records CHANGED: 2 problem(s)" in said
+    assert f"decision #{forged} of answer t-story: no audit event recorded it" in said
+    assert (f"verdict #{real.verdict_id} of answer t-story: changed after its audit event "
+            "recorded it (reason)") in said
+    assert refused.value.returncode == 1
+
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Verdicts or decisions changed." in page
+    listed = [re.sub(r"<[^>]+>", "", item) for item in re.findall(
+        r"<li>(.*?)</li>", page[page.index('data-testid="records-problems"'):], re.S)][:2]
+    assert listed == [
+        f"Verdict #{real.verdict_id} of t-story: changed after its audit event recorded it: "
+        "reason",
+        f"Decision #{forged} of t-story: no audit event recorded it"]
+    assert 'href="/audit/answers/t-story/"' in page
+    alert = AuditAlert.objects.get(problem="records_changed")
+    assert alert.message.startswith("Verdicts or decisions differ from the audit events that "
+                                    "recorded them (2 difference(s)): ")
+    assert 'data-alert="records"' in page
+    # Found again, the same rows raise no second alert.
+    verify()
+    assert AuditAlert.objects.filter(problem="records_changed").count() == 1
