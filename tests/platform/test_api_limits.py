@@ -455,3 +455,42 @@ def test_a_body_sent_in_chunks_is_read_whole(service: Any, owner: Any) -> None:
     }, lambda status, headers: started.append(status)))
     assert started[0].startswith("201"), reply
     assert Document.objects.get().key == "pricing"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_body_in_chunks_is_read_whole_under_the_development_server(
+    service: Any, owner: Any
+) -> None:
+    """`make demo`'s server hands on the connection as it came, chunks and all, behind a limit
+    of 0 bytes: the chunks are undone here. Malformed chunks are refused as such."""
+    from django.core.handlers.wsgi import LimitedStream
+
+    from reviewqueue.accounts.services import token_issue
+    from reviewqueue.audit.services import SYSTEM
+    from reviewqueue.wsgi import application
+
+    token = token_issue(user=service, actor=SYSTEM, scopes=["publish"], name="chunks")
+    data = json.dumps(revision_body()).encode()
+    cut = len(data) // 3
+    sent = (f"{cut:x};note=1\r\n".encode() + data[:cut] + b"\r\n"
+            + f"{len(data) - cut:X}\r\n".encode() + data[cut:] + b"\r\n0\r\nX-Trailer: 1\r\n\r\n"
+            + b"GET /next HTTP/1.1\r\n")
+
+    def put(body: bytes, path: str = "/api/v1/documents/pricing/revisions/r1") -> tuple[str, Any]:
+        connection = io.BytesIO(body)
+        started: list[str] = []
+        reply = b"".join(application({
+            "REQUEST_METHOD": "PUT", "PATH_INFO": path,
+            "SERVER_NAME": "testserver", "SERVER_PORT": "80", "wsgi.url_scheme": "http",
+            "wsgi.input": LimitedStream(connection, 0), "HTTP_TRANSFER_ENCODING": "chunked",
+            "CONTENT_TYPE": "application/json", "HTTP_AUTHORIZATION": f"Token {token}",
+        }, lambda status, headers: started.append(status)))
+        return started[0], (reply, connection.read())
+
+    status, (reply, left) = put(sent)
+    assert status.startswith("201"), reply
+    assert left == b"GET /next HTTP/1.1\r\n"  # the next request is left whole
+    assert Document.objects.get().key == "pricing"
+    status, (reply, _) = put(b"zz\r\n{}\r\n0\r\n\r\n", "/api/v1/documents/faq/revisions/r1")
+    assert status.startswith("400")
+    assert reply == b"The body's chunks are malformed (Transfer-Encoding: chunked)."
