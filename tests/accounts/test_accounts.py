@@ -178,3 +178,22 @@ def test_no_token_is_made_for_a_deactivated_user(service: Any, command: str,
                                            "reactivate_user rag-service first"):
         call_command(command, "rag-service", stdout=out)
     assert out.getvalue() == "" and ApiToken.objects.count() == tokens
+
+
+def test_adduser_says_whether_it_created_or_updated_and_what_it_took_away(db: Any) -> None:
+    """Run on a name already taken, it updates that user: it says so, names the groups the
+    user leaves, and refuses a password the validators refuse, changing nothing."""
+    from django.contrib.auth import get_user_model
+
+    def adduser(*args: str) -> str:
+        out = StringIO()
+        call_command("adduser", *args, stdout=out)
+        return out.getvalue().strip()
+
+    assert adduser("hana", "--role", "reviewer", "--group", "hr") == "hana created: hr, reviewer"
+    assert adduser("hana", "--role", "reviewer") == "hana updated: reviewer; no longer in hr"
+    with pytest.raises(CommandError, match="--password: This password is too short"):
+        adduser("hana", "--role", "reviewer", "--password", "x")
+    assert not get_user_model().objects.get(username="hana").has_usable_password()
+    assert (adduser("hana", "--role", "reviewer", "--password", "long-enough-password")
+            == "hana updated: reviewer; password changed")

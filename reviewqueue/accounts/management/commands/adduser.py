@@ -1,3 +1,6 @@
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reviewqueue.accounts.models import Role
@@ -7,7 +10,9 @@ from reviewqueue.errors import FieldError
 
 
 class Command(BaseCommand):
-    help = "Create or update a user with a role (reviewer, owner, admin, service) and groups."
+    help = ("Create a user with a role (reviewer, owner, admin, service) and groups, or update "
+            "one: its role and groups become exactly those given (a group left out is "
+            "removed), its password changes only with --password. Says which it did.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
@@ -18,20 +23,36 @@ class Command(BaseCommand):
             default=[],
             help="Extra group (a principal group:<name>); repeatable",
         )
-        parser.add_argument("--password", default=None)
+        parser.add_argument("--password", default=None,
+                            help="Checked by the project's password validators")
         parser.add_argument("--email", default="")
 
     def handle(self, *args: object, **options: object) -> None:
+        name = str(options["name"])
+        existing = get_user_model().objects.filter(username=name).first()
+        before = set(existing.groups.values_list("name", flat=True)) if existing else set()
+        password = options["password"] or None
+        if password is not None:
+            try:
+                validate_password(str(password), existing)
+            except ValidationError as exc:
+                raise CommandError(f"--password: {' '.join(exc.messages)}") from exc
         try:
             user = user_create_or_update(
-                username=str(options["name"]),
+                username=name,
                 role=Role(str(options["role"])),
                 groups=list(options["group"]),  # type: ignore[call-overload]
-                password=options["password"] or None,  # type: ignore[arg-type]
+                password=password,  # type: ignore[arg-type]
                 email=str(options["email"]),
                 actor=SYSTEM,
             )
         except FieldError as exc:
             raise CommandError(f"--group: {exc.field_message}") from exc
-        groups = ", ".join(sorted(user.groups.values_list("name", flat=True)))
-        self.stdout.write(f"{user.username}: {groups}")
+        after = set(user.groups.values_list("name", flat=True))
+        said = [f"{user.username} {'updated' if existing else 'created'}: "
+                f"{', '.join(sorted(after))}"]
+        if removed := sorted(before - after):
+            said.append(f"no longer in {', '.join(removed)}")
+        if existing and password:
+            said.append("password changed")
+        self.stdout.write("; ".join(said))
