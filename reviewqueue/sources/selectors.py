@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
@@ -53,12 +53,30 @@ def document_history_seen_by(user: Any, document: Document, *, limit: int = 20
     """The newest `limit` revisions of `document`, each with its note blanked unless `user`
     may read that very revision: the note says what changed in it ("trial now 21 days"), and
     an older revision may have been more restricted than the current one, or the document is
-    withdrawn and has none. The revisions are for showing, never for saving."""
+    withdrawn and has none. Each has `late_behind`: the revision received before it that it is
+    older than (so it was never made current), or "". The revisions are for showing, never for
+    saving."""
     revisions = list(document_history(document)[:limit])
+    late = _received_late(document)
     for revision in revisions:
+        revision.late_behind = late.get(revision.seq, "")
         if not may_read_revision(user, document, revision):
             revision.note = ""
     return revisions
+
+
+def _received_late(document: Document) -> dict[int, str]:
+    """By seq, the revisions whose `updated_at` is older than that of one received before
+    them, each with the newest such revision's id, as publishing judged them (1 query)."""
+    late: dict[int, str] = {}
+    newest: tuple[datetime, str] | None = None
+    for seq, revision, updated_at in (document.revisions.order_by("seq")
+                                      .values_list("seq", "revision", "updated_at")):
+        if newest is not None and updated_at < newest[0]:
+            late[seq] = newest[1]
+        else:
+            newest = (updated_at, revision)
+    return late
 
 
 # A fact as a revision's changes list it: value, first and last valid day (None: no end).

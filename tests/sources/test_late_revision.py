@@ -64,6 +64,11 @@ def test_a_late_revision_is_kept_but_the_newer_one_stays_current(
     # The same body again is a replay, and still does not make it current.
     assert put(service_api, "r1", "2026-10-01T09:00:00Z", facts=days_fact(14)).status_code == 200
     assert Document.objects.get(key="pricing").current_revision.revision == "r2"
+    # A newer revision after it: r1 was still received late, and History keeps saying so.
+    assert put(service_api, "r3", "2026-12-01T09:00:00Z", facts=days_fact(30)).status_code == 201
+    page = client.get("/owner/documents/pricing/").content.decode()
+    assert page.count("data-late") == 1
+    assert "received late: older than r2, so not made current" in page
 
 
 def test_a_late_revision_leaves_a_withdrawn_document_withdrawn_and_restore_takes_the_newest(
