@@ -322,6 +322,15 @@ def test_the_command_names_an_unknown_answer(five_answers: list[Answer]) -> None
         call_command("reevaluate", "--answer", "t-1", "--answer", "nope")
 
 
+def test_the_command_names_an_unknown_document_and_starts_nothing(
+    five_answers: list[Answer]
+) -> None:
+    before = Job.objects.count()
+    with pytest.raises(CommandError, match="no such document: nope"):
+        call_command("reevaluate", "--document", "pricing", "--document", "nope")
+    assert Job.objects.count() == before
+
+
 def test_a_reviewer_re_evaluates_an_answer_through_the_api(
     five_answers: list[Answer], token_client: Any, reviewer: Any
 ) -> None:

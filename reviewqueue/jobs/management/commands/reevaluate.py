@@ -23,6 +23,7 @@ from reviewqueue.jobs.services import (
     job_start_for_document,
 )
 from reviewqueue.reviews.models import Answer, Verdict
+from reviewqueue.sources.models import Document
 
 
 class Command(BaseCommand):
@@ -53,7 +54,12 @@ class Command(BaseCommand):
             jobs.append(job_start_for_all(trigger=trigger, actor=actor))
         elif options["document"]:
             trigger = options["trigger"] or Verdict.Trigger.MANUAL
-            for key in dict.fromkeys(options["document"]):
+            wanted = list(dict.fromkeys(options["document"]))
+            known = set(Document.objects.filter(key__in=wanted).values_list("key", flat=True))
+            if missing := [key for key in wanted if key not in known]:
+                # A typo would start a job that finds nothing to do (the API's 404 likewise).
+                raise CommandError("no such document: " + ", ".join(missing))
+            for key in wanted:
                 jobs.append(job_start_for_document(document_key=key, trigger=trigger,
                                                    actor=actor))
         else:
