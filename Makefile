@@ -37,7 +37,7 @@ test: venv
 	SECRET_KEY=$${SECRET_KEY:-$(TEST_SECRET_KEY)} \
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The benchmark suite (README, "Benchmarks"): 6 to 20 minutes by host; BENCH_ARGS=--quick for a smoke run.
+# The benchmark suite (README, "Benchmarks"): 5 to 21 minutes by host; BENCH_ARGS=--quick for a smoke run.
 bench: venv
 	env -u DATABASE_URL $(PY) -m benchmarks $(BENCH_ARGS)
 

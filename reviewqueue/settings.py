@@ -8,6 +8,7 @@ Two modes:
 
 from __future__ import annotations
 
+import re as _re
 from datetime import date as _date
 from pathlib import Path
 from typing import Any
@@ -388,6 +389,10 @@ REEVALUATION_CATCH_UP_ON_START = env_bool("REEVALUATION_CATCH_UP_ON_START", True
 # For drills and tests only: the date re-evaluation treats as today (ISO YYYY-MM-DD).
 _reevaluation_today = env_str("REEVALUATION_TODAY", "") or ""
 try:
+    # Written YYYY-MM-DD and nothing else, as every day the product takes (fromisoformat
+    # would take 20260101 too).
+    if _reevaluation_today and not _re.fullmatch(r"\d{4}-\d{2}-\d{2}", _reevaluation_today):
+        raise ValueError(_reevaluation_today)
     REEVALUATION_TODAY = (_date.fromisoformat(_reevaluation_today)
                           if _reevaluation_today else None)
 except ValueError:
