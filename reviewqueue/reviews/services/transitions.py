@@ -162,10 +162,11 @@ def answer_apply_verdict(
         item = (ReviewItem.objects.select_for_update(of=("self",))
                 .select_related("earlier_approval").filter(answer=answer).first())
         earlier_approval = item.earlier_approval if item is not None else None
-        if new_status == Answer.Status.ABSTAINED and earlier_approval is not None:
-            # Back from an approval, it stays with a person, as an approved answer whose
-            # gate abstains does: however many changes came between, the approval is shown.
-            new_status = Answer.Status.HELD
+        if earlier_approval is not None:
+            # Back from an approval, it moves as an approved answer would, however many
+            # changes came between: approved again when the gate lets it through, held (the
+            # approval shown) when it holds it back or abstains.
+            new_status = status_after(Answer.Status.APPROVED, verdict.decision)
     if (new_status == Answer.Status.HELD and earlier_approval is not None
             and earlier_approval.action == "approve"
             and earlier_approval.verdict_id == verdict.pk):
