@@ -637,9 +637,11 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
     # fact ids they carry, which belong to a single revision.
     based_on = request.POST.get("revision") or None
     based = document.revisions.filter(revision=based_on).first() or document.current_revision
-    if based is not None and not selectors.may_read_revision(request.user, document, based):
+    if (document.current_revision is None and based is not None
+            and not selectors.may_read_revision(request.user, document, based)):
         # Checked against passages of a revision one may not read, the refusal would tell
-        # what they say (a withdrawn document has no current revision to refuse on).
+        # what they say (a withdrawn document has no current revision to refuse on; on one
+        # that has, a form of an older revision gets the page of the current one).
         return _refuse_unreadable(request, document, based)
     formset = _fact_formset(based, request.POST)
     passages = _posted_passages(request.POST, based)

@@ -830,3 +830,29 @@ def test_a_conflict_closed_by_withdrawing_a_document_the_owner_may_not_read_says
         r"Closed on \d{4}-\d\d-\d\d \d\d:\d\d UTC, when a document you may not read was "
         r"withdrawn\.", closed.group(1)), page
     assert "hr-trial" not in page
+
+
+def test_a_form_of_a_revision_one_may_no_longer_read_gets_the_current_revision_to_correct(
+    client: Any, publish: Any, other_owner: Any, make_user: Any
+) -> None:
+    """ada read r1 (HR only) in group hr, then left it; r2, public, came meanwhile. Her r1
+    form is not refused as unreadable: she gets r2, which she may correct."""
+    from django.contrib.auth.models import Group
+
+    ada = make_user("ada", "admin", groups=("hr",))
+    publish("handbook", owner="oscar", principals=["group:hr"], facts=trial(30),
+            passages=[{"span": "p1", "text": "Staff get 30 days."}])
+    fact = Fact.objects.get(revision__document__key="handbook")
+    ada.groups.remove(Group.objects.get(name="hr"))
+    publish("handbook", revision="r2", owner="oscar", facts=trial(14),
+            passages=[{"span": "p1", "text": "The trial lasts 14 days."}])
+    client.force_login(ada)
+    response = client.post("/owner/documents/handbook/publish", {
+        "revision": "r1", "facts-TOTAL_FORMS": "1", "facts-INITIAL_FORMS": "1",
+        "facts-MIN_NUM_FORMS": "0", "facts-MAX_NUM_FORMS": "1000",
+        "facts-0-fact_id": fact.pk, "facts-0-value": "31", "facts-0-valid_from": "2026-01-01",
+        "facts-0-valid_until": ""})
+    page = response.content.decode()
+    assert response.status_code == 409
+    assert "The trial lasts 14 days." in page and "Staff get 30 days." not in page
+    assert "None of your principals may read this document" not in page
