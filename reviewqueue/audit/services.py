@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -441,12 +441,19 @@ def new_problems(run: VerificationRun, previous: VerificationRun) -> list[dict[s
     return [p for p in run.problems or [] if (p["seq"], p["problem"]) not in seen]
 
 
-def run_before(run: VerificationRun) -> VerificationRun | None:
-    """The verification finished before `run`: the one its alert compares it with."""
-    return (VerificationRun.objects
-            .filter(Q(finished_at__lt=run.finished_at)
-                    | Q(finished_at=run.finished_at, id__lt=run.pk))
-            .order_by("-finished_at", "-id").first())
+def runs_before(runs: Iterable[VerificationRun]) -> dict[int, VerificationRun]:
+    """For each of `runs` (by id), the verification finished before it, the one its alert
+    compared it with (2 queries; runs are one a night and one a "Verify now")."""
+    ids = sorted({run.pk for run in runs})
+    if not ids:
+        return {}
+    table = connection.ops.quote_name(VerificationRun._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, before FROM (SELECT id, LAG(id) OVER (ORDER BY finished_at, "
+                       f"id) AS before FROM {table}) runs WHERE id = ANY(%s)", [ids])
+        before = dict(cursor.fetchall())
+    found = VerificationRun.objects.in_bulk([pk for pk in before.values() if pk is not None])
+    return {pk: found[prior] for pk, prior in before.items() if prior in found}
 
 
 def _alert_message(run: VerificationRun, previous: VerificationRun | None) -> str:

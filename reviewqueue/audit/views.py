@@ -39,7 +39,7 @@ from reviewqueue.audit.services import (
     Actor,
     audit_alert_acknowledge,
     new_problems,
-    run_before,
+    runs_before,
 )
 from reviewqueue.audit.templatetags.audit_tags import actor_name
 from reviewqueue.params import unexpected_params
@@ -85,7 +85,9 @@ def _status_context() -> dict[str, Any]:
                                  for p in run.sources_problems or []],
             "records_problems": [_record_problem(p) for p in run.records_problems or []],
         }
-    verification["alerts"] = [_alert_shown(alert) for alert in status.open_alerts]
+    before = runs_before(alert.run for alert in status.open_alerts)
+    verification["alerts"] = [_alert_shown(alert, before.get(alert.run_id))
+                              for alert in status.open_alerts]
     return {"status": status, "verification": verification}
 
 
@@ -104,10 +106,11 @@ def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
             "url": reverse("audit:timeline", args=[problem.get("trace_id", "")])}
 
 
-def _alert_shown(alert: Any) -> dict[str, Any]:
+def _alert_shown(alert: Any, previous: VerificationRun | None) -> dict[str, Any]:
     """An open alert in the reader's language, rebuilt from its run as `_alert_message` wrote
     it (the stored message is English, for the Django admin and the logs): what is new since
-    the run before, or how the problems differ, then the run's summary."""
+    the run before (`previous`), or how the problems differ, then the run's summary. A run
+    stored before runs listed their problems shows the message as stored."""
     run = alert.run
     shown: dict[str, Any] = {"pk": alert.pk, "at": alert.created_at, "kind": "summary",
                              "items": [], "more": 0, "detail": localized_detail(run.detail)}
@@ -121,9 +124,10 @@ def _alert_shown(alert: Any) -> dict[str, Any]:
                  else [f"{r['name']}: {r['label']}" for r in map(_record_problem, listed)])
         return {**shown, "kind": kind, "now": count, "detail": "", "items": items,
                 "more": max(count - len(listed), 0)}
-    previous = run_before(run)
     if previous is None or previous.ok:
         return shown
+    if not run.problems:
+        return {**shown, "detail": alert.message}
     new = new_problems(run, previous)
     if not new:
         return {**shown, "kind": "differ", "since": previous.finished_at,

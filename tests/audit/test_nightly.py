@@ -206,3 +206,53 @@ def test_a_break_already_alerted_on_before_runs_listed_their_problems_is_not_new
     AuditAlert.objects.create(run=old, first_bad_seq=3, problem="missing", message="...")
     _night()
     assert AuditAlert.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_audit_page_reads_its_open_alerts_in_queries_that_do_not_grow_with_them(
+    chain: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    chain(14)
+
+    def night_edits(seq: int) -> None:
+        with tamper() as cursor:
+            cursor.execute("UPDATE audit_auditevent SET object_id = 'x' WHERE seq = %s", [seq])
+        _night()
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert admin_client.get("/audit/").status_code == 200
+        return len(captured)
+
+    for seq in (2, 3):
+        night_edits(seq)
+    two = queries()
+    for seq in range(4, 12):
+        night_edits(seq)
+    assert AuditAlert.objects.filter(acknowledged_at__isnull=True).count() == 10
+    assert queries() == two
+
+
+@pytest.mark.django_db
+def test_an_alert_on_a_run_stored_before_runs_listed_their_problems_keeps_its_message(
+    admin_client: Any,
+) -> None:
+    from django.utils import timezone
+
+    now = timezone.now()
+    older = VerificationRun.objects.create(
+        started_at=now, finished_at=now, trigger="nightly", ok=False, events_checked=4,
+        first_bad_seq=3, problem="changed", detail="Event #3 is the first bad event.")
+    run = VerificationRun.objects.create(
+        started_at=now, finished_at=now, trigger="nightly", ok=False, events_checked=6,
+        first_bad_seq=3, problem="changed", detail="Event #3 is the first bad event.")
+    assert older.pk < run.pk
+    AuditAlert.objects.create(run=run, first_bad_seq=3, problem="changed",
+                              message="New since the verification of before: event #5.")
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    alert = page[page.index('data-alert="summary"'):]
+    assert "New since the verification of before: event #5." in alert
+    assert "0 now" not in alert
