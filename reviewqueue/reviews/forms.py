@@ -80,7 +80,7 @@ class ApproveForm(_DecisionForm):
         if self.contradicted and not data.get("despite"):
             self.add_error("despite", _(
                 "Tick the box to approve an answer whose claims do not hold, or edit or reject "
-                "it.") if not self.unchecked else _(
+                "it.") if self.refuted else _(
                 "Tick the box to approve an answer whose claims cannot all be checked, or edit "
                 "or reject it."))
         return data

@@ -1179,15 +1179,27 @@ def answers_waiting_on(document_key: str) -> int:
             .values("answer_id").distinct().count())
 
 
-def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
+@dataclass(frozen=True)
+class SentToOwner:
+    """The cards of `answers_sent_to`, and whether more answers wait than they show."""
+
+    cards: list[Any]
+    more: bool
+
+
+SENT_READS = 4
+
+
+def answers_sent_to(user: Any, *, limit: int = 100) -> SentToOwner:
     """Held answers a reviewer sent to `user`, still waiting, that `user` may read in full,
     the longest waiting first, at most `limit`. A hand-off asks the owners of the documents
     behind the hold (`documents_behind_hold`, as reviews.selectors.answers.owners_to_ask
     applies it) and keeps who it asked: an owner of another cited document is not shown what
     was not sent to them, and a document joining or leaving the hold meanwhile changes
     nothing. Each card links to the user's documents now behind the hold. Read `limit` rows
-    at a time, so answers the user may not read never crowd out those they may: five queries
-    a read, and a read only while the cards are short of `limit`."""
+    at a time, so answers the user may not read (access lists change while questions wait)
+    do not crowd out those they may: five queries a read, a read only while the cards are
+    short of `limit`, and at most SENT_READS reads (`more` says when rows were left)."""
     from reviewqueue.reviews.models import ReviewItem
 
     owned = set(Document.objects.filter(owner=user).values_list("key", flat=True))
@@ -1198,16 +1210,17 @@ def answers_sent_to(user: Any, *, limit: int = 100) -> list[Any]:
                .order_by("owner_question__asked_at", "id"))
     shown: list[Any] = []
     after: tuple[Any, int] | None = None
-    while len(shown) < limit:
+    for _read in range(SENT_READS):
         rows = waiting if after is None else waiting.filter(
             Q(owner_question__asked_at__gt=after[0])
             | Q(owner_question__asked_at=after[0], id__gt=after[1]))
-        items = list(rows[:limit])
-        shown += _readable_cards(items, user, owned)
-        if len(items) < limit:
+        items = list(rows[:limit + 1])
+        left = len(items) > limit
+        shown += _readable_cards(items[:limit], user, owned)
+        if not left or len(shown) >= limit:
             break
-        after = (items[-1].owner_question.asked_at, items[-1].pk)
-    return shown[:limit]
+        after = (items[limit - 1].owner_question.asked_at, items[limit - 1].pk)
+    return SentToOwner(cards=shown[:limit], more=left or len(shown) > limit)
 
 
 def _readable_cards(items: list[Any], user: Any, owned: set[str]) -> list[Any]:

@@ -117,7 +117,7 @@ def inbox_page(request: HttpRequest, *, status: int = 200,
     conflicts = conflicts[:INBOX_CONFLICTS]
     documents = list(selectors.documents_owned_by(request.user)
                      .order_by("key")[:INBOX_DOCUMENTS + 1])
-    sent_to_me = selectors.answers_sent_to(request.user, limit=INBOX_SENT + 1)
+    sent_to_me = selectors.answers_sent_to(request.user, limit=INBOX_SENT)
     held = selectors.held_answer_counts(conflicts, request.user)
     sides = selectors.conflict_sides(conflicts, request.user)
     shown = selectors.reasons_shown(conflicts, request.user)
@@ -131,12 +131,12 @@ def inbox_page(request: HttpRequest, *, status: int = 200,
             "rows": rows,
             "closed": selectors.conflicts_closed_recently(request.user),
             "expiring": selectors.expiring_facts(request.user, today=today),
-            "sent_to_me": sent_to_me[:INBOX_SENT],
+            "sent_to_me": sent_to_me.cards,
             "documents": documents[:INBOX_DOCUMENTS],
             # Said, not counted: one more row read tells that the list stops short.
             "more_conflicts": more_conflicts and INBOX_CONFLICTS,
             "more_documents": len(documents) > INBOX_DOCUMENTS and INBOX_DOCUMENTS,
-            "more_sent": len(sent_to_me) > INBOX_SENT and INBOX_SENT,
+            "more_sent": sent_to_me.more and len(sent_to_me.cards),
             "today": today,
             "refused_reply": refused_reply,
         },

@@ -308,7 +308,7 @@ def test_the_owner_of_a_revised_source_is_asked_beside_those_of_the_conflict(
         client.post(f"/answers/{trace}/send-to-owner", {"note": "Which response time holds?"})
     assert len(mails_to(oscar.email)) == 1
     # The mail sends him to his inbox, which lists it.
-    assert [i.answer.trace_id for i in answers_sent_to(oscar)] == [trace]
+    assert [i.answer.trace_id for i in answers_sent_to(oscar).cards] == [trace]
 
 
 def test_an_owner_not_asked_does_not_find_the_answer_in_her_inbox(
@@ -332,8 +332,8 @@ def test_an_owner_not_asked_does_not_find_the_answer_in_her_inbox(
     client = login(reviewer)
     client.post("/answers/t-2/claim")
     client.post("/answers/t-2/send-to-owner", {"note": "Which response time holds?"})
-    assert [i.answer.trace_id for i in answers_sent_to(oscar)] == ["t-2"]
-    assert answers_sent_to(owner) == []
+    assert [i.answer.trace_id for i in answers_sent_to(oscar).cards] == ["t-2"]
+    assert answers_sent_to(owner).cards == []
 
 
 def held_by_the_knowledge_base(publish: Callable[..., Any], submit: Callable[..., Any],
@@ -369,7 +369,7 @@ def test_the_owner_of_a_knowledge_base_document_the_answer_did_not_retrieve_is_a
     assert AuditEvent.objects.get(action="review_item.sent_to_owner").after["owners"] == [
         "olivia", "oscar"]
 
-    [item] = answers_sent_to(oscar)
+    [item] = answers_sent_to(oscar).cards
     assert item.answer.trace_id == "kb-1"
     assert item.my_documents == ["pricing-eu"]
     inbox = login(oscar).get("/owner/").content.decode()
@@ -479,7 +479,7 @@ def test_an_owner_asked_before_the_answer_came_back_to_the_queue_is_told_the_wai
 
 
 def test_answers_an_owner_may_not_read_do_not_crowd_her_inbox_list(
-    sources: None, hr_sources: None, owner: Any, reviewer: Any, login: Any,
+    sources: None, hr_sources: None, owner: Any, reviewer: Any, login: Any, monkeypatch: Any,
 ) -> None:
     """Three questions about HR answers reached olivia before she lost (or never had) the
     right to read them; two public ones came after. Listing two at most, the inbox still shows
@@ -502,8 +502,22 @@ def test_answers_an_owner_may_not_read_do_not_crowd_her_inbox_list(
         item.waiting_for_owner = True
         item.save(update_fields=["owner_question", "waiting_for_owner"])
 
-    assert [i.answer.trace_id for i in answers_sent_to(owner, limit=2)] == ["pub-0", "pub-1"]
-    assert [i.answer.trace_id for i in answers_sent_to(owner, limit=1)] == ["pub-0"]
+    two = answers_sent_to(owner, limit=2)
+    assert ([i.answer.trace_id for i in two.cards], two.more) == (["pub-0", "pub-1"], False)
+    one = answers_sent_to(owner, limit=1)
+    assert ([i.answer.trace_id for i in one.cards], one.more) == (["pub-0"], True)
+    # However many she may not read, the reads stop: the list says more are waiting.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from reviewqueue.sources import selectors
+
+    monkeypatch.setattr(selectors, "SENT_READS", 2)
+    with CaptureQueriesContext(connection) as captured:
+        capped = answers_sent_to(owner, limit=1)
+    assert (capped.cards, capped.more) == ([], True)  # 3 HR answers first, 1 a read, 2 reads
+    assert len(captured) <= 1 + 2 * 5
+    monkeypatch.undo()
 
     page = login(owner).get("/owner/").content.decode()
     assert "pub-0" in page and "pub-1" in page and "hr-0" not in page
