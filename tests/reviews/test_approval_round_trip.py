@@ -104,13 +104,13 @@ def test_an_approval_back_in_the_queue_stays_there_when_the_gate_then_abstains(
     assert state(trace) == ("approved", verdict, False)
 
 
-def test_an_approval_back_in_the_queue_stands_again_when_the_gate_then_lets_it_through(
+def test_an_approval_back_in_the_queue_stands_again_when_its_verdict_comes_back(
     approved: tuple[str, int], publish: Any, service_api: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    """Back in the queue over a third document; then nothing disagrees any more (the gate
-    says candidate): the approval stands again, as it would have had the answer not been
-    sent back. When the verdict approved comes back, it is still approved."""
+    """Back in the queue over a third document; then nothing disagrees any more and the gate
+    lets it through by itself (candidate, the approval its history). When the sources come
+    back to the verdict approved, the approval stands again."""
     from tests.reviews.conftest import fact
 
     trace, verdict = approved
@@ -120,7 +120,7 @@ def test_an_approval_back_in_the_queue_stands_again_when_the_gate_then_lets_it_t
     with django_capture_on_commit_callbacks(execute=True):
         service_api.delete("/api/v1/documents/pricing-eu")
         service_api.delete("/api/v1/documents/extra")
-    assert state(trace)[0] == "approved" and not state(trace)[2]
+    assert state(trace)[0] == "candidate" and not state(trace)[2]
     with django_capture_on_commit_callbacks(execute=True):
         assert service_api.post("/api/v1/documents/pricing-eu/restore").status_code == 200
     assert state(trace) == ("approved", verdict, False)

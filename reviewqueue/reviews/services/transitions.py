@@ -149,10 +149,13 @@ def answer_apply_verdict(
     assert transaction.get_connection().in_atomic_block
     old_status = answer.status or None
     new_status = status_after(old_status, verdict.decision)
-    # The approval a held answer shows: the last approve or edit before it left APPROVED.
+    # The approval a held answer shows: the last approve or edit, when it comes back to the
+    # queue from APPROVED, or from CANDIDATE (an approved answer the gate let through by itself
+    # for a while: the approval is its history, and its verdict may come back).
     earlier_approval: Decision | None = None
     item: ReviewItem | None = None
-    if old_status == Answer.Status.APPROVED and new_status == Answer.Status.HELD:
+    if old_status in (Answer.Status.APPROVED, Answer.Status.CANDIDATE) \
+            and new_status == Answer.Status.HELD:
         earlier_approval = (
             Decision.objects.filter(answer=answer, action__in=["approve", "edit"])
             .order_by("-id").first()
@@ -162,11 +165,10 @@ def answer_apply_verdict(
         item = (ReviewItem.objects.select_for_update(of=("self",))
                 .select_related("earlier_approval").filter(answer=answer).first())
         earlier_approval = item.earlier_approval if item is not None else None
-        if earlier_approval is not None:
-            # Back from an approval, it moves as an approved answer would, however many
-            # changes came between: approved again when the gate lets it through, held (the
-            # approval shown) when it holds it back or abstains.
-            new_status = status_after(Answer.Status.APPROVED, verdict.decision)
+        if new_status == Answer.Status.ABSTAINED and earlier_approval is not None:
+            # Back from an approval, it stays with a person, as an approved answer whose
+            # gate abstains does: however many changes came between, the approval is shown.
+            new_status = Answer.Status.HELD
     if (new_status == Answer.Status.HELD and earlier_approval is not None
             and earlier_approval.action == "approve"
             and earlier_approval.verdict_id == verdict.pk):
