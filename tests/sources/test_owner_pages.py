@@ -597,6 +597,15 @@ def test_an_admin_who_may_not_read_a_document_manages_it_without_seeing_its_text
         assert "data-unreadable" not in page
 
 
+def post_correction(client: Any, document: str, fact_id: int, value: str) -> Any:
+    """The correction form of revision r1, as its page drew it, with one value changed."""
+    return client.post(f"/owner/documents/{document}/publish", {
+        "revision": "r1", "facts-TOTAL_FORMS": "1", "facts-INITIAL_FORMS": "1",
+        "facts-MIN_NUM_FORMS": "0", "facts-MAX_NUM_FORMS": "1000",
+        "facts-0-fact_id": fact_id, "facts-0-value": value, "facts-0-valid_from": "2026-01-01",
+        "facts-0-valid_until": ""})
+
+
 def test_a_form_posted_with_a_restricted_older_revisions_fact_shows_nothing_of_it(
     client: Any, publish: Any, other_owner: Any, admin_user: Any
 ) -> None:
@@ -613,11 +622,7 @@ def test_a_form_posted_with_a_restricted_older_revisions_fact_shows_nothing_of_i
     client.force_login(admin_user)
     ended = client.post("/owner/documents/handbook/end-validity",
                         {"fact_id": secret.pk, "last_day": "2026-11-01"})
-    published = client.post("/owner/documents/handbook/publish", {
-        "revision": "r1", "facts-TOTAL_FORMS": "1", "facts-INITIAL_FORMS": "1",
-        "facts-MIN_NUM_FORMS": "0", "facts-MAX_NUM_FORMS": "1000",
-        "facts-0-fact_id": secret.pk, "facts-0-value": "1", "facts-0-valid_from": "2026-01-01",
-        "facts-0-valid_until": ""})
+    published = post_correction(client, "handbook", secret.pk, "1")
     for response in (ended, published):
         page = response.content.decode()
         assert response.status_code in (403, 409), response.status_code
@@ -637,11 +642,7 @@ def test_a_withdrawn_document_one_may_not_read_cannot_be_corrected(
     assert service_api.delete("/api/v1/documents/hr-trial").status_code == 200
     fact = Fact.objects.get(revision__document__key="hr-trial")
     client.force_login(admin_user)
-    refused = client.post("/owner/documents/hr-trial/publish", {
-        "revision": "r1", "facts-TOTAL_FORMS": "1", "facts-INITIAL_FORMS": "1",
-        "facts-MIN_NUM_FORMS": "0", "facts-MAX_NUM_FORMS": "1000",
-        "facts-0-fact_id": fact.pk, "facts-0-value": "31", "facts-0-valid_from": "2026-01-01",
-        "facts-0-valid_until": ""})
+    refused = post_correction(client, "hr-trial", fact.pk, "31")
     assert refused.status_code == 403
     page = refused.content.decode()
     assert "None of your principals may read this document, so you cannot correct it." in page
@@ -847,11 +848,7 @@ def test_a_form_of_a_revision_one_may_no_longer_read_gets_the_current_revision_t
     publish("handbook", revision="r2", owner="oscar", facts=trial(14),
             passages=[{"span": "p1", "text": "The trial lasts 14 days."}])
     client.force_login(ada)
-    response = client.post("/owner/documents/handbook/publish", {
-        "revision": "r1", "facts-TOTAL_FORMS": "1", "facts-INITIAL_FORMS": "1",
-        "facts-MIN_NUM_FORMS": "0", "facts-MAX_NUM_FORMS": "1000",
-        "facts-0-fact_id": fact.pk, "facts-0-value": "31", "facts-0-valid_from": "2026-01-01",
-        "facts-0-valid_until": ""})
+    response = post_correction(client, "handbook", fact.pk, "31")
     page = response.content.decode()
     assert response.status_code == 409
     assert "The trial lasts 14 days." in page and "Staff get 30 days." not in page
