@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import task_prerun, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewqueue.settings")
 
@@ -35,3 +35,18 @@ def catch_up_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
         app.send_task("jobs.resume_stalled")
     except Exception as exc:  # the broker will be retried by beat; a worker must still start
         log.warning("catch-up not enqueued", extra={"error": type(exc).__name__})
+
+
+@task_prerun.connect
+def start_on_a_sound_connection(task: Any = None, **kwargs: Any) -> None:
+    """A task starts outside any transaction, on a connection that is not in the middle of a
+    command. A soft time limit is an exception raised wherever the code is: inside a query, or
+    inside transaction.atomic's own bookkeeping. The task that met it may then leave its
+    connection marked as in a transaction nothing is in, or with a command half sent, and
+    every later task of that process would fail on it. Such a connection is dropped here. (A
+    task run eagerly, in the web process, runs inside its caller's transactions.)"""
+    from reviewqueue.dbconnections import drop_unsound_connections
+
+    if task is not None and not task.request.is_eager and (dropped := drop_unsound_connections()):
+        log.warning("unsound database connection dropped", extra={
+            "task": task.name, "connections": dropped})

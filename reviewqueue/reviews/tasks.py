@@ -14,8 +14,10 @@ from typing import Any
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 
 from reviewqueue.audit.services import Actor, actor_username
+from reviewqueue.dbconnections import drop_unsound_connections
 from reviewqueue.jobs.tasking import PASS_THROUGH_ERRORS, ReliableTask
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,7 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
         chunk_mark_started,
         dead_letter_record,
     )
-    from reviewqueue.reviews.services.reevaluation import answers_reevaluate
+    from reviewqueue.reviews.services.reevaluation import OutOfTime, answers_reevaluate
 
     if chunk_id is not None and chunk_is_finished(chunk_id=chunk_id):
         # A duplicate (redelivered or resent) of a chunk another delivery already did.
@@ -58,12 +60,20 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
     started = time.perf_counter()
     actor, job_cause = job_actor_and_cause(job_id)
     cause = cause or job_cause
+    # A chunk stops between two answers once three quarters of its soft time limit are gone,
+    # before the limit itself, which strikes wherever the code is (inside a query, say).
+    deadline = (time.monotonic() + settings.CELERY_TASK_SOFT_TIME_LIMIT * 0.75
+                if chunk_id is not None else None)
     try:
         outcome = answers_reevaluate(answer_ids=answer_ids, trigger=trigger, actor=actor,
-                                     cause=cause, reraise=PASS_THROUGH_ERRORS)
-    except SoftTimeLimitExceeded as exc:
+                                     cause=cause, reraise=PASS_THROUGH_ERRORS,
+                                     deadline=deadline)
+    except (SoftTimeLimitExceeded, OutOfTime) as exc:
         if chunk_id is None:
             raise
+        if isinstance(exc, SoftTimeLimitExceeded) and not reevaluate_answers.request.is_eager:
+            # It may have struck inside a query or a transaction's bookkeeping.
+            drop_unsound_connections()
         # What the chunk did before its time limit counts as done, and the answers it did not
         # get to go on as a new chunk: none of them has failed (a dead letter for the whole
         # chunk would count every one as failed).

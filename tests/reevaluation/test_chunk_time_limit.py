@@ -83,3 +83,33 @@ def test_an_answer_that_takes_the_whole_time_alone_is_the_only_one_failed(
     page = admin_client.get("/admin/jobs/deadletter/").content.decode()
     assert "SoftTimeLimitExceeded" in page
     assert seen == [1, 2, 2, 3, 4]
+
+
+def test_a_chunk_stops_between_two_answers_before_its_time_limit_strikes(
+    job: Job, on_commit: Any
+) -> None:
+    """Past three quarters of its soft limit a chunk stops after the answer in hand, and the
+    rest goes on as a new chunk, as when the limit itself strikes, but with no exception raised
+    in the middle of a query."""
+    import time
+
+    seen: list[int] = []
+    ticks: list[int] = []
+
+    class Clock:
+        """Time runs out once two answers are done: every later reading is far ahead."""
+
+        @staticmethod
+        def monotonic() -> float:
+            ticks.append(1)
+            return time.monotonic() + (10_000 if len(ticks) >= 2 else 0)
+
+    with limit_on(0, times=0, seen=seen), mock.patch.object(reevaluation, "time", Clock):
+        run_chunk_on_a_worker(job, on_commit)
+
+    job.refresh_from_db()
+    assert (job.state, job.done, job.failed) == ("finished", 4, 0)
+    assert seen == [1, 2, 3, 4]
+    assert not DeadLetter.objects.exists()
+    assert list(job.chunks.order_by("number").values_list("answer_ids", flat=True)) == [
+        [1, 2], [3], [4]]

@@ -6,6 +6,7 @@ withdrawn, a validity boundary, a new gate version, "re-evaluate now", a refused
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -91,6 +92,10 @@ def record_cleared(*, answer: Answer, old_status: str, new_status: str, verdict:
     )
 
 
+class OutOfTime(Exception):
+    """A batch of re-evaluations stopped at its deadline, between two answers."""
+
+
 @dataclass
 class BatchOutcome:
     """What happened to a batch of answers: `done_ids` re-evaluated (changed or not),
@@ -116,6 +121,7 @@ def answers_reevaluate(
     actor: Actor = WORKER,
     cause: str = "",
     reraise: tuple[type[BaseException], ...] = (OperationalError, InterfaceError),
+    deadline: float | None = None,
 ) -> BatchOutcome:
     """Re-evaluate each answer in its own transaction.
 
@@ -123,10 +129,17 @@ def answers_reevaluate(
     (a lost database connection, a time limit) stop the batch so the caller can retry it as a
     whole, which is harmless for the answers already done. The error carries how far the batch
     got, as `error.batch_outcome`: a time limit must not count the answers done before it as
-    failed.
+    failed. Past `deadline` (time.monotonic()), the batch stops between two answers, after
+    one at least, with `OutOfTime`: stopped there, rather than by a time limit raised in the
+    middle of a query, it leaves its connection sound.
     """
     outcome = BatchOutcome()
     for answer_id in answer_ids:
+        if (deadline is not None and (outcome.done_ids or outcome.errors)
+                and time.monotonic() > deadline):
+            stop = OutOfTime("the chunk ran out of time between two answers")
+            stop.batch_outcome = outcome  # type: ignore[attr-defined]
+            raise stop
         try:
             verdict = answer_reevaluate(answer_id=answer_id, trigger=trigger, actor=actor,
                                         cause=cause)
