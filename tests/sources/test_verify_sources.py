@@ -137,7 +137,11 @@ def test_a_source_changed_in_the_database_is_on_the_audit_page_and_alerts_once(
     [alert] = AuditAlert.objects.all()
     assert alert.problem == "sources_changed"
     assert "hr-leave: lets ['*'] read it" in alert.message
-    assert "hr-leave: lets [&#x27;*&#x27;] read it" in page  # the alert, on the same page
+    # The alert, on the same page, in the reader's language.
+    alert_shown = page[page.index('data-alert="sources"'):page.index("Acknowledge</button>")]
+    assert "Sources changed after they were published (1 difference):" in alert_shown
+    assert ("<li>hr-leave: the document lets others read it than its current revision "
+            "does</li>") in alert_shown
     # Found again the next night, the same difference raises no second alert.
     verify_chain.apply(kwargs={"trigger": "nightly"}).get()
     assert AuditAlert.objects.count() == 1
