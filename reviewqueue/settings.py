@@ -141,7 +141,8 @@ AUTH_PASSWORD_VALIDATORS = [
 # --- Redis, cache and Celery -------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+    # Redis, or this process's memory while Redis cannot be reached (reviewqueue/cache.py).
+    CACHES = {"default": {"BACKEND": "reviewqueue.cache.RedisOrLocalCache",
                           "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
