@@ -90,21 +90,34 @@ def answer_ids_all() -> QuerySet[Any]:
 
 
 def answer_ids_due_for_validity(day: date) -> QuerySet[Any]:
-    """Answers whose *current* verdict's next validity boundary is `day` or earlier.
+    """Answers whose *current* verdict's next validity boundary is `day` or earlier, and those
+    whose current verdict was computed for a later day than `day` (see _ahead).
 
     PostgreSQL walks the partial index `verdict_next_boundary` up to `day` and joins each
     verdict to the answer that holds it as current through the index on
     `answer.current_verdict_id`; older verdicts of the same answer drop out in the join.
     """
-    return (
-        Answer.objects.filter(current_verdict__next_boundary__lte=day)
-        .values_list("id", flat=True)
-        .order_by("id")
-    )
+    due = Q(current_verdict__next_boundary__lte=day)
+    if _ahead(day).exists():
+        due |= _verdict_ahead_of(day)
+    return Answer.objects.filter(due).values_list("id", flat=True).order_by("id")
+
+
+def _verdict_ahead_of(day: date) -> Q:
+    return Q(as_of__isnull=True, current_verdict__as_of__gt=day)
+
+
+def _ahead(day: date) -> QuerySet[Any]:
+    """Answers checked on today whose current verdict was computed for a later day: the date
+    went back, as when a drill's REEVALUATION_TODAY is lifted. Their next boundaries lie
+    further ahead still, so the boundaries alone would leave them on the drill's verdicts.
+    Asked once a sweep (a scan, as the sweep runs once a day and when a worker starts)."""
+    return Answer.objects.filter(_verdict_ahead_of(day))
 
 
 def validity_sweep_due(day: date) -> bool:
-    return Answer.objects.filter(current_verdict__next_boundary__lte=day).exists()
+    return (Answer.objects.filter(current_verdict__next_boundary__lte=day).exists()
+            or _ahead(day).exists())
 
 
 def job_actor_and_cause(job_id: str | None) -> tuple[Actor, str]:

@@ -263,6 +263,22 @@ def test_a_second_sweep_on_the_same_day_finds_nothing_to_do(calendar: dict[str, 
     assert _sweep_on(day, on_commit) is None
 
 
+def test_when_the_date_goes_back_the_sweep_takes_the_verdicts_computed_ahead(
+    calendar: dict[str, Answer], on_commit: Any
+) -> None:
+    """A drill pinned the date ten days ahead, and the sweep moved both answers; the drill
+    over, today's sweep finds their verdicts computed for a later day and checks them again,
+    though no boundary of theirs has come."""
+    _sweep_on(today() + dt.timedelta(days=10), on_commit)
+    assert Answer.objects.get(trace_id="leaving").status == Answer.Status.HELD
+    job = _sweep_on(today(), on_commit)
+    assert job is not None
+    for name, status in (("leaving", Answer.Status.CANDIDATE), ("arriving", Answer.Status.HELD)):
+        answer = Answer.objects.select_related("current_verdict").get(trace_id=name)
+        assert (answer.status, answer.current_verdict.as_of) == (status, today())
+    assert _sweep_on(today(), on_commit) is None  # nothing is ahead any more
+
+
 def test_the_sweep_reads_the_boundary_index(calendar: dict[str, Answer]) -> None:
     # Without its ORDER BY (the chunks' order), which on tables this small makes walking the
     # answers' primary key look cheapest. At 100,000 answers the benchmark checks the plan of
