@@ -105,8 +105,10 @@ class DeadLetterAdmin(ReadOnlyAdmin):
     def retry_selected(self, request: HttpRequest, queryset: QuerySet[DeadLetter]) -> None:
         actor = Actor.of_user(request.user)
         letter_ids = list(queryset.values_list("pk", flat=True))
+        # Only letters still waiting are sent: one whose answer was re-evaluated since is done.
+        waiting = list(queryset.filter(resolved_at__isnull=True).values_list("pk", flat=True))
         count = 0
-        for position, letter_id in enumerate(letter_ids):
+        for position, letter_id in enumerate(waiting):
             try:
                 letter = dead_letter_retry(dead_letter_id=letter_id, user=request.user,
                                            actor=actor)
@@ -117,11 +119,15 @@ class DeadLetterAdmin(ReadOnlyAdmin):
                     self.message_user(request, f"{count} task(s) sent again.", messages.SUCCESS)
                 self.message_user(
                     request,
-                    f"The message broker could not be reached: {len(letter_ids) - position} "
+                    f"The message broker could not be reached: {len(waiting) - position} "
                     f"task(s) were not sent again, and nothing was recorded for them. Try "
                     f"again once the broker is back.",
                     messages.ERROR,
                 )
+                if len(waiting) < len(letter_ids):
+                    self.message_user(request, (
+                        f"{len(letter_ids) - len(waiting)} of the selected were not to be sent: "
+                        "their answer was re-evaluated since (resolved)."), messages.WARNING)
                 return
             if letter is not None:
                 count += 1

@@ -82,6 +82,24 @@ def test_with_the_broker_down_the_admin_is_told_nothing_was_sent_again(
 
 
 @pytest.mark.django_db
+def test_with_the_broker_down_letters_already_resolved_are_not_counted_as_unsent(
+    admin_client: Any, answer: Answer
+) -> None:
+    from django.utils import timezone
+
+    waiting = chunk_letter(answer)
+    done = [chunk_letter(answer) for _ in range(2)]
+    DeadLetter.objects.filter(pk__in=[d.pk for d in done]).update(resolved_at=timezone.now())
+
+    with broker_down():
+        page = retry_from_the_admin(admin_client, waiting, *done)
+
+    assert "The message broker could not be reached: 1 task(s) were not sent again" in page
+    assert ("2 of the selected were not to be sent: their answer was re-evaluated since "
+            "(resolved).") in page
+
+
+@pytest.mark.django_db
 def test_with_the_broker_down_the_dead_letter_and_the_audit_log_do_not_claim_a_retry(
     admin_client: Any, answer: Answer
 ) -> None:
