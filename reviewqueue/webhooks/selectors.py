@@ -57,4 +57,26 @@ def endpoint_deliveries(endpoint: WebhookEndpoint, *, before: int | None = None,
         deliveries = deliveries.filter(Q(created_at__lt=at) | Q(created_at=at, pk__lt=before))
     page = list(deliveries.order_by("-created_at", "-id")
                 .prefetch_related("attempt_log")[:size + 1])
+    _mark_waiting_behind(endpoint, page[:size])
     return page[:size], page[size - 1].pk if len(page) > size else None
+
+
+def _mark_waiting_behind(endpoint: WebhookEndpoint, deliveries: list[WebhookDelivery]) -> None:
+    """Set `behind` on each pending delivery that waits for an older one of the same answer
+    (an endpoint gets an answer's events in order): the event id of the oldest still to go,
+    or None. Its own next attempt time means nothing until that one is through (1 query)."""
+    pending = [d for d in deliveries if d.state == WebhookDelivery.State.PENDING and d.trace_id]
+    for delivery in deliveries:
+        delivery.behind = None
+    if not pending:
+        return
+    oldest = {trace: (pk, event) for trace, pk, event in (
+        endpoint.deliveries.filter(trace_id__in={d.trace_id for d in pending},
+                                   state__in=[WebhookDelivery.State.PENDING,
+                                              WebhookDelivery.State.SENDING])
+        .order_by("trace_id", "id").distinct("trace_id")
+        .values_list("trace_id", "id", "event_id"))}
+    for delivery in pending:
+        pk, event = oldest.get(delivery.trace_id, (delivery.pk, None))
+        if pk < delivery.pk:
+            delivery.behind = event

@@ -71,6 +71,28 @@ def test_a_newer_event_waits_for_the_older_one_of_the_same_answer(
     assert ("t-2", "candidate", 500) in sent  # tried at once, not after t-1's events
 
 
+def test_the_delivery_log_says_a_newer_event_waits_for_the_older_one(
+    receiver: Receiver, settings: Any, admin_client: Any
+) -> None:
+    """Its own next attempt time has passed and means nothing while the older event of the
+    same answer is still to be delivered: the log says what it waits for instead."""
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 600
+    receiver.fail_first = 1
+    endpoint = WebhookEndpoint.objects.create(url=receiver.url, secret=SECRET)
+    approved = _record("t-1", "approved")
+    webhook_delivery_attempt(delivery_id=approved)
+    held = _record("t-1", "held")
+    other = _record("t-2", "candidate")
+    page = admin_client.get(f"/webhooks/{endpoint.pk}/").content.decode()
+    first = WebhookDelivery.objects.get(pk=approved)
+    rows = {pk: page[page.index(str(WebhookDelivery.objects.get(pk=pk).event_id)):]
+            .split("</tr>", 1)[0] for pk in (approved, held, other)}
+    assert (f"after the earlier event <code>{first.event_id}</code> of this answer, still to be "
+            "delivered") in rows[held]
+    assert "data-behind" not in rows[other] and "next " in rows[other]
+    assert "data-behind" not in rows[approved]
+
+
 def test_an_older_event_given_up_lets_the_newer_one_go(receiver: Receiver,
                                                        settings: Any) -> None:
     settings.WEBHOOK_MAX_ATTEMPTS = 1
