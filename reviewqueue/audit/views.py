@@ -98,9 +98,10 @@ def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
     name = (_("Verdict #%(id)s of %(trace)s") if problem.get("kind") == "verdict"
             else _("Decision #%(id)s of %(trace)s")) % values
     if problem.get("code") == "unrecorded":
-        label = _("no audit event recorded it")
+        label = _("no audit event recorded it: it was not made through ReviewQueue, or its "
+                  "event was taken out of the log")
     else:
-        label = _("changed after its audit event recorded it: %(fields)s") % {"fields": ", ".join(
+        label = _("changed after its audit event recorded it (%(fields)s)") % {"fields": ", ".join(
             str(LOGGED_FIELDS.get(f, f)) for f in problem.get("fields") or [])}
     return {"name": name, "label": label,
             "url": reverse("audit:timeline", args=[problem.get("trace_id", "")])}

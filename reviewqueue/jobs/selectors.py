@@ -89,7 +89,7 @@ def answer_ids_all() -> QuerySet[Any]:
             .values_list("id", flat=True).order_by("id"))
 
 
-def answer_ids_due_for_validity(day: date) -> QuerySet[Any]:
+def answer_ids_due_for_validity(day: date, job_id: Any = None) -> QuerySet[Any]:
     """Answers whose *current* verdict's next validity boundary is `day` or earlier, and those
     whose current verdict was computed for a later day than `day` (see _ahead).
 
@@ -98,7 +98,7 @@ def answer_ids_due_for_validity(day: date) -> QuerySet[Any]:
     `answer.current_verdict_id`; older verdicts of the same answer drop out in the join.
     """
     due = Q(current_verdict__next_boundary__lte=day)
-    if _ahead(day).exists():
+    if _ahead_due(day, job_id):
         due |= _verdict_ahead_of(day)
     return Answer.objects.filter(due).values_list("id", flat=True).order_by("id")
 
@@ -115,9 +115,20 @@ def _ahead(day: date) -> QuerySet[Any]:
     return Answer.objects.filter(_verdict_ahead_of(day))
 
 
+def _ahead_due(day: date, job_id: Any = None) -> bool:
+    """Whether the day's sweep takes the answers `_ahead`: the first sweep of the day does.
+    One whose verdict came out the same (every fact as much in force today as on the later
+    day) keeps that verdict, computed ahead, and is right today: taken once a day, not at
+    every sweep of it. `job_id`: that first sweep's job, when it finds its answers."""
+    earlier = Job.objects.filter(scope=Job.Scope.VALIDITY, as_of=day)
+    if job_id is not None:
+        earlier = earlier.exclude(pk=job_id)
+    return not earlier.exists() and _ahead(day).exists()
+
+
 def validity_sweep_due(day: date) -> bool:
     return (Answer.objects.filter(current_verdict__next_boundary__lte=day).exists()
-            or _ahead(day).exists())
+            or _ahead_due(day))
 
 
 def job_actor_and_cause(job_id: str | None) -> tuple[Actor, str]:

@@ -267,7 +267,7 @@ def _affected_answer_ids(job: Job) -> Iterator[int]:
         return answer_ids_all().iterator(chunk_size=5000)
     if job.scope == Job.Scope.VALIDITY:
         assert job.as_of is not None
-        return answer_ids_due_for_validity(job.as_of).iterator(chunk_size=5000)
+        return answer_ids_due_for_validity(job.as_of, job.pk).iterator(chunk_size=5000)
     raise ValueError(f"job {job.pk} of scope {job.scope!r} has its chunks from the start")
 
 

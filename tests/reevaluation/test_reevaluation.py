@@ -279,6 +279,21 @@ def test_when_the_date_goes_back_the_sweep_takes_the_verdicts_computed_ahead(
     assert _sweep_on(today(), on_commit) is None  # nothing is ahead any more
 
 
+def test_a_verdict_computed_ahead_that_holds_today_too_is_taken_once_a_day(
+    publish_doc: Any, ingest: Any, on_commit: Any
+) -> None:
+    """Ingested during a drill ten days ahead, on a fact in force from long before to no end:
+    today's gate gives the same verdict, which stays, dated ahead. The day's first sweep takes
+    it; the next sweeps of the day do not."""
+    publish_doc("pricing", "r1")
+    ahead = today() + dt.timedelta(days=10)
+    with mock.patch("reviewqueue.reviews.services.evaluation.today", return_value=ahead):
+        ingest("during-drill")
+    assert _sweep_on(today(), on_commit) is not None
+    assert Answer.objects.get(trace_id="during-drill").current_verdict.as_of == ahead
+    assert _sweep_on(today(), on_commit) is None
+
+
 def test_the_sweep_reads_the_boundary_index(calendar: dict[str, Answer]) -> None:
     # Without its ORDER BY (the chunks' order), which on tables this small makes walking the
     # answers' primary key look cheapest. At 100,000 answers the benchmark checks the plan of
