@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -52,53 +53,76 @@ def chunked_bodies_read(app: Wsgi) -> Wsgi:
     refuses as too large) and give its length as Content-Length."""
 
     def read(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        if ("chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
-                and not environ.get("CONTENT_LENGTH")):
-            from django.conf import settings
+        if "chunked" not in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+            return app(environ, start_response)
+        from django.conf import settings
 
-            limit = settings.API_MAX_BODY_BYTES + 1
-            stream = environ["wsgi.input"]
+        limit = settings.API_MAX_BODY_BYTES + 1
+        stream = environ["wsgi.input"]
+        whole = True
+        if _undone_by_nobody(stream):
+            # Transfer-Encoding wins over a Content-Length sent beside it (RFC 9112, 6.3).
             try:
-                data = (_unchunked(stream, limit) if _undone_by_nobody(stream)
-                        else stream.read(limit))
+                data, whole = _unchunked(stream, limit)
             except ValueError:
                 body = b"The body's chunks are malformed (Transfer-Encoding: chunked)."
-                start_response("400 Bad Request", [("Content-Type", "text/plain"),
-                                                   ("Content-Length", str(len(body)))])
-                return [body]
-            environ["wsgi.input"] = io.BytesIO(data)
-            environ["CONTENT_LENGTH"] = str(len(data))
-        return app(environ, start_response)
+                # No length: the development server then closes the connection, whose unread
+                # bytes would otherwise be taken for the next request.
+                start_response("400 Bad Request", [("Content-Type", "text/plain")])
+                return iter([body])  # a list of one would have the server count its length
+        elif not environ.get("CONTENT_LENGTH"):
+            data = stream.read(limit)
+        else:
+            return app(environ, start_response)
+        environ["wsgi.input"] = io.BytesIO(data)
+        environ["CONTENT_LENGTH"] = str(len(data))
+        if whole:
+            return app(environ, start_response)
+
+        def without_length(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:
+            # The rest of the body is still on the connection: it must close after this reply.
+            return start_response(status, [(k, v) for k, v in headers
+                                           if k.lower() != "content-length"], *rest)
+
+        return app(environ, without_length)
 
     return read
 
 
 def _undone_by_nobody(stream: Any) -> bool:
     """Django's development server gives the connection itself, behind a limit of the
-    Content-Length it did not get (0): the chunks are still in it."""
+    Content-Length it was sent (0 when none was): the chunks are still in it."""
     from django.core.handlers.wsgi import LimitedStream
 
-    return isinstance(stream, LimitedStream) and stream.limit == 0
+    return isinstance(stream, LimitedStream)
 
 
-def _unchunked(stream: Any, limit: int) -> bytes:
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+
+
+def _unchunked(stream: Any, limit: int) -> tuple[bytes, bool]:
     """Undo the chunks, reading the connection through the development server's own stream
     (each chunk: its size in hex, CRLF, the bytes, CRLF; a chunk of size 0 and the trailer
-    lines end the body). Stops after `limit` bytes: the API refuses the body as too large."""
+    lines end the body). Returns the body and whether it was read to its end: past `limit`
+    bytes it stops (the API refuses the body as too large). ValueError when malformed."""
     read, readline = stream._read, stream._readline  # the connection, past the limit of 0
     data = bytearray()
-    while len(data) < limit:
-        size = int(readline(1024).split(b";")[0].strip() or b"x", 16)  # ValueError if not hex
-        if size < 0:
-            raise ValueError("a chunk's size is negative")
+    while True:
+        size_text = readline(1024).split(b";")[0].strip()
+        if not _CHUNK_SIZE.fullmatch(size_text):
+            raise ValueError("a chunk's size is not hexadecimal digits")
+        size = int(size_text, 16)
         if size == 0:
             while readline(1024) not in (b"\r\n", b"\n", b""):  # the trailer
                 pass
-            break
-        data += read(size)
-        if readline(1024).strip():
-            raise ValueError("a chunk is longer than its size says")
-    return bytes(data[:limit])
+            return bytes(data), True
+        if size > limit - len(data):
+            data += read(limit - len(data))
+            return bytes(data), False
+        chunk = read(size)
+        if len(chunk) < size or readline(1024).strip():
+            raise ValueError("a chunk is shorter or longer than its size says")
+        data += chunk
 
 
 application = utf8_addresses_only(chunked_bodies_read(get_wsgi_application()))

@@ -459,7 +459,7 @@ def test_a_body_sent_in_chunks_is_read_whole(service: Any, owner: Any) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_body_in_chunks_is_read_whole_under_the_development_server(
-    service: Any, owner: Any
+    service: Any, owner: Any, settings: Any
 ) -> None:
     """`make demo`'s server hands on the connection as it came, chunks and all, behind a limit
     of 0 bytes: the chunks are undone here. Malformed chunks are refused as such."""
@@ -476,21 +476,47 @@ def test_a_body_in_chunks_is_read_whole_under_the_development_server(
             + f"{len(data) - cut:X}\r\n".encode() + data[cut:] + b"\r\n0\r\nX-Trailer: 1\r\n\r\n"
             + b"GET /next HTTP/1.1\r\n")
 
-    def put(body: bytes, path: str = "/api/v1/documents/pricing/revisions/r1") -> tuple[str, Any]:
+    headers: dict[str, str] = {}
+
+    def put(body: bytes, path: str = "/api/v1/documents/pricing/revisions/r1",
+            length: int = 0) -> tuple[str, Any]:
         connection = io.BytesIO(body)
         started: list[str] = []
+
+        def start(status: str, sent: list[tuple[str, str]]) -> None:
+            started.append(status)
+            headers.clear()
+            headers.update(sent)
+
         reply = b"".join(application({
             "REQUEST_METHOD": "PUT", "PATH_INFO": path,
             "SERVER_NAME": "testserver", "SERVER_PORT": "80", "wsgi.url_scheme": "http",
-            "wsgi.input": LimitedStream(connection, 0), "HTTP_TRANSFER_ENCODING": "chunked",
+            "wsgi.input": LimitedStream(connection, length), "HTTP_TRANSFER_ENCODING": "chunked",
             "CONTENT_TYPE": "application/json", "HTTP_AUTHORIZATION": f"Token {token}",
-        }, lambda status, headers: started.append(status)))
+            **({"CONTENT_LENGTH": str(length)} if length else {}),
+        }, start))
         return started[0], (reply, connection.read())
 
     status, (reply, left) = put(sent)
     assert status.startswith("201"), reply
     assert left == b"GET /next HTTP/1.1\r\n"  # the next request is left whole
     assert Document.objects.get().key == "pricing"
-    status, (reply, _) = put(b"zz\r\n{}\r\n0\r\n\r\n", "/api/v1/documents/faq/revisions/r1")
-    assert status.startswith("400")
-    assert reply == b"The body's chunks are malformed (Transfer-Encoding: chunked)."
+    # Malformed: refused, with no length, so that the server closes the connection.
+    for bad in (b"zz\r\n{}\r\n0\r\n\r\n", b"0x2\r\n{}\r\n0\r\n\r\n", b"-2\r\n{}\r\n",
+                b"2\r\n{}{}\r\n0\r\n\r\n"):
+        status, (reply, _) = put(bad, "/api/v1/documents/faq/revisions/r1")
+        assert status.startswith("400"), bad
+        assert reply == b"The body's chunks are malformed (Transfer-Encoding: chunked)."
+        assert "Content-Length" not in headers
+    # A chunk past the limit is read only to it (no allocation of the size it claims): too
+    # large, and the connection closes, the rest of the body being still on it.
+    settings.API_MAX_BODY_BYTES = 1024
+    status, (reply, left) = put(b"FFFFFFFFFFFF\r\n" + b"x" * 2000,
+                                "/api/v1/documents/faq/revisions/r1")
+    assert status.startswith("413") and "Content-Length" not in headers
+    assert len(left) == 2000 - 1025
+    settings.API_MAX_BODY_BYTES = 5 * 1024 * 1024
+    # With a Content-Length too, the chunks are still undone (Transfer-Encoding wins).
+    status, (reply, _) = put(sent.replace(b"/api", b"/x"), "/api/v1/documents/faq/revisions/r1",
+                             length=len(data))
+    assert status.startswith("201"), reply
