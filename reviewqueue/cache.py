@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError)
 WARN_EVERY_SECONDS = 60
+# After a failure Redis is left alone this long: one that accepts connections and never
+# answers would otherwise cost every call its timeout.
+RETRY_AFTER_SECONDS = 15
 
 
 class RedisOrLocalCache(RedisCache):
@@ -34,9 +37,11 @@ class RedisOrLocalCache(RedisCache):
         super().__init__(server, params)
         self._local = LocMemCache("reviewqueue-while-redis-is-down", {})
         self._warned_at = 0.0
+        self._down_until = 0.0
 
     def _fallback(self, name: str, exc: Exception) -> Any:
         now = time.monotonic()
+        self._down_until = now + RETRY_AFTER_SECONDS
         if now - self._warned_at > WARN_EVERY_SECONDS:
             self._warned_at = now
             log.warning("cache unreachable: this process keeps it in memory", extra={
@@ -46,6 +51,8 @@ class RedisOrLocalCache(RedisCache):
 
 def _either(name: str) -> Callable[..., Any]:
     def method(self: RedisOrLocalCache, *args: Any, **kwargs: Any) -> Any:
+        if time.monotonic() < self._down_until:
+            return getattr(self._local, name)(*args, **kwargs)
         try:
             return getattr(RedisCache, name)(self, *args, **kwargs)
         except UNREACHABLE as exc:

@@ -44,3 +44,37 @@ def test_the_sign_in_throttle_still_counts_while_the_cache_is_unreachable(
                                                 "password": "pw-for-tests-only"})
     assert response.status_code == 429
     assert "Too many failed sign-ins" in response.content.decode()
+
+
+def test_a_redis_that_never_answers_costs_one_timeout_not_one_a_request(
+    settings: Any, publish: Any, service_api: Any
+) -> None:
+    """It accepts connections and says nothing: after the first call waits out its timeout,
+    the next requests go straight to the process's memory for a while."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(50)
+    held: list[Any] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    settings.CACHES = {"default": {
+        "BACKEND": "reviewqueue.cache.RedisOrLocalCache",
+        "LOCATION": f"redis://127.0.0.1:{server.getsockname()[1]}/0"}}
+    try:
+        publish("pricing")  # its first cache call waits out the timeout
+        tried = len(held)
+        for _ in range(3):
+            assert service_api.get("/api/v1/documents/pricing").status_code == 200
+        assert len(held) == tried  # no call went to Redis again
+    finally:
+        server.close()
