@@ -220,3 +220,25 @@ def test_a_document_that_only_agrees_with_the_answer_does_not_end_the_wait(
         publish("pricing-eu", revision="r2", title="Pricing in the EU",
                 facts=[fact("trial_days", 31)])
     assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
+
+
+def test_a_new_revision_of_a_document_the_answer_only_retrieved_does_not_end_the_wait(
+    hold: Any, login: Any, reviewer: Any, publish: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    """No claim or marker cites the glossary, and no finding names it: its new revision
+    gives the answer a new verdict, held for exactly what it was, and the owner's question
+    stands."""
+    from tests.reviews.conftest import fact
+
+    publish("glossary", facts=[fact("seats", 5)])
+    trace = hold(retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r1", "span": "p1"},
+        {"cite": "g1", "document_id": "glossary", "revision": "r1", "span": "p1"}])
+    login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "Which trial length?"})
+    held_on = ReviewItem.objects.get(answer__trace_id=trace).answer.current_verdict_id
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("glossary", revision="r2", facts=[fact("seats", 6)])
+    item = ReviewItem.objects.select_related("answer").get(answer__trace_id=trace)
+    assert item.answer.current_verdict_id != held_on
+    assert item.waiting_for_owner

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+import gating
 from reviewqueue.audit.services import Actor, Entry, audit_record, audit_record_many
 from reviewqueue.copying import copy_instances
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
@@ -119,26 +120,34 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
 
 
 def _held_for(decision: str, reasons: list[str], findings: list[dict[str, Any]],
-              revisions_used: list[dict[str, Any]]) -> object:
+              revisions_used: list[dict[str, Any]], claims: list[dict[str, Any]],
+              text: str) -> object:
     """What a verdict holds an answer for, as the reviewer reads it: its decision, each
-    finding's code, claim and cited ids, and the revisions of the documents it cites. Not the
-    other documents a finding names: one that joins a conflict the owners were asked about
-    leaves their question the one to answer."""
+    finding's code, claim and cited ids, and the revisions of the documents it cites (by a
+    claim or a marker in `text`) or a finding names by its id. Not the knowledge-base
+    documents a finding names, nor those it only retrieved: one that joins a conflict the
+    owners were asked about, or a new revision of a document nothing rests on, leaves their
+    question the one to answer."""
+    cited = ({claim.get("cite") for claim in claims} | set(gating.extract_markers(text))
+             | {cite for f in findings for cite in f.get("evidence") or ()})
     return json.dumps([decision, reasons,
                        [[f.get("code"), f.get("claim"), f.get("evidence")] for f in findings],
                        # Ingest keeps the order the answer listed them in; re-evaluation, its own.
-                       sorted(revisions_used, key=lambda used: str(used.get("cite")))],
+                       sorted((used for used in revisions_used if used.get("cite") in cited),
+                              key=lambda used: str(used.get("cite")))],
                       sort_keys=True)
 
 
 def _shows_the_same(old_verdict_id: int | None, verdict: Verdict) -> bool:
     """Whether `verdict` holds the answer for what the verdict `old_verdict_id` held it for
     (`_held_for`): a new fingerprint may come from a document the answer does not cite that
-    agrees with it, or from one more document in the same conflict. One query."""
+    agrees with it, or from one more document in the same conflict. Two queries at most."""
     old = (Verdict.objects.filter(pk=old_verdict_id)
-           .values_list("decision", "reasons", "findings", "revisions_used").first())
+           .values_list("decision", "reasons", "findings", "revisions_used", "version__claims",
+                        "version__text").first())
     return old is not None and _held_for(*old) == _held_for(
-        verdict.decision, verdict.reasons, verdict.findings, verdict.revisions_used)
+        verdict.decision, verdict.reasons, verdict.findings, verdict.revisions_used,
+        verdict.version.claims, verdict.version.text)
 
 
 def answer_apply_verdict(
