@@ -136,7 +136,7 @@ def inbox_page(request: HttpRequest, *, status: int = 200,
             # Said, not counted: one more row read tells that the list stops short.
             "more_conflicts": more_conflicts and INBOX_CONFLICTS,
             "more_documents": len(documents) > INBOX_DOCUMENTS and INBOX_DOCUMENTS,
-            "more_sent": sent_to_me.more and len(sent_to_me.cards),
+            "more_sent": sent_to_me.more,
             "today": today,
             "refused_reply": refused_reply,
         },
