@@ -67,12 +67,12 @@ def test_the_current_passage_and_facts_are_labelled_as_what_the_current_revision
     assert shown.count("states now:") == 1
 
 
-def test_a_claim_citing_a_revision_never_received_does_not_hold(
+def test_a_claim_citing_a_revision_never_received_cannot_be_checked(
     not_received_html: str,
 ) -> None:
     table = claims_table(not_received_html)
     assert "✓" not in table
-    assert "✗ The store has not received the cited revision r9." in table
+    assert "? Cannot be checked. The store has not received the cited revision r9." in table
 
 
 def test_the_decide_box_says_a_claim_on_a_revision_never_received_cannot_be_checked(
@@ -80,7 +80,7 @@ def test_the_decide_box_says_a_claim_on_a_revision_never_received_cannot_be_chec
 ) -> None:
     """Nobody knows whether the claim holds: the box does not call it contradicted. A second
     answer states 30 days against r1's 14: that claim does not hold, and is said so."""
-    assert ("✗ Claim 1 cannot be checked: what it cites could not be read (see the claims "
+    assert ("? Claim 1 cannot be checked: what it cites could not be read (see the claims "
             "table).") in not_received_html
     assert "does not hold against its source" not in not_received_html
     body = {"cite": "d2", "document_id": "pricing", "revision": "r1", "span": "p1"}
