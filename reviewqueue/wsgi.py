@@ -60,7 +60,7 @@ def chunked_bodies_read(app: Wsgi) -> Wsgi:
         limit = settings.API_MAX_BODY_BYTES + 1
         stream = environ["wsgi.input"]
         whole = True
-        if _undone_by_nobody(stream):
+        if _from_the_development_server(stream):
             # Transfer-Encoding wins over a Content-Length sent beside it (RFC 9112, 6.3).
             try:
                 data, whole = _unchunked(stream, limit)
@@ -89,7 +89,7 @@ def chunked_bodies_read(app: Wsgi) -> Wsgi:
     return read
 
 
-def _undone_by_nobody(stream: Any) -> bool:
+def _from_the_development_server(stream: Any) -> bool:
     """Django's development server gives the connection itself, behind a limit of the
     Content-Length it was sent (0 when none was): the chunks are still in it."""
     from django.core.handlers.wsgi import LimitedStream

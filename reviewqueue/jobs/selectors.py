@@ -91,7 +91,7 @@ def answer_ids_all() -> QuerySet[Any]:
 
 def answer_ids_due_for_validity(day: date, job_id: Any = None) -> QuerySet[Any]:
     """Answers whose *current* verdict's next validity boundary is `day` or earlier, and those
-    whose current verdict was computed for a later day than `day` (see _ahead).
+    whose current verdict was computed for a later day than `day` (see _ahead_due).
 
     PostgreSQL walks the partial index `verdict_next_boundary` up to `day` and joins each
     verdict to the answer that holds it as current through the index on
@@ -104,26 +104,22 @@ def answer_ids_due_for_validity(day: date, job_id: Any = None) -> QuerySet[Any]:
 
 
 def _verdict_ahead_of(day: date) -> Q:
+    """Answers checked on today whose current verdict was computed for a later day: the date
+    went back, as when a drill's REEVALUATION_TODAY is lifted. Their next boundaries lie
+    further ahead still, so the boundaries alone would leave them on the drill's verdicts."""
     return Q(as_of__isnull=True, current_verdict__as_of__gt=day)
 
 
-def _ahead(day: date) -> QuerySet[Any]:
-    """Answers checked on today whose current verdict was computed for a later day: the date
-    went back, as when a drill's REEVALUATION_TODAY is lifted. Their next boundaries lie
-    further ahead still, so the boundaries alone would leave them on the drill's verdicts.
-    Asked once a sweep (a scan, as the sweep runs once a day and when a worker starts)."""
-    return Answer.objects.filter(_verdict_ahead_of(day))
-
-
 def _ahead_due(day: date, job_id: Any = None) -> bool:
-    """Whether the day's sweep takes the answers `_ahead`: the first sweep of the day does.
-    One whose verdict came out the same (every fact as much in force today as on the later
-    day) keeps that verdict, computed ahead, and is right today: taken once a day, not at
-    every sweep of it. `job_id`: that first sweep's job, when it finds its answers."""
+    """Whether the day's sweep takes the answers `_verdict_ahead_of` the day: the first sweep
+    of the day does (a scan, once a day and when a worker starts). One whose verdict came out
+    the same (every fact as much in force today as on the later day) keeps that verdict,
+    computed ahead, and is right today: taken once a day, not at every sweep of it. `job_id`:
+    that first sweep's job, when it finds its answers."""
     earlier = Job.objects.filter(scope=Job.Scope.VALIDITY, as_of=day)
     if job_id is not None:
         earlier = earlier.exclude(pk=job_id)
-    return not earlier.exists() and _ahead(day).exists()
+    return not earlier.exists() and Answer.objects.filter(_verdict_ahead_of(day)).exists()
 
 
 def validity_sweep_due(day: date) -> bool:

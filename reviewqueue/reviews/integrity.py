@@ -8,8 +8,8 @@ store, as the sources are against the events that published them (sources/integr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import batched
 from typing import Any
 
 from django.db.models import Q
@@ -61,8 +61,8 @@ def _recorded() -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
               .filter(Q(action__in=("answer.ingested", "verdict.created"))
                       | Q(action__startswith="decision."))
               .only("seq", "action", "after").order_by("seq"))
-    for chunk in _chunks(events.iterator(chunk_size=CHUNK)):
-        of_verdicts, of_decisions = logged_rows(chunk, {})
+    for chunk in batched(events.iterator(chunk_size=CHUNK), CHUNK):
+        of_verdicts, of_decisions = logged_rows(list(chunk), {})
         for pk, logged in of_verdicts.items():
             if pk not in verdicts:  # the first event to name a verdict made it
                 verdicts[pk] = {k: logged[k] for k in _VERDICT_FIELDS if k in logged}
@@ -72,20 +72,9 @@ def _recorded() -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
 
 
 # Only what the check compares is kept of each event (an ingest event holds much more).
-_VERDICT_FIELDS = ("decision", "reason", "revisions", "edited")
+_VERDICT_FIELDS = ("decision", "reason", "revisions")
 _DECISION_FIELDS = ("action", "reviewer", "decided_on_verdict", "reject_reason",
-                    "comment_sha256", "read_passages", "revisions", "edited")
-
-
-def _chunks(events: Iterator[AuditEvent]) -> Iterator[list[AuditEvent]]:
-    chunk: list[AuditEvent] = []
-    for event in events:
-        chunk.append(event)
-        if len(chunk) == CHUNK:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+                    "comment_sha256", "read_passages", "revisions")
 
 
 def _problem(kind: str, row: Any, stored: dict[str, Any],
