@@ -110,27 +110,36 @@ class JobStartView(BodyLimitedAPIView):
 
 class JobDetailView(BodyLimitedAPIView):
     permission_classes = [RoleAndScope]
-    allowed_roles = (Role.REVIEWER, Role.ADMIN)
-    # What `review` alone may follow is narrowed by the view.
-    required_scope = (ApiToken.Scope.READ, ApiToken.Scope.REVIEW)
+    allowed_roles = (Role.REVIEWER, Role.ADMIN, Role.SERVICE)
+
+    def get_permissions(self):  # type: ignore[no-untyped-def]
+        # `read`, or the scope with which the caller's role starts jobs (what it alone may
+        # follow is narrowed below): `publish` for a service, `review` for anyone else.
+        starts = (ApiToken.Scope.PUBLISH if has_role(self.request.user, Role.SERVICE)
+                  else ApiToken.Scope.REVIEW)
+        self.required_scope = (ApiToken.Scope.READ, starts)
+        return super().get_permissions()
 
     @extend_schema(responses={200: JobOut,
-                              403: OpenApiResponse(description="Not a reviewer or admin, or a "
-                                                               "token with neither `read` nor "
-                                                               "`review`"),
+                              403: OpenApiResponse(description="Not a reviewer, admin or "
+                                                               "service, or a token with "
+                                                               "neither `read` nor the scope "
+                                                               "that starts jobs"),
                               404: OpenApiResponse(description="No such job, or one the caller "
                                                                "may not follow")},
                    summary="Progress of a re-evaluation job",
                    description="Reviewers follow the jobs they started, except one that "
-                               "names a document they may no longer see; admins follow every "
-                               "job. A token needs the `read` scope, or the `review` scope, "
-                               "which is enough to start a job: with `review` but not `read` "
-                               "it follows only the jobs its user started. A job the caller "
-                               "may not follow is answered as missing.")
+                               "names a document they may no longer see; services the jobs "
+                               "their publications, withdrawals and restorations started (the "
+                               "`jobs` of those replies); admins follow every job. A token "
+                               "needs the `read` scope, or the scope with which its role starts "
+                               "jobs (`publish` for a service, `review` for anyone else): "
+                               "without `read` it follows only the jobs its user started. A "
+                               "job the caller may not follow is answered as missing.")
     def get(self, request: Request, job_id: UUID) -> Response:
         scopes = token_scopes(request)
-        # A token that may start jobs (`review`) must be able to follow them, but `review` is
-        # not `read`: it must not open every job to an admin's token.
+        # A token that may start jobs (`review`, `publish`) must be able to follow them, but
+        # neither is `read`: it must not open every job to an admin's token.
         started_only = scopes is not None and ApiToken.Scope.READ not in scopes
         job = Job.objects.filter(pk=job_id).first()
         if job is None or not job_visible_to(job, request.user,

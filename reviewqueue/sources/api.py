@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.urls import reverse
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -166,6 +167,36 @@ class RevisionOut(serializers.Serializer):
         return obj.document.current_revision_id == obj.pk
 
 
+class StartedJobOut(serializers.Serializer):
+    id = serializers.CharField(source="pk")
+    document_id = serializers.CharField(source="document_key",
+                                        help_text="The document whose answers it re-evaluates")
+    url = serializers.SerializerMethodField(help_text="Its progress, followed with the same "
+                                                      "token")
+
+    def get_url(self, obj: Any) -> str:
+        return reverse("api:job", args=[obj.pk])
+
+
+@extend_schema_field(StartedJobOut(many=True))
+class StartedJobsField(serializers.Field):
+    """The re-evaluation jobs the request started: the `jobs` of the serializer's context."""
+
+    def __init__(self) -> None:
+        super().__init__(read_only=True, source="*",
+                         help_text="The re-evaluation jobs this request started, the "
+                                   "document's own first, then those of the documents its "
+                                   "conflicts name; empty when it changed nothing. Follow "
+                                   "each at its `url` with the same token.")
+
+    def to_representation(self, value: Any) -> Any:
+        return StartedJobOut(self.context.get("jobs", ()), many=True).data
+
+
+class RevisionPublishedOut(RevisionOut):
+    jobs = StartedJobsField()
+
+
 class DocumentOut(serializers.Serializer):
     document_id = serializers.CharField(source="key")
     owner = serializers.CharField(source="owner.username")
@@ -197,6 +228,10 @@ class DocumentOut(serializers.Serializer):
         ]
 
 
+class DocumentChangedOut(DocumentOut):
+    jobs = StartedJobsField()
+
+
 def actor_of(request: Request) -> Actor:
     token = request.auth if isinstance(request.auth, ApiToken) else None
     return Actor.of_user(request.user, token)
@@ -210,8 +245,8 @@ class RevisionView(BodyLimitedAPIView):
     @extend_schema(
         request=RevisionIn,
         responses={
-            201: RevisionOut,
-            200: RevisionOut,
+            201: RevisionPublishedOut,
+            200: RevisionPublishedOut,
             400: OpenApiResponse(description="Bad field"),
             409: OpenApiResponse(description="Revision exists with a different body"),
             413: OpenApiResponse(description="Body too large"),
@@ -222,7 +257,8 @@ class RevisionView(BodyLimitedAPIView):
                     "late revision is kept, and the answers citing the document are evaluated "
                     "again (those generated from it may have waited for it), but the newer "
                     "revision stays current, or the document withdrawn: the reply says "
-                    "`\"current\": false`.",
+                    "`\"current\": false`. The reply's `jobs` are the re-evaluations it "
+                    "started; the same body again is answered 200 with none.",
     )
     def put(self, request: Request, document_id: str, revision: str) -> Response:
         path = RevisionPath(data={"document_id": document_id, "revision": revision})
@@ -238,7 +274,8 @@ class RevisionView(BodyLimitedAPIView):
             actor=actor_of(request),
             user=request.user,
         )
-        return Response(RevisionOut(result.revision).data, status=201 if result.created else 200)
+        return Response(RevisionPublishedOut(result.revision, context={"jobs": result.jobs}).data,
+                        status=201 if result.created else 200)
 
 
 class DocumentRestoreView(BodyLimitedAPIView):
@@ -249,17 +286,20 @@ class DocumentRestoreView(BodyLimitedAPIView):
 
     @extend_schema(
         request=None,
-        responses={200: DocumentOut, 404: OpenApiResponse(description="No such document")},
+        responses={200: DocumentChangedOut,
+                   404: OpenApiResponse(description="No such document")},
         summary="Restore a withdrawn document",
         description="Undoes a withdrawal: the document's newest revision is current again, "
                     "readable by the principals it names, and the answers that cite it or claim "
                     "its keys are re-evaluated. A document that is not withdrawn is returned "
-                    "unchanged (republishing a revision already received restores nothing).",
+                    "unchanged, with no `jobs` (republishing a revision already received restores "
+                    "nothing).",
     )
     def post(self, request: Request, document_id: str) -> Response:
-        services.document_restore(document_key=document_id, actor=actor_of(request))
+        restored = services.document_restore(document_key=document_id, actor=actor_of(request))
         document = selectors.document_get(document_id)
-        return Response(DocumentOut(document).data)
+        jobs = restored.jobs if restored else ()
+        return Response(DocumentChangedOut(document, context={"jobs": jobs}).data)
 
 
 class DocumentView(BodyLimitedAPIView):
@@ -290,11 +330,15 @@ class DocumentView(BodyLimitedAPIView):
         return Response(DocumentOut(document, context={"principals": principals}).data)
 
     @extend_schema(request=None, summary="Withdraw a document",
-                   responses={200: DocumentOut,
+                   description="The answers that cite it or claim its keys are re-evaluated: "
+                               "the reply's `jobs`. A document withdrawn already is returned "
+                               "unchanged, with no jobs.",
+                   responses={200: DocumentChangedOut,
                               404: OpenApiResponse(description="No such document")})
     def delete(self, request: Request, document_id: str) -> Response:
-        document = services.document_withdraw(document_key=document_id, actor=actor_of(request))
-        return Response(DocumentOut(document).data)
+        withdrawal = services.document_withdraw(document_key=document_id, actor=actor_of(request))
+        return Response(DocumentChangedOut(withdrawal.document,
+                                           context={"jobs": withdrawal.jobs}).data)
 
     @staticmethod
     def _sees_all(request: Request, document: Any) -> bool:

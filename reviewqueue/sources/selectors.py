@@ -439,11 +439,14 @@ def may_manage_document(user: Any, document: Document) -> bool:
 def may_see_document(user: Any, document: Document) -> bool:
     """Whether `user` may learn that `document` exists: its id, its revisions' ids, the jobs
     and conflicts naming it. They manage it or one of their principals may read it; what a
-    revision says is for `may_read_revision` to tell."""
+    revision says is for `may_read_revision` to tell. A service publishes the documents: it
+    knows every id, and follows the jobs its publications start."""
+    from reviewqueue.accounts.models import Role
     from reviewqueue.accounts.principals import may_read, user_principals
+    from reviewqueue.accounts.roles import has_role
 
-    return may_manage_document(user, document) or may_read(document.allowed_principals,
-                                                            user_principals(user))
+    return (may_manage_document(user, document) or has_role(user, Role.SERVICE)
+            or may_read(document.allowed_principals, user_principals(user)))
 
 
 def may_read_revision(user: Any, document: Document, revision: Revision) -> bool:

@@ -82,6 +82,20 @@ class RevisionInput:
 class PublishResult:
     revision: Revision
     created: bool
+    # The re-evaluation jobs the publication started (none for a replay), the document's first.
+    jobs: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Withdrawal:
+    document: Document
+    jobs: tuple[Any, ...]  # none when it was withdrawn already
+
+
+@dataclass(frozen=True)
+class Restoration:
+    revision: Revision
+    jobs: tuple[Any, ...]
 
 
 def _facts_of(revision_id: int | None) -> list[Fact]:
@@ -95,16 +109,17 @@ def _after_content_change(
     new_facts: list[Fact],
     trigger: str,
     actor: Actor,
-) -> None:
+) -> tuple[Any, ...]:
     """Refresh the conflicts the change touches and re-evaluate every answer that may care:
-    those citing this document, and those citing a document whose conflict changed."""
+    those citing this document, and those citing a document whose conflict changed. Returns
+    the re-evaluation jobs."""
     pairs = {(f.subject, f.key) for f in [*old_facts, *new_facts]}
     changes = conflicts_refresh(pairs=pairs, actor=actor, cause=document_key, by=trigger)
     keys = {document_key}
     for change in changes:
         keys.update(change.conflict.documents)
         keys.update(p["document"] for p in change.conflict.participants)
-    reevaluate_documents(keys, trigger=trigger, actor=actor, cause=document_key)
+    return tuple(reevaluate_documents(keys, trigger=trigger, actor=actor, cause=document_key))
 
 
 def _new_owner(username: str) -> Any:
@@ -234,9 +249,9 @@ def revision_publish(
                      object_id=document_key, document_id=document_key, before=before,
                      after={**before, "revision": revision, **received,
                             "revision_owner": data.owner, "late_behind": newest.revision})
-        reevaluate_documents([document_key], trigger="revision", actor=actor,
-                             cause=document_key)
-        return PublishResult(new, created=True)
+        jobs = reevaluate_documents([document_key], trigger="revision", actor=actor,
+                                    cause=document_key)
+        return PublishResult(new, created=True, jobs=tuple(jobs))
     old_facts = _facts_of(document.current_revision_id)
     document.current_revision = new
     document.allowed_principals = list(data.allowed_principals)
@@ -253,18 +268,18 @@ def revision_publish(
         after={"current_revision": revision, **received, "owner": owner.username,
                **ended_withdrawal},
     )
-    _after_content_change(
+    jobs = _after_content_change(
         document_key=document_key,
         old_facts=old_facts,
         new_facts=_facts_of(new.pk),
         trigger="revision",
         actor=actor,
     )
-    return PublishResult(new, created=True)
+    return PublishResult(new, created=True, jobs=jobs)
 
 
 @transaction.atomic
-def document_withdraw(*, document_key: str, actor: Actor) -> Document:
+def document_withdraw(*, document_key: str, actor: Actor) -> Withdrawal:
     """Withdraw a document: it keeps its history but has no current revision."""
     document = (
         Document.objects.select_for_update(of=("self",))
@@ -275,7 +290,7 @@ def document_withdraw(*, document_key: str, actor: Actor) -> Document:
     if document is None:
         raise NotFound(f"no document {document_key!r}")
     if document.withdrawn_at is not None:
-        return document  # already withdrawn: nothing to do, nothing to audit
+        return Withdrawal(document, jobs=())  # nothing to do, nothing to audit
     old_facts = _facts_of(document.current_revision_id)
     before = {
         "current_revision": document.current_revision.revision
@@ -295,22 +310,22 @@ def document_withdraw(*, document_key: str, actor: Actor) -> Document:
         before=before,
         after={"current_revision": None, "withdrawn": True},
     )
-    _after_content_change(
+    jobs = _after_content_change(
         document_key=document_key,
         old_facts=old_facts,
         new_facts=[],
         trigger="withdrawal",
         actor=actor,
     )
-    return document
+    return Withdrawal(document, jobs)
 
 
 @transaction.atomic
-def document_restore(*, document_key: str, actor: Actor) -> Revision | None:
+def document_restore(*, document_key: str, actor: Actor) -> Restoration | None:
     """Undo a withdrawal: the document's last revision is current again, readable by whom it
     named, and the answers that may care are re-evaluated as after a publication. Returns that
-    revision; None for a document not withdrawn (restored or republished meanwhile), which is
-    left as it is, with nothing audited."""
+    revision and the jobs; None for a document not withdrawn (restored or republished
+    meanwhile), which is left as it is, with nothing audited."""
     document = Document.objects.select_for_update(of=("self",)).filter(key=document_key).first()
     if document is None:
         raise NotFound(f"no document {document_key!r}")
@@ -331,14 +346,14 @@ def document_restore(*, document_key: str, actor: Actor) -> Revision | None:
         before={"current_revision": None, "withdrawn": True},
         after={"current_revision": last.revision, "withdrawn": False},
     )
-    _after_content_change(
+    jobs = _after_content_change(
         document_key=document_key,
         old_facts=[],
         new_facts=_facts_of(last.pk),
         trigger="restoration",
         actor=actor,
     )
-    return last
+    return Restoration(last, jobs)
 
 
 # --- Resolutions from the owner's pages --------------------------------------------------------

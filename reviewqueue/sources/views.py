@@ -814,7 +814,7 @@ def document_withdraw(request: HttpRequest, key: str) -> HttpResponse:
     since = timezone.now()
     keys = [document.key, *_conflict_documents(document.key)]
     withdrawn = services.document_withdraw(document_key=document.key,
-                                           actor=Actor.of_user(request.user))
+                                           actor=Actor.of_user(request.user)).document
     if document.withdrawn_at is not None or (
             withdrawn.withdrawn_at is not None and withdrawn.withdrawn_at < since):
         # Withdrawn before this request (a page left open, or someone else meanwhile): the
@@ -839,7 +839,7 @@ def document_restore(request: HttpRequest, key: str) -> HttpResponse:
         messages.info(request, _("This document is not withdrawn; nothing changed."))
         return redirect("sources:document", key=document.key)
     messages.success(request, _("Restored revision %(revision)s. Answers citing it are "
-                                "re-evaluated.") % {"revision": restored.revision})
+                                "re-evaluated.") % {"revision": restored.revision.revision})
     return _progress_redirect(request, [document.key, *_conflict_documents(document.key)], since)
 
 

@@ -167,11 +167,12 @@ def test_a_read_token_follows_its_users_jobs_and_an_admins_every_job_as_before(
     assert token_client(admin_user, scopes=["read"]).get(job_url).status_code == 200
 
 
-def test_services_and_owners_may_not_follow_jobs_and_others_jobs_stay_hidden(
+def test_owners_may_not_follow_jobs_and_others_jobs_stay_hidden(
     job_url: str, token_client: Any, service_api: Any, owner: Any, bob: Any,
     admin_user: Any
 ) -> None:
-    assert service_api.get(job_url).status_code == 403
+    # A service follows the jobs its publications started (tests/sources/test_publish_jobs).
+    assert service_api.get(job_url).status_code == 404
     assert token_client(owner).get(job_url).status_code == 403
     assert token_client(bob).get(job_url).status_code == 404
     assert token_client(admin_user).get(job_url).status_code == 200

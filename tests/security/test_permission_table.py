@@ -186,8 +186,10 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     ("api:answer-decisions", "POST", "/api/v1/answers/t-hr/decisions",
      {**reviewer_api(400, hr=True), "reviewer": {400, 404}, "admin": {400, 404}}),
     ("api:jobs", "POST", "/api/v1/jobs", reviewer_api(400)),
-    # Reviewers and admins, as the job was started; someone else's job is answered as missing.
-    ("api:job", "GET", "/api/v1/jobs/{job_id}", {**reviewer_api(HIDDEN), "admin": 200}),
+    # Reviewers, services and admins, as the job was started; someone else's job is answered
+    # as missing.
+    ("api:job", "GET", "/api/v1/jobs/{job_id}", {**reviewer_api(HIDDEN), "service": HIDDEN,
+                                                 "admin": 200}),
     ("api:metrics", "GET", "/api/v1/metrics", {**OUT_API, "service": DENIED,
                                                **people(DENIED, admin=200)}),
 ]
