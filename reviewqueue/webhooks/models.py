@@ -61,6 +61,10 @@ class WebhookDelivery(models.Model):
     last_error = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
+    # An admin sent it again after it was given up: a fresh round of attempts from then, its
+    # retry window and attempt limit counted from `resent_at` and `attempts_before_resend`.
+    resent_at = models.DateTimeField(null=True, blank=True)
+    attempts_before_resend = models.PositiveIntegerField(default=0)
 
     class Meta:
         verbose_name_plural = "webhook deliveries"
@@ -79,6 +83,9 @@ class WebhookDelivery(models.Model):
             # An older delivery for the same endpoint and answer still to be sent.
             models.Index(fields=["endpoint", "trace_id", "id"], name="webhook_delivery_in_order",
                          condition=models.Q(state__in=["pending", "sending"])),
+            # A newer event of the same answer, whatever its state: a given-up delivery that
+            # has one is not sent again (it would overwrite a newer status).
+            models.Index(fields=["endpoint", "trace_id", "id"], name="webhook_delivery_by_answer"),
         ]
 
     def __str__(self) -> str:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from django.db.models import IntegerField, OuterRef, Q, Subquery
+from django.db.models import IntegerField, Max, OuterRef, Q, Subquery
 
-from reviewqueue.counting import COUNT_CAP, AtLeast
+from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.webhooks.models import WebhookDelivery, WebhookEndpoint
+from reviewqueue.webhooks.services import resendable
 
 # The list shows each endpoint's deliveries per state, counted up to the cap ("1000+" beyond):
 # an endpoint that has received millions of events costs what 1001 of them cost.
@@ -58,7 +59,28 @@ def endpoint_deliveries(endpoint: WebhookEndpoint, *, before: int | None = None,
     page = list(deliveries.order_by("-created_at", "-id")
                 .prefetch_related("attempt_log")[:size + 1])
     _mark_waiting_behind(endpoint, page[:size])
+    _mark_superseded(endpoint, page[:size])
     return page[:size], page[size - 1].pk if len(page) > size else None
+
+
+def resendable_count(endpoint: WebhookEndpoint) -> AtLeast:
+    """How many of the endpoint's given-up deliveries may be sent again, up to the cap."""
+    return bounded_count(resendable(endpoint.pk).values("pk"))
+
+
+def _mark_superseded(endpoint: WebhookEndpoint, deliveries: list[WebhookDelivery]) -> None:
+    """Set `superseded` on each given-up delivery that a newer event of its answer follows:
+    it is not sent again (1 query)."""
+    failed = [d for d in deliveries if d.state == WebhookDelivery.State.FAILED and d.trace_id]
+    for delivery in deliveries:
+        delivery.superseded = False
+    if not failed:
+        return
+    newest = dict(endpoint.deliveries.filter(trace_id__in={d.trace_id for d in failed})
+                  .order_by().values("trace_id").annotate(newest=Max("id"))
+                  .values_list("trace_id", "newest"))
+    for delivery in failed:
+        delivery.superseded = newest.get(delivery.trace_id, delivery.pk) > delivery.pk
 
 
 def _mark_waiting_behind(endpoint: WebhookEndpoint, deliveries: list[WebhookDelivery]) -> None:

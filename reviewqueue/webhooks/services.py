@@ -17,12 +17,12 @@ from urllib.parse import urlsplit
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from reviewqueue.audit.services import Actor, audit_record
-from reviewqueue.errors import FieldError
+from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.instants import instant_text
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.webhooks import netguard, signing
@@ -103,6 +103,53 @@ def webhook_endpoint_set_active(*, endpoint_id: int, active: bool, actor: Actor
                  else "webhook.endpoint_disabled", object_type="webhook_endpoint",
                  object_id=endpoint.pk, before={"active": not active}, after={"active": active})
     return endpoint
+
+
+def _newer_of_its_answer() -> Exists:
+    """A newer event of the same answer for the same endpoint, in whatever state."""
+    return Exists(WebhookDelivery.objects.filter(
+        endpoint_id=OuterRef("endpoint_id"), trace_id=OuterRef("trace_id"),
+        pk__gt=OuterRef("pk"),
+    ).exclude(trace_id=""))
+
+
+def resendable(endpoint_id: int) -> QuerySet[WebhookDelivery]:
+    """The given-up deliveries of the endpoint that may be sent again: each the newest event of
+    its answer there. An older one would reach the receiver after the newer status it already
+    has (or is being sent), and overwrite it."""
+    return WebhookDelivery.objects.filter(~_newer_of_its_answer(), endpoint_id=endpoint_id,
+                                          state=WebhookDelivery.State.FAILED)
+
+
+@transaction.atomic
+def webhook_deliveries_resend(*, endpoint_id: int, actor: Actor,
+                              delivery_id: int | None = None) -> int:
+    """Send the endpoint's given-up deliveries again (only `delivery_id`'s, when given), each
+    with a fresh round of attempts: the retry window and the attempt limit count from now.
+    Those a newer event of their answer has superseded are left given up. Returns how many
+    went back to the queue; an endpoint that is disabled keeps them until it is enabled."""
+    endpoint = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint_id).first()
+    if endpoint is None:
+        raise NotFound(f"no webhook endpoint {endpoint_id}")
+    chosen = resendable(endpoint_id)
+    if delivery_id is not None:
+        chosen = chosen.filter(pk=delivery_id)
+    now = timezone.now()
+    count = chosen.update(state=WebhookDelivery.State.PENDING, next_attempt_at=now,
+                          resent_at=now, attempts_before_resend=F("attempts"),
+                          dispatched_until=None, lease_until=None)
+    if not count:
+        return 0  # nothing changed, nothing to audit
+    event = (WebhookDelivery.objects.filter(pk=delivery_id).values_list("event_id", flat=True)
+             .first() if delivery_id is not None else None)
+    audit_record(actor=actor, action="webhook.deliveries_resent",
+                 object_type="webhook_endpoint", object_id=endpoint.pk,
+                 before={"state": WebhookDelivery.State.FAILED},
+                 after={"state": WebhookDelivery.State.PENDING, "deliveries": count,
+                        **({"event_id": str(event)} if event else {})})
+    if endpoint.is_active:
+        transaction.on_commit(lambda: _dispatch_waiting(endpoint_id))
+    return count
 
 
 def status_changed_payload(*, event_id: uuid.UUID, answer: Any, status: str,
@@ -335,11 +382,13 @@ def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
             delivery.state = WebhookDelivery.State.DELIVERED
             delivery.delivered_at = now
         else:
-            # The last try is at the end of the window, however the backoff falls.
-            window_ends = delivery.created_at + timedelta(
+            # The last try is at the end of the window, however the backoff falls. A delivery
+            # sent again has a round of its own, from then.
+            window_ends = (delivery.resent_at or delivery.created_at) + timedelta(
                 seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS)
-            next_at = min(now + timedelta(seconds=retry_delay(delivery.attempts)), window_ends)
-            if delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS or now >= window_ends:
+            round_attempts = delivery.attempts - delivery.attempts_before_resend
+            next_at = min(now + timedelta(seconds=retry_delay(round_attempts)), window_ends)
+            if round_attempts >= settings.WEBHOOK_MAX_ATTEMPTS or now >= window_ends:
                 delivery.state = WebhookDelivery.State.FAILED
             else:
                 delivery.state = WebhookDelivery.State.PENDING
@@ -385,7 +434,9 @@ def webhook_deliveries_due(*, limit: int = 500, endpoint_id: int | None = None) 
     now = timezone.now()
     vanished = WebhookDelivery.objects.filter(state=WebhookDelivery.State.SENDING,
                                               lease_until__lt=now)
-    vanished.filter(attempts__gte=settings.WEBHOOK_MAX_ATTEMPTS).update(
+    vanished.filter(
+        attempts__gte=F("attempts_before_resend") + settings.WEBHOOK_MAX_ATTEMPTS
+    ).update(
         state=WebhookDelivery.State.FAILED, lease_until=None, last_status_code=None,
         last_error="no outcome: the attempt stopped midway",
     )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.text import capfirst
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from reviewqueue.accounts.models import Role
@@ -17,8 +20,16 @@ from reviewqueue.errors import FieldError
 from reviewqueue.params import refuse_unknown_params
 from reviewqueue.webhooks.forms import EndpointForm
 from reviewqueue.webhooks.models import WebhookEndpoint
-from reviewqueue.webhooks.selectors import endpoint_deliveries, endpoints_with_counts
-from reviewqueue.webhooks.services import webhook_endpoint_register, webhook_endpoint_set_active
+from reviewqueue.webhooks.selectors import (
+    endpoint_deliveries,
+    endpoints_with_counts,
+    resendable_count,
+)
+from reviewqueue.webhooks.services import (
+    webhook_deliveries_resend,
+    webhook_endpoint_register,
+    webhook_endpoint_set_active,
+)
 
 # The session key holding a just-registered endpoint's id and secret until the page shows them.
 _REGISTERED = "webhooks.registered"
@@ -79,8 +90,43 @@ def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     deliveries, older = endpoint_deliveries(endpoint, before=int(raw) if raw else None)
     return render(request, "webhooks/detail.html", {
         "endpoint": endpoint, "deliveries": deliveries, "older": older,
-        "paged": raw is not None,
+        "paged": raw is not None, "resendable": resendable_count(endpoint),
     })
+
+
+def _delivery_number(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+
+
+@login_required
+@require_POST
+def endpoint_resend(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    """Send given-up deliveries again: the one the form names, or every one that may be."""
+    _require_admin(request)
+    endpoint = get_object_or_404(WebhookEndpoint, pk=endpoint_id)
+    raw = request.POST.get("delivery")
+    delivery = _delivery_number(raw)
+    if raw is not None and delivery is None:
+        return render(request, "bad_params.html", {
+            "problems": [("delivery", _("not a delivery number"))],
+            "without_url": reverse("webhooks:detail", args=[endpoint.pk]),
+        }, status=400)
+    count = webhook_deliveries_resend(endpoint_id=endpoint.pk, delivery_id=delivery,
+                                      actor=Actor.of_user(request.user))
+    endpoint.refresh_from_db(fields=["is_active"])
+    if not count:
+        messages.info(request, _(
+            "Nothing was sent again: a delivery is sent again only when it was given up and "
+            "no newer event of its answer follows it.") if delivery is not None else _(
+            "Nothing was sent again: no given-up delivery is the newest event of its answer."))
+    else:
+        said = ngettext("%(count)d given-up delivery is sent again, with a new round of "
+                        "attempts.", "%(count)d given-up deliveries are sent again, each with "
+                        "a new round of attempts.", count) % {"count": count}
+        if not endpoint.is_active:
+            said += " " + _("They wait until the endpoint is enabled.")
+        messages.success(request, said)
+    return redirect("webhooks:detail", endpoint_id=endpoint_id)
 
 
 @login_required

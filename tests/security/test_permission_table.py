@@ -151,6 +151,7 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     ("webhooks:list", "POST", "/webhooks/", admin_page(400)),
     ("webhooks:detail", "GET", "/webhooks/{endpoint_id}/", admin_page(200)),
     ("webhooks:toggle", "POST", "/webhooks/{endpoint_id}/active", admin_page(302)),
+    ("webhooks:resend", "POST", "/webhooks/{endpoint_id}/resend", admin_page(302)),
     ("audit:events", "GET", "/audit/", admin_page(200)),
     ("audit:export", "GET", "/audit/export.csv", admin_page(200)),
     ("audit:export", "GET", "/audit/export.jsonl", admin_page(200)),
