@@ -8,6 +8,7 @@ import contextvars
 import re
 import uuid
 from collections.abc import Callable
+from urllib.parse import parse_qsl
 
 from django.contrib import messages
 from django.http import (
@@ -56,13 +57,17 @@ class RefuseNulMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        problem = "contains a NUL character"
         where = _nul_in(request)
         if where is None:
+            problem = "is not valid UTF-8"
+            where = _not_utf8_in_query(request)
+        if where is None:
             return self.get_response(request)
-        detail = f"{where} contains a NUL character."
+        detail = f"{where} {problem}."
         if request.path.startswith("/api/"):
             body = {"error": "invalid", "detail": detail,
-                    "errors": [{"field": where, "message": "contains a NUL character"}]}
+                    "errors": [{"field": where, "message": problem}]}
             return JsonResponse(body, status=400)
         return HttpResponseBadRequest(detail, content_type="text/plain; charset=utf-8")
 
@@ -80,6 +85,24 @@ def _nul_in(request: HttpRequest) -> str | None:
         for key, items in (values.lists() if values is not None else ()):
             if "\x00" in key or any("\x00" in item for item in items):
                 return f"{label} parameter {key.replace(chr(0), '?')!r}"
+    return None
+
+
+def _not_utf8_in_query(request: HttpRequest) -> str | None:
+    """The query parameter whose bytes are not UTF-8 ("?document=%FF"), which Django would read
+    as U+FFFD: a filter on a value nobody sent."""
+    raw = request.META.get("QUERY_STRING", "")
+    if raw.isascii() and "%" not in raw:
+        return None
+    # WSGI gives the query's bytes as latin-1 text; each of them one character, so is each
+    # percent-escape decoded as latin-1.
+    for key, value in parse_qsl(raw, keep_blank_values=True, encoding="latin-1"):
+        try:
+            key.encode("latin-1").decode("utf-8")
+            value.encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            name = key.encode("latin-1").decode("utf-8", errors="replace")
+            return f"query parameter {name!r}"
     return None
 
 

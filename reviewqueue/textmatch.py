@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 import gating
-from reviewqueue.storable import INVISIBLE
 
 
 def says(text: str, value: object) -> bool:
@@ -33,18 +33,28 @@ def unwritten(value: object) -> bool:
     return isinstance(value, bool) or value is None or value == ""
 
 
-# Past this many characters a text is taken to say something, without looking closer.
-_SURELY_WORDS = 200
+# Characters that are letters or symbols to Unicode but show nothing: Hangul fillers, the
+# blank Braille pattern.
+_BLANK_GLYPHS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _shows(char: str) -> bool:
+    """Whether a reader sees `char`: a letter, number, punctuation mark or symbol that is not
+    a blank glyph. Spaces, format and control characters (a soft hyphen, bidi marks) and a
+    combining mark with nothing to sit on show nothing."""
+    return unicodedata.category(char)[0] in "LNPS" and char not in _BLANK_GLYPHS
 
 
 def answer_is_blank(text: str) -> bool:
     """Whether an answer's text gives its reader nothing: empty, or only white space,
-    invisible characters and citation markers ("[d1]"). Ingest and edits refuse it: the gate
-    checks the claims, never the wording, and would let it through."""
-    stripped = text.strip()
-    if len(stripped) > _SURELY_WORDS:
-        return False
-    visible = INVISIBLE.sub("", stripped)
+    invisible characters and citation markers ("[d1]"), however long. Ingest and edits refuse
+    it: the gate checks the claims, never the wording, and would let it through."""
+    for char in text:
+        if char == "[":
+            break  # perhaps a marker: the whole text is read below
+        if _shows(char):
+            return False  # the usual answer, which starts with a word
+    visible = "".join(char for char in text if unicodedata.category(char) != "Cf")
     for start, end in reversed(gating.marker_spans(visible)):
         visible = visible[:start] + visible[end:]
-    return not visible.strip()
+    return not any(_shows(char) for char in visible)

@@ -73,13 +73,18 @@ def user_create_or_update(
 
 
 @transaction.atomic
+def role_scopes(user: AbstractUser) -> list[str]:
+    """The scopes the user's roles give a token, sorted."""
+    roles = set(user.groups.values_list("name", flat=True))
+    return sorted({s for role, ss in DEFAULT_SCOPES.items() if role in roles for s in ss})
+
+
 def token_issue(
     *, user: AbstractUser, actor: Actor, name: str = "", scopes: list[str] | None = None
 ) -> str:
     """Create a token and return it in clear: the only time it is ever shown."""
-    roles = set(user.groups.values_list("name", flat=True))
     if scopes is None:
-        scopes = sorted({s for role, ss in DEFAULT_SCOPES.items() if role in roles for s in ss})
+        scopes = role_scopes(user)
     raw = "rq_" + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user, name=name, prefix=raw[:10], digest=ApiToken.digest_of(raw), scopes=list(scopes)

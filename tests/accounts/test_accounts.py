@@ -56,6 +56,20 @@ def test_issue_token_prints_a_token_that_is_stored_only_hashed(service: Any) -> 
     assert raw not in str(list(AuditEvent.objects.values_list("after", flat=True)))
 
 
+def test_issue_token_narrows_the_role_s_scopes_and_never_widens_them(service: Any,
+                                                                     owner: Any) -> None:
+    out = StringIO()
+    call_command("issue_token", "rag-service", "--scope", "publish", stdout=out)
+    assert ApiToken.objects.get().scopes == ["publish"]
+    with pytest.raises(CommandError, match="scope: review is not given by rag-service's role; "
+                                           "it may have publish, read, submit"):
+        call_command("issue_token", "rag-service", "--scope", "read", "--scope", "review",
+                     stdout=StringIO())
+    with pytest.raises(CommandError, match="scope: publish is not given by olivia's role"):
+        call_command("issue_token", "olivia", "--scope", "publish", stdout=StringIO())
+    assert ApiToken.objects.count() == 1
+
+
 @pytest.mark.parametrize("header", ["{key}", "Bearer {key}"])
 def test_a_key_sent_without_the_token_word_is_told_how_to_send_it(
     service: Any, header: str

@@ -18,7 +18,13 @@ MESSAGE = ("This field may not be blank, nor hold only citation markers: the ans
            "what the asker reads.")
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\t \u3000", "\u200b", " [d1] ", "[d1][d2]\u200b"])
+@pytest.mark.parametrize("text", [
+    "", "   ", "\n\t \u3000", "\u200b", " [d1] ", "[d1][d2]\u200b",
+    # However long: markers alone, and characters that show nothing (a soft hyphen, an Arabic
+    # letter mark, a Hangul filler, the blank Braille pattern, a lone combining accent).
+    "[d1]" * 60, "[d1] " * 41, "\u200b" * 201 + "[d1]", "\u00ad[d1]", "\u061c[d1]",
+    "\u3164[d1]", "\u2800 [d1]", "\u0301",
+])
 def test_a_blank_answer_is_refused_naming_the_field(
     publish: Any, service_api: Any, text: str
 ) -> None:
@@ -29,6 +35,17 @@ def test_a_blank_answer_is_refused_naming_the_field(
     assert response.json()["errors"] == [{"field": "answer", "message": MESSAGE}]
     assert not Answer.objects.exists()
     assert QuarantinedPayload.objects.count() == 1  # kept for the sender to look at
+
+
+@pytest.mark.parametrize("text", ["[d1] 14 days.", "\u00ad14 [d1]", "[d1]" * 60 + " 14",
+                                  "\u3164\u2800가", "\u2714 [d1]"])
+def test_an_answer_with_something_to_read_is_taken(
+    publish: Any, service_api: Any, text: str
+) -> None:
+    publish()
+    response = service_api.post("/api/v1/answers", answer_body("read", answer=text),
+                                format="json")
+    assert response.status_code == 201, response.content
 
 
 def test_in_a_batch_only_the_blank_answer_is_refused(publish: Any, service_api: Any) -> None:

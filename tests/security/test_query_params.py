@@ -136,3 +136,27 @@ def test_a_refused_parameter_is_named_in_the_readers_language(world: World, db: 
     assert response.status_code == 400
     assert "x: 検索パラメータではありません" in html.unescape(response.content.decode()) \
         or "<code>x</code>: 検索パラメータではありません" in response.content.decode()
+
+
+@pytest.mark.parametrize(("who", "url"), [
+    ("alice", "/?document=%FF"),
+    ("alice", "/api/v1/queue?document=%FF"),
+    ("ada", "/api/v1/metrics?release=caf%E9"),  # "café" in latin-1
+    ("ada", "/audit/?actor%FF=x"),
+])
+def test_a_query_parameter_that_is_not_utf8_is_a_clear_400(world: World, db: Any, who: str,
+                                                           url: str) -> None:
+    """Read as U+FFFD it would filter on a value nobody sent (and the metrics would compute a
+    window for it)."""
+    response = _signed_in(world, who).get(url)
+    assert response.status_code == 400
+    assert b"is not valid UTF-8" in response.content
+    if url.startswith("/api/"):
+        [error] = response.json()["errors"]
+        assert error == {"field": f"query parameter {url.split('?')[1].split('=')[0]!r}",
+                         "message": "is not valid UTF-8"}
+
+
+def test_a_query_in_utf8_however_written_is_read(world: World, db: Any) -> None:
+    for url in ("/?document=caf%C3%A9", "/?document=%E6%96%99%E9%87%91", "/?document=a+b"):
+        assert _signed_in(world, "alice").get(url).status_code == 200, url

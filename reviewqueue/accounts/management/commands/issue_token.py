@@ -1,8 +1,8 @@
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reviewqueue.accounts.management.commands._users import user_named
 from reviewqueue.accounts.models import ApiToken
-from reviewqueue.accounts.services import token_issue
+from reviewqueue.accounts.services import role_scopes, token_issue
 from reviewqueue.audit.services import SYSTEM
 
 
@@ -22,6 +22,12 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         user = user_named(options["name"], hint="; create it with adduser", active=True)
+        allowed = role_scopes(user)
+        # --scope narrows what the role gives; a scope beyond it would do nothing but mislead.
+        if beyond := sorted(set(options["scope"] or ()) - set(allowed)):
+            raise CommandError(
+                f"scope: {', '.join(beyond)} is not given by {user.username}'s role; it may "
+                f"have {', '.join(allowed) or 'no scope'}")
         raw = token_issue(
             user=user, actor=SYSTEM, name=str(options["label"]), scopes=options["scope"]
         )  # type: ignore[arg-type]
