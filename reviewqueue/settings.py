@@ -241,8 +241,10 @@ REST_FRAMEWORK = {
     # body gets a clear 415, and the schema offers no other media type.
     "DEFAULT_PARSER_CLASSES": ["reviewqueue.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "reviewqueue.api_errors.exception_handler",
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer",
-                                 "rest_framework.renderers.BrowsableAPIRenderer"],
+    # JSON whatever the client accepts: a client whose default Accept puts text/html first
+    # (Java's does) gets the body the schema documents. People read the API at /api/docs/.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "reviewqueue.negotiation.JSONWhateverAccepted",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DEFAULT_THROTTLE_CLASSES": ["reviewqueue.accounts.throttle.TokenRateThrottle"],
 }

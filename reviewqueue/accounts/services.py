@@ -72,13 +72,13 @@ def user_create_or_update(
     return user
 
 
-@transaction.atomic
 def role_scopes(user: AbstractUser) -> list[str]:
     """The scopes the user's roles give a token, sorted."""
     roles = set(user.groups.values_list("name", flat=True))
     return sorted({s for role, ss in DEFAULT_SCOPES.items() if role in roles for s in ss})
 
 
+@transaction.atomic
 def token_issue(
     *, user: AbstractUser, actor: Actor, name: str = "", scopes: list[str] | None = None
 ) -> str:

@@ -398,6 +398,20 @@ def test_a_trailing_slash_is_pointed_out(service_api: Any) -> None:
     assert "Did you mean /api/v1/answers, without the trailing slash?" in response.json()["detail"]
 
 
+@pytest.mark.parametrize("accept", [
+    "text/html", "text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2",  # Java's default
+])
+def test_the_api_answers_json_whatever_the_client_accepts(service_api: Any, publish: Any,
+                                                          accept: str) -> None:
+    publish()
+    found = service_api.get("/api/v1/documents/pricing", HTTP_ACCEPT=accept)
+    missing = service_api.get("/api/v1/documents/none", HTTP_ACCEPT=accept)
+    assert (found.status_code, missing.status_code) == (200, 404)
+    assert found["Content-Type"] == missing["Content-Type"] == "application/json"
+    assert found.json()["document_id"] == "pricing"
+    assert missing.json()["error"] == "not_found"
+
+
 def test_an_unknown_page_is_still_html(client: Any) -> None:
     response = client.get("/no-such-page")
     assert response.status_code == 404
