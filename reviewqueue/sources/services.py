@@ -52,7 +52,13 @@ class RevisionInput:
 
     def digest(self) -> str:
         """Digest of the body as published, so a replay can be told from a different body."""
-        body = {
+        canonical = json.dumps(self.compared(), sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def compared(self) -> dict[str, Any]:
+        """The body's fields as the digest reads them."""
+        return {
             "title": self.title,
             "owner": self.owner,
             "url": self.url,
@@ -74,8 +80,25 @@ class RevisionInput:
                 for f in self.facts
             ],
         }
-        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _revision_fields_differing(existing: Revision, data: RevisionInput) -> list[str]:
+    """The fields in which `data` differs from the revision as it was published, read back
+    from the stored revision (two queries, on a refusal only). The owner it named is not
+    stored with the revision: it is named when nothing else differs."""
+    stored = RevisionInput(
+        title=existing.title, owner=data.owner, updated_at=existing.updated_at,
+        allowed_principals=tuple(existing.allowed_principals), url=existing.url,
+        note=existing.note,
+        passages=tuple(PassageInput(span=p.span, text=p.text)
+                       for p in existing.passages.order_by("pk")),
+        facts=tuple(FactInput(subject=f.subject, key=f.key, value=f.value,
+                              valid_from=f.valid_from, valid_until=f.valid_until, span=f.span)
+                    for f in existing.facts.order_by("position")),
+    ).compared()
+    differing = [name for name, value in data.compared().items()
+                 if json.dumps(stored[name], sort_keys=True) != json.dumps(value, sort_keys=True)]
+    return differing or ["owner"]
 
 
 @dataclass(frozen=True)
@@ -180,10 +203,14 @@ def revision_publish(
     if existing is not None:
         if existing.body_digest == digest:
             return PublishResult(existing, created=False)
+        fields = _revision_fields_differing(existing, data)
         raise Conflict(
             f"revision {revision!r} of {document_key!r} was already published with a "
-            "different body; revisions are immutable, publish a new revision id",
-            extra={"revision": revision},
+            f"different body (it differs in {', '.join(fields)}); revisions are immutable, "
+            "publish a new revision id",
+            extra={"revision": revision, "errors": [
+                {"field": name, "message": "differs from the body first published with this "
+                                           "revision id"} for name in fields]},
         )
     owner = (document.owner if data.owner == document.owner.get_username()
              else _new_owner(data.owner))

@@ -44,6 +44,30 @@ def test_a_different_body_for_an_existing_revision_is_409(service_api: Any, owne
     assert QuarantinedPayload.objects.filter(status_code=409).count() == 1
 
 
+@pytest.mark.parametrize(("changes", "fields"), [
+    ({"title": "Changed title"}, ["title"]),
+    ({"facts": [{"key": "trial_days", "value": 14.0, "valid_from": "2026-10-01",
+                 "valid_until": "2026-10-31", "span": "p1"}]}, ["facts"]),
+    ({"principals": ["group:hr"], "updated_at": "2026-10-01T10:00:00+01:00"},
+     ["allowed_principals"]),  # the same moment, written in another zone, is the same
+    ({"updated_at": "2026-10-02T09:00:00Z",
+      "passages": [{"span": "p1", "text": "The free trial lasts 15 days."}]},
+     ["updated_at", "passages"]),
+    ({"owner": "oscar"}, ["owner"]),
+])
+def test_a_409_names_the_fields_that_differ(service_api: Any, owner: Any, make_user: Any,
+                                            changes: dict[str, Any], fields: list[str]) -> None:
+    make_user("oscar", "owner")
+    service_api.put(URL, revision_body(), format="json")
+
+    response = service_api.put(URL, revision_body(**changes), format="json")
+
+    assert response.status_code == 409
+    body = response.json()
+    assert [e["field"] for e in body["errors"]] == fields
+    assert f"(it differs in {', '.join(fields)})" in body["detail"]
+
+
 def test_a_new_revision_becomes_current_and_history_lists_both(
     service_api: Any, owner: Any
 ) -> None:
