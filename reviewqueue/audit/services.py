@@ -261,8 +261,10 @@ def _chain_rows(chunk: int = VERIFY_CHUNK) -> Iterator[dict[str, Any]]:
         if len(rows) < chunk:
             return
         last = rows[-1]
-        rows = list(events.filter(Q(seq__gt=last["seq"]) | Q(seq=last["seq"], id__gt=last["id"]))
-                    [:chunk])
+        # seq >= last seq on its own, besides the OR: the index on seq then starts the scan
+        # at the last row read; with the OR alone it reads the log from the start each chunk.
+        rows = list(events.filter(Q(seq__gt=last["seq"]) | Q(seq=last["seq"], id__gt=last["id"]),
+                                  seq__gte=last["seq"])[:chunk])
 
 
 def _anchor() -> Anchor | None:

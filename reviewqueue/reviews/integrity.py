@@ -8,11 +8,13 @@ store, as the sources are against the events that published them (sources/integr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import batched
-from typing import Any
+from typing import Any, NamedTuple, cast
 
-from django.db.models import Q
+from django.contrib.auth import get_user_model
+from django.db.models import DecimalField, Q
+from django.db.models.expressions import RawSQL
 
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.selectors import (
@@ -51,72 +53,137 @@ class RecordsCheck:
     problems: list[RecordProblem] = field(default_factory=list)
 
 
-def _recorded() -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
-    """What the events recorded of every verdict and decision, by the row's id, read in the
-    chain's order a chunk at a time (as the timeline reads one answer's). An event edited
-    since is the chain check's to report: here it still tells what it says now."""
-    verdicts: dict[int, dict[str, Any]] = {}
-    decisions: dict[int, dict[str, Any]] = {}
-    events = (AuditEvent.objects
-              .filter(Q(action__in=("answer.ingested", "verdict.created"))
+# An event names the row it recorded in `after` ("verdict" or "decision"); logged_rows takes a
+# JSON whole number (or, as Python reads JSON, true and false: 1 and 0) for an id. PostgreSQL
+# orders the events by that same value, so that both sides can be read in id order and matched
+# as they come: neither is ever held whole.
+_ID_OF = ("CASE jsonb_typeof({after} -> %s) WHEN 'number' THEN ({after} ->> %s)::numeric "
+          "WHEN 'boolean' THEN (({after} -> %s) = 'true'::jsonb)::int END")
+
+
+def _events_by(name: str, actions: Q) -> Any:
+    """The events of `actions`, in the order of the row id they name in after[`name`], then
+    in the chain's order; events that name none are left out."""
+    after = f'"{AuditEvent._meta.db_table}"."after"'
+    key = RawSQL(_ID_OF.format(after=after), (name, name, name), output_field=DecimalField())
+    return (AuditEvent.objects.filter(actions).annotate(row_id=key)
+            .filter(row_id__isnull=False).order_by("row_id", "seq")
+            .values_list("seq", "action", "after", named=True)
+            .iterator(chunk_size=CHUNK))
+
+
+def _logged(events: Iterator[Any], kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(row id, what its event recorded), in id order, once per id: of a verdict the first
+    event to name it (the one that made it), of a decision the last, as logged_rows reads
+    a whole answer's events. An event edited since is the chain check's to report: here it
+    still tells what it says now."""
+    first = kind == "verdict"
+    current: tuple[int, dict[str, Any]] | None = None
+    for event in events:
+        of_verdicts, of_decisions = logged_rows([event], {})
+        for pk, logged in (of_verdicts if first else of_decisions).items():
+            if current is not None and current[0] == pk:
+                if not first:
+                    current = (pk, logged)
+                continue
+            if current is not None:
+                yield current
+            current = (pk, logged)
+    if current is not None:
+        yield current
+
+
+class _Stream:
+    """One side of the merge: the next (id, logged) pair, read on demand."""
+
+    def __init__(self, pairs: Iterator[tuple[int, dict[str, Any]]]) -> None:
+        self._pairs = pairs
+        self._next = next(pairs, None)  # runs the query now
+
+    def logged(self, pk: int) -> dict[str, Any] | None:
+        """What the event recorded of row `pk`; asked in increasing pk order."""
+        while self._next is not None and self._next[0] < pk:
+            self._next = next(self._pairs, None)
+        return self._next[1] if self._next is not None and self._next[0] == pk else None
+
+
+def _recorded() -> tuple[_Stream, _Stream]:
+    """What the events recorded of the verdicts and of the decisions, each read in row id
+    order (both queries run before this returns)."""
+    verdict_events = (Q(action__in=("answer.ingested", "verdict.created"))
                       | Q(action__startswith="decision."))
-              .only("seq", "action", "after").order_by("seq"))
-    for chunk in batched(events.iterator(chunk_size=CHUNK), CHUNK):
-        of_verdicts, of_decisions = logged_rows(list(chunk), {})
-        for pk, logged in of_verdicts.items():
-            if pk not in verdicts:  # the first event to name a verdict made it
-                verdicts[pk] = {k: logged[k] for k in _VERDICT_FIELDS if k in logged}
-        decisions.update((pk, {k: logged[k] for k in _DECISION_FIELDS if k in logged})
-                         for pk, logged in of_decisions.items())
-    return verdicts, decisions
+    return (_Stream(_logged(_events_by("verdict", verdict_events), "verdict")),
+            _Stream(_logged(_events_by("decision", Q(action__startswith="decision.")),
+                            "decision")))
 
 
-# Only what the check compares is kept of each event (an ingest event holds much more).
-_VERDICT_FIELDS = ("decision", "reason", "revisions")
-_DECISION_FIELDS = ("action", "reviewer", "decided_on_verdict", "reject_reason",
-                    "comment_sha256", "read_passages", "revisions")
+class _VerdictRow(NamedTuple):  # what verdict_as_logged reads of a Verdict
+    decision: str
+    reason: str
+    revisions_used: Any
 
 
-def _problem(kind: str, row: Any, stored: dict[str, Any],
+class _Reviewer(NamedTuple):
+    username: str
+
+    def get_username(self) -> str:
+        return self.username
+
+
+class _DecisionRow(NamedTuple):  # what decision_as_logged reads of a Decision
+    action: str
+    reviewer: _Reviewer
+    verdict_id: int
+    reject_reason: str
+    comment: str
+    read_passages: Any
+    revisions_used: Any
+
+    def comment_sha256(self) -> str | None:
+        return Decision.comment_sha256(cast(Any, self))  # the model's own, on this row
+
+
+def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
              logged: dict[str, Any] | None) -> RecordProblem | None:
-    name = f"{kind} #{row.pk} of answer {row.answer.trace_id}"
+    name = f"{kind} #{pk} of answer {trace_id}"
     if logged is None:
-        return RecordProblem(kind, row.pk, row.answer.trace_id, "unrecorded", (
+        return RecordProblem(kind, pk, trace_id, "unrecorded", (
             f"{name}: no audit event recorded it (not made through ReviewQueue, or its event "
             "was taken out of the log)"))
     changed = against_log(stored, logged) or []
     if not changed:
         return None
-    return RecordProblem(kind, row.pk, row.answer.trace_id, "changed", (
+    return RecordProblem(kind, pk, trace_id, "changed", (
         f"{name}: changed after its audit event recorded it ({', '.join(changed)})"),
         tuple(changed))
 
 
 def records_check() -> RecordsCheck:
-    """Every verdict and every decision against the event that recorded it."""
+    """Every verdict and every decision against the event that recorded it. The rows and the
+    events are read side by side in row id order, a chunk at a time: memory stays flat
+    however many there are."""
     check = RecordsCheck()
     # Rows saved after this point, with their events, are left to the next check: read after
     # the events, they would seem recorded by none.
     last_verdict = Verdict.objects.order_by("-id").values_list("id", flat=True).first() or 0
     last_decision = Decision.objects.order_by("-id").values_list("id", flat=True).first() or 0
     logged_verdicts, logged_decisions = _recorded()
-    verdicts = (Verdict.objects.filter(id__lte=last_verdict).select_related("answer")
-                .order_by("id")
-                .only("id", "decision", "reason", "revisions_used", "answer__trace_id"))
-    for verdict in verdicts.iterator(chunk_size=CHUNK):
+    verdicts = (Verdict.objects.filter(id__lte=last_verdict).order_by("id")
+                .values_list("id", "answer__trace_id", "decision", "reason", "revisions_used"))
+    for pk, trace_id, *fields in verdicts.iterator(chunk_size=CHUNK):
         check.verdicts += 1
-        if problem := _problem("verdict", verdict, verdict_as_logged(verdict),
-                               logged_verdicts.get(verdict.pk)):
+        if problem := _problem("verdict", pk, trace_id, verdict_as_logged(_VerdictRow(*fields)),
+                               logged_verdicts.logged(pk)):
             check.problems.append(problem)
-    decisions = (Decision.objects.filter(id__lte=last_decision)
-                 .select_related("answer", "reviewer").order_by("id")
-                 .only("id", "action", "comment", "reject_reason", "read_passages",
-                       "revisions_used", "verdict_id", "answer__trace_id",
-                       "reviewer__username"))
-    for decision in decisions.iterator(chunk_size=CHUNK):
+    username = f"reviewer__{get_user_model().USERNAME_FIELD}"
+    decisions = (Decision.objects.filter(id__lte=last_decision).order_by("id")
+                 .values_list("id", "answer__trace_id", "action", username, "verdict_id",
+                              "reject_reason", "comment", "read_passages", "revisions_used"))
+    for pk, trace_id, action, reviewer, *fields in decisions.iterator(chunk_size=CHUNK):
         check.decisions += 1
-        if problem := _problem("decision", decision, decision_as_logged(decision),
-                               logged_decisions.get(decision.pk)):
+        row = _DecisionRow(action, _Reviewer(reviewer), *fields)
+        if problem := _problem("decision", pk, trace_id, decision_as_logged(row),
+                               logged_decisions.logged(pk)):
             check.problems.append(problem)
     return check
 
