@@ -314,9 +314,10 @@ class BodyLimitedAPIView(APIView):
                 raise PayloadTooLarge(f"Request body is {length} bytes; the limit is {limit}.")
             request._rq_raw_body = request._request.body
         super().initial(request, *args, **kwargs)
-        # Parsed as any body is (not JSON: 415, bad JSON: 400); only `{}` asks for nothing.
+        # Parsed as any body is (not JSON: 415, bad JSON: 400); only `{}` asks for nothing. A
+        # method the operation lacks is DRF's 405, with a body or without.
         if getattr(request, "_rq_raw_body", b"") and request.method not in self.body_methods \
-                and request.data != {}:
+                and hasattr(self, request.method.lower()) and request.data != {}:
             raise serializers.ValidationError(
                 {"body": ["This operation takes no body: send none, or {}."]})
 

@@ -27,6 +27,7 @@ from django.utils.translation import gettext_noop
 
 from reviewqueue.counting import bounded_count
 from reviewqueue.insight.stats import ratio, wilson_interval
+from reviewqueue.instants import instant_text
 from reviewqueue.reviews.models import Answer, Decision, RetrievedItem, ReviewItem, Verdict
 from reviewqueue.sources.models import Document
 
@@ -399,7 +400,7 @@ def operations(now: dt.datetime | None = None,
         "task_failures": failures,
         "task_failures_waiting": waiting,
         "audit": {
-            "last_verification_at": last_run.finished_at.isoformat() if last_run else None,
+            "last_verification_at": instant_text(last_run.finished_at) if last_run else None,
             "last_verification_ok": last_run.ok if last_run else None,
             "open_alerts": AuditAlert.objects.filter(acknowledged_at__isnull=True).count(),
         },
@@ -412,7 +413,7 @@ def insight_metrics(w: Window, now: dt.datetime | None = None) -> dict[str, Any]
     queue = backlog(now)
     return {
         "window": w.as_dict(),
-        "generated_at": now.isoformat(),
+        "generated_at": instant_text(now),
         "gate": hold_rates(w),
         "hold_rate_over_time": hold_rate_over_time(w),
         "releases": hold_rate_by_release(w),

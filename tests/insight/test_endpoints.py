@@ -234,7 +234,8 @@ def test_the_metrics_api_returns_every_figure(
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ready"
-    assert body["generated_at"]
+    # An instant in UTC ends in Z, as in every body the product sends.
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", body["generated_at"])
     assert body["window"] == {"since": "2026-10-04", "until": "2026-10-07", "release": None,
                               "bucket": "day"}
     assert body["gate"]["held"] == {"count": 5, "of": 12, "rate": round(5 / 12, 6)}

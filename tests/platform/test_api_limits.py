@@ -412,6 +412,16 @@ def test_the_api_answers_json_whatever_the_client_accepts(service_api: Any, publ
     assert missing.json()["error"] == "not_found"
 
 
+@pytest.mark.parametrize("path", ["/api/v1/answers", "/api/v1/answers/batch",
+                                  "/api/v1/documents/d1/revisions/r1"])
+def test_a_method_the_operation_lacks_is_405_with_a_body_or_without(service_api: Any,
+                                                                    path: str) -> None:
+    for body in ('{"a": 1}', ""):
+        response = service_api.delete(path, data=body, content_type="application/json")
+        assert response.status_code == 405, response.content
+    assert not QuarantinedPayload.objects.filter(endpoint=path, status_code=400).exists()
+
+
 def test_an_unknown_page_is_still_html(client: Any) -> None:
     response = client.get("/no-such-page")
     assert response.status_code == 404
