@@ -247,8 +247,19 @@ def where_answers_stand(jobs: list[Job], cap: int = STANDING_CAP
                                          row["reason"])), capped, later
 
 
-def jobs_recent(limit: int = 100) -> QuerySet[Job]:
-    return Job.objects.select_related("requested_by").order_by("-created_at")[:limit]
+JOB_PAGE = 100
+
+
+def jobs_page(*, before: Job | None = None, size: int = JOB_PAGE) -> tuple[list[Job], Job | None]:
+    """One page of jobs, newest first, older than `before` (a keyset on (created_at, id)
+    through the index on created_at: no OFFSET, no COUNT), and the job to read the next older
+    page from, or None at the oldest."""
+    jobs = Job.objects.select_related("requested_by")
+    if before is not None:
+        jobs = jobs.filter(Q(created_at__lt=before.created_at)
+                           | Q(created_at=before.created_at, pk__lt=before.pk))
+    page = list(jobs.order_by("-created_at", "-id")[:size + 1])
+    return page[:size], page[size - 1] if len(page) > size else None
 
 
 def dead_letters_waiting() -> QuerySet[DeadLetter]:

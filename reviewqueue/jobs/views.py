@@ -25,14 +25,14 @@ from reviewqueue.jobs.selectors import (
     dead_letters_waiting,
     job_progress,
     job_visible_to,
-    jobs_recent,
+    jobs_page,
 )
 from reviewqueue.jobs.services import job_start_by_hand_for_document, job_start_for_all
 from reviewqueue.params import refuse_unknown_params
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import user_may_read_answer
 from reviewqueue.sources.forms import DOCUMENT_HELP
-from reviewqueue.sources.selectors import document_titles
+from reviewqueue.sources.selectors import document_get, document_titles, may_see_document
 
 
 def _dead_letters() -> dict[str, Any]:
@@ -41,14 +41,24 @@ def _dead_letters() -> dict[str, Any]:
     return {"dead_letters": bounded_count(dead_letters_waiting())}
 
 
-def _job_list(request: HttpRequest) -> dict[str, Any]:
-    """The newest jobs, each document job with the title of its document where the admin
-    may read it (one query for the page), and the dead letters' banner."""
-    jobs = list(jobs_recent())
+def _job_list(request: HttpRequest, before: Job | None = None,
+              paged: bool = False) -> dict[str, Any]:
+    """A page of jobs, newest first (older than `before`), each document job with the title of
+    its document where the admin may read it (one query for the page), and the dead letters'
+    banner."""
+    jobs, older = jobs_page(before=before)
     titles = document_titles(request.user, [j.document_key for j in jobs if j.document_key])
     for job in jobs:
         job.document_title = titles.get(job.document_key, "")
-    return {"jobs": jobs, "document_help": DOCUMENT_HELP, **_dead_letters()}
+        job.cause_shown = _cause(job)  # the list is for admins, who see every document's id
+    return {"jobs": jobs, "older": older, "paged": paged or before is not None,
+            "document_help": DOCUMENT_HELP, **_dead_letters()}
+
+
+def _cause(job: Job) -> str:
+    """The document whose change started the job, when it is another than the job's own
+    (a document sharing a conflict with it): the job's own label says what kind of change."""
+    return job.cause if job.cause and job.cause != job.document_key else ""
 
 
 def _visible_job(request: HttpRequest, job_id: UUID) -> Job:
@@ -64,9 +74,22 @@ def _visible_job(request: HttpRequest, job_id: UUID) -> Job:
 def job_list(request: HttpRequest) -> HttpResponse:
     if not has_role(request.user, Role.ADMIN):
         raise PermissionDenied
-    if refused := refuse_unknown_params(request):
+    if refused := refuse_unknown_params(request, ["before"]):
         return refused
-    return render(request, "jobs/list.html", _job_list(request))
+    raw = request.GET.get("before")
+    before = None
+    if raw is not None:
+        try:
+            before_id = UUID(raw)
+        except ValueError:
+            return render(request, "bad_params.html", {
+                "problems": [("before", _("not a job id"))], "without_url": request.path,
+            }, status=400)
+        before = Job.objects.filter(pk=before_id).first()
+        if before is None:  # gone, or never was: an empty page that leads back
+            return render(request, "jobs/list.html", {
+                **_job_list(request), "jobs": [], "older": None, "paged": True})
+    return render(request, "jobs/list.html", _job_list(request, before))
 
 
 @login_required
@@ -82,6 +105,11 @@ def job_detail(request: HttpRequest, job_id: UUID) -> HttpResponse:
         answer = None
     # The item page keeps only the queue's own parameters of `back`.
     back = request.GET.get("back", "")[:2000] if answer is not None else ""
+    cause = _cause(job)
+    document = document_get(cause) if cause else None
+    # Named to whoever may see that document (the job is theirs, or they are an admin).
+    job.cause_shown = cause if document is not None and (
+        has_role(request.user, Role.ADMIN) or may_see_document(request.user, document)) else ""
     return render(request, "jobs/detail.html", {"job": job, "answer": answer, "back": back,
                                                 "is_admin": has_role(request.user, Role.ADMIN)})
 

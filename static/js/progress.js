@@ -24,6 +24,12 @@
     }
     el.dataset.state = job.state;
     el.dataset.changed = job.changed;
+    // A list of jobs has a column of its own for the answers that got a new verdict.
+    var row = el.closest("tr");
+    var cell = row && row.querySelector("[data-changed-cell]");
+    if (cell) {
+      cell.textContent = String(job.changed);
+    }
     showChangedTotal();
   }
 

@@ -90,3 +90,23 @@ def test_on_a_phone_each_webhook_endpoint_and_delivery_is_a_card(
     assert [(c["label"], c["within"]) for c in cells] == [
         (None, True), ("Event", True), ("Answer", True), ("State", True), ("Attempts", True)]
     assert (cells[2]["text"], cells[3]["text"]) == ("t-hook", "Delivered")
+
+
+def test_the_changed_column_follows_a_running_job(admin_user: Any, sign_in: Any,
+                                                  live_server: Any) -> None:
+    """The progress text and the Changed column say the same, without a reload."""
+    from playwright.sync_api import expect
+
+    from reviewqueue.jobs.models import Job
+
+    job = Job.objects.create(scope=Job.Scope.DOCUMENT, document_key="pricing", trigger="manual",
+                             actor_type="user", actor="user:ada", requested_by=admin_user,
+                             state=Job.State.RUNNING, total=5)
+    page = open_as_admin(sign_in, f"{live_server.url}/jobs/", LAPTOP)
+    cell = page.locator("table.jobs tbody tr:first-child [data-changed-cell]")
+    assert cell.inner_text() == "0"
+
+    Job.objects.filter(pk=job.pk).update(done=5, changed=3, state=Job.State.FINISHED)
+
+    expect(cell).to_have_text("3", timeout=10_000)
+    assert "3 with a new verdict" in page.locator(".job-progress-text").first.inner_text()
