@@ -59,7 +59,9 @@ class MetricsView(APIView):
             return Response(error_body("invalid", summary, errors), status=400)
         snapshot = snapshots.snapshot_read(form.window)
         if snapshot.metrics is None:
+            wait = snapshots.REFRESH_EVERY // 6
+            # Said in the body and, for clients that wait by the header, as Retry-After.
             return Response({"status": snapshot.status, "window": form.window.as_dict(),
-                             "generated_at": None,
-                             "retry_after_seconds": snapshots.REFRESH_EVERY // 6})
+                             "generated_at": None, "retry_after_seconds": wait},
+                            headers={"Retry-After": str(wait)})
         return Response({"status": snapshot.status, **snapshot.metrics})

@@ -271,7 +271,9 @@ def test_the_metrics_api_carries_no_text(
 def test_the_metrics_api_says_when_the_figures_are_still_being_computed(
     admin_api: Any, scenario: Builder
 ) -> None:
-    body = admin_api.get(f"/api/v1/metrics?{RANGE}").json()
+    response = admin_api.get(f"/api/v1/metrics?{RANGE}")
+    assert response["Retry-After"] == "10"
+    body = response.json()
     assert body == {"status": "computing", "generated_at": None, "retry_after_seconds": 10,
                     "window": {"since": "2026-10-04", "until": "2026-10-07", "release": None,
                                "bucket": "day"}}
