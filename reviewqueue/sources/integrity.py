@@ -38,13 +38,18 @@ class SourcesCheck:
     problems: list[SourceProblem] = field(default_factory=list)
 
 
+# What the check compares of a publication's event (it records more: counts, sequence).
+_COMPARED = ("allowed_principals", "revision_owner", "owner", "body_digest")
+
+
 def _published() -> dict[tuple[str, str], dict[str, object]]:
-    """What each revision.published event recorded, by (document, revision)."""
+    """What each revision.published event recorded, by (document, revision): only what the
+    check compares, so that the dict holds little per revision."""
     return {
         # `revision` names the revision published; events from before it was recorded name
         # it as the current one, which it then always became.
         (str(e.document_id), str(e.after.get("revision", e.after.get("current_revision")))):
-        e.after
+        {k: e.after[k] for k in _COMPARED if k in e.after}
         for e in AuditEvent.objects.filter(action="revision.published")
         .only("document_id", "after").iterator(chunk_size=2000)
         if isinstance(e.after, dict)
