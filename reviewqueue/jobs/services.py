@@ -314,13 +314,17 @@ def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int) -> bool
         ).values("answer_id").distinct().count())
     now = timezone.now()
     if chunk.last_started_at is not None:
-        # An earlier run of this chunk (delivered again, retried, a dead chunk sent again)
-        # left a dead letter for an answer that this run re-evaluated: had it failed again,
-        # its letter would be newer than this run's start. It is done now, and counted so.
+        # A dead letter left before this run started, for an answer that this run
+        # re-evaluated (had it failed again, its letter would be newer than this run's
+        # start): by an earlier run of this chunk (delivered again, retried, a dead chunk
+        # sent again), which counts it done now, or by another job, whose figures keep the
+        # failure. Either way the answer has a verdict of now: nothing waits on the letter.
+        failed_now = DeadLetter.objects.filter(answer_id__in=chunk.answer_ids,
+                                               failed_at__gte=chunk.last_started_at)
         DeadLetter.objects.filter(
-            job_id=chunk.job_id, answer_id__in=chunk.answer_ids, resolved_at__isnull=True,
+            answer_id__in=chunk.answer_ids, resolved_at__isnull=True,
             failed_at__lt=chunk.last_started_at,
-        ).update(resolved_at=now)
+        ).exclude(answer_id__in=failed_now.values("answer_id")).update(resolved_at=now)
     chunk.state = JobChunk.State.FINISHED
     chunk.done, chunk.failed, chunk.changed = done, failed, changed
     chunk.finished_at = now

@@ -134,3 +134,36 @@ def test_an_answer_a_later_run_re_evaluated_has_its_letter_resolved_and_counted_
                     "(resolved), or the letter is gone."]
     letter.refresh_from_db()
     assert (letter.retry_count, letter.retried_at) == (0, None)
+
+
+def test_a_letter_is_resolved_when_another_job_re_evaluates_its_answer(
+    job: Job, gate: list[str], admin_client: Any
+) -> None:
+    """An answer one job could not re-evaluate, which a later job (another document's change,
+    a validity sweep) re-evaluates after all, waits on nothing: the jobs page no longer says
+    it does. The first job keeps its figures: it did fail on it."""
+    gate.append("the first job's failure")
+    run_chunk(job)
+    [letter] = DeadLetter.objects.all()
+    assert "waits in the dead letters" in admin_client.get("/jobs/").content.decode()
+
+    later = job_with_one_chunk([3, 4], sent_ago=timedelta(minutes=1))
+    run_chunk(later)
+
+    letter.refresh_from_db()
+    assert letter.resolved_at is not None
+    assert "waits in the dead letters" not in admin_client.get("/jobs/").content.decode()
+    job.refresh_from_db()
+    assert (job.done, job.failed) == (2, 1)
+
+
+def test_a_letter_stays_when_another_job_fails_on_its_answer_too(
+    job: Job, gate: list[str]
+) -> None:
+    gate.extend(["the first job's failure", "the later job's failure"])
+    run_chunk(job)
+    later = job_with_one_chunk([3], sent_ago=timedelta(minutes=1))
+    run_chunk(later)
+
+    assert sorted(DeadLetter.objects.values_list("error_message", "resolved_at")) == [
+        ("the first job's failure", None), ("the later job's failure", None)]
