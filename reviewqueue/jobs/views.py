@@ -41,8 +41,7 @@ def _dead_letters() -> dict[str, Any]:
     return {"dead_letters": bounded_count(dead_letters_waiting())}
 
 
-def _job_list(request: HttpRequest, before: Job | None = None,
-              paged: bool = False) -> dict[str, Any]:
+def _job_list(request: HttpRequest, before: Job | None = None) -> dict[str, Any]:
     """A page of jobs, newest first (older than `before`), each document job with the title of
     its document where the admin may read it (one query for the page), and the dead letters'
     banner."""
@@ -51,7 +50,7 @@ def _job_list(request: HttpRequest, before: Job | None = None,
     for job in jobs:
         job.document_title = titles.get(job.document_key, "")
         job.cause_shown = _cause(job)  # the list is for admins, who see every document's id
-    return {"jobs": jobs, "older": older, "paged": paged or before is not None,
+    return {"jobs": jobs, "older": older, "paged": before is not None,
             "document_help": DOCUMENT_HELP, **_dead_letters()}
 
 
