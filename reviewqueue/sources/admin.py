@@ -19,6 +19,14 @@ class DocumentAdmin(ReadOnlyAdmin):
     search_fields = ("key",)
     # A revision's name includes its document's key, so that is joined too.
     list_select_related = ("owner", "current_revision", "current_revision__document")
+    # Named, not linked: the revision's own page answers only those its principals let read
+    # it, and a link to a page answered as missing reads as a broken one.
+    exclude = ("current_revision",)
+    readonly_fields = ("current",)
+
+    @admin.display(description="current revision")
+    def current(self, document: Document) -> str:
+        return str(document.current_revision) if document.current_revision else "-"
 
 
 class ReadableRevisionsAdmin(ReadableOnlyAdmin):

@@ -269,3 +269,12 @@ def test_the_service_refuses_a_reason_too_long_to_keep_rather_than_cut_it(
                          reason="x" * (DISMISSAL_REASON_MAX_CHARS + 1), user=owner, actor=SYSTEM)
     assert refused.value.field == "reason"
     assert Conflict.objects.get().status == "open"
+
+
+def test_a_document_s_admin_page_names_its_current_revision_without_a_link_that_fails(
+    admin_client: Client, hr_document: Revision
+) -> None:
+    document = hr_document.document
+    page = admin_client.get(f"/admin/sources/document/{document.pk}/change/").content.decode()
+    assert "hr-bonus@r1" in page
+    assert f"/admin/sources/revision/{hr_document.pk}/change/" not in page
