@@ -22,7 +22,8 @@ class AuditSearchForm(forms.Form):
                                label=gettext_lazy("Trace id"))
     actor = forms.CharField(
         required=False, max_length=200, strip=True, label=gettext_lazy("Actor"),
-        help_text=gettext_lazy("A username (alice), or as logged: user:alice, worker, system"),
+        help_text=gettext_lazy("A username (alice), or as logged: user:alice, "
+                               "service:rag-service, worker, system"),
     )
     action = forms.CharField(
         required=False, max_length=64, strip=True, label=gettext_lazy("Action"),

@@ -53,7 +53,11 @@ def _day_start(day: dt.date) -> dt.datetime:
 
 def _actor_names(actor: str) -> set[str]:
     # "alice" means the person, user:alice, and her tokens ("user:alice token:rq_..."); names
-    # without a colon may also be the worker or the system.
+    # without a colon may also be the worker or the system. The log writes a service's
+    # account as any other (user:rag-service), and the page shows it "service rag-service":
+    # service:rag-service is that account too.
+    if actor.startswith("service:"):
+        return {f"user:{actor.removeprefix('service:')}"}
     return {actor} if ":" in actor else {actor, f"user:{actor}"}
 
 

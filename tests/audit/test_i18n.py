@@ -116,7 +116,8 @@ def test_the_audit_page_shows_the_verification_and_the_search_in_words(
     assert "All 3 events check out, up to event #3" in page
     assert "(verify_audit command)" in page
     assert "Exact, or a prefix ending in * (revision.*)" in page
-    assert "A username (alice), or as logged: user:alice, worker, system" in page
+    assert ("A username (alice), or as logged: user:alice, service:rag-service, worker, "
+            "system") in page
     assert "From <input" in page and "To <input" in page
 
 

@@ -77,6 +77,13 @@ def test_search_by_actor_finds_the_person_and_their_tokens(admin_client: Any, db
     assert _seqs(admin_client.get("/audit/?actor=worker")) == [5]
 
 
+def test_a_service_is_found_as_the_page_shows_it(admin_client: Any, db: Any) -> None:
+    _record(Actor("service", "user:rag-service token:rq_AbCdEfG"), "answer.ingested")
+    _record(Actor("service", "user:rag-service-2"), "answer.ingested")
+    assert _seqs(admin_client.get("/audit/?actor=service:rag-service")) == [2]
+    assert _seqs(admin_client.get("/audit/?actor=rag-service")) == [2]
+
+
 def test_each_row_names_its_actor_once_and_links_to_their_events(admin_client: Any,
                                                                  db: Any) -> None:
     _record(Actor("user", "user:alice"), "lease.claimed")

@@ -200,6 +200,6 @@ def test_the_help_button_is_named_and_small_green_and_key_text_is_readable(
     assert contrast >= 4.5, contrast
     # Each search field is described by its help text, which is on the page.
     expect(admin.get_by_label("Actor")).to_have_accessible_description(
-        "A username (alice), or as logged: user:alice, worker, system")
+        "A username (alice), or as logged: user:alice, service:rag-service, worker, system")
     expect(admin.get_by_label("Action")).to_have_accessible_description(
         "Exact, or a prefix ending in * (revision.*)")
