@@ -317,6 +317,7 @@ class BodyLimitedAPIView(APIView):
         # Parsed as any body is (not JSON: 415, bad JSON: 400); only `{}` asks for nothing. A
         # method the operation lacks is DRF's 405, with a body or without.
         if getattr(request, "_rq_raw_body", b"") and request.method not in self.body_methods \
+                and request.method.lower() in self.http_method_names \
                 and hasattr(self, request.method.lower()) and request.data != {}:
             raise serializers.ValidationError(
                 {"body": ["This operation takes no body: send none, or {}."]})

@@ -97,12 +97,12 @@ def _not_utf8_in_query(request: HttpRequest) -> str | None:
     # WSGI gives the query's bytes as latin-1 text; each of them one character, so is each
     # percent-escape decoded as latin-1.
     for key, value in parse_qsl(raw, keep_blank_values=True, encoding="latin-1"):
+        name = key.encode("latin-1")
         try:
-            key.encode("latin-1").decode("utf-8")
+            name.decode("utf-8")
             value.encode("latin-1").decode("utf-8")
         except UnicodeError:
-            name = key.encode("latin-1").decode("utf-8", errors="replace")
-            return f"query parameter {name!r}"
+            return f"query parameter {name.decode('utf-8', errors='replace')!r}"
     return None
 
 

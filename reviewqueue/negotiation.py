@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import Http404
 from rest_framework.exceptions import NotAcceptable
 from rest_framework.negotiation import DefaultContentNegotiation
 
@@ -17,5 +18,5 @@ class JSONWhateverAccepted(DefaultContentNegotiation):
                         format_suffix: str | None = None) -> tuple[Any, str]:
         try:
             return super().select_renderer(request, renderers, format_suffix)
-        except NotAcceptable:
+        except (NotAcceptable, Http404):  # DRF's answer to a ?format= no renderer has
             return renderers[0], renderers[0].media_type

@@ -256,8 +256,11 @@ def jobs_page(*, before: Job | None = None, size: int = JOB_PAGE) -> tuple[list[
     page from, or None at the oldest."""
     jobs = Job.objects.select_related("requested_by")
     if before is not None:
+        # created_at <= on its own too, besides the OR: the index then starts the scan where
+        # the last page ended (the OR alone is a filter over every newer job).
         jobs = jobs.filter(Q(created_at__lt=before.created_at)
-                           | Q(created_at=before.created_at, pk__lt=before.pk))
+                           | Q(created_at=before.created_at, pk__lt=before.pk),
+                           created_at__lte=before.created_at)
     page = list(jobs.order_by("-created_at", "-id")[:size + 1])
     return page[:size], page[size - 1] if len(page) > size else None
 

@@ -87,7 +87,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
         before = Job.objects.filter(pk=before_id).first()
         if before is None:  # gone, or never was: an empty page that leads back
             return render(request, "jobs/list.html", {
-                **_job_list(request), "jobs": [], "older": None, "paged": True})
+                "jobs": [], "older": None, "paged": True, "document_help": DOCUMENT_HELP,
+                **_dead_letters()})
     return render(request, "jobs/list.html", _job_list(request, before))
 
 

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Prefetch
-
 from reviewqueue.audit.models import AuditEvent
-from reviewqueue.sources.models import Document, Fact, Passage, Revision
-from reviewqueue.sources.services import FactInput, PassageInput, RevisionInput
+from reviewqueue.sources.models import Document, Revision
+from reviewqueue.sources.services import published_owner, stored_body, with_body
 
 
 @dataclass(frozen=True)
@@ -56,18 +54,6 @@ def _published() -> dict[tuple[str, str], dict[str, object]]:
     }
 
 
-def _stored_digest(revision: Revision, owner: str) -> str:
-    """The digest of the body the stored rows make, as publishing computed it."""
-    return RevisionInput(
-        title=revision.title, owner=owner, url=revision.url, updated_at=revision.updated_at,
-        allowed_principals=tuple(revision.allowed_principals), note=revision.note,
-        passages=tuple(PassageInput(p.span, p.text) for p in revision.passages.all()),
-        facts=tuple(FactInput(key=f.key, value=f.value, valid_from=f.valid_from,
-                              valid_until=f.valid_until, subject=f.subject, span=f.span)
-                    for f in revision.facts.all()),
-    ).digest()
-
-
 def _revision_problem(revision: Revision,
                       logged: dict[str, object] | None) -> SourceProblem | None:
     """What differs between a stored revision and the event that published it, if anything."""
@@ -79,9 +65,7 @@ def _revision_problem(revision: Revision,
         return SourceProblem(name, "access_list", (
             f"{name}: may be read by {revision.allowed_principals}, but was published for "
             f"{logged['allowed_principals']}"))
-    # A late revision changed no owner: the owner its body named is logged on its own.
-    named = logged.get("revision_owner", logged.get("owner"))
-    if _stored_digest(revision, str(named)) != logged.get(
+    if stored_body(revision, str(published_owner(logged))).digest() != logged.get(
             "body_digest", revision.body_digest):
         return SourceProblem(name, "body", f"{name}: its title, dates, passages or facts are "
                                            "not those it was published with")
@@ -103,9 +87,8 @@ def sources_check() -> SourcesCheck:
     against its current revision's."""
     check = SourcesCheck()
     published = _published()
-    revisions = (Revision.objects.select_related("document").order_by("document__key", "seq")
-                 .prefetch_related(Prefetch("passages", Passage.objects.order_by("id")),
-                                   Prefetch("facts", Fact.objects.order_by("position"))))
+    revisions = with_body(Revision.objects.select_related("document")
+                          .order_by("document__key", "seq"))
     for revision in revisions.iterator(chunk_size=500):
         check.revisions += 1
         logged = published.get((revision.document.key, revision.revision))

@@ -10,12 +10,13 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Prefetch, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
+from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
 from reviewqueue.sources.conflicts import conflicts_refresh, reevaluate_documents, same_value
@@ -82,23 +83,46 @@ class RevisionInput:
         }
 
 
+def stored_body(revision: Revision, owner: str) -> RevisionInput:
+    """The body the stored rows of `revision` make, naming `owner` (a revision keeps no owner
+    of its own: its publication's event does). Its passages and facts are read as `.all()`
+    gives them: the caller prefetches them in their order (`with_body`)."""
+    return RevisionInput(
+        title=revision.title, owner=owner, url=revision.url, updated_at=revision.updated_at,
+        allowed_principals=tuple(revision.allowed_principals), note=revision.note,
+        passages=tuple(PassageInput(p.span, p.text) for p in revision.passages.all()),
+        facts=tuple(FactInput(key=f.key, value=f.value, valid_from=f.valid_from,
+                              valid_until=f.valid_until, subject=f.subject, span=f.span)
+                    for f in revision.facts.all()),
+    )
+
+
+def with_body(revisions: QuerySet[Revision]) -> QuerySet[Revision]:
+    """`revisions` with their passages and facts in the order they were published."""
+    return revisions.prefetch_related(Prefetch("passages", Passage.objects.order_by("id")),
+                                      Prefetch("facts", Fact.objects.order_by("position")))
+
+
+def published_owner(after: dict[str, Any]) -> Any:
+    """The owner a publication's event says its body named: a late revision changed no owner,
+    and its event logs the one it named on its own."""
+    return after.get("revision_owner", after.get("owner"))
+
+
 def _revision_fields_differing(existing: Revision, data: RevisionInput) -> list[str]:
     """The fields in which `data` differs from the revision as it was published, read back
-    from the stored revision (two queries, on a refusal only). The owner it named is not
-    stored with the revision: it is named when nothing else differs."""
-    stored = RevisionInput(
-        title=existing.title, owner=data.owner, updated_at=existing.updated_at,
-        allowed_principals=tuple(existing.allowed_principals), url=existing.url,
-        note=existing.note,
-        passages=tuple(PassageInput(span=p.span, text=p.text)
-                       for p in existing.passages.order_by("pk")),
-        facts=tuple(FactInput(subject=f.subject, key=f.key, value=f.value,
-                              valid_from=f.valid_from, valid_until=f.valid_until, span=f.span)
-                    for f in existing.facts.order_by("position")),
-    ).compared()
-    differing = [name for name, value in data.compared().items()
-                 if json.dumps(stored[name], sort_keys=True) != json.dumps(value, sort_keys=True)]
-    return differing or ["owner"]
+    from the stored revision and the owner its publication's event names (four queries, on a
+    refusal only)."""
+    event = (AuditEvent.objects.filter(action="revision.published",
+                                       document_id=existing.document.key)
+             .filter(Q(after__revision=existing.revision)
+                     | Q(after__current_revision=existing.revision))
+             .order_by("seq").values_list("after", flat=True).first())
+    owner = published_owner(event) if isinstance(event, dict) else None
+    revision = with_body(Revision.objects.filter(pk=existing.pk)).get()
+    stored = stored_body(revision, data.owner if owner is None else str(owner)).compared()
+    return [name for name, value in data.compared().items()
+            if json.dumps(stored[name], sort_keys=True) != json.dumps(value, sort_keys=True)]
 
 
 @dataclass(frozen=True)

@@ -80,11 +80,9 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["endpoint", "-created_at"], name="webhook_delivery_log"),
             # The endpoints page counts each state up to a cap: a range of this index.
             models.Index(fields=["endpoint", "state"], name="webhook_delivery_state"),
-            # An older delivery for the same endpoint and answer still to be sent.
-            models.Index(fields=["endpoint", "trace_id", "id"], name="webhook_delivery_in_order",
-                         condition=models.Q(state__in=["pending", "sending"])),
-            # A newer event of the same answer, whatever its state: a given-up delivery that
-            # has one is not sent again (it would overwrite a newer status).
+            # The deliveries of one endpoint and answer in order: an older one still to be
+            # sent (a newer waits for it), a newer one of any state (a given-up delivery that
+            # has one is not sent again: it would overwrite a newer status).
             models.Index(fields=["endpoint", "trace_id", "id"], name="webhook_delivery_by_answer"),
         ]
 

@@ -55,7 +55,9 @@ def endpoint_deliveries(endpoint: WebhookEndpoint, *, before: int | None = None,
         at = endpoint.deliveries.filter(pk=before).values_list("created_at", flat=True).first()
         if at is None:
             return [], None
-        deliveries = deliveries.filter(Q(created_at__lt=at) | Q(created_at=at, pk__lt=before))
+        # created_at <= on its own too: the index's range starts where the last page ended.
+        deliveries = deliveries.filter(Q(created_at__lt=at) | Q(created_at=at, pk__lt=before),
+                                       created_at__lte=at)
     page = list(deliveries.order_by("-created_at", "-id")
                 .prefetch_related("attempt_log")[:size + 1])
     _mark_waiting_behind(endpoint, page[:size])

@@ -90,9 +90,15 @@ def webhook_endpoint_set_active(*, endpoint_id: int, active: bool, actor: Actor
     endpoint = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint_id).first()
     if endpoint is None or endpoint.is_active == active:
         return endpoint  # nothing to change, nothing to audit
+    disabled_at = endpoint.disabled_at
     endpoint.is_active = active
     endpoint.disabled_at = None if active else timezone.now()
     endpoint.save(update_fields=["is_active", "disabled_at"])
+    if active and disabled_at is not None:
+        # Sent again while it was disabled: their new round starts now, not while they waited.
+        WebhookDelivery.objects.filter(
+            endpoint=endpoint, state=WebhookDelivery.State.PENDING, resent_at__gte=disabled_at,
+        ).update(resent_at=timezone.now(), attempts_before_resend=F("attempts"))
     if active:
         # Due now, and a message queued before the pause was dropped by its worker.
         WebhookDelivery.objects.filter(endpoint=endpoint, state=WebhookDelivery.State.PENDING
@@ -405,8 +411,10 @@ def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
         # The attempt count is the claim's fencing token: if this attempt outlived its lease
         # and another worker claimed the delivery since, that worker's outcome is the one to
         # keep, and it schedules what follows.
+        # An admin's resend since (of a delivery given up meanwhile) starts a round this
+        # outcome knows nothing of: it is not written over it either.
         superseded = not WebhookDelivery.objects.filter(
-            pk=delivery.pk, attempts=delivery.attempts
+            pk=delivery.pk, attempts=delivery.attempts, resent_at=delivery.resent_at,
         ).update(**{name: getattr(delivery, name) for name in _OUTCOME_FIELDS})
     log.info("webhook attempt", extra={
         "delivery": delivery.pk, "endpoint": delivery.endpoint_id, "attempt": delivery.attempts,

@@ -422,6 +422,22 @@ def test_a_method_the_operation_lacks_is_405_with_a_body_or_without(service_api:
     assert not QuarantinedPayload.objects.filter(endpoint=path, status_code=400).exists()
 
 
+@pytest.mark.parametrize("fmt", ["api", "html", "jsn"])
+def test_a_format_the_api_does_not_have_is_answered_in_json(service_api: Any, publish: Any,
+                                                            fmt: str) -> None:
+    publish()
+    response = service_api.get(f"/api/v1/documents/pricing?format={fmt}")
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["document_id"] == "pricing"
+
+
+def test_a_method_named_like_a_view_attribute_is_405_with_a_body(service_api: Any) -> None:
+    response = service_api.generic("DISPATCH", "/api/v1/answers", '{"a": 1}',
+                                   content_type="application/json")
+    assert response.status_code == 405, response.content
+
+
 def test_an_unknown_page_is_still_html(client: Any) -> None:
     response = client.get("/no-such-page")
     assert response.status_code == 404

@@ -54,6 +54,7 @@ def test_a_different_body_for_an_existing_revision_is_409(service_api: Any, owne
       "passages": [{"span": "p1", "text": "The free trial lasts 15 days."}]},
      ["updated_at", "passages"]),
     ({"owner": "oscar"}, ["owner"]),
+    ({"owner": "oscar", "title": "Changed title"}, ["title", "owner"]),
 ])
 def test_a_409_names_the_fields_that_differ(service_api: Any, owner: Any, make_user: Any,
                                             changes: dict[str, Any], fields: list[str]) -> None:

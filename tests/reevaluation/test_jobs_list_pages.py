@@ -73,9 +73,33 @@ def test_a_job_started_by_another_document_s_change_names_that_document(
     job = Job.objects.filter(document_key="pricing", cause="promo").latest("created_at")
     own = Job.objects.filter(document_key="promo", cause="promo").latest("created_at")
     detail = admin_client.get(job.get_absolute_url()).content.decode()
-    assert "Revision published <span data-cause>(after a change to <code>promo</code>)" in detail
+    assert ('Revision published <span class="muted" data-cause>(after a change to '
+            '<code>promo</code>)') in detail
     assert "data-cause" not in admin_client.get(own.get_absolute_url()).content.decode()
     listing = admin_client.get("/jobs/").content.decode()
     # Both of pricing's jobs: when promo's first revision opened the conflict, and now.
     assert listing.count("after a change to <code>promo</code>") == 2 == Job.objects.filter(
         document_key="pricing", cause="promo").count()
+
+
+def test_a_later_page_starts_its_scan_where_the_last_page_ended(admin_user: Any) -> None:
+    """Not a filter over every newer job: page 151 of 200 reads its 101 rows."""
+    from reviewqueue.jobs.selectors import jobs_page
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO jobs_job (id, scope, document_key, trigger, actor_type, actor, "
+            "requested_by_id, state, total, done, failed, changed, created_at, cause) "
+            "SELECT gen_random_uuid(), 'document', 'doc-' || n, 'manual', 'user', 'user:ada', "
+            "%s, 'finished', 0, 0, 0, 0, now() - make_interval(secs => n), '' "
+            "FROM generate_series(1, 20000) n", [admin_user.pk])
+        cursor.execute("ANALYZE jobs_job")
+    before = Job.objects.order_by("-created_at")[15000]
+    with CaptureQueriesContext(connection) as captured:
+        assert len(jobs_page(before=before)[0]) == 100
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT TEXT) {captured.captured_queries[-1]['sql']}")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    removed = [int(line.split(":")[1]) for line in plan.splitlines()
+               if "Rows Removed by Filter" in line]
+    assert all(n <= 1 for n in removed), plan

@@ -204,3 +204,52 @@ def test_the_log_costs_the_same_queries_with_5_or_50_given_up_deliveries(
         return len(queries)
 
     assert queries_with(5) == queries_with(50)
+
+
+def test_a_resend_during_a_stale_attempt_is_not_undone_by_its_outcome(
+    endpoint: WebhookEndpoint, settings: Any
+) -> None:
+    """The last attempt outlives its lease, the sweep gives the delivery up, an admin sends it
+    again; then the old attempt's outcome comes in. The resend's round stands."""
+    from unittest import mock
+
+    from reviewqueue.audit.services import SYSTEM
+    from reviewqueue.webhooks import services
+
+    settings.WEBHOOK_MAX_ATTEMPTS = 3
+    late = delivery(endpoint, "t-1", PENDING, attempts=2, days_old=0)
+
+    def slow_send(_: Any) -> tuple[int | None, str]:
+        WebhookDelivery.objects.filter(pk=late.pk).update(
+            lease_until=timezone.now() - timedelta(seconds=1))
+        services.webhook_deliveries_due()
+        assert WebhookDelivery.objects.get(pk=late.pk).state == FAILED
+        assert services.webhook_deliveries_resend(endpoint_id=endpoint.pk, actor=SYSTEM,
+                                                  delivery_id=late.pk) == 1
+        return None, "connection refused"
+
+    with mock.patch.object(services, "_send", slow_send), \
+            mock.patch.object(services, "_dispatch_waiting"):
+        services.webhook_delivery_attempt(delivery_id=late.pk)
+
+    late.refresh_from_db()
+    assert (late.state, late.attempts_before_resend) == (PENDING, 3)
+
+
+def test_sent_again_while_disabled_their_round_starts_when_it_is_enabled(
+    admin_client: Any, endpoint: WebhookEndpoint
+) -> None:
+    endpoint.is_active = False
+    endpoint.disabled_at = timezone.now() - timedelta(days=3)
+    endpoint.save()
+    given_up = delivery(endpoint, "t-1", FAILED)
+    resend(admin_client, endpoint)
+    # The receiver's outage lasts two more days; then the admin enables the endpoint.
+    WebhookDelivery.objects.filter(pk=given_up.pk).update(
+        resent_at=timezone.now() - timedelta(days=2))
+    admin_client.post(f"/webhooks/{endpoint.pk}/active", {"active": "1"})
+
+    result = webhook_delivery_attempt(delivery_id=given_up.pk)  # refused: nothing listens
+
+    assert result is not None
+    assert (result.delivery.state, result.delivery.attempts) == (PENDING, 17)
