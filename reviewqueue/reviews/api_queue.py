@@ -408,9 +408,13 @@ class DecisionView(ReviewerView):
                          "verdict": verdict_body(exc.verdict, principals)}
             raise
         except EditRefused as exc:
+            findings = redact_findings([f.to_dict() for f in exc.verdict.findings], principals)
+            # Each finding named at the field it is about, as every refusal names its fields:
+            # the claim by its index, the text (a marker citing nothing) as `answer`.
+            errors = [{"field": "answer" if f.get("claim") is None else f"claims[{f['claim']}]",
+                       "message": f["message"]} for f in findings]
             exc.extra = {"decision": exc.verdict.decision, "reason": exc.verdict.reason,
-                         "findings": redact_findings(
-                             [f.to_dict() for f in exc.verdict.findings], principals)}
+                         "findings": findings, "errors": errors}
             raise
         return Response({
             "trace_id": trace_id,

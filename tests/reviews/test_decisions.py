@@ -337,6 +337,9 @@ def test_an_edit_the_gate_abstains_on_is_refused_and_nothing_is_stored(hold: Any
     body = response.json()
     assert body["error"] == "edit_refused"
     assert body["reason"] == "unsupported_claim"
+    # Named at the claim the gate found unsupported, as every refusal names its fields.
+    assert [e["field"] for e in body["errors"]] == ["claims[0]"]
+    assert body["errors"][0]["message"] == body["findings"][0]["message"]
     assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1
     assert Answer.objects.get(trace_id=trace).status == "held"
     assert not Decision.objects.exists()
