@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.db.models import IntegerField, Max, OuterRef, Q, Subquery
 
 from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
@@ -71,18 +72,26 @@ def resendable_count(endpoint: WebhookEndpoint) -> AtLeast:
 
 
 def _mark_superseded(endpoint: WebhookEndpoint, deliveries: list[WebhookDelivery]) -> None:
-    """Set `superseded` on each given-up delivery that a newer event of its answer follows:
-    it is not sent again (1 query)."""
+    """Set `superseded` on each given-up delivery that is not sent again, and why: "newer"
+    when a newer event of its answer follows it, "moved" when the answer no longer has the
+    status it tells (changed while the endpoint was disabled), "" when it may be sent
+    (2 queries), as `resendable` decides."""
     failed = [d for d in deliveries if d.state == WebhookDelivery.State.FAILED and d.trace_id]
     for delivery in deliveries:
-        delivery.superseded = False
+        delivery.superseded = ""
     if not failed:
         return
-    newest = dict(endpoint.deliveries.filter(trace_id__in={d.trace_id for d in failed})
+    traces = {d.trace_id for d in failed}
+    newest = dict(endpoint.deliveries.filter(trace_id__in=traces)
                   .order_by().values("trace_id").annotate(newest=Max("id"))
                   .values_list("trace_id", "newest"))
+    status = dict(apps.get_model("reviews", "Answer").objects.filter(trace_id__in=traces)
+                  .values_list("trace_id", "status"))
     for delivery in failed:
-        delivery.superseded = newest.get(delivery.trace_id, delivery.pk) > delivery.pk
+        if newest.get(delivery.trace_id, delivery.pk) > delivery.pk:
+            delivery.superseded = "newer"
+        elif status.get(delivery.trace_id) != (delivery.payload or {}).get("status"):
+            delivery.superseded = "moved"
 
 
 def _mark_waiting_behind(endpoint: WebhookEndpoint, deliveries: list[WebhookDelivery]) -> None:

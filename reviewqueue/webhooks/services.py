@@ -15,13 +15,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from celery.exceptions import SoftTimeLimitExceeded
+from django.apps import apps
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models.fields.json import KT
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from reviewqueue.audit.services import Actor, audit_record
+from reviewqueue.audit.services import Actor, audit_chain_lock, audit_record
 from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.instants import instant_text
 from reviewqueue.prepared import prepared_cursor
@@ -33,6 +35,8 @@ log = logging.getLogger(__name__)
 STATUS_CHANGED = "answer.status_changed"
 USER_AGENT = "ReviewQueue-Webhooks/1"
 _ERROR_CHARS = 200
+# The audit event of a resend lists at most this many of the events it sent again.
+RESENT_LISTED = 100
 
 
 def _url_for_audit(url: str) -> str:
@@ -87,6 +91,9 @@ def webhook_endpoint_set_active(*, endpoint_id: int, active: bool, actor: Actor
     still to be sent wait, in order, until it is enabled again (a receiver's maintenance loses
     nothing already recorded). Enabling sends them at once, an event past its retry window
     with one last try."""
+    # The chain's lock before the endpoint's row: a status change holds the first while its
+    # deliveries, at commit, check the second (see webhook_deliveries_resend).
+    audit_chain_lock()
     endpoint = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint_id).first()
     if endpoint is None or endpoint.is_active == active:
         return endpoint  # nothing to change, nothing to audit
@@ -119,12 +126,23 @@ def _newer_of_its_answer() -> Exists:
     ).exclude(trace_id=""))
 
 
+def _answer_still_so() -> Exists:
+    """The delivery's answer has the status its event tells, still. A change made while the
+    endpoint was disabled was recorded for none of its deliveries: its newest event there may
+    tell a status the answer has left since."""
+    answers = apps.get_model("reviews", "Answer").objects
+    return Exists(answers.filter(trace_id=OuterRef("trace_id"),
+                                 status=OuterRef("told_status")))
+
+
 def resendable(endpoint_id: int) -> QuerySet[WebhookDelivery]:
     """The given-up deliveries of the endpoint that may be sent again: each the newest event of
-    its answer there. An older one would reach the receiver after the newer status it already
-    has (or is being sent), and overwrite it."""
-    return WebhookDelivery.objects.filter(~_newer_of_its_answer(), endpoint_id=endpoint_id,
-                                          state=WebhookDelivery.State.FAILED)
+    its answer there, telling the status the answer still has. Another would reach the
+    receiver after the newer status it already has (or is being sent), or tell it one the
+    answer has left, and overwrite what is true."""
+    return (WebhookDelivery.objects.annotate(told_status=KT("payload__status"))
+            .filter(~_newer_of_its_answer(), _answer_still_so(), endpoint_id=endpoint_id,
+                    state=WebhookDelivery.State.FAILED))
 
 
 @transaction.atomic
@@ -134,28 +152,32 @@ def webhook_deliveries_resend(*, endpoint_id: int, actor: Actor,
     with a fresh round of attempts: the retry window and the attempt limit count from now.
     Those a newer event of their answer has superseded are left given up. Returns how many
     went back to the queue; an endpoint that is disabled keeps them until it is enabled."""
+    # The chain's lock first, then the endpoint's row: a status change holds the chain's lock
+    # until it commits, when its new deliveries check their endpoint's row (a deferred foreign
+    # key). Taken the other way round, each would wait for the other.
+    audit_chain_lock()
     endpoint = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint_id).first()
     if endpoint is None:
         raise NotFound(f"no webhook endpoint {endpoint_id}")
     chosen = resendable(endpoint_id)
     if delivery_id is not None:
         chosen = chosen.filter(pk=delivery_id)
-    now = timezone.now()
-    count = chosen.update(state=WebhookDelivery.State.PENDING, next_attempt_at=now,
-                          resent_at=now, attempts_before_resend=F("attempts"),
-                          dispatched_until=None, lease_until=None)
-    if not count:
+    ids = list(chosen.order_by("pk").values_list("pk", "event_id"))
+    if not ids:
         return 0  # nothing changed, nothing to audit
-    event = (WebhookDelivery.objects.filter(pk=delivery_id).values_list("event_id", flat=True)
-             .first() if delivery_id is not None else None)
+    now = timezone.now()
+    WebhookDelivery.objects.filter(pk__in=[pk for pk, _ in ids]).update(
+        state=WebhookDelivery.State.PENDING, next_attempt_at=now, resent_at=now,
+        attempts_before_resend=F("attempts"), dispatched_until=None, lease_until=None)
+    # Which events, for the auditor: the first of them, when there are many.
     audit_record(actor=actor, action="webhook.deliveries_resent",
                  object_type="webhook_endpoint", object_id=endpoint.pk,
                  before={"state": WebhookDelivery.State.FAILED},
-                 after={"state": WebhookDelivery.State.PENDING, "deliveries": count,
-                        **({"event_id": str(event)} if event else {})})
+                 after={"state": WebhookDelivery.State.PENDING, "deliveries": len(ids),
+                        "event_ids": [str(event) for _, event in ids[:RESENT_LISTED]]})
     if endpoint.is_active:
         transaction.on_commit(lambda: _dispatch_waiting(endpoint_id))
-    return count
+    return len(ids)
 
 
 def status_changed_payload(*, event_id: uuid.UUID, answer: Any, status: str,

@@ -124,7 +124,8 @@ def endpoint_resend(request: HttpRequest, endpoint_id: int) -> HttpResponse:
                         "attempts.", "%(count)d given-up deliveries are sent again, each with "
                         "a new round of attempts.", count) % {"count": count}
         if not endpoint.is_active:
-            said += " " + _("They wait until the endpoint is enabled.")
+            said += " " + ngettext("It waits until the endpoint is enabled.",
+                                   "They wait until the endpoint is enabled.", count)
         messages.success(request, said)
     return redirect("webhooks:detail", endpoint_id=endpoint_id)
 

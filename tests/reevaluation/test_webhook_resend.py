@@ -13,6 +13,7 @@ import pytest
 from django.utils import timezone
 
 from reviewqueue.audit.models import AuditEvent
+from reviewqueue.reviews.models import Answer
 from reviewqueue.webhooks.models import WebhookDelivery, WebhookEndpoint
 from reviewqueue.webhooks.services import webhook_deliveries_due, webhook_delivery_attempt
 
@@ -30,9 +31,13 @@ def endpoint() -> WebhookEndpoint:
 
 def delivery(endpoint: WebhookEndpoint, trace_id: str, state: str, *, attempts: int = 16,
              days_old: int = 2) -> WebhookDelivery:
+    """An event telling that answer `trace_id` is held, which it still is."""
+    Answer.objects.get_or_create(trace_id=trace_id, defaults={
+        "question": "?", "status": "held", "status_changed_at": timezone.now(),
+        "body_digest": "-"})
     made = WebhookDelivery.objects.create(
         endpoint=endpoint, event_type="answer.status_changed", trace_id=trace_id,
-        payload={"trace_id": trace_id}, state=state, attempts=attempts,
+        payload={"trace_id": trace_id, "status": "held"}, state=state, attempts=attempts,
         next_attempt_at=timezone.now() - timedelta(days=days_old),
         last_error="connection refused: nothing listens at that address and port")
     # Created days ago: its own retry window is long over.
@@ -71,7 +76,7 @@ def test_a_given_up_delivery_sent_again_gets_a_round_of_attempts_of_its_own(
     event = AuditEvent.objects.get(action="webhook.deliveries_resent")
     assert event.actor.startswith("user:")
     assert event.after == {"state": PENDING, "deliveries": 1,
-                           "event_id": str(given_up.event_id)}
+                           "event_ids": [str(given_up.event_id)]}
 
 
 def test_the_new_round_ends_at_the_attempt_limit_counted_from_the_resend(
@@ -140,8 +145,27 @@ def test_send_them_again_takes_each_answer_s_newest_given_up_event_only(
     assert states == {superseded.pk: FAILED, newest.pk: PENDING, other.pk: PENDING,
                       delivered.pk: DELIVERED}
     assert AuditEvent.objects.get(action="webhook.deliveries_resent").after == {
-        "state": PENDING, "deliveries": 2}
+        "state": PENDING, "deliveries": 2,
+        "event_ids": [str(newest.event_id), str(other.event_id)]}
     assert "data-resend-all" not in page  # nothing left to send again
+
+
+def test_an_event_telling_a_status_the_answer_has_left_is_not_sent_again(
+    admin_client: Any, endpoint: WebhookEndpoint
+) -> None:
+    """The answer moved on while the endpoint was disabled (nothing was recorded for it then):
+    its newest event there tells a status that is no longer true."""
+    told_held = delivery(endpoint, "t-1", FAILED)
+    still_true = delivery(endpoint, "t-2", FAILED)
+    Answer.objects.filter(trace_id="t-1").update(status="candidate")
+    page = admin_client.get(f"/webhooks/{endpoint.pk}/").content.decode()
+    assert "the answer's status has changed since: it is not sent again" in page
+    assert "1 given-up delivery is the newest event of its answer" in page
+
+    resend(admin_client, endpoint)
+
+    assert dict(WebhookDelivery.objects.values_list("pk", "state")) == {
+        told_held.pk: FAILED, still_true.pk: PENDING}
 
 
 def test_sent_again_to_a_disabled_endpoint_they_wait_for_it(
@@ -153,7 +177,7 @@ def test_sent_again_to_a_disabled_endpoint_they_wait_for_it(
 
     page = resend(admin_client, endpoint)
 
-    assert "They wait until the endpoint is enabled." in page
+    assert "It waits until the endpoint is enabled." in page
     assert webhook_delivery_attempt(delivery_id=given_up.pk) is None
     given_up.refresh_from_db()
     assert given_up.state == PENDING
@@ -253,3 +277,54 @@ def test_sent_again_while_disabled_their_round_starts_when_it_is_enabled(
 
     assert result is not None
     assert (result.delivery.state, result.delivery.attempts) == (PENDING, 17)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_resend_during_a_status_change_waits_for_it_and_neither_deadlocks(
+    endpoint: WebhookEndpoint,
+) -> None:
+    """A status change holds the audit chain's lock until it commits, and its new deliveries
+    check their endpoint's row then. A resend takes the two in the same order."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from django.db import connection, transaction
+
+    from reviewqueue.audit.services import SYSTEM, WORKER, audit_record
+    from reviewqueue.webhooks.services import webhook_deliveries_resend, webhook_events_record
+
+    delivery(endpoint, "t-1", FAILED)
+    in_change = threading.Event()
+    outcomes: dict[str, Any] = {}
+
+    def status_change() -> None:  # as a re-evaluation does for an answer that moves
+        try:
+            with transaction.atomic():
+                webhook_events_record([(SimpleNamespace(trace_id="t-2"), "held", SimpleNamespace(
+                    pk=1, decision="review", reason="supported"))])
+                audit_record(actor=WORKER, action="verdict.created", object_type="answer",
+                             object_id="t-2")
+                in_change.set()
+                time.sleep(0.5)
+            outcomes["change"] = "committed"
+        except Exception as exc:
+            outcomes["change"] = exc
+        finally:
+            connection.close()
+
+    def resend_all() -> None:
+        in_change.wait(10)
+        try:
+            outcomes["resend"] = webhook_deliveries_resend(endpoint_id=endpoint.pk, actor=SYSTEM)
+        except Exception as exc:
+            outcomes["resend"] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=status_change), threading.Thread(target=resend_all)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert outcomes == {"change": "committed", "resend": 1}, outcomes
