@@ -90,7 +90,8 @@ def _mark_superseded(endpoint: WebhookEndpoint, deliveries: list[WebhookDelivery
     for delivery in failed:
         if newest.get(delivery.trace_id, delivery.pk) > delivery.pk:
             delivery.superseded = "newer"
-        elif status.get(delivery.trace_id) != (delivery.payload or {}).get("status"):
+        elif (delivery.trace_id not in status
+              or status[delivery.trace_id] != (delivery.payload or {}).get("status")):
             delivery.superseded = "moved"
 
 

@@ -141,8 +141,8 @@ def resendable(endpoint_id: int) -> QuerySet[WebhookDelivery]:
     receiver after the newer status it already has (or is being sent), or tell it one the
     answer has left, and overwrite what is true."""
     return (WebhookDelivery.objects.annotate(told_status=KT("payload__status"))
-            .filter(~_newer_of_its_answer(), _answer_still_so(), endpoint_id=endpoint_id,
-                    state=WebhookDelivery.State.FAILED))
+            .filter(~_newer_of_its_answer(), Q(trace_id="") | _answer_still_so(),
+                    endpoint_id=endpoint_id, state=WebhookDelivery.State.FAILED))
 
 
 @transaction.atomic
@@ -162,22 +162,28 @@ def webhook_deliveries_resend(*, endpoint_id: int, actor: Actor,
     chosen = resendable(endpoint_id)
     if delivery_id is not None:
         chosen = chosen.filter(pk=delivery_id)
-    ids = list(chosen.order_by("pk").values_list("pk", "event_id"))
+    # Locked as they are read: an attempt that outlived its lease and delivers one meanwhile
+    # either commits first (its row, read again, is no longer given up) or finds it resent.
+    ids = list(chosen.select_for_update(of=("self",)).order_by("pk")
+               .values_list("pk", "event_id"))
     if not ids:
         return 0  # nothing changed, nothing to audit
     now = timezone.now()
-    WebhookDelivery.objects.filter(pk__in=[pk for pk, _ in ids]).update(
-        state=WebhookDelivery.State.PENDING, next_attempt_at=now, resent_at=now,
-        attempts_before_resend=F("attempts"), dispatched_until=None, lease_until=None)
+    sent = WebhookDelivery.objects.filter(
+        pk__in=[pk for pk, _ in ids], state=WebhookDelivery.State.FAILED,
+    ).update(state=WebhookDelivery.State.PENDING, next_attempt_at=now, resent_at=now,
+             attempts_before_resend=F("attempts"), dispatched_until=None, lease_until=None)
+    if not sent:
+        return 0
     # Which events, for the auditor: the first of them, when there are many.
     audit_record(actor=actor, action="webhook.deliveries_resent",
                  object_type="webhook_endpoint", object_id=endpoint.pk,
                  before={"state": WebhookDelivery.State.FAILED},
-                 after={"state": WebhookDelivery.State.PENDING, "deliveries": len(ids),
+                 after={"state": WebhookDelivery.State.PENDING, "deliveries": sent,
                         "event_ids": [str(event) for _, event in ids[:RESENT_LISTED]]})
     if endpoint.is_active:
         transaction.on_commit(lambda: _dispatch_waiting(endpoint_id))
-    return len(ids)
+    return sent
 
 
 def status_changed_payload(*, event_id: uuid.UUID, answer: Any, status: str,

@@ -328,3 +328,56 @@ def test_a_resend_during_a_status_change_waits_for_it_and_neither_deadlocks(
     for thread in threads:
         thread.join(30)
     assert outcomes == {"change": "committed", "resend": 1}, outcomes
+
+
+def test_a_delivery_delivered_after_it_was_chosen_is_not_queued_again(
+    endpoint: WebhookEndpoint
+) -> None:
+    """An attempt that outlived its lease delivers the event as the resend reads: the resend
+    leaves it delivered, or the receiver would get it twice. (Across connections the row
+    lock the resend takes as it reads orders the two; here, on one, the update checks.)"""
+    from unittest import mock
+
+    from reviewqueue.audit.services import SYSTEM
+    from reviewqueue.webhooks import services
+
+    given_up = delivery(endpoint, "t-1", FAILED)
+    real_now, calls = timezone.now, []
+
+    def now() -> Any:
+        if not calls:  # the first call comes once the deliveries to send are read
+            WebhookDelivery.objects.filter(pk=given_up.pk).update(state=DELIVERED,
+                                                                   delivered_at=real_now())
+        calls.append(1)
+        return real_now()
+
+    with mock.patch.object(services.timezone, "now", side_effect=now):
+        assert services.webhook_deliveries_resend(endpoint_id=endpoint.pk, actor=SYSTEM) == 0
+
+    given_up.refresh_from_db()
+    assert given_up.state == DELIVERED
+    assert not AuditEvent.objects.filter(action="webhook.deliveries_resent").exists()
+
+
+def test_the_page_offers_to_send_again_exactly_what_a_resend_sends(
+    admin_client: Any, endpoint: WebhookEndpoint
+) -> None:
+    from reviewqueue.audit.services import SYSTEM
+    from reviewqueue.webhooks.services import webhook_deliveries_resend
+
+    cases = {
+        "no answer named": WebhookDelivery.objects.create(
+            endpoint=endpoint, event_type="answer.status_changed", trace_id="",
+            payload={"status": "held"}, state=FAILED, attempts=16,
+            next_attempt_at=timezone.now()),
+        "an answer never stored": WebhookDelivery.objects.create(
+            endpoint=endpoint, event_type="answer.status_changed", trace_id="t-gone",
+            payload={}, state=FAILED, attempts=16, next_attempt_at=timezone.now()),
+        "the newest, still true": delivery(endpoint, "t-1", FAILED),
+    }
+    page = admin_client.get(f"/webhooks/{endpoint.pk}/").content.decode()
+    for name, made in cases.items():
+        offered = f'name="delivery" value="{made.pk}"' in page
+        sent = webhook_deliveries_resend(endpoint_id=endpoint.pk, actor=SYSTEM,
+                                         delivery_id=made.pk)
+        assert offered == (sent == 1), name
