@@ -293,9 +293,10 @@ def _finish_job_if_complete(job_id: Any) -> None:
 
 
 @transaction.atomic
-def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int) -> bool:
+def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int,
+                 done_ids: Iterable[int] = ()) -> bool:
     """Count a chunk into its job, once. Returns False when another delivery of the same
-    message already did."""
+    message already did. `done_ids`: the answers this run re-evaluated."""
     chunk = JobChunk.objects.select_for_update().filter(pk=chunk_id).first()
     if chunk is None or chunk.state == JobChunk.State.FINISHED:
         return False
@@ -313,18 +314,15 @@ def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int) -> bool
             answer_id__in=chunk.answer_ids, created_at__gte=chunk.started_at,
         ).values("answer_id").distinct().count())
     now = timezone.now()
-    if chunk.last_started_at is not None:
-        # A dead letter left before this run started, for an answer that this run
-        # re-evaluated (had it failed again, its letter would be newer than this run's
-        # start): by an earlier run of this chunk (delivered again, retried, a dead chunk
-        # sent again), which counts it done now, or by another job, whose figures keep the
-        # failure. Either way the answer has a verdict of now: nothing waits on the letter.
-        failed_now = DeadLetter.objects.filter(answer_id__in=chunk.answer_ids,
-                                               failed_at__gte=chunk.last_started_at)
-        DeadLetter.objects.filter(
-            answer_id__in=chunk.answer_ids, resolved_at__isnull=True,
-            failed_at__lt=chunk.last_started_at,
-        ).exclude(answer_id__in=failed_now.values("answer_id")).update(resolved_at=now)
+    if done_ids := list(done_ids):
+        # A dead letter of an answer this run re-evaluated after all: left by an earlier run
+        # of this chunk (delivered again, retried, a dead chunk sent again), which counts it
+        # done now, or by another job, whose figures keep the failure. Either way the answer
+        # has a verdict of now: nothing waits on the letter. (By the answers this run did,
+        # not by when it started: a second copy of the message starting meanwhile must not
+        # resolve the letter of an answer this one failed on.)
+        DeadLetter.objects.filter(answer_id__in=done_ids, resolved_at__isnull=True,
+                                  ).update(resolved_at=now)
     chunk.state = JobChunk.State.FINISHED
     chunk.done, chunk.failed, chunk.changed = done, failed, changed
     chunk.finished_at = now
@@ -367,7 +365,7 @@ def chunk_finish_early(*, chunk_id: int, task_name: str, answer_ids: list[int], 
         chunk.save(update_fields=["answer_ids"])
         _chunk_add(job_id=chunk.job_id, answer_ids=rest)
     chunk_finish(chunk_id=chunk.pk, done=outcome.done, failed=len(errors),
-                 changed=outcome.changed)
+                 changed=outcome.changed, done_ids=outcome.done_ids)
     log.warning("chunk stopped by its time limit", extra={
         "job": str(chunk.job_id), "chunk": chunk.pk, "done": outcome.done,
         "failed": len(errors), "sent_on": len(rest)})

@@ -90,7 +90,7 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
                            job_id=job_id if chunk_id is not None else None, answer_id=answer_id)
     if chunk_id is not None:
         chunk_finish(chunk_id=chunk_id, done=outcome.done, failed=len(outcome.errors),
-                     changed=outcome.changed)
+                     changed=outcome.changed, done_ids=outcome.done_ids)
     log.info("reevaluated answers", extra={
         "job": job_id, "chunk": chunk_id, "count": len(answer_ids), "changed": outcome.changed,
         "failed": len(outcome.errors), "trigger": trigger,

@@ -167,3 +167,23 @@ def test_a_letter_stays_when_another_job_fails_on_its_answer_too(
 
     assert sorted(DeadLetter.objects.values_list("error_message", "resolved_at")) == [
         ("the first job's failure", None), ("the later job's failure", None)]
+
+
+def test_a_run_does_not_resolve_the_letter_of_its_own_failure(job: Job,
+                                                              gate: list[str]) -> None:
+    """A second copy of the chunk's message starts while the first is finishing: the first
+    still counts, and keeps waiting, the answer it failed on."""
+    gate.append("the first copy's failure")
+    real = services.chunk_finish
+
+    def second_copy_starts_first(**kwargs: Any) -> bool:
+        services.chunk_mark_started(chunk_id=kwargs["chunk_id"])
+        return real(**kwargs)
+
+    with mock.patch.object(services, "chunk_finish", side_effect=second_copy_starts_first):
+        run_chunk(job)
+
+    job.refresh_from_db()
+    [letter] = DeadLetter.objects.all()
+    assert job.failed == 1
+    assert letter.resolved_at is None
