@@ -412,10 +412,10 @@ def _check_sources(run: VerificationRun) -> None:
 def _check_records(run: VerificationRun) -> None:
     from reviewqueue.reviews.integrity import records_check  # audit sits below the reviews
 
-    check = records_check()
+    check = records_check()  # keeps its first problems (as many as listed), counts them all
     run.records_checked = {"verdicts": check.verdicts, "decisions": check.decisions}
-    run.records_problem_count = len(check.problems)
-    run.records_problems = [p.as_dict() for p in check.problems[:SOURCES_LISTED]]
+    run.records_problem_count = check.problem_count
+    run.records_problems = [p.as_dict() for p in check.problems]
 
 
 def _same_findings(run: VerificationRun, previous: VerificationRun | None, kind: str) -> bool:

@@ -46,11 +46,24 @@ class RecordProblem:
                 "detail": self.detail, "fields": list(self.fields)}
 
 
+# A check keeps the first this many problems (what a verification run stores) and counts the
+# rest: its memory stays flat even when every row differs.
+PROBLEMS_KEPT = 100
+
+
 @dataclass
 class RecordsCheck:
     verdicts: int = 0
     decisions: int = 0
+    problem_count: int = 0
     problems: list[RecordProblem] = field(default_factory=list)
+
+    def found(self, problem: RecordProblem | None) -> None:
+        if problem is None:
+            return
+        self.problem_count += 1
+        if len(self.problems) < PROBLEMS_KEPT:
+            self.problems.append(problem)
 
 
 # An event names the row it recorded in `after` ("verdict" or "decision"); logged_rows takes a
@@ -172,9 +185,8 @@ def records_check() -> RecordsCheck:
                 .values_list("id", "answer__trace_id", "decision", "reason", "revisions_used"))
     for pk, trace_id, *fields in verdicts.iterator(chunk_size=CHUNK):
         check.verdicts += 1
-        if problem := _problem("verdict", pk, trace_id, verdict_as_logged(_VerdictRow(*fields)),
-                               logged_verdicts.logged(pk)):
-            check.problems.append(problem)
+        check.found(_problem("verdict", pk, trace_id, verdict_as_logged(_VerdictRow(*fields)),
+                             logged_verdicts.logged(pk)))
     username = f"reviewer__{get_user_model().USERNAME_FIELD}"
     decisions = (Decision.objects.filter(id__lte=last_decision).order_by("id")
                  .values_list("id", "answer__trace_id", "action", username, "verdict_id",
@@ -182,9 +194,8 @@ def records_check() -> RecordsCheck:
     for pk, trace_id, action, reviewer, *fields in decisions.iterator(chunk_size=CHUNK):
         check.decisions += 1
         row = _DecisionRow(action, _Reviewer(reviewer), *fields)
-        if problem := _problem("decision", pk, trace_id, decision_as_logged(row),
-                               logged_decisions.logged(pk)):
-            check.problems.append(problem)
+        check.found(_problem("decision", pk, trace_id, decision_as_logged(row),
+                             logged_decisions.logged(pk)))
     return check
 
 

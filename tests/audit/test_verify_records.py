@@ -96,3 +96,18 @@ def test_a_row_saved_while_the_check_reads_is_left_to_the_next_check(
     with mock.patch.object(integrity, "_recorded", then_an_answer_comes):
         run = verify()
     assert run.records_ok, run.records_problems
+
+
+def test_a_check_keeps_its_first_hundred_problems_and_counts_them_all(
+    answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    from reviewqueue.audit.models import VerificationRun
+
+    real = answer_story("t-story").decisions.get()
+    with tamper() as cursor:
+        for _ in range(105):
+            cursor.execute(FORGE, [real.pk])
+    verify()
+    run = VerificationRun.objects.latest("pk")
+    assert run.records_problem_count == 105
+    assert len(run.records_problems) == 100
