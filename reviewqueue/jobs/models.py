@@ -38,6 +38,10 @@ class Job(models.Model):
         max_length=200, blank=True,
         help_text="The document whose revision or withdrawal started the job; an answer that "
                   "does not cite it gets the trigger 'another document changed'")
+    cause_event = models.BigIntegerField(
+        null=True, blank=True,
+        help_text="The audit event (its seq) of the publication, withdrawal or restoration that "
+                  "started the job: the same request again answers with the jobs it started")
     trigger = models.CharField(max_length=16, help_text="Verdict trigger recorded on new verdicts")
     as_of = models.DateField(null=True, blank=True, help_text="The day a validity sweep ran for")
     fact_keys = ArrayField(
@@ -64,6 +68,8 @@ class Job(models.Model):
         indexes = [
             models.Index(fields=["state", "created_at"], name="job_state_age"),
             models.Index(fields=["created_at"], name="job_age"),
+            models.Index(fields=["cause_event"], name="job_cause_event",
+                         condition=models.Q(cause_event__isnull=False)),
         ]
 
     def __str__(self) -> str:

@@ -136,6 +136,13 @@ def job_actor_and_cause(job_id: str | None) -> tuple[Actor, str]:
     return (Actor(found[0], found[1]), found[2]) if found else (WORKER, "")
 
 
+def jobs_started_by(event_seq: int) -> list[Job]:
+    """The jobs the change audited as event `event_seq` started, in the order its reply gave
+    them: its own document's first, then by document key."""
+    jobs = Job.objects.filter(cause_event=event_seq)
+    return sorted(jobs, key=lambda job: (job.document_key != job.cause, job.document_key))
+
+
 def job_visible_to(job: Job, user: Any, *, started_by_user_only: bool = False) -> bool:
     """Admins follow every job; anyone else the jobs they started, unless the job names a
     document they may not see (any more), since a job shows its document id.

@@ -62,14 +62,15 @@ def _chunks(ids: Iterable[int], size: int) -> Iterator[list[int]]:
 
 
 def _job_create(*, scope: str, trigger: str, actor: Actor | None, user: Any = None,
-                document_key: str = "", cause: str = "", as_of: date | None = None,
-                fact_keys: list[str] | None = None) -> Job:
+                document_key: str = "", cause: str = "", cause_event: int | None = None,
+                as_of: date | None = None, fact_keys: list[str] | None = None) -> Job:
     chosen = _actor_for(trigger, actor)
     return Job.objects.create(
         scope=scope,
         trigger=trigger,
         document_key=document_key,
         cause=cause,
+        cause_event=cause_event,
         as_of=as_of,
         fact_keys=fact_keys,
         requested_by=user if getattr(user, "is_authenticated", False) else None,
@@ -184,12 +185,14 @@ def job_start_for_answers(answer_ids: Iterable[int], trigger: str, user: Any,
 
 @transaction.atomic
 def job_start_for_document(*, document_key: str, trigger: str, actor: Actor | None = None,
-                           user: Any = None, cause: str = "") -> Job:
+                           user: Any = None, cause: str = "",
+                           cause_event: int | None = None) -> Job:
     """Re-evaluate every answer citing `document_key`. The answers are looked up by the
     fan-out task, through the index on cited documents. `cause`: the document whose change
-    started it, when that is `document_key` or another document of one of its conflicts."""
+    started it, when that is `document_key` or another document of one of its conflicts;
+    `cause_event`: the seq of that change's audit event."""
     job = _job_create(scope=Job.Scope.DOCUMENT, trigger=trigger, actor=actor, user=user,
-                      document_key=document_key, cause=cause,
+                      document_key=document_key, cause=cause, cause_event=cause_event,
                       fact_keys=document_fact_keys(document_key))
     if trigger in _REQUESTED_TRIGGERS and actor is not None:
         _audit_request(job, actor, None)

@@ -108,7 +108,7 @@ def fan_out_document(document_key: str, trigger: str) -> str:
 
 
 def enqueue_document_reevaluation(*, document_key: str, trigger: str, actor: Actor,
-                                  cause: str = "") -> Any:
+                                  cause: str = "", cause_event: int | None = None) -> Any:
     """Start the job that re-evaluates the answers a changed document may affect, inside the
     transaction that changed it (a publish, a withdrawal, a conflict dismissed or reopened).
 
@@ -129,16 +129,18 @@ def enqueue_document_reevaluation(*, document_key: str, trigger: str, actor: Act
             # worker's doing, not theirs.
             user, requester = None, None
     return job_start_for_document(document_key=document_key, trigger=trigger,
-                                  actor=requester, user=user, cause=cause)
+                                  actor=requester, user=user, cause=cause,
+                                  cause_event=cause_event)
 
 
 def enqueue_documents_reevaluation(*, document_keys: Iterable[str], trigger: str,
-                                   actor: Actor, cause: str = "") -> list[Any]:
+                                   actor: Actor, cause: str = "",
+                                   cause_event: int | None = None) -> list[Any]:
     """`enqueue_document_reevaluation` for each document, once: the one whose change it is
     first, then in key order. An answer several of the jobs reach is counted by the job that
     gets to it first, so the changed document's own job is sent first to be credited."""
     return [enqueue_document_reevaluation(document_key=key, trigger=trigger, actor=actor,
-                                          cause=cause)
+                                          cause=cause, cause_event=cause_event)
             for key in sorted(set(document_keys), key=lambda key: (key != cause, key))]
 
 

@@ -30,6 +30,7 @@ from reviewqueue.api_base import (
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import NotFound
 from reviewqueue.instants import instant_text
+from reviewqueue.jobs.selectors import job_visible_to
 from reviewqueue.sources import selectors, services
 
 
@@ -180,17 +181,21 @@ class StartedJobOut(serializers.Serializer):
 
 @extend_schema_field(StartedJobOut(many=True))
 class StartedJobsField(serializers.Field):
-    """The re-evaluation jobs the request started: the `jobs` of the serializer's context."""
+    """The re-evaluation jobs the request started: the `jobs` of the serializer's context, those
+    its `user` may follow."""
 
     def __init__(self) -> None:
         super().__init__(read_only=True, source="*",
                          help_text="The re-evaluation jobs this request started, the "
                                    "document's own first, then those of the documents its "
-                                   "conflicts name; empty when it changed nothing. Follow "
+                                   "conflicts name; for the same request again, those the "
+                                   "first one started; empty when it changed nothing. Follow "
                                    "each at its `url` with the same token.")
 
     def to_representation(self, value: Any) -> Any:
-        return StartedJobOut(self.context.get("jobs", ()), many=True).data
+        user = self.context["user"]
+        return StartedJobOut([job for job in self.context["jobs"] if job_visible_to(job, user)],
+                             many=True).data
 
 
 class RevisionPublishedOut(RevisionOut):
@@ -258,7 +263,7 @@ class RevisionView(BodyLimitedAPIView):
                     "again (those generated from it may have waited for it), but the newer "
                     "revision stays current, or the document withdrawn: the reply says "
                     "`\"current\": false`. The reply's `jobs` are the re-evaluations it "
-                    "started; the same body again is answered 200 with none.",
+                    "started; the same body again is answered 200 with the same `jobs`.",
     )
     def put(self, request: Request, document_id: str, revision: str) -> Response:
         path = RevisionPath(data={"document_id": document_id, "revision": revision})
@@ -274,7 +279,8 @@ class RevisionView(BodyLimitedAPIView):
             actor=actor_of(request),
             user=request.user,
         )
-        return Response(RevisionPublishedOut(result.revision, context={"jobs": result.jobs}).data,
+        context = {"jobs": result.jobs, "user": request.user}
+        return Response(RevisionPublishedOut(result.revision, context=context).data,
                         status=201 if result.created else 200)
 
 
@@ -299,7 +305,8 @@ class DocumentRestoreView(BodyLimitedAPIView):
         restored = services.document_restore(document_key=document_id, actor=actor_of(request))
         document = selectors.document_get(document_id)
         jobs = restored.jobs if restored else ()
-        return Response(DocumentChangedOut(document, context={"jobs": jobs}).data)
+        return Response(DocumentChangedOut(document,
+                                           context={"jobs": jobs, "user": request.user}).data)
 
 
 class DocumentView(BodyLimitedAPIView):
@@ -332,13 +339,13 @@ class DocumentView(BodyLimitedAPIView):
     @extend_schema(request=None, summary="Withdraw a document",
                    description="The answers that cite it or claim its keys are re-evaluated: "
                                "the reply's `jobs`. A document withdrawn already is returned "
-                               "unchanged, with no jobs.",
+                               "unchanged, with the jobs its withdrawal started.",
                    responses={200: DocumentChangedOut,
                               404: OpenApiResponse(description="No such document")})
     def delete(self, request: Request, document_id: str) -> Response:
         withdrawal = services.document_withdraw(document_key=document_id, actor=actor_of(request))
-        return Response(DocumentChangedOut(withdrawal.document,
-                                           context={"jobs": withdrawal.jobs}).data)
+        return Response(DocumentChangedOut(withdrawal.document, context={
+            "jobs": withdrawal.jobs, "user": request.user}).data)
 
     @staticmethod
     def _sees_all(request: Request, document: Any) -> bool:

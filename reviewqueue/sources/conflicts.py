@@ -286,16 +286,16 @@ def conflicts_close_ended(*, today: date | None = None) -> list[ConflictChange]:
 
 
 def reevaluate_documents(keys: Iterable[str], *, trigger: str, actor: Actor,
-                         cause: str = "") -> list[Any]:
+                         cause: str = "", cause_event: int | None = None) -> list[Any]:
     """Start the re-evaluation jobs of these documents in the caller's transaction: a change
     that commits has its jobs committed with it, and their fan-out is sent on commit. `cause`
-    names the document whose change it is (see Verdict.Trigger.OTHER_DOCUMENT). Returns the
-    jobs, the changed document's first."""
+    names the document whose change it is (see Verdict.Trigger.OTHER_DOCUMENT), `cause_event`
+    the seq of its audit event. Returns the jobs, the changed document's first."""
     # Imported late: sources must not depend on reviews at import time.
     from reviewqueue.reviews.tasks import enqueue_documents_reevaluation
 
     return enqueue_documents_reevaluation(document_keys=keys, trigger=trigger, actor=actor,
-                                          cause=cause)
+                                          cause=cause, cause_event=cause_event)
 
 
 def _verb(change: ConflictChange) -> str:

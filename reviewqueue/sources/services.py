@@ -109,16 +109,28 @@ def published_owner(after: dict[str, Any]) -> Any:
     return after.get("revision_owner", after.get("owner"))
 
 
+def _publication_event(existing: Revision) -> AuditEvent | None:
+    """The event that recorded the publication of `existing` (its seq and `after`)."""
+    return (AuditEvent.objects.filter(action="revision.published",
+                                      document_id=existing.document.key)
+            .filter(Q(after__revision=existing.revision)
+                    | Q(after__current_revision=existing.revision))
+            .order_by("seq").only("seq", "after").first())
+
+
+def _started_by(event: AuditEvent | None) -> tuple[Any, ...]:
+    """The re-evaluation jobs the change `event` records started, as its reply listed them."""
+    from reviewqueue.jobs.selectors import jobs_started_by
+
+    return tuple(jobs_started_by(event.seq)) if event is not None else ()
+
+
 def _revision_fields_differing(existing: Revision, data: RevisionInput) -> list[str]:
     """The fields in which `data` differs from the revision as it was published, read back
     from the stored revision and the owner its publication's event names (four queries, on a
     refusal only)."""
-    event = (AuditEvent.objects.filter(action="revision.published",
-                                       document_id=existing.document.key)
-             .filter(Q(after__revision=existing.revision)
-                     | Q(after__current_revision=existing.revision))
-             .order_by("seq").values_list("after", flat=True).first())
-    owner = published_owner(event) if isinstance(event, dict) else None
+    event = _publication_event(existing)
+    owner = published_owner(event.after) if event and isinstance(event.after, dict) else None
     revision = with_body(Revision.objects.filter(pk=existing.pk)).get()
     stored = stored_body(revision, data.owner if owner is None else str(owner)).compared()
     return [name for name, value in data.compared().items()
@@ -129,14 +141,15 @@ def _revision_fields_differing(existing: Revision, data: RevisionInput) -> list[
 class PublishResult:
     revision: Revision
     created: bool
-    # The re-evaluation jobs the publication started (none for a replay), the document's first.
+    # The re-evaluation jobs the publication started, the document's first (for a replay, those
+    # the first time started).
     jobs: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
 class Withdrawal:
     document: Document
-    jobs: tuple[Any, ...]  # none when it was withdrawn already
+    jobs: tuple[Any, ...]  # when it was withdrawn already, those the withdrawal started
 
 
 @dataclass(frozen=True)
@@ -156,17 +169,19 @@ def _after_content_change(
     new_facts: list[Fact],
     trigger: str,
     actor: Actor,
+    event: AuditEvent,
 ) -> tuple[Any, ...]:
     """Refresh the conflicts the change touches and re-evaluate every answer that may care:
     those citing this document, and those citing a document whose conflict changed. Returns
-    the re-evaluation jobs."""
+    the re-evaluation jobs, which name `event`, the change's audit event."""
     pairs = {(f.subject, f.key) for f in [*old_facts, *new_facts]}
     changes = conflicts_refresh(pairs=pairs, actor=actor, cause=document_key, by=trigger)
     keys = {document_key}
     for change in changes:
         keys.update(change.conflict.documents)
         keys.update(p["document"] for p in change.conflict.participants)
-    return tuple(reevaluate_documents(keys, trigger=trigger, actor=actor, cause=document_key))
+    return tuple(reevaluate_documents(keys, trigger=trigger, actor=actor, cause=document_key,
+                                      cause_event=event.seq))
 
 
 def _new_owner(username: str) -> Any:
@@ -226,7 +241,8 @@ def revision_publish(
     existing = Revision.objects.filter(document=document, revision=revision).first()
     if existing is not None:
         if existing.body_digest == digest:
-            return PublishResult(existing, created=False)
+            return PublishResult(existing, created=False,
+                                 jobs=_started_by(_publication_event(existing)))
         fields = _revision_fields_differing(existing, data)
         raise Conflict(
             f"revision {revision!r} of {document_key!r} was already published with a "
@@ -296,12 +312,13 @@ def revision_publish(
         assert newest is not None
         # The knowledge base says what it said; only the answers citing this document, which
         # may have been waiting for exactly this revision, are evaluated again.
-        audit_record(actor=actor, action="revision.published", object_type="document",
-                     object_id=document_key, document_id=document_key, before=before,
-                     after={**before, "revision": revision, **received,
-                            "revision_owner": data.owner, "late_behind": newest.revision})
+        event = audit_record(
+            actor=actor, action="revision.published", object_type="document",
+            object_id=document_key, document_id=document_key, before=before,
+            after={**before, "revision": revision, **received, "revision_owner": data.owner,
+                   "late_behind": newest.revision})
         jobs = reevaluate_documents([document_key], trigger="revision", actor=actor,
-                                    cause=document_key)
+                                    cause=document_key, cause_event=event.seq)
         return PublishResult(new, created=True, jobs=tuple(jobs))
     old_facts = _facts_of(document.current_revision_id)
     document.current_revision = new
@@ -309,7 +326,7 @@ def revision_publish(
     document.withdrawn_at = None
     document.owner = owner
     document.save(update_fields=["current_revision", "allowed_principals", "withdrawn_at", "owner"])
-    audit_record(
+    event = audit_record(
         actor=actor,
         action="revision.published",
         object_type="document",
@@ -325,6 +342,7 @@ def revision_publish(
         new_facts=_facts_of(new.pk),
         trigger="revision",
         actor=actor,
+        event=event,
     )
     return PublishResult(new, created=True, jobs=jobs)
 
@@ -340,8 +358,11 @@ def document_withdraw(*, document_key: str, actor: Actor) -> Withdrawal:
     )
     if document is None:
         raise NotFound(f"no document {document_key!r}")
-    if document.withdrawn_at is not None:
-        return Withdrawal(document, jobs=())  # nothing to do, nothing to audit
+    if document.withdrawn_at is not None:  # nothing to do, nothing to audit
+        withdrawn = (AuditEvent.objects.filter(action="document.withdrawn",
+                                               document_id=document_key)
+                     .order_by("-seq").only("seq").first())
+        return Withdrawal(document, jobs=_started_by(withdrawn))
     old_facts = _facts_of(document.current_revision_id)
     before = {
         "current_revision": document.current_revision.revision
@@ -352,7 +373,7 @@ def document_withdraw(*, document_key: str, actor: Actor) -> Withdrawal:
     document.current_revision = None
     document.withdrawn_at = timezone.now()
     document.save(update_fields=["current_revision", "withdrawn_at"])
-    audit_record(
+    event = audit_record(
         actor=actor,
         action="document.withdrawn",
         object_type="document",
@@ -367,6 +388,7 @@ def document_withdraw(*, document_key: str, actor: Actor) -> Withdrawal:
         new_facts=[],
         trigger="withdrawal",
         actor=actor,
+        event=event,
     )
     return Withdrawal(document, jobs)
 
@@ -388,7 +410,7 @@ def document_restore(*, document_key: str, actor: Actor) -> Restoration | None:
     document.allowed_principals = list(last.allowed_principals)
     document.withdrawn_at = None
     document.save(update_fields=["current_revision", "allowed_principals", "withdrawn_at"])
-    audit_record(
+    event = audit_record(
         actor=actor,
         action="document.restored",
         object_type="document",
@@ -403,6 +425,7 @@ def document_restore(*, document_key: str, actor: Actor) -> Restoration | None:
         new_facts=_facts_of(last.pk),
         trigger="restoration",
         actor=actor,
+        event=event,
     )
     return Restoration(last, jobs)
 

@@ -47,15 +47,28 @@ def test_the_jobs_of_the_documents_a_new_conflict_names_come_after_the_documents
     assert [j["document_id"] for j in reply["jobs"]] == ["trial-promo", "pricing"]
 
 
-def test_the_same_body_again_started_nothing(publish: Any) -> None:
-    publish("pricing", "r1")
+def test_the_same_body_again_starts_nothing_and_names_the_jobs_the_first_started(
+    make_user: Any, publish: Any, token_client: Any
+) -> None:
+    """A service whose first reply was lost sends the body again: it learns the jobs to
+    follow. Another service sending the same body learns none of them (it may not follow
+    them)."""
+    make_user("oscar", "owner")
+    publish("pricing", "r1", facts=[fact("trial_days", 14)])
+    first = publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30)]).json()
     jobs = Job.objects.count()
 
-    again = publish("pricing", "r1")
+    again = publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30)])
+    other = token_client(make_user("other-service", "service")).put(
+        "/api/v1/documents/trial-promo/revisions/r1",
+        revision_body(owner="oscar", facts=[fact("trial_days", 30)]), format="json")
 
     assert again.status_code == 200
-    assert again.json()["jobs"] == []
+    assert [j["document_id"] for j in first["jobs"]] == ["trial-promo", "pricing"]
+    assert again.json()["jobs"] == first["jobs"]
     assert Job.objects.count() == jobs
+    assert other.status_code == 200, other.content
+    assert other.json()["jobs"] == []
 
 
 def test_a_late_revision_names_the_job_it_started(publish: Any) -> None:
@@ -67,7 +80,7 @@ def test_a_late_revision_names_the_job_it_started(publish: Any) -> None:
     assert [j["document_id"] for j in late["jobs"]] == ["pricing"]
 
 
-def test_withdrawal_and_restoration_name_their_jobs_and_a_repeat_none(
+def test_withdrawal_and_restoration_name_their_jobs_a_repeated_withdrawal_the_same(
     publish: Any, service_api: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     publish("pricing", "r1")
@@ -80,10 +93,10 @@ def test_withdrawal_and_restoration_name_their_jobs_and_a_repeat_none(
 
     assert withdrawn["withdrawn"] is True
     assert [j["document_id"] for j in withdrawn["jobs"]] == ["pricing"]
-    assert again["jobs"] == []
+    assert again["jobs"] == withdrawn["jobs"]
     assert restored["current_revision"] == "r1"
     assert [j["document_id"] for j in restored["jobs"]] == ["pricing"]
-    assert restored_again["jobs"] == []
+    assert restored_again["jobs"] == []  # restored already: by this call or a publication
     for job in (withdrawn["jobs"][0], restored["jobs"][0]):
         assert service_api.get(job["url"]).json()["finished"] is True
 
