@@ -19,6 +19,7 @@ from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
+from reviewqueue.replays import fields_differing
 from reviewqueue.sources.conflicts import conflicts_refresh, reevaluate_documents, same_value
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
 from reviewqueue.textmatch import says, unwritten
@@ -125,16 +126,15 @@ def _started_by(event: AuditEvent | None) -> tuple[Any, ...]:
     return tuple(jobs_started_by(event.seq)) if event is not None else ()
 
 
-def _revision_fields_differing(existing: Revision, data: RevisionInput) -> list[str]:
-    """The fields in which `data` differs from the revision as it was published, read back
-    from the stored revision and the owner its publication's event names (four queries, on a
-    refusal only)."""
-    event = _publication_event(existing)
+def _revision_fields_differing(existing: Revision, data: RevisionInput,
+                               event: AuditEvent | None) -> list[str]:
+    """The fields in which `data` differs from the revision as it was published, `event`,
+    read back from the stored revision and the owner the event names (three queries). The
+    principals in another order are the same."""
     owner = published_owner(event.after) if event and isinstance(event.after, dict) else None
     revision = with_body(Revision.objects.filter(pk=existing.pk)).get()
     stored = stored_body(revision, data.owner if owner is None else str(owner)).compared()
-    return [name for name, value in data.compared().items()
-            if json.dumps(stored[name], sort_keys=True) != json.dumps(value, sort_keys=True)]
+    return fields_differing(stored, data.compared(), sets={"allowed_principals"})
 
 
 @dataclass(frozen=True)
@@ -240,10 +240,11 @@ def revision_publish(
     # happened to the owner since.
     existing = Revision.objects.filter(document=document, revision=revision).first()
     if existing is not None:
-        if existing.body_digest == digest:
-            return PublishResult(existing, created=False,
-                                 jobs=_started_by(_publication_event(existing)))
-        fields = _revision_fields_differing(existing, data)
+        event = _publication_event(existing)
+        fields = ([] if existing.body_digest == digest
+                  else _revision_fields_differing(existing, data, event))
+        if not fields:
+            return PublishResult(existing, created=False, jobs=_started_by(event))
         raise Conflict(
             f"revision {revision!r} of {document_key!r} was already published with a "
             f"different body (it differs in {', '.join(fields)}); revisions are immutable, "

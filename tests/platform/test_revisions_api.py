@@ -69,6 +69,23 @@ def test_a_409_names_the_fields_that_differ(service_api: Any, owner: Any, make_u
     assert f"(it differs in {', '.join(fields)})" in body["detail"]
 
 
+def test_the_principals_in_another_order_are_the_same_body(
+    service_api: Any, owner: Any
+) -> None:
+    """A client sending its body again may list who may read it in another order: the
+    data is the same, and so is the reply (14.0 for 14 is not: see the 409s above)."""
+    first = service_api.put(URL, revision_body(principals=["group:sales", "group:support"]),
+                            format="json")
+    again = service_api.put(URL, revision_body(principals=["group:support", "group:sales"]),
+                            format="json")
+
+    assert first.status_code == 201
+    assert again.status_code == 200, again.content
+    assert again.json() == first.json()
+    assert Revision.objects.count() == 1
+    assert QuarantinedPayload.objects.count() == 0
+
+
 def test_a_new_revision_becomes_current_and_history_lists_both(
     service_api: Any, owner: Any
 ) -> None:

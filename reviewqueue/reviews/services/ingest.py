@@ -16,6 +16,7 @@ from reviewqueue.audit.services import Actor
 from reviewqueue.copying import copy_instances
 from reviewqueue.errors import Conflict, DomainError
 from reviewqueue.prepared import prepared_cursor
+from reviewqueue.replays import fields_differing
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
 from reviewqueue.reviews.services.evaluation import (
     GateInputError,
@@ -74,11 +75,11 @@ class IngestResult:
 def _replay(answer: Answer, data: AnswerInput, digest: str) -> IngestResult:
     """The same trace_id again: the stored result if the body is the same, else a conflict
     naming the fields that differ."""
-    if answer.body_digest != digest:
-        fields = _fields_differing(answer, data)
+    fields = [] if answer.body_digest == digest else _fields_differing(answer, data)
+    if fields:
         raise Conflict(
-            f"trace_id {answer.trace_id!r} was already submitted with a different body"
-            + (f" (it differs in {', '.join(fields)})" if fields else ""),
+            f"trace_id {answer.trace_id!r} was already submitted with a different body "
+            f"(it differs in {', '.join(fields)})",
             extra={"trace_id": answer.trace_id, "errors": [
                 {"field": name, "message": "differs from the body first submitted with this "
                                            "trace_id"} for name in fields]},
@@ -88,7 +89,8 @@ def _replay(answer: Answer, data: AnswerInput, digest: str) -> IngestResult:
 
 def _fields_differing(answer: Answer, data: AnswerInput) -> list[str]:
     """The fields in which `data` differs from the body the answer was first stored from, read
-    back from its first version and retrieved items. Two queries, on a refusal only."""
+    back from its first version and retrieved items (two queries). Who asked, in another
+    order, is the same."""
     first = answer.versions.filter(number=1).values("text", "claims").first() or {}
     stored = {
         "trace_id": answer.trace_id,
@@ -101,9 +103,7 @@ def _fields_differing(answer: Answer, data: AnswerInput) -> list[str]:
             "cite", "document_key", "revision", "span")],
         "claims": first.get("claims"),
     }
-    # Compared as the digest compares them, in JSON: 45 and 45.0 differ.
-    return [name for name, value in data.compared().items()
-            if _canonical(stored[name]) != _canonical(value)]
+    return fields_differing(stored, data.compared(), sets={"asked_by"})
 
 
 def _canonical(value: Any) -> str:
