@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.db.models import DecimalField, Q
 from django.db.models.expressions import RawSQL
 
@@ -171,10 +172,13 @@ def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
         tuple(changed))
 
 
+@transaction.atomic
 def records_check() -> RecordsCheck:
     """Every verdict and every decision against the event that recorded it. The rows and the
     events are read side by side in row id order, a chunk at a time: memory stays flat
-    however many there are."""
+    however many there are. In a transaction, so that each cursor sends its rows as they
+    come (outside one, a cursor is kept past its commit: PostgreSQL first stores its whole
+    result)."""
     check = RecordsCheck()
     # Rows saved after this point, with their events, are left to the next check: read after
     # the events, they would seem recorded by none.

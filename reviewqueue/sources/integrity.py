@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.db import transaction
+
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.sources.models import Document, Revision
 from reviewqueue.sources.services import published_owner, stored_body, with_body
@@ -82,9 +84,11 @@ def _document_problem(document: Document) -> SourceProblem | None:
         f"revision {current.revision} lets {current.allowed_principals}"))
 
 
+@transaction.atomic
 def sources_check() -> SourcesCheck:
     """Every revision against the event that published it, and every document's access list
-    against its current revision's."""
+    against its current revision's. In a transaction, so that its cursors send their rows
+    as they come (see `records_check`)."""
     check = SourcesCheck()
     published = _published()
     revisions = with_body(Revision.objects.select_related("document")

@@ -111,3 +111,39 @@ def test_a_check_keeps_its_first_hundred_problems_and_counts_them_all(
     run = VerificationRun.objects.latest("pk")
     assert run.records_problem_count == 105
     assert len(run.records_problems) == 100
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_checks_stream_their_rows_with_no_cursor_kept_past_a_commit(
+    answer_story: Callable[..., Any]
+) -> None:
+    """A cursor declared outside a transaction is kept past its commit (WITH HOLD), and
+    PostgreSQL stores its whole result before the first row: every verdict, decision and
+    revision of the store at once. The checks read in a transaction instead."""
+    from unittest import mock
+
+    from django.db import connection
+
+    from reviewqueue.reviews import integrity as records
+    from reviewqueue.sources import integrity as sources
+
+    answer_story("t-story")
+    kept: list[tuple[str, bool]] = []
+
+    def open_cursors(read: Callable[..., Any]) -> Callable[..., Any]:
+        def reading(*args: Any) -> Any:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT statement, is_holdable FROM pg_cursors")
+                kept.extend(cursor.fetchall())
+            return read(*args)
+        return reading
+
+    with (mock.patch.object(records, "verdict_as_logged", open_cursors(records.verdict_as_logged)),
+          mock.patch.object(records, "decision_as_logged",
+                            open_cursors(records.decision_as_logged)),
+          mock.patch.object(sources, "_revision_problem", open_cursors(sources._revision_problem))):
+        run = verify()
+
+    assert run.records_ok and run.sources_ok
+    assert len(kept) >= 3, kept  # the three cursors of the records check, and the sources'
+    assert not [statement for statement, holdable in kept if holdable], kept
