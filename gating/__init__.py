@@ -4,7 +4,7 @@ Standard library only; nothing here knows Django, DRF or Celery. See ``gating/RE
 """
 
 from gating.api import citation_only_pass, evaluate, evaluate_record, parse_record
-from gating.markers import extract_markers, marker_spans, split_sentences
+from gating.markers import CITE_ID, extract_markers, marker_spans, split_sentences
 from gating.model import (
     GATE_VERSION,
     MAX_CLAIMS,
@@ -29,6 +29,7 @@ from gating.model import (
 )
 
 __all__ = [
+    "CITE_ID",
     "GATE_VERSION",
     "MAX_CLAIMS",
     "MAX_EVIDENCE",

@@ -17,6 +17,8 @@ import string
 from gating.model import Sentence
 
 _ID = r"[A-Za-z0-9_.:\-]+"
+# What a marker can name: an evidence id outside it is cited by claims alone.
+CITE_ID = re.compile(_ID)
 MARKER_RE = re.compile(rf"\[\s*({_ID}(?:\s*,\s*{_ID})*)\s*\](?!\()")
 _SPLIT_IDS = re.compile(r"\s*,\s*")
 

@@ -14,7 +14,7 @@ from rest_framework import permissions, serializers
 from rest_framework.fields import SkipField, empty
 from rest_framework.views import APIView
 
-from gating import MAX_INT, MIN_INT
+from gating import CITE_ID, MAX_INT, MIN_INT
 from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.principals import is_valid_principal
 from reviewqueue.accounts.roles import has_role
@@ -215,6 +215,22 @@ def path_id_problem(value: str) -> str | None:
         # "é" as one character or as e and an accent: two ids that read the same.
         return "Must be in Unicode normal form C (NFC): write each accented letter as one."
     return None
+
+
+CITE_PROBLEM = ("Must be letters A-Z or a-z, digits, or _ . : - only: the answer's "
+                "[markers] can name no other id.")
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "maxLength": 200,
+                      "pattern": f"^{CITE_ID.pattern}$"})
+class CiteField(IdField):
+    """An evidence id, as the answer's `[markers]` name it."""
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if not CITE_ID.fullmatch(value):
+            raise serializers.ValidationError(CITE_PROBLEM)
+        return value
 
 
 class PathIdField(IdField):

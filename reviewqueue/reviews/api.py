@@ -14,11 +14,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 import gating
+from gating import CITE_ID
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.principals import is_valid_principal, user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_base import (
     BodyLimitedAPIView,
+    CiteField,
     DayField,
     IdField,
     JSONScalarField,
@@ -77,7 +79,7 @@ BLANK_ANSWER = ("This field may not be blank, nor hold only citation markers: th
 
 
 class RetrievedIn(StrictSerializer):
-    cite = IdField(max_length=200)
+    cite = CiteField(max_length=200)
     document_id = PathIdField(max_length=200)
     revision = PathIdField(max_length=200)
     span = IdField(max_length=200, required=False, allow_blank=True, default="")
@@ -87,7 +89,7 @@ class ClaimIn(StrictSerializer):
     subject = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
     key = serializers.CharField(max_length=200)
     value = JSONScalarField()
-    cite = IdField(max_length=200)
+    cite = CiteField(max_length=200)
 
 
 @extend_schema_field({"type": "string", "minLength": 1, "maxLength": 200,
@@ -189,9 +191,9 @@ def _retrieved_item(item: Any) -> RetrievedInput | None:
         return None
     cite, document, revision = item.get("cite"), item.get("document_id"), item.get("revision")
     span = item.get("span", "")
-    if _text(cite, 200) and _text(document, 200) and _text(revision, 200) and _text(
-            span, 200, blank=True) and not path_id_problem(document) \
-            and not path_id_problem(revision):
+    if _text(cite, 200) and CITE_ID.fullmatch(cite) and _text(document, 200) \
+            and _text(revision, 200) and _text(span, 200, blank=True) \
+            and not path_id_problem(document) and not path_id_problem(revision):
         return RetrievedInput(cite, document, revision, span)
     return None
 
@@ -201,7 +203,7 @@ def _claim(item: Any) -> dict[str, Any] | None:
         return None
     subject, key, value, cite = (item.get("subject"), item.get("key"), item.get("value"),
                                  item.get("cite"))
-    if not (_text(key, 200) and _text(cite, 200) and "value" in item
+    if not (_text(key, 200) and _text(cite, 200) and CITE_ID.fullmatch(cite) and "value" in item
             and scalar_problem(value) is None):
         return None
     if subject is None:
