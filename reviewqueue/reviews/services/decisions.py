@@ -17,7 +17,7 @@ from django.db.models import Max
 
 import gating
 from reviewqueue.accounts.principals import user_principals
-from reviewqueue.audit.services import Actor
+from reviewqueue.audit.services import Actor, audit_chain_lock
 from reviewqueue.errors import Conflict, DomainError, FieldError, NotFound
 from reviewqueue.reviews.labels import REJECT_REASONS
 from reviewqueue.reviews.models import (
@@ -46,7 +46,11 @@ from reviewqueue.reviews.services.leases import (
     lease_state,
 )
 from reviewqueue.reviews.services.reevaluation import catch_up_on_commit, record_cleared
-from reviewqueue.reviews.services.transitions import answer_apply_decision, answer_apply_verdict
+from reviewqueue.reviews.services.transitions import (
+    answer_apply_decision,
+    answer_apply_verdict,
+    says_the_same,
+)
 from reviewqueue.textmatch import answer_is_blank, says
 
 ACTIONS = ("approve", "reject", "edit")
@@ -258,9 +262,16 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
         # Deciding on a free item claims it first, so the claim is audited like any other.
         lease_claim(answer=answer, user=user, actor=actor)
 
+    # Every change to the sources (publish, withdrawal, restore, dismissal) appends to the
+    # audit chain before it commits: holding the chain's lock while the freshness is checked
+    # means none can commit between the check and this decision's commit.
+    audit_chain_lock()
     current = answer.current_verdict
     assert current is not None and answer.current_version is not None
-    if current.pk != data.verdict_id or not verdict_is_fresh(answer, current):
+    # A verdict made current since the reviewer's, which tells them exactly what theirs told
+    # (a document the answer does not cite republished with the same facts), is decided on.
+    seen = current.pk == data.verdict_id or says_the_same(data.verdict_id, current)
+    if not seen or not verdict_is_fresh(answer, current):
         seen_on_another_version = current.pk != data.verdict_id and not Verdict.objects.filter(
             pk=data.verdict_id, version_id=answer.current_version_id).exists()
         return _Refresh(stale=_refresh(answer, actor), edited=seen_on_another_version)

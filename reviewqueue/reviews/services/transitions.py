@@ -150,6 +150,29 @@ def _shows_the_same(old_verdict_id: int | None, verdict: Verdict) -> bool:
         verdict.version.claims, verdict.version.text)
 
 
+_SAID = ("version_id", "decision", "reasons", "findings", "warnings", "revisions_used")
+
+
+def says_the_same(verdict_id: int, verdict: Verdict) -> bool:
+    """Whether the verdict `verdict_id` tells a reviewer exactly what `verdict` tells: on the
+    same version, the same decision, reasons, findings and warnings, on the same revisions of
+    the documents it cites. Their fingerprints may differ: a document the answer does not
+    cite got a revision whose facts are the same (a passage reworded, a re-sync). One query."""
+    if verdict_id == verdict.pk:
+        return True
+    said = Verdict.objects.filter(pk=verdict_id).values_list(*_SAID).first()
+    if said is None:
+        return False
+
+    def plain(values: Any) -> str:
+        version, decision, reasons, findings, warnings, used = values
+        # Ingest keeps the order the answer listed its documents in; re-evaluation, its own.
+        used = sorted(used or [], key=lambda u: json.dumps(u, sort_keys=True))
+        return json.dumps([version, decision, reasons, findings, warnings, used], sort_keys=True)
+
+    return plain(said) == plain([getattr(verdict, name) for name in _SAID])
+
+
 def answer_apply_verdict(
     *, answer: Answer, verdict: Verdict, actor: Actor, cause: str
 ) -> str:
@@ -180,9 +203,11 @@ def answer_apply_verdict(
             new_status = Answer.Status.HELD
     if (new_status == Answer.Status.HELD and earlier_approval is not None
             and earlier_approval.action == "approve"
-            and earlier_approval.verdict_id == verdict.pk):
-        # The sources came back to exactly what the reviewer approved (a document withdrawn
-        # and restored, say): the very verdict they approved, so their approval stands.
+            and says_the_same(earlier_approval.verdict_id, verdict)):
+        # The gate says exactly what the reviewer approved: the very verdict (the sources came
+        # back to it: a document withdrawn and restored, say), or one that differs only in a
+        # document the answer does not cite, whose new revision states the same facts. Their
+        # approval stands.
         new_status = Answer.Status.APPROVED
     if (old_status == Answer.Status.HELD and new_status == Answer.Status.CANDIDATE
             and item is not None and item.audit_sample):

@@ -1,0 +1,83 @@
+"""An approval survives a revision of a document the answer neither cites nor retrieves when
+that revision only rewords a passage: the gate sees the same facts, the same conflict and the
+same cited revisions, so there is nothing new for a reviewer to look at."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reviewqueue.reviews.models import Answer, ReviewItem
+from tests.reviews.conftest import fact
+from tests.reviews.test_decisions import decide
+
+pytestmark = pytest.mark.django_db
+
+
+def test_rewording_an_unretrieved_document_leaves_an_approval_standing(
+    hold: Any, reviewer: Any, token_client: Any, publish: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # Held: it cites `pricing` (14 days); `pricing-eu` (30 days), which it did not retrieve,
+    # disagrees from the knowledge base.
+    trace = hold(retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1",
+                             "span": "p1"}])
+    answer = Answer.objects.get(trace_id=trace)
+    assert answer.current_verdict.reason == "conflicting_sources"
+    approved_on = answer.current_verdict_id
+    assert decide(token_client(reviewer), trace, action="approve").status_code == 201
+
+    # pricing-eu gets a new revision: same fact, same dates, a reworded passage.
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing-eu", revision="r2", title="Pricing in the EU",
+                facts=[fact("trial_days", 30)],
+                passages=[{"span": "p1", "text": "In the EU, the free trial runs for 30 days."}])
+
+    answer.refresh_from_db()
+    # What the reviewer approved is still exactly what the gate holds it for.
+    assert answer.current_verdict.reasons == ["conflicting_sources"]
+    assert answer.status == "approved", (
+        f"an approval on verdict #{approved_on} went back to the queue "
+        f"(verdict #{answer.current_verdict_id}, trigger {answer.current_verdict.trigger}) "
+        "although only an unretrieved document's wording changed")
+    assert not ReviewItem.objects.filter(answer=answer).exists()
+
+
+def test_rewording_an_unretrieved_document_does_not_refuse_a_decision_in_progress(
+    hold: Any, reviewer: Any, token_client: Any, publish: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The reviewer opened the answer on verdict V; meanwhile a document it never retrieved
+    gets a revision whose facts are the same (a passage reworded). Their approval on V should
+    go through: the page they read is still exactly what the gate holds the answer for."""
+    trace = hold(retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1",
+                             "span": "p1"}])
+    seen = Answer.objects.get(trace_id=trace).current_verdict_id
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing-eu", revision="r2", title="Pricing in the EU",
+                facts=[fact("trial_days", 30)],
+                passages=[{"span": "p1", "text": "In the EU, the free trial runs for 30 days."}])
+    response = decide(token_client(reviewer), trace, action="approve", verdict=seen)
+    assert response.status_code == 201, (response.status_code, response.content[:300])
+
+
+def test_a_new_value_in_that_document_still_refuses_the_decision_in_progress(
+    hold: Any, reviewer: Any, token_client: Any, publish: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The other side of the conflict now says 45, not 30: the verdict tells the reviewer
+    something new, and their approval of what they read is not applied."""
+    trace = hold(retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1",
+                             "span": "p1"}])
+    seen = Answer.objects.get(trace_id=trace).current_verdict_id
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing-eu", revision="r2", title="Pricing in the EU",
+                facts=[fact("trial_days", 45)],
+                passages=[{"span": "p1", "text": "In the EU, the free trial runs for 45 days."}])
+
+    response = decide(token_client(reviewer), trace, action="approve", verdict=seen)
+
+    assert response.status_code == 409, response.content[:300]
+    assert response.json()["error"] == "stale_verdict"
+    assert Answer.objects.get(trace_id=trace).status == "held"
