@@ -22,10 +22,15 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
+from reviewqueue.accounts.principals import user_principals
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
 from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem
-from reviewqueue.reviews.selectors.answers import owners_to_ask, owners_who_may_read
+from reviewqueue.reviews.selectors.answers import (
+    owners_to_ask,
+    owners_who_may_read,
+    user_may_read_answer,
+)
 from reviewqueue.reviews.services.leases import LeasedByOther, NotHeld
 
 log = logging.getLogger(__name__)
@@ -157,7 +162,10 @@ def review_item_owner_reply(*, trace_id: str, user: Any, reply: str, actor: Acto
                  after={"waiting_for_owner": False, "asked_by": _username(asked_by) or None,
                         # Proves the reply shown is the one written, keeping no free text.
                         "reply_sha256": hashlib.sha256(reply.encode()).hexdigest()})
-    if asked_by is not None and asked_by.email:
+    # Mailed only to a reviewer who may still read the answer: not one deactivated since,
+    # nor one who left the groups that let them read it.
+    if asked_by is not None and asked_by.email and asked_by.is_active \
+            and user_may_read_answer(answer, user_principals(asked_by)):
         email, asked = asked_by.email, answer.question[:300]
         transaction.on_commit(lambda: _mail_reviewer(email, trace_id, asked, reply, user))
     return question
