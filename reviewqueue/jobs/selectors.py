@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.principals import EVERYONE, user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import WORKER, Actor
 from reviewqueue.instants import instant_text
@@ -22,7 +23,7 @@ from reviewqueue.reviews.models import (
     ReviewItem,
     Verdict,
 )
-from reviewqueue.sources.models import Fact, Revision
+from reviewqueue.sources.models import Document, Fact, Revision
 from reviewqueue.sources.selectors import document_get, may_see_document
 
 
@@ -195,7 +196,7 @@ STANDING_ORDER = (Answer.Status.HELD, Answer.Status.ABSTAINED, Answer.Status.CAN
 STANDING_CAP = 10_000
 
 
-def where_answers_stand(jobs: list[Job], cap: int = STANDING_CAP
+def where_answers_stand(jobs: list[Job], user: Any, cap: int = STANDING_CAP
                         ) -> tuple[list[dict[str, Any]], bool, bool]:
     """Where the answers `jobs` reached stand now: per status (and, for held ones, per reason
     they wait), how many, how many of them the change moved there while its jobs ran, from the
@@ -205,7 +206,9 @@ def where_answers_stand(jobs: list[Job], cap: int = STANDING_CAP
     (`moved`), and how many it moved at all, wherever they are now (`moved_any`); whether more
     than `cap` answers were reached, only `cap` of them counted; and whether any of them
     changed again after the jobs ended (a later change). An answer reached by several jobs
-    counts once. One query, which reads at most `cap` + 1 answers."""
+    counts once, and only an answer `user` may read counts at all: a job also reaches the
+    answers that claim one of its document's keys, whatever they cite. One query, which reads
+    at most `cap` + 1 answers."""
     if not jobs:
         return [], False, False
     since = min(job.created_at for job in jobs)
@@ -240,10 +243,20 @@ def where_answers_stand(jobs: list[Job], cap: int = STANDING_CAP
                       during ON true
                   WHERE a.id IN (SELECT unnest(answer_ids) FROM {JobChunk._meta.db_table}
                                  WHERE job_id = ANY(%(jobs)s))
+                    -- Readable: no retrieved document the user may not read (or that never
+                    -- came). A per-row probe, as in readable_rows, not an anti join.
+                    AND coalesce((
+                        SELECT 1 FROM {RetrievedItem._meta.db_table} r
+                        WHERE r.answer_id = a.id AND NOT EXISTS (
+                            SELECT 1 FROM {Document._meta.db_table} d
+                            WHERE d.key = r.document_key
+                              AND d.allowed_principals && %(principals)s::varchar[])
+                        LIMIT 1), 0) <> 1
                   LIMIT %(read)s) reached
             GROUP BY 1, 2""", {"cap": cap, "since": since, "ended": ended,
                                "held": Answer.Status.HELD,
-                               "jobs": [job.pk for job in jobs], "read": cap + 1})
+                               "jobs": [job.pk for job in jobs], "read": cap + 1,
+                               "principals": [*user_principals(user), EVERYONE]})
         found = cursor.fetchall()
     rows = [{"status": status, "reason": reason or "", "count": count, "moved": moved,
              "moved_any": moved_any}

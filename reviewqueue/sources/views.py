@@ -887,21 +887,21 @@ def progress(request: HttpRequest) -> HttpResponse:
         "changed_total": sum(job.changed for job in jobs),
         "conflict_changes": changes, "conflict_changes_cut": cut,
         "decided": _decided(request, *window),
-        "standing": _standing(jobs),
+        "standing": _standing(jobs, request.user),
         "made": selectors.changes_made_by(request.user, keys, *window),
     })
 
 
-def _standing(jobs: list[Any]) -> dict[str, Any] | None:
-    """Where the answers the jobs reached stand now, in words, once every job has ended; until
-    then the page reloads itself when one ends."""
+def _standing(jobs: list[Any], user: Any) -> dict[str, Any] | None:
+    """Where the answers the jobs reached that `user` may read stand now, in words, once every
+    job has ended; until then the page reloads itself when one ends."""
     from reviewqueue.jobs.selectors import STANDING_CAP, where_answers_stand
     from reviewqueue.reviews.labels import reason_label
     from reviewqueue.reviews.models import Answer
 
     if not jobs or not all(job.ended for job in jobs):
         return None
-    rows, capped, later = where_answers_stand(jobs)
+    rows, capped, later = where_answers_stand(jobs, user)
     return {"rows": [{**row, "label": Answer.Status(row["status"]).label,
                       "reason": reason_label(row["reason"])
                       if row["status"] == Answer.Status.HELD and row["reason"] else ""}
