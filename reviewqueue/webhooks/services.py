@@ -51,6 +51,16 @@ class Registered:
     secret: str  # shown to the admin once
 
 
+def _refuse_twin(url: str) -> None:
+    """A second endpoint on one address would get every event twice."""
+    twin = WebhookEndpoint.objects.filter(url=url).order_by("pk").first()
+    if twin is not None:
+        raise FieldError("url", _(
+            "this address is already registered (endpoint %(id)s, %(state)s): enable or "
+            "disable that one rather than adding a copy") % {
+            "id": twin.pk, "state": _("enabled") if twin.is_active else _("disabled")})
+
+
 @transaction.atomic
 def webhook_endpoint_register(*, url: str, description: str = "", secret: str = "",
                               user: Any, actor: Actor) -> Registered:
@@ -59,13 +69,7 @@ def webhook_endpoint_register(*, url: str, description: str = "", secret: str = 
     url = url.strip()
     if len(url) > 2000:
         raise FieldError("url", _("at most 2000 characters"))
-    # A second endpoint on one address would get every event twice.
-    twin = WebhookEndpoint.objects.filter(url=url).order_by("pk").first()
-    if twin is not None:
-        raise FieldError("url", _(
-            "this address is already registered (endpoint %(id)s, %(state)s): enable or "
-            "disable that one rather than adding a copy") % {
-            "id": twin.pk, "state": _("enabled") if twin.is_active else _("disabled")})
+    _refuse_twin(url)
     try:
         netguard.resolve_target(url)
     except (netguard.UnsafeUrl, netguard.ResolveTimeout) as exc:
@@ -74,6 +78,10 @@ def webhook_endpoint_register(*, url: str, description: str = "", secret: str = 
     if secret and len(secret) < 16:
         raise FieldError("secret", _("use at least 16 characters, or leave it empty"))
     secret = secret or secrets.token_urlsafe(32)
+    # Again under the chain's lock, held to the commit: a registration of the same address
+    # made while this one looked it up (a double click, two admins) is seen, not copied.
+    audit_chain_lock()
+    _refuse_twin(url)
     endpoint = WebhookEndpoint.objects.create(
         url=url, secret=secret, description=description.strip()[:200],
         created_by=user if getattr(user, "is_authenticated", False) else None,
