@@ -100,6 +100,8 @@ def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
     if problem.get("code") == "unrecorded":
         label = _("no audit event recorded it: it was not made through ReviewQueue, or its "
                   "event was taken out of the log")
+    elif problem.get("code") == "missing":
+        label = _("an audit event recorded it, and it is no longer in its table (deleted)")
     else:
         label = _("changed after its audit event recorded it (%(fields)s)") % {"fields": ", ".join(
             str(LOGGED_FIELDS.get(f, f)) for f in problem.get("fields") or [])}
@@ -350,6 +352,7 @@ LOGGED_FIELDS = {
     "reviewer": gettext_lazy("reviewer"), "decided_on_verdict": gettext_lazy("verdict"),
     "reject_reason": gettext_lazy("reason"), "comment_sha256": gettext_lazy("comment"),
     "read_passages": gettext_lazy("passages expanded"),
+    "answer": gettext_lazy("the answer it belongs to"),
 }
 
 

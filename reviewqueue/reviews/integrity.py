@@ -8,13 +8,13 @@ store, as the sources are against the events that published them (sources/integr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import DecimalField, Q
+from django.db.models import DecimalField, Model, Q
 from django.db.models.expressions import RawSQL
 
 from reviewqueue.audit.models import AuditEvent
@@ -32,8 +32,10 @@ CHUNK = 2000
 @dataclass(frozen=True)
 class RecordProblem:
     """One row that differs: a "verdict" or a "decision" (`kind`) by its id, and its answer's
-    trace_id; `code` is "unrecorded" (no event recorded it) or "changed" (`fields` differ from
-    what its event recorded); `detail` is the sentence verify_audit prints."""
+    trace_id; `code` is "unrecorded" (no event recorded it), "changed" (`fields` differ from
+    what its event recorded, "answer" when it now belongs to another answer) or "missing" (an
+    event recorded it, and it is gone from its table); `detail` is the sentence verify_audit
+    prints."""
 
     kind: str
     id: int
@@ -82,53 +84,90 @@ def _events_by(name: str, actions: Q) -> Any:
     key = RawSQL(_ID_OF.format(after=after), (name, name, name), output_field=DecimalField())
     return (AuditEvent.objects.filter(actions).annotate(row_id=key)
             .filter(row_id__isnull=False).order_by("row_id", "seq")
-            .values_list("seq", "action", "after", named=True)
+            .values_list("seq", "action", "after", "trace_id", named=True)
             .iterator(chunk_size=CHUNK))
 
 
-def _logged(events: Iterator[Any], kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(row id, what its event recorded), in id order, once per id: of a verdict the first
+class _Logged(NamedTuple):
+    """What an event recorded of a row, and which event, for which answer."""
+
+    pk: int
+    fields: dict[str, Any]
+    seq: int
+    trace_id: str
+
+
+def _logged(events: Iterator[Any], kind: str, edited: frozenset[int]) -> Iterator[_Logged]:
+    """What the events recorded of each row, in id order, once per id: of a verdict the first
     event to name it (the one that made it), of a decision the last, as logged_rows reads
-    a whole answer's events. An event edited since is the chain check's to report: here it
-    still tells what it says now."""
+    a whole answer's events. An event in `edited` (the chain check found it no longer
+    matches its hash) records nothing: the chain check reports it, not its row."""
     first = kind == "verdict"
-    current: tuple[int, dict[str, Any]] | None = None
+    checks = dict.fromkeys(edited, "edited")
+    current: _Logged | None = None
     for event in events:
-        of_verdicts, of_decisions = logged_rows([event], {})
+        of_verdicts, of_decisions = logged_rows([event], checks)
         for pk, logged in (of_verdicts if first else of_decisions).items():
-            if current is not None and current[0] == pk:
+            if current is not None and current.pk == pk:
                 if not first:
-                    current = (pk, logged)
+                    current = _Logged(pk, logged, event.seq, event.trace_id)
                 continue
             if current is not None:
                 yield current
-            current = (pk, logged)
+            current = _Logged(pk, logged, event.seq, event.trace_id)
     if current is not None:
         yield current
 
 
 class _Stream:
-    """One side of the merge: the next (id, logged) pair, read on demand."""
+    """One side of the merge: what the events recorded, read on demand in row id order. The
+    rows recorded that the table no longer holds are passed to `gone`."""
 
-    def __init__(self, pairs: Iterator[tuple[int, dict[str, Any]]]) -> None:
+    def __init__(self, pairs: Iterator[_Logged], gone: Callable[[_Logged], None]) -> None:
         self._pairs = pairs
+        self._gone = gone
         self._next = next(pairs, None)  # runs the query now
 
-    def logged(self, pk: int) -> dict[str, Any] | None:
-        """What the event recorded of row `pk`; asked in increasing pk order."""
-        while self._next is not None and self._next[0] < pk:
+    def logged(self, pk: int) -> _Logged | None:
+        """What the event recorded of row `pk`; asked in increasing pk order, with every row
+        of the table up to the last asked for."""
+        while self._next is not None and self._next.pk < pk:
+            self._gone(self._next)  # the table holds no such row
             self._next = next(self._pairs, None)
-        return self._next[1] if self._next is not None and self._next[0] == pk else None
+        found = self._next
+        if found is None or found.pk != pk:
+            return None
+        self._next = next(self._pairs, None)
+        return found
+
+    def rest(self, model: type[Model]) -> None:
+        """The rows recorded past the last asked for: gone unless saved since the table was
+        read (a row and its event commit together), which `model`'s table is asked for."""
+        while self._next is not None:
+            batch: list[_Logged] = []
+            while self._next is not None and len(batch) < CHUNK:
+                batch.append(self._next)
+                self._next = next(self._pairs, None)
+            there = set(model._default_manager.filter(pk__in=[b.pk for b in batch])
+                        .values_list("pk", flat=True))
+            for logged in batch:
+                if logged.pk not in there:
+                    self._gone(logged)
 
 
-def _recorded() -> tuple[_Stream, _Stream]:
+def _recorded(check: RecordsCheck, edited: frozenset[int]) -> tuple[_Stream, _Stream]:
     """What the events recorded of the verdicts and of the decisions, each read in row id
     order (both queries run before this returns)."""
     verdict_events = (Q(action__in=("answer.ingested", "verdict.created"))
                       | Q(action__startswith="decision."))
-    return (_Stream(_logged(_events_by("verdict", verdict_events), "verdict")),
+
+    def gone(kind: str) -> Callable[[_Logged], None]:
+        return lambda logged: check.found(_missing(kind, logged))
+
+    return (_Stream(_logged(_events_by("verdict", verdict_events), "verdict", edited),
+                    gone("verdict")),
             _Stream(_logged(_events_by("decision", Q(action__startswith="decision.")),
-                            "decision")))
+                            "decision", edited), gone("decision")))
 
 
 class _VerdictRow(NamedTuple):  # what verdict_as_logged reads of a Verdict
@@ -158,39 +197,50 @@ class _DecisionRow(NamedTuple):  # what decision_as_logged reads of a Decision
 
 
 def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
-             logged: dict[str, Any] | None) -> RecordProblem | None:
+             logged: _Logged | None) -> RecordProblem | None:
     name = f"{kind} #{pk} of answer {trace_id}"
     if logged is None:
         return RecordProblem(kind, pk, trace_id, "unrecorded", (
             f"{name}: no audit event recorded it (not made through ReviewQueue, or its event "
             "was taken out of the log)"))
-    changed = against_log(stored, logged) or []
+    changed = against_log(stored, logged.fields) or []
+    moved = logged.trace_id and logged.trace_id != trace_id and "edited" not in logged.fields
+    if moved:
+        changed.insert(0, "answer")
     if not changed:
         return None
+    said = ", ".join(f"answer: recorded for {logged.trace_id}" if f == "answer" else f
+                     for f in changed)
     return RecordProblem(kind, pk, trace_id, "changed", (
-        f"{name}: changed after its audit event recorded it ({', '.join(changed)})"),
-        tuple(changed))
+        f"{name}: changed after its audit event recorded it ({said})"), tuple(changed))
+
+
+def _missing(kind: str, logged: _Logged) -> RecordProblem:
+    return RecordProblem(kind, logged.pk, logged.trace_id, "missing", (
+        f"{kind} #{logged.pk} of answer {logged.trace_id}: audit event #{logged.seq} recorded "
+        "it, and it is no longer in its table (deleted)"))
 
 
 @transaction.atomic
-def records_check() -> RecordsCheck:
+def records_check(edited: frozenset[int] = frozenset()) -> RecordsCheck:
     """Every verdict and every decision against the event that recorded it. The rows and the
     events are read side by side in row id order, a chunk at a time: memory stays flat
     however many there are. In a transaction, so that each cursor sends its rows as they
     come (outside one, a cursor is kept past its commit: PostgreSQL first stores its whole
-    result)."""
+    result). `edited`: the events the chain check found changed, which record nothing here."""
     check = RecordsCheck()
     # Rows saved after this point, with their events, are left to the next check: read after
     # the events, they would seem recorded by none.
     last_verdict = Verdict.objects.order_by("-id").values_list("id", flat=True).first() or 0
     last_decision = Decision.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    logged_verdicts, logged_decisions = _recorded()
+    logged_verdicts, logged_decisions = _recorded(check, edited)
     verdicts = (Verdict.objects.filter(id__lte=last_verdict).order_by("id")
                 .values_list("id", "answer__trace_id", "decision", "reason", "revisions_used"))
     for pk, trace_id, *fields in verdicts.iterator(chunk_size=CHUNK):
         check.verdicts += 1
         check.found(_problem("verdict", pk, trace_id, verdict_as_logged(_VerdictRow(*fields)),
                              logged_verdicts.logged(pk)))
+    logged_verdicts.rest(Verdict)
     username = f"reviewer__{get_user_model().USERNAME_FIELD}"
     decisions = (Decision.objects.filter(id__lte=last_decision).order_by("id")
                  .values_list("id", "answer__trace_id", "action", username, "verdict_id",
@@ -200,6 +250,7 @@ def records_check() -> RecordsCheck:
         row = _DecisionRow(action, _Reviewer(reviewer), *fields)
         check.found(_problem("decision", pk, trace_id, decision_as_logged(row),
                              logged_decisions.logged(pk)))
+    logged_decisions.rest(Decision)
     return check
 
 

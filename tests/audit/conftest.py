@@ -36,8 +36,8 @@ def chain(db: Any) -> Callable[[int], list[Any]]:
                 events.append(audit_record(
                     actor=WORKER, action="verdict.created", object_type="answer",
                     object_id=f"t-{i}", trace_id=f"t-{i}",
-                    before={"status": "held", "verdict": i},
-                    after={"status": "candidate", "verdict": i + 1},
+                    before={"status": "held", "step": i},
+                    after={"status": "candidate", "step": i + 1},
                 ))
         return events
 

@@ -38,7 +38,7 @@ def test_the_jsonl_export_holds_every_field_oldest_first(
     assert [line["seq"] for line in lines] == [1, 2, 3, 4]
     assert lines[3]["hash"] == events[2].hash
     assert lines[3]["prev_hash"] == events[1].hash
-    assert lines[1]["after"] == {"status": "candidate", "verdict": 1}
+    assert lines[1]["after"] == {"status": "candidate", "step": 1}
 
 
 def test_the_csv_export_has_a_header_and_one_row_per_event(
@@ -47,7 +47,7 @@ def test_the_csv_export_has_a_header_and_one_row_per_event(
     chain(2)
     rows = list(csv.DictReader(io.StringIO(_body(admin_client.get("/audit/export.csv")))))
     assert [r["seq"] for r in rows] == ["1", "2", "3"]
-    assert json.loads(rows[2]["before"]) == {"status": "held", "verdict": 1}
+    assert json.loads(rows[2]["before"]) == {"status": "held", "step": 1}
     assert rows[2]["action"] == "verdict.created"
 
 

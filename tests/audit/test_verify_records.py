@@ -88,8 +88,8 @@ def test_a_row_saved_while_the_check_reads_is_left_to_the_next_check(
     answer_story("t-story")
     read_events = integrity._recorded
 
-    def then_an_answer_comes() -> Any:
-        seen = read_events()
+    def then_an_answer_comes(*args: Any) -> Any:
+        seen = read_events(*args)
         assert submit("t-meanwhile", as_of=None).status_code == 201
         return seen
 
@@ -147,3 +147,72 @@ def test_the_checks_stream_their_rows_with_no_cursor_kept_past_a_commit(
     assert run.records_ok and run.sources_ok
     assert len(kept) >= 3, kept  # the three cursors of the records check, and the sources'
     assert not [statement for statement, holdable in kept if holdable], kept
+
+
+def _refused() -> str:
+    """What verify_audit says of a store it finds changed."""
+    with pytest.raises(CommandError) as refused:
+        call_command("verify_audit", stdout=StringIO())
+    return str(refused.value)
+
+
+def test_an_approval_or_a_verdict_moved_to_another_answer_fails_the_verification(
+    answer_story: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    """alice approved t-story: her decision row moved onto t-other shows an approval of t-other
+    nobody made. The event named the row by its id, and the answer by its trace id."""
+    story = answer_story("t-story")
+    other = answer_story("t-other")
+    decision = story.decisions.get()
+    verdict = story.verdicts.order_by("pk").first()
+    with tamper() as cursor:
+        for table, pk in (("reviews_decision", decision.pk), ("reviews_verdict", verdict.pk)):
+            cursor.execute(f"UPDATE {table} SET answer_id = %s, version_id = %s WHERE id = %s",
+                           [other.pk, other.current_version_id, pk])
+
+    said = _refused()
+
+    assert said.startswith("Audit chain OK.")
+    assert "Records CHANGED: 2 problem(s)" in said
+    for kind, pk in (("verdict", verdict.pk), ("decision", decision.pk)):
+        assert (f"{kind} #{pk} of answer t-other: changed after its audit event recorded it "
+                "(answer: recorded for t-story") in said
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "changed after its audit event recorded it (the answer it belongs to)" in page
+
+
+def test_a_deleted_approval_fails_the_verification(
+    answer_story: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    """The answer stays approved with no decision behind it: the event that recorded the
+    decision is still in the chain, and its row is gone."""
+    decision = answer_story("t-story").decisions.get()
+    with tamper() as cursor:
+        cursor.execute("UPDATE reviews_reviewitem SET earlier_approval_id = NULL "
+                       "WHERE earlier_approval_id = %s", [decision.pk])
+        cursor.execute("DELETE FROM reviews_decision WHERE id = %s", [decision.pk])
+
+    said = _refused()
+
+    assert "Records CHANGED: 1 problem(s) in " in said
+    assert re.search(rf"decision #{decision.pk} of answer t-story: audit event #\d+ recorded "
+                     r"it, and it is no longer in its table \(deleted\)", said), said
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "an audit event recorded it, and it is no longer in its table (deleted)" in page
+
+
+def test_an_edited_event_is_not_blamed_on_the_row_it_recorded(
+    answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    """Only the event changed (its reviewer rewritten): the chain check says so, and the
+    records check does not say the untouched decision row changed."""
+    decision = answer_story("t-story").decisions.get()
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET after = jsonb_set(after, '{reviewer}', "
+                       "'\"mallory\"') WHERE action = 'decision.approve'")
+
+    said = _refused()
+
+    assert "no longer matches its hash" in said or "the event was edited" in said, said
+    assert f"decision #{decision.pk}" not in said, said
+    assert "Records OK:" in said
