@@ -96,7 +96,7 @@ class Builder:
         )
         Answer.objects.filter(pk=answer.pk).update(created_at=when, current_verdict=verdict,
                                                    current_version=version)
-        AnswerVersion.objects.filter(pk=version.pk).update(created_at=when)
+        backdate(AnswerVersion, version.pk, when)
         backdate(Verdict, verdict.pk, when)
         answer.refresh_from_db()
         self.answers[trace_id] = answer
