@@ -283,6 +283,22 @@ def test_an_anchor_that_is_not_seq_and_hash_is_refused(db: Any) -> None:
         call_command("verify_audit", "--anchor", "12:abc")
 
 
+def test_a_mistyped_anchor_on_the_command_line_is_a_usage_error(
+    db: Any, capsys: Any
+) -> None:
+    """As the shell runs it: the usage and the reason, with no Python traceback."""
+    from django.core.management import ManagementUtility
+
+    with pytest.raises(SystemExit) as ended:
+        ManagementUtility(["manage.py", "verify_audit", "--anchor", "349:not-a-hash"]).execute()
+
+    said = capsys.readouterr().err
+    assert ended.value.code == 2
+    assert "usage: manage.py verify_audit" in said
+    assert "argument --anchor: '349:not-a-hash' is not SEQ:HASH" in said
+    assert "Traceback" not in said
+
+
 # --- every problem, not only the first --------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,8 +70,10 @@ def _anchor(text: str) -> Anchor:
     seq, _, digest = text.partition(":")
     if not (seq.isdigit() and int(seq) > 0 and len(digest) == 64
             and all(c in "0123456789abcdef" for c in digest)):
-        raise CommandError(f"--anchor: {text!r} is not SEQ:HASH (an event number, a colon and "
-                           "the 64 hex digits of its hash), as printed by an earlier run")
+        # A usage error: argparse prints it under the usage line, with no traceback.
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not SEQ:HASH (an event number, a colon and the 64 hex digits of its "
+            "hash), as printed by an earlier run")
     return Anchor(seq=int(seq), hash=digest, source="given with --anchor")
 
 
