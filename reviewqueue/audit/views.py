@@ -62,6 +62,10 @@ SOURCE_PROBLEM_LABELS = {
                          "with"),
     "document_access": gettext_lazy("the document lets others read it than its current "
                                     "revision does"),
+    "deleted": gettext_lazy("an audit event published it, and it is no longer stored"),
+    "document_state": gettext_lazy("its current revision, or its withdrawal, is not what its "
+                                   "last audit event left"),
+    "document_owner": gettext_lazy("its owner is not the one its audit events gave it"),
 }
 
 

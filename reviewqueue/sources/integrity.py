@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.sources.models import Document, Revision
@@ -24,7 +24,9 @@ class SourceProblem:
     prints."""
 
     name: str
-    code: str  # "unpublished", "access_list", "body" or "document_access"
+    # "unpublished", "access_list", "body", "deleted" (of a revision); "document_access",
+    # "document_state" or "document_owner" (of a document)
+    code: str
     detail: str
 
     def as_dict(self) -> dict[str, str]:
@@ -42,18 +44,39 @@ class SourcesCheck:
 _COMPARED = ("allowed_principals", "revision_owner", "owner", "body_digest")
 
 
-def _published() -> dict[tuple[str, str], dict[str, object]]:
-    """What each revision.published event recorded, by (document, revision): only what the
-    check compares, so that the dict holds little per revision."""
-    return {
-        # `revision` names the revision published; events from before it was recorded name
-        # it as the current one, which it then always became.
-        (str(e.document_id), str(e.after.get("revision", e.after.get("current_revision")))):
-        {k: e.after[k] for k in _COMPARED if k in e.after}
-        for e in AuditEvent.objects.filter(action="revision.published")
-        .only("document_id", "after").iterator(chunk_size=2000)
-        if isinstance(e.after, dict)
-    }
+@dataclass
+class _Logged:
+    """What the log says of the sources: each publication (by document and revision: only
+    what the check compares, and its event's seq), and each document as its last change
+    left it: its current revision (None: withdrawn), its owner, and that event's seq."""
+
+    published: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict)
+    documents: dict[str, tuple[object, object, int]] = field(default_factory=dict)
+
+
+_CHANGES = ("revision.published", "document.withdrawn", "document.restored")
+
+
+def _logged() -> _Logged:
+    """One read of the publications, withdrawals and restorations, in the chain's order."""
+    logged = _Logged()
+    for e in (AuditEvent.objects.filter(action__in=_CHANGES).order_by("seq")
+              .only("seq", "action", "document_id", "after").iterator(chunk_size=2000)):
+        if not isinstance(e.after, dict):
+            continue
+        key = str(e.document_id)
+        if e.action == "revision.published":
+            # `revision` names the revision published; events from before it was recorded
+            # name it as the current one, which it then always became.
+            revision = str(e.after.get("revision", e.after.get("current_revision")))
+            logged.published[(key, revision)] = {
+                **{k: e.after[k] for k in _COMPARED if k in e.after}, "seq": e.seq}
+        # Each of them says what the document's current revision is after it (a late
+        # revision, the one that stays); a publication says its owner too.
+        _, owner, _ = logged.documents.get(key, (None, None, 0))
+        logged.documents[key] = (e.after.get("current_revision"), e.after.get("owner", owner),
+                                 e.seq)
+    return logged
 
 
 def _revision_problem(revision: Revision,
@@ -74,9 +97,25 @@ def _revision_problem(revision: Revision,
     return None
 
 
-def _document_problem(document: Document) -> SourceProblem | None:
-    """A document letting read others than its current revision does."""
+def _document_problem(document: Document, logged: tuple[object, object, int] | None
+                      ) -> SourceProblem | None:
+    """A document whose current revision, withdrawal or owner is not what the last event of
+    its log left (`logged`), or that lets read others than its current revision does."""
     current = document.current_revision
+    name = document.key
+    if logged is None:
+        return SourceProblem(name, "unpublished", f"{name}: no audit event published it")
+    revision, owner, seq = logged
+    now = current.revision if current is not None else None
+    if now != revision:
+        def said(r: object) -> str:
+            return f"revision {r}" if r is not None else "withdrawn"
+        return SourceProblem(name, "document_state", (
+            f"{name}: is {said(now)}, but its last audit event, #{seq}, left it {said(revision)}"))
+    if owner is not None and document.owner.get_username() != owner:
+        return SourceProblem(name, "document_owner", (
+            f"{name}: is owned by {document.owner.get_username()}, but its audit events give "
+            f"it to {owner}"))
     if current is None or document.allowed_principals == current.allowed_principals:
         return None
     return SourceProblem(document.key, "document_access", (
@@ -84,24 +123,42 @@ def _document_problem(document: Document) -> SourceProblem | None:
         f"revision {current.revision} lets {current.allowed_principals}"))
 
 
-@transaction.atomic
 def sources_check() -> SourcesCheck:
-    """Every revision against the event that published it, and every document's access list
-    against its current revision's. In a transaction, so that its cursors send their rows
-    as they come (see `records_check`)."""
+    """Every revision against the event that published it, each publication against a stored
+    revision, and every document's current revision, owner and access list against what its
+    events left. In one transaction that sees one snapshot, when it is the outermost: a
+    publication committing while the check reads is then in neither the events nor the
+    rows. (And in a transaction, its cursors send their rows as they come: see
+    `records_check`.)"""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return _check()
+
+
+def _check() -> SourcesCheck:
     check = SourcesCheck()
-    published = _published()
+    logged = _logged()
+    stored: set[tuple[str, str]] = set()
     revisions = with_body(Revision.objects.select_related("document")
                           .order_by("document__key", "seq"))
     for revision in revisions.iterator(chunk_size=500):
         check.revisions += 1
-        logged = published.get((revision.document.key, revision.revision))
-        if problem := _revision_problem(revision, logged):
+        key = (revision.document.key, revision.revision)
+        stored.add(key)
+        if problem := _revision_problem(revision, logged.published.get(key)):
             check.problems.append(problem)
-    documents = Document.objects.select_related("current_revision").order_by("key")
+    for (document, revision), published in logged.published.items():
+        if (document, revision) not in stored:
+            check.problems.append(SourceProblem(f"{document}@{revision}", "deleted", (
+                f"{document}@{revision}: audit event #{published['seq']} published it, and "
+                "it is no longer stored (deleted)")))
+    documents = Document.objects.select_related("current_revision", "owner").order_by("key")
     for document in documents.iterator(chunk_size=2000):
         check.documents += 1
-        if problem := _document_problem(document):
+        if problem := _document_problem(document, logged.documents.get(document.key)):
             check.problems.append(problem)
     return check
 

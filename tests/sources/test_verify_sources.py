@@ -13,11 +13,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import DatabaseError, connection, transaction
 
-from reviewqueue.audit.models import AuditAlert
+from reviewqueue.audit.models import AuditAlert, AuditEvent
 from reviewqueue.audit.services import Actor
 from reviewqueue.audit.tasks import verify_chain
-from reviewqueue.sources.models import Document, Passage
+from reviewqueue.sources.models import Document, Passage, Revision
 from reviewqueue.sources.services import FactEdit, revision_publish_corrected
+from tests.conftest import revision_body
 from tests.reviews.conftest import fact
 
 pytestmark = pytest.mark.django_db
@@ -95,6 +96,70 @@ def test_a_documents_own_access_list_changed_is_found(published: None) -> None:
         verify()
     assert ("hr-leave: lets ['*'] read it, but its current revision r1 lets ['group:hr']"
             in str(refused.value))
+
+
+def _refused() -> str:
+    with pytest.raises(CommandError) as refused:
+        verify()
+    return str(refused.value)
+
+
+def test_a_published_revision_deleted_from_the_store_is_found(published: None) -> None:
+    """Answers generated from it would read it as never received."""
+    r1 = Revision.objects.get(document__key="pricing", revision="r1")
+    for table, column in (("sources_passage", "revision_id"), ("sources_fact", "revision_id"),
+                          ("sources_revision", "id")):
+        as_the_database_owner(f"DELETE FROM {table} WHERE {column} = %s", [r1.pk])
+
+    said = _refused()
+
+    assert "Sources CHANGED: 1 problem(s) in 3 revisions and 2 documents" in said
+    assert re.search(r"pricing@r1: audit event #\d+ published it, and it is no longer stored "
+                     r"\(deleted\)", said), said
+
+
+@pytest.mark.parametrize(("sql", "said"), [
+    ("UPDATE sources_document SET current_revision_id = (SELECT id FROM sources_revision "
+     "WHERE document_id = sources_document.id AND revision = 'r1') WHERE key = 'pricing'",
+     "pricing: is revision r1, but its last audit event, #{seq}, left it revision {current}"),
+    ("UPDATE sources_document SET current_revision_id = NULL, withdrawn_at = now() "
+     "WHERE key = 'pricing'",
+     "pricing: is withdrawn, but its last audit event, #{seq}, left it revision {current}"),
+])
+def test_a_document_rolled_back_or_withdrawn_in_the_table_is_found(
+    published: None, sql: str, said: str
+) -> None:
+    """The gate would read the older facts, or none, while the log says the owner's
+    correction is current."""
+    last = AuditEvent.objects.filter(document_id="pricing").order_by("-seq").first()
+    current = Document.objects.get(key="pricing").current_revision.revision  # the correction's
+    as_the_database_owner(sql, [])
+
+    assert said.format(seq=last.seq, current=current) in _refused()
+
+
+def test_a_document_given_to_another_owner_in_the_table_is_found(
+    published: None, make_user: Any
+) -> None:
+    oscar = make_user("oscar", "owner")
+    as_the_database_owner("UPDATE sources_document SET owner_id = %s WHERE key = 'pricing'",
+                          [oscar.pk])
+
+    assert ("pricing: is owned by oscar, but its audit events give it to olivia"
+            in _refused())
+
+
+def test_withdrawn_restored_and_late_revisions_verify(
+    published: None, service_api: Any
+) -> None:
+    """What the application does to a document's state is what its events say."""
+    assert service_api.delete("/api/v1/documents/hr-leave").status_code == 200
+    late = service_api.put("/api/v1/documents/pricing/revisions/r0", revision_body(
+        updated_at="2020-01-01T00:00:00Z"), format="json")
+    assert late.status_code == 201 and late.json()["current"] is False
+    assert "Sources OK: 5 revisions" in verify()
+    assert service_api.post("/api/v1/documents/hr-leave/restore").status_code == 200
+    assert "Sources OK: 5 revisions" in verify()
 
 
 # --- The audit chain's verification checks the sources too --------------------------------------
