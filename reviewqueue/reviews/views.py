@@ -651,7 +651,13 @@ def _not_held(refusal: NotHeld) -> str:
     """Why a decision found nothing to decide: who decided meanwhile, and how."""
     decided = refusal.decided
     if decided is None:
-        return _("This answer is no longer waiting for review.")
+        # Nobody decided it: a new verdict took it out of the queue.
+        return {
+            "candidate": _("This answer is no longer waiting for review: its sources changed, "
+                           "and the gate now lets it through by itself."),
+            "abstained": _("This answer is no longer waiting for review: its sources changed, "
+                           "and the gate now abstains on it (see its verdict)."),
+        }.get(refusal.status or "", _("This answer is no longer waiting for review."))
     said = {
         "approve": _("This answer is no longer waiting for review: %(reviewer)s approved it at "
                      "%(when)s."),

@@ -808,3 +808,24 @@ def test_past_thirty_sources_each_claim_row_offers_them_from_one_list_on_the_pag
     assert refused.status_code == 400
     assert "Select a valid choice. d99 is not one of the available choices." in (
         refused.content.decode())
+
+
+def test_a_decision_on_an_answer_the_gate_took_out_of_the_queue_says_why(
+    hold: Any, reviewer: Any, login: Any, service_api: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Nobody decided it: a cited document was withdrawn while the reviewer read, and the gate
+    now abstains. The refusal says so, not only that the answer stopped waiting."""
+    trace = hold()
+    client = login(reviewer)
+    verdict = current_verdict_id(trace)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert service_api.delete("/api/v1/documents/pricing").status_code == 200
+    assert Answer.objects.get(trace_id=trace).status == "abstained"
+
+    response = client.post(f"/answers/{trace}/decide", {
+        "action": "approve", "approve-verdict": verdict, "approve-comment": "fine"})
+
+    assert response.status_code == 409
+    assert ("This answer is no longer waiting for review: its sources changed, and the gate "
+            "now abstains on it (see its verdict).") in response.content.decode()
