@@ -3,9 +3,9 @@
 Each view documents what its own work can answer (201, 400 naming the field, 409...). Whatever
 the view, a request can also be refused before it runs: no valid token or session (401), a
 role or token scope that may not call it (403), too many requests (429), an answer, job or
-document one may not read or that does not exist (404, for paths naming one), and a body that
-is invalid, too large or not JSON (400, 413, 415, for operations that read one). Those share
-the API's error body.
+document one may not read or that does not exist (404, for paths naming one), an address or
+query parameter that is not UTF-8 or holds a NUL (400), and a body that is invalid, too large
+or not JSON (400, 413, 415, for operations that read one). Those share the API's error body.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ ERROR = {
 }
 
 COMMON = {
+    "400": "The path or a query parameter is not valid UTF-8 or holds a NUL character "
+           "(`path`, or the parameter's name, in errors)",
     "401": "No valid token (Authorization: Token ...) or session",
     "403": "Your role or the token's scopes may not call this",
     "429": "Too many requests; Retry-After says when to try again",
@@ -62,6 +64,10 @@ def common_responses(result: dict[str, Any], generator: Any, request: Any, publi
                 added.update(WITHOUT_BODY)
             for status, description in added.items():
                 responses.setdefault(status, {"description": description, "content": error})
+            if responses["400"]["description"] != COMMON["400"]:
+                # Its own 400 (a field, a body): an address can be refused the same way.
+                responses["400"]["description"] += ("; or the path or a query parameter is not "
+                                                    "valid UTF-8 or holds a NUL character")
             for status, response in responses.items():
                 # A refusal a view documents by its description alone has the same body.
                 if status.startswith("4") and "content" not in response:

@@ -58,16 +58,17 @@ class RefuseNulMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         problem = "contains a NUL character"
-        where = _nul_in(request)
-        if where is None:
+        found = _nul_in(request)
+        if found is None:
             problem = "is not valid UTF-8"
-            where = _not_utf8_in_query(request)
-        if where is None:
+            found = _not_utf8_in_query(request)
+        if found is None:
             return self.get_response(request)
+        where, field = found
         detail = f"{where} {problem}."
         if request.path.startswith("/api/"):
             body = {"error": "invalid", "detail": detail,
-                    "errors": [{"field": where, "message": problem}]}
+                    "errors": [{"field": field, "message": problem}]}
             return JsonResponse(body, status=400)
         return HttpResponseBadRequest(detail, content_type="text/plain; charset=utf-8")
 
@@ -75,20 +76,26 @@ class RefuseNulMiddleware:
 _FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
-def _nul_in(request: HttpRequest) -> str | None:
+# Where a refused character was, in the detail's words, and as the field `errors` names: the
+# address is the request's path; a parameter, by its name.
+Found = tuple[str, str]
+
+
+def _nul_in(request: HttpRequest) -> Found | None:
     if "\x00" in request.path:
-        return "The address"
+        return "The address", "path"
     # The pages' forms; the API reads its own bodies (and refuses NUL field by field).
     form = (request.POST if request.method == "POST" and not request.path.startswith("/api/")
             and request.content_type in _FORMS else None)
     for label, values in (("query", request.GET), ("form", form)):
         for key, items in (values.lists() if values is not None else ()):
             if "\x00" in key or any("\x00" in item for item in items):
-                return f"{label} parameter {key.replace(chr(0), '?')!r}"
+                shown = key.replace(chr(0), "?")
+                return f"{label} parameter {shown!r}", shown
     return None
 
 
-def _not_utf8_in_query(request: HttpRequest) -> str | None:
+def _not_utf8_in_query(request: HttpRequest) -> Found | None:
     """The query parameter whose bytes are not UTF-8 ("?document=%FF"), which Django would read
     as U+FFFD: a filter on a value nobody sent."""
     raw = request.META.get("QUERY_STRING", "")
@@ -102,7 +109,8 @@ def _not_utf8_in_query(request: HttpRequest) -> str | None:
             name.decode("utf-8")
             value.encode("latin-1").decode("utf-8")
         except UnicodeError:
-            return f"query parameter {name.decode('utf-8', errors='replace')!r}"
+            shown = name.decode("utf-8", errors="replace")
+            return f"query parameter {shown!r}", shown
     return None
 
 

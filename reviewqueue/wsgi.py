@@ -35,7 +35,7 @@ def utf8_addresses_only(app: Wsgi) -> Wsgi:
             problem = "is not valid UTF-8"
             if path.startswith("/api/"):
                 body = json.dumps({"error": "invalid", "detail": f"The address {problem}.",
-                                   "errors": [{"field": "The address", "message": problem}]})
+                                   "errors": [{"field": "path", "message": problem}]})
                 kind = "application/json"
             else:
                 body, kind = f"The address {problem}.", "text/plain; charset=utf-8"

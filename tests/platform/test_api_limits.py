@@ -276,7 +276,7 @@ def test_an_address_that_is_not_utf8_is_refused_not_stored_as_percent_text(path:
     """Django would keep the bytes as the text "%FF", the id that /documents/%25FF names."""
     status, body = _served(path)
     assert status == "400 Bad Request"
-    assert body["errors"] == [{"field": "The address", "message": "is not valid UTF-8"}]
+    assert body["errors"] == [{"field": "path", "message": "is not valid UTF-8"}]
 
 
 def test_an_address_in_utf8_goes_on_to_the_app(db: Any) -> None:

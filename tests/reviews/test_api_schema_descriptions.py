@@ -44,3 +44,25 @@ def test_no_operation_is_described_by_the_shared_base_view(paths: dict[str, Any]
     borrowed = [(path, method) for path, item in paths.items() for method, op in item.items()
                 if "oversized bodies" in (op.get("description") or "")]
     assert borrowed == []
+
+
+def test_every_operation_documents_the_400_an_address_can_get(paths: dict[str, Any]) -> None:
+    """A path or query parameter that is not UTF-8, or holds a NUL, is a 400 whatever the
+    operation: reads included, which documented none."""
+    for path, operations in paths.items():
+        for method, operation in operations.items():
+            said = operation["responses"]["400"]["description"]
+            assert "not valid UTF-8 or holds a NUL character" in said, (path, method, said)
+    # An operation's own 400 keeps its words.
+    assert paths["/api/v1/answers"]["post"]["responses"]["400"]["description"].startswith(
+        "A bad field, named by its path; or the path")
+
+
+@pytest.mark.django_db
+def test_an_address_refused_names_path_and_a_parameter_by_its_name(
+    service_api: Any, reviewer: Any, token_client: Any
+) -> None:
+    [error] = service_api.get("/api/v1/answers/a%00b").json()["errors"]
+    assert error == {"field": "path", "message": "contains a NUL character"}
+    [error] = token_client(reviewer).get("/api/v1/queue?document=a%00b").json()["errors"]
+    assert error == {"field": "document", "message": "contains a NUL character"}

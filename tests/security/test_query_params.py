@@ -153,7 +153,7 @@ def test_a_query_parameter_that_is_not_utf8_is_a_clear_400(world: World, db: Any
     assert b"is not valid UTF-8" in response.content
     if url.startswith("/api/"):
         [error] = response.json()["errors"]
-        assert error == {"field": f"query parameter {url.split('?')[1].split('=')[0]!r}",
+        assert error == {"field": url.split("?")[1].split("=")[0],
                          "message": "is not valid UTF-8"}
 
 
