@@ -243,8 +243,10 @@ def where_answers_stand(jobs: list[Job], user: Any, cap: int = STANDING_CAP
                       during ON true
                   WHERE a.id IN (SELECT unnest(answer_ids) FROM {JobChunk._meta.db_table}
                                  WHERE job_id = ANY(%(jobs)s))
-                    -- Readable: no retrieved document the user may not read (or that never
-                    -- came). A per-row probe, as in readable_rows, not an anti join.
+                    -- Readable: some retrieved document, and none the user may not read (or
+                    -- that never came). Per-row probes, as in readable_rows, not anti joins.
+                    AND EXISTS (SELECT 1 FROM {RetrievedItem._meta.db_table} r
+                                WHERE r.answer_id = a.id)
                     AND coalesce((
                         SELECT 1 FROM {RetrievedItem._meta.db_table} r
                         WHERE r.answer_id = a.id AND NOT EXISTS (

@@ -17,6 +17,8 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import WORKER, Actor, audit_record
 from reviewqueue.errors import DomainError, NotFound
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
@@ -249,17 +251,60 @@ def job_fan_out(*, job_id: str) -> Job | None:
         if job is None or job.ended:
             return job
         if job.state == Job.State.PENDING:
-            job.total = _store_chunks(job, _affected_answer_ids(job))
-            job.started_at = timezone.now()
-            job.state = Job.State.RUNNING if job.total else Job.State.FINISHED
-            job.finished_at = None if job.total else job.started_at
-            job.save(update_fields=["total", "started_at", "state", "finished_at"])
+            ids, hidden = _affected_answer_ids(job), list[int]()
+            if _follows_only_readable(job):
+                ids = _readable_only(ids, job.requested_by, hidden)
+            _start_with_chunks(job, ids)
             sent = _enqueue_pending_chunks(job)
+            if hidden:
+                sent += _start_for_the_worker(job, hidden)
         else:
             sent = _chunks_send_again(_chunks_due_again(timezone.now()).filter(job_id=job.pk))
     log.info("job fanned out", extra={"job": str(job.pk), "scope": job.scope,
                                       "answers": job.total, "messages": sent})
     return job
+
+
+def _start_with_chunks(job: Job, ids: Iterable[int]) -> None:
+    job.total = _store_chunks(job, ids)
+    job.started_at = timezone.now()
+    job.state = Job.State.RUNNING if job.total else Job.State.FINISHED
+    job.finished_at = None if job.total else job.started_at
+    job.save(update_fields=["total", "started_at", "state", "finished_at"])
+
+
+def _follows_only_readable(job: Job) -> bool:
+    """A document job a person started (an owner's correction): it reaches the answers that
+    claim one of the document's keys whatever they cite, and the person follows its counts.
+    Admins and services follow every job whole."""
+    return (job.scope == Job.Scope.DOCUMENT and job.requested_by is not None
+            and not has_role(job.requested_by, Role.ADMIN)
+            and not has_role(job.requested_by, Role.SERVICE))
+
+
+def _readable_only(ids: Iterable[int], user: Any, hidden: list[int]) -> Iterator[int]:
+    """The answers among `ids` that `user` may read; the others go to `hidden`. Two queries
+    a batch of 5,000."""
+    from reviewqueue.sources.selectors import readable_answers
+
+    for batch in _chunks(ids, 5000):
+        readable = readable_answers(set(batch), user)
+        for answer_id in batch:
+            if answer_id in readable:
+                yield answer_id
+            else:
+                hidden.append(answer_id)
+
+
+def _start_for_the_worker(job: Job, ids: list[int]) -> int:
+    """The answers `job` reached that its person may not read, re-evaluated by a job of the
+    worker's beside theirs: theirs counts only answers they may read. Returns the messages
+    sent."""
+    sibling = _job_create(scope=job.scope, trigger=job.trigger, actor=None,
+                          document_key=job.document_key, cause=job.cause,
+                          cause_event=job.cause_event, fact_keys=job.fact_keys)
+    _start_with_chunks(sibling, ids)
+    return _enqueue_pending_chunks(sibling)
 
 
 def _affected_answer_ids(job: Job) -> Iterator[int]:

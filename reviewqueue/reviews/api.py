@@ -92,6 +92,13 @@ class ClaimIn(StrictSerializer):
     cite = CiteField(max_length=200)
 
 
+class EditedClaimIn(ClaimIn):
+    """A claim of an edit: it may cite an id of the answer's that no marker can name, which
+    ingest took before it checked cites (the edit sends every claim, those kept as well)."""
+
+    cite = IdField(max_length=200)
+
+
 @extend_schema_field({"type": "string", "minLength": 1, "maxLength": 200,
                       "pattern": TRACE_ID.pattern})
 class TraceIdField(IdField):

@@ -18,7 +18,7 @@ from reviewqueue.api_base import BodyLimitedAPIView, RoleAndScope, StrictSeriali
 from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.instants import instant_text
 from reviewqueue.params import param_problems
-from reviewqueue.reviews.api import ClaimIn, VerdictOut
+from reviewqueue.reviews.api import EditedClaimIn, VerdictOut
 from reviewqueue.reviews.labels import REASONS, REJECT_REASONS
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import (
@@ -269,7 +269,7 @@ class DecisionIn(StrictSerializer):
                                     allow_blank=True, default="")
     reason = serializers.ChoiceField(choices=list(REJECT_REASONS), required=False)
     answer = serializers.CharField(max_length=200_000, required=False, trim_whitespace=False)
-    claims = serializers.ListField(child=ClaimIn(), required=False, max_length=1000)
+    claims = serializers.ListField(child=EditedClaimIn(), required=False, max_length=1000)
     despite = serializers.BooleanField(
         required=False, default=False,
         help_text="Approve although some claims do not hold against their sources (✗ on the "

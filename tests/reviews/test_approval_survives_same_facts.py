@@ -4,11 +4,12 @@ same cited revisions, so there is nothing new for a reviewer to look at."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from reviewqueue.reviews.models import Answer, ReviewItem
+from reviewqueue.reviews.models import Answer, Decision, ReviewItem
 from tests.reviews.conftest import fact
 from tests.reviews.test_decisions import decide
 
@@ -81,3 +82,52 @@ def test_a_new_value_in_that_document_still_refuses_the_decision_in_progress(
     assert response.status_code == 409, response.content[:300]
     assert response.json()["error"] == "stale_verdict"
     assert Answer.objects.get(trace_id=trace).status == "held"
+
+
+def _reword_pricing_eu(publish: Any, on_commit: Any) -> None:
+    with on_commit(execute=True):
+        publish("pricing-eu", revision="r2", title="Pricing in the EU",
+                facts=[fact("trial_days", 30)],
+                passages=[{"span": "p1", "text": "In the EU, the free trial runs for 30 days."}])
+
+
+@pytest.mark.parametrize("action", ["approve", "edit"])
+def test_a_decision_made_on_the_verdict_that_replaced_the_one_sent_replays(
+    hold: Any, reviewer: Any, token_client: Any, publish: Any,
+    django_capture_on_commit_callbacks: Any, action: str,
+) -> None:
+    """Decided on the verdict telling the same that replaced the one the reviewer sent: the
+    same request again (its reply was lost) is that decision, not a refusal."""
+    trace = hold(retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1",
+                             "span": "p1"}])
+    answer = Answer.objects.get(trace_id=trace)
+    seen, version = answer.current_verdict_id, answer.current_version
+    _reword_pricing_eu(publish, django_capture_on_commit_callbacks)
+    api = token_client(reviewer)
+    sent = ({"answer": version.text + " Terms apply.", "claims": version.claims}
+            if action == "edit" else {"comment": "fine"})
+
+    first = decide(api, trace, action=action, verdict=seen, **sent)
+    again = decide(api, trace, action=action, verdict=seen, **sent)
+
+    assert first.status_code == 201, first.content[:300]
+    assert again.status_code == 200, again.content[:300]
+    assert Decision.objects.filter(answer__trace_id=trace).count() == 1
+
+
+def test_passages_read_on_the_verdict_sent_count_as_read(
+    hold: Any, reviewer: Any, token_client: Any, publish: Any, login: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    trace = hold(retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1",
+                             "span": "p1"}])
+    seen = Answer.objects.get(trace_id=trace).current_verdict_id
+    opened = login(reviewer).post(f"/answers/{trace}/expanded",
+                                  json.dumps({"cite": "d1", "verdict": seen}),
+                                  content_type="application/json")
+    assert opened.status_code == 204
+    _reword_pricing_eu(publish, django_capture_on_commit_callbacks)
+
+    assert decide(token_client(reviewer), trace, action="approve", verdict=seen
+                  ).status_code == 201
+    assert Decision.objects.get(answer__trace_id=trace).read_passages is True

@@ -1,6 +1,7 @@
-"""An owner's progress page says where the answers their change reached stand only for those
-they may read. A job also reaches the answers that merely claim one of the document's keys:
-before, answers citing only a restricted document were counted by status and reason."""
+"""An owner's progress page counts, and says where they stand, only the answers they may read
+that their change reached. A job also reaches the answers that merely claim one of the
+document's keys: before, answers citing only a restricted document were counted, by status
+and reason too."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from reviewqueue.accounts.principals import user_principals
 from reviewqueue.jobs.models import Job
 from reviewqueue.reviews.models import Answer
+from reviewqueue.reviews.selectors.answers import user_may_read_answer
 from tests.reviews.conftest import fact
 from tests.sources.test_progress_page import publish_in_the_page
 from tests.sources.test_progress_standing import standing_rows
@@ -37,10 +40,36 @@ def test_progress_standing_counts_only_answers_the_owner_may_read(
 
     client.force_login(owner)
     page = publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
-    # olivia's own job reached the HR answers (they claim one of her keys) ...
+    # Her change reached the HR answers (they claim one of her keys): a job of the worker's
+    # re-evaluated them, beside hers, which counts only answers she may read.
     job = Job.objects.get(document_key="pricing", requested_by=owner)
-    assert job.total == 3
-    # ... but her page does not tell her where answers she may not read stand.
+    assert (job.total, job.state) == (0, "finished")
+    theirs = Job.objects.get(document_key="pricing", requested_by=None)
+    assert (theirs.total, theirs.done, theirs.cause_event) == (3, 3, job.cause_event)
+    assert theirs.actor == job.actor == "worker"
+    assert "3 of 3" not in page
+    # ... and her page does not tell her where answers she may not read stand.
     rows = standing_rows(page) if "data-standing" in page else []
     assert rows == [], rows
     assert "Conflicting sources" not in page
+
+
+def test_an_answer_that_retrieved_nothing_is_counted_for_no_one(
+    client: Any, owner: Any, publish: Any, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Nobody may read an answer that retrieved no document, as everywhere else."""
+    publish("pricing", facts=[fact("trial_days", 14, start=-300, end=None)])
+    response = submit("nothing-retrieved", as_of=None, retrieved=[],
+                      answer="The trial lasts 14 days.",
+                      claims=[{"key": "trial_days", "value": 14, "cite": "d1"}])
+    assert response.status_code == 201, response.content
+    answer = Answer.objects.get(trace_id="nothing-retrieved")
+    assert not user_may_read_answer(answer, user_principals(owner))
+
+    client.force_login(owner)
+    page = publish_in_the_page(client, "30", django_capture_on_commit_callbacks)
+    assert Job.objects.get(document_key="pricing", requested_by=owner).total == 0
+    assert Job.objects.get(document_key="pricing", requested_by=None).total == 1
+    rows = standing_rows(page) if "data-standing" in page else []
+    assert rows == [], rows

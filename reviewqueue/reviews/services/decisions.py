@@ -228,7 +228,8 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
         # Sent again by the reviewer who made it (a double click, a client's retry)? Then
         # nothing happened since: an approval or a rejection still stands, an edit's version
         # is still the answer's.
-        last = answer.decisions.select_related("reviewer", "new_version").order_by("-pk").first()
+        last = (answer.decisions.select_related("reviewer", "new_version", "verdict")
+                .order_by("-pk").first())
         if last is not None and _same_decision(last, user, data) and (
                 answer.current_version_id == last.new_version_id if last.action == "edit"
                 else decided):
@@ -282,7 +283,9 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
         raise ApproveRefused(current)
 
     # Passages opened on this verdict: those opened on an earlier one may have said otherwise.
-    read = PassageExpansion.objects.filter(answer=answer, reviewer=user, verdict=current).exists()
+    # (And on the verdict the reviewer read, when a verdict telling the same replaced it.)
+    read = PassageExpansion.objects.filter(answer=answer, reviewer=user,
+                                           verdict_id__in={current.pk, data.verdict_id}).exists()
     decision = Decision(
         answer=answer,
         verdict=current,
@@ -311,7 +314,9 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
 def _same_decision(decision: Decision, user: Any, data: DecisionInput) -> bool:
     """Whether `data` is `decision` sent again by the reviewer who made it."""
     same = (decision.reviewer_id == user.pk and decision.action == data.action
-            and decision.verdict_id == data.verdict_id
+            and (decision.verdict_id == data.verdict_id
+                 # decided on a verdict that replaced the one sent, telling the same
+                 or says_the_same(data.verdict_id, decision.verdict))
             and decision.comment == data.comment.strip()
             and decision.reject_reason == (data.reject_reason if data.action == "reject" else ""))
     if not same or data.action != "edit":
