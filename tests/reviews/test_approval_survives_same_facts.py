@@ -30,10 +30,7 @@ def test_rewording_an_unretrieved_document_leaves_an_approval_standing(
     assert decide(token_client(reviewer), trace, action="approve").status_code == 201
 
     # pricing-eu gets a new revision: same fact, same dates, a reworded passage.
-    with django_capture_on_commit_callbacks(execute=True):
-        publish("pricing-eu", revision="r2", title="Pricing in the EU",
-                facts=[fact("trial_days", 30)],
-                passages=[{"span": "p1", "text": "In the EU, the free trial runs for 30 days."}])
+    _reword_pricing_eu(publish, django_capture_on_commit_callbacks)
 
     answer.refresh_from_db()
     # What the reviewer approved is still exactly what the gate holds it for.
@@ -55,10 +52,7 @@ def test_rewording_an_unretrieved_document_does_not_refuse_a_decision_in_progres
     trace = hold(retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1",
                              "span": "p1"}])
     seen = Answer.objects.get(trace_id=trace).current_verdict_id
-    with django_capture_on_commit_callbacks(execute=True):
-        publish("pricing-eu", revision="r2", title="Pricing in the EU",
-                facts=[fact("trial_days", 30)],
-                passages=[{"span": "p1", "text": "In the EU, the free trial runs for 30 days."}])
+    _reword_pricing_eu(publish, django_capture_on_commit_callbacks)
     response = decide(token_client(reviewer), trace, action="approve", verdict=seen)
     assert response.status_code == 201, (response.status_code, response.content[:300])
 

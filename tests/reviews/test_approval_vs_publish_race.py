@@ -68,13 +68,7 @@ def test_an_approval_never_commits_after_a_revision_that_makes_its_verdict_stale
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_backend_pid()")
                 results["publisher_pid"] = cursor.fetchone()[0]
-            # pricing now says 30 days: the answer's claim of 14 no longer holds.
-            results["publish"] = service_api.put(
-                "/api/v1/documents/pricing/revisions/r2",
-                revision_body(facts=[fact("trial_days", 30)],
-                              passages=[{"span": "p1", "text": "The free trial lasts 30 days."}],
-                              updated_at="2026-11-01T09:00:00Z"),
-                format="json").status_code
+            results["publish"] = _publish_thirty_days(service_api)
         finally:
             connection.close()
 
@@ -104,6 +98,16 @@ def test_an_approval_never_commits_after_a_revision_that_makes_its_verdict_stale
     assert not [e for e in approvals if e.seq > published.seq], results["alice"]
     if not approvals:
         assert isinstance(results["alice"], StaleVerdict), results["alice"]
+
+
+def _publish_thirty_days(service_api: Any) -> int:
+    """pricing r2 says 30 days: an answer's claim of 14 no longer holds."""
+    return service_api.put(
+        "/api/v1/documents/pricing/revisions/r2",
+        revision_body(facts=[fact("trial_days", 30)],
+                      passages=[{"span": "p1", "text": "The free trial lasts 30 days."}],
+                      updated_at="2026-11-01T09:00:00Z"),
+        format="json").status_code
 
 
 def _waiting_for_a_lock(pid: int) -> bool:
@@ -141,12 +145,7 @@ def test_an_approval_sent_while_a_publish_is_committing_is_not_applied(
 
     def service_publishes() -> None:
         try:
-            results["publish"] = service_api.put(
-                "/api/v1/documents/pricing/revisions/r2",
-                revision_body(facts=[fact("trial_days", 30)],
-                              passages=[{"span": "p1", "text": "The free trial lasts 30 days."}],
-                              updated_at="2026-11-01T09:00:00Z"),
-                format="json").status_code
+            results["publish"] = _publish_thirty_days(service_api)
         finally:
             in_publish.set()
             connection.close()
