@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import DecimalField, Model, Q
 from django.db.models.expressions import RawSQL
 
+from reviewqueue.audit.hashing import HASHED_FIELDS, event_hash, hashed_fields_of
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.selectors import (
     against_log,
@@ -207,12 +208,21 @@ def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
     moved = logged.trace_id and logged.trace_id != trace_id and "edited" not in logged.fields
     if moved:
         changed.insert(0, "answer")
-    if not changed:
-        return None
+    if not changed or not _intact(logged.seq):
+        return None  # an event edited past the chain check's list: that check reports it
     said = ", ".join(f"answer: recorded for {logged.trace_id}" if f == "answer" else f
                      for f in changed)
     return RecordProblem(kind, pk, trace_id, "changed", (
         f"{name}: changed after its audit event recorded it ({said})"), tuple(changed))
+
+
+def _intact(seq: int) -> bool:
+    """Whether event `seq` still matches its own hash: a row that differs from it is blamed
+    only then. One query, for a row that differs (rare: a tampered store)."""
+    event = (AuditEvent.objects.filter(seq=seq).values(*HASHED_FIELDS, "prev_hash", "hash")
+             .first())
+    return event is not None and event_hash(hashed_fields_of(event),
+                                            event["prev_hash"]) == event["hash"]
 
 
 def _missing(kind: str, logged: _Logged) -> RecordProblem:

@@ -13,6 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from reviewqueue.audit.models import AuditAlert
+from reviewqueue.reviews.models import Decision
 from tests.audit.conftest import verify
 
 pytestmark = pytest.mark.django_db
@@ -216,3 +217,24 @@ def test_an_edited_event_is_not_blamed_on_the_row_it_recorded(
     assert "no longer matches its hash" in said or "the event was edited" in said, said
     assert f"decision #{decision.pk}" not in said, said
     assert "Records OK:" in said
+
+
+def test_an_edited_event_past_the_chain_check_s_list_is_not_blamed_on_its_row(
+    chain: Callable[..., Any], answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    """The chain check lists its first hundred problems: an edited event past them is not
+    among those the records check is told of, and it checks the event's own hash before
+    blaming the row."""
+    chain(100)
+    decision = answer_story("t-story").decisions.get()
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET after = after || '{\"x\": 1}' "
+                       "WHERE seq <= 100")
+        cursor.execute("UPDATE audit_auditevent SET after = jsonb_set(after, '{reviewer}', "
+                       "'\"mallory\"') WHERE action = 'decision.approve'")
+
+    run = verify()
+
+    assert run.problem_count == 101 and len(run.problems) == 100
+    assert run.records_ok, run.records_problems  # not "decision #N ... changed (reviewer)"
+    assert Decision.objects.get(pk=decision.pk).reviewer.username == "alice"
