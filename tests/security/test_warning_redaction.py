@@ -67,9 +67,10 @@ def test_readers_of_the_document_and_the_service_see_the_whole_warning(
 def test_a_stale_verdict_409_redacts_the_warning(
     held: str, token_client: Any, reviewer: Any
 ) -> None:
-    # A verdict of this answer that is not its current one, as a reviewer may hold open.
+    # A verdict of this answer that is not its current one, as a reviewer may hold open: one
+    # that told them something else (one telling the same would be decided on, as current).
     seen = Verdict.objects.get(pk=Answer.objects.get(trace_id=held).current_verdict_id)
-    seen.pk, seen.fingerprint = None, "0" * 64
+    seen.pk, seen.fingerprint, seen.warnings = None, "0" * 64, []
     seen.save()
     response = token_client(reviewer).post(f"/api/v1/answers/{held}/decisions",
                                            {"action": "approve", "verdict": seen.pk},
