@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from django.apps import apps
-from django.db.models import IntegerField, Max, OuterRef, Q, Subquery
+from django.db.models import Exists, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models.fields.json import KT
 
 from reviewqueue.counting import COUNT_CAP, AtLeast, bounded_count
 from reviewqueue.webhooks.models import WebhookDelivery, WebhookEndpoint
-from reviewqueue.webhooks.services import resendable
 
 # The list shows each endpoint's deliveries per state, counted up to the cap ("1000+" beyond):
 # an endpoint that has received millions of events costs what 1001 of them cost.
@@ -66,33 +66,57 @@ def endpoint_deliveries(endpoint: WebhookEndpoint, *, before: int | None = None,
     return page[:size], page[size - 1].pk if len(page) > size else None
 
 
+def _newer_of_its_answer() -> Exists:
+    """A newer event of the same answer for the same endpoint, in whatever state."""
+    return Exists(WebhookDelivery.objects.filter(
+        endpoint_id=OuterRef("endpoint_id"), trace_id=OuterRef("trace_id"),
+        pk__gt=OuterRef("pk"),
+    ).exclude(trace_id=""))
+
+
+def _answer_still_so() -> Exists:
+    """The delivery's answer has the status its event tells, still. A change made while the
+    endpoint was disabled was recorded for none of its deliveries: its newest event there may
+    tell a status the answer has left since."""
+    answers = apps.get_model("reviews", "Answer").objects
+    return Exists(answers.filter(trace_id=OuterRef("trace_id"),
+                                 status=OuterRef("told_status")))
+
+
+def resendable(endpoint_id: int) -> QuerySet[WebhookDelivery]:
+    """The given-up deliveries of the endpoint that may be sent again: each the newest event of
+    its answer there, telling the status the answer still has. Another would reach the
+    receiver after the newer status it already has (or is being sent), or tell it one the
+    answer has left, and overwrite what is true."""
+    return (WebhookDelivery.objects.annotate(told_status=KT("payload__status"))
+            .filter(~_newer_of_its_answer(), Q(trace_id="") | _answer_still_so(),
+                    endpoint_id=endpoint_id, state=WebhookDelivery.State.FAILED))
+
+
 def resendable_count(endpoint: WebhookEndpoint) -> AtLeast:
     """How many of the endpoint's given-up deliveries may be sent again, up to the cap."""
     return bounded_count(resendable(endpoint.pk).values("pk"))
 
 
 def _mark_superseded(endpoint: WebhookEndpoint, deliveries: list[WebhookDelivery]) -> None:
-    """Set `superseded` on each given-up delivery that is not sent again, and why: "newer"
-    when a newer event of its answer follows it, "moved" when the answer no longer has the
-    status it tells (changed while the endpoint was disabled), "" when it may be sent
-    (2 queries), as `resendable` decides."""
+    """Set `superseded` on each given-up delivery that `resendable` would not send again, and
+    why: "newer" when a newer event of its answer follows it, "moved" when the answer no
+    longer has the status it tells (changed while the endpoint was disabled); "" when it may
+    be sent (2 queries)."""
     failed = [d for d in deliveries if d.state == WebhookDelivery.State.FAILED and d.trace_id]
     for delivery in deliveries:
         delivery.superseded = ""
     if not failed:
         return
-    traces = {d.trace_id for d in failed}
-    newest = dict(endpoint.deliveries.filter(trace_id__in=traces)
+    sendable = set(resendable(endpoint.pk).filter(pk__in=[d.pk for d in failed])
+                   .values_list("pk", flat=True))
+    newest = dict(endpoint.deliveries.filter(trace_id__in={d.trace_id for d in failed})
                   .order_by().values("trace_id").annotate(newest=Max("id"))
                   .values_list("trace_id", "newest"))
-    status = dict(apps.get_model("reviews", "Answer").objects.filter(trace_id__in=traces)
-                  .values_list("trace_id", "status"))
     for delivery in failed:
-        if newest.get(delivery.trace_id, delivery.pk) > delivery.pk:
-            delivery.superseded = "newer"
-        elif (delivery.trace_id not in status
-              or status[delivery.trace_id] != (delivery.payload or {}).get("status")):
-            delivery.superseded = "moved"
+        if delivery.pk not in sendable:
+            delivery.superseded = ("newer" if newest.get(delivery.trace_id, 0) > delivery.pk
+                                   else "moved")
 
 
 def _mark_waiting_behind(endpoint: WebhookEndpoint, deliveries: list[WebhookDelivery]) -> None:

@@ -15,11 +15,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.apps import apps
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
-from django.db.models.fields.json import KT
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -29,6 +27,7 @@ from reviewqueue.instants import instant_text
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.webhooks import netguard, signing
 from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from reviewqueue.webhooks.selectors import resendable
 
 log = logging.getLogger(__name__)
 
@@ -124,33 +123,6 @@ def webhook_endpoint_set_active(*, endpoint_id: int, active: bool, actor: Actor
                  else "webhook.endpoint_disabled", object_type="webhook_endpoint",
                  object_id=endpoint.pk, before={"active": not active}, after={"active": active})
     return endpoint
-
-
-def _newer_of_its_answer() -> Exists:
-    """A newer event of the same answer for the same endpoint, in whatever state."""
-    return Exists(WebhookDelivery.objects.filter(
-        endpoint_id=OuterRef("endpoint_id"), trace_id=OuterRef("trace_id"),
-        pk__gt=OuterRef("pk"),
-    ).exclude(trace_id=""))
-
-
-def _answer_still_so() -> Exists:
-    """The delivery's answer has the status its event tells, still. A change made while the
-    endpoint was disabled was recorded for none of its deliveries: its newest event there may
-    tell a status the answer has left since."""
-    answers = apps.get_model("reviews", "Answer").objects
-    return Exists(answers.filter(trace_id=OuterRef("trace_id"),
-                                 status=OuterRef("told_status")))
-
-
-def resendable(endpoint_id: int) -> QuerySet[WebhookDelivery]:
-    """The given-up deliveries of the endpoint that may be sent again: each the newest event of
-    its answer there, telling the status the answer still has. Another would reach the
-    receiver after the newer status it already has (or is being sent), or tell it one the
-    answer has left, and overwrite what is true."""
-    return (WebhookDelivery.objects.annotate(told_status=KT("payload__status"))
-            .filter(~_newer_of_its_answer(), Q(trace_id="") | _answer_still_so(),
-                    endpoint_id=endpoint_id, state=WebhookDelivery.State.FAILED))
 
 
 @transaction.atomic
