@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
-from reviewqueue.audit.chain import Anchor, Problem, walk
+from reviewqueue.audit.chain import Anchor, walk
 from reviewqueue.audit.hashing import (
     GENESIS_HASH,
     HASHED_FIELDS,
@@ -412,9 +412,7 @@ def _check_sources(run: VerificationRun) -> None:
 def _check_records(run: VerificationRun) -> None:
     from reviewqueue.reviews.integrity import records_check  # audit sits below the reviews
 
-    # An event the chain walk found edited records nothing: its row is not blamed for it.
-    edited = frozenset(p["seq"] for p in run.problems or () if p["problem"] == Problem.CHANGED)
-    check = records_check(edited)  # keeps its first problems (as many as listed), counts all
+    check = records_check()  # keeps its first problems (as many as listed), counts them all
     run.records_checked = {"verdicts": check.verdicts, "decisions": check.decisions}
     run.records_problem_count = check.problem_count
     run.records_problems = [p.as_dict() for p in check.problems]

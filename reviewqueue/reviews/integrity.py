@@ -98,16 +98,14 @@ class _Logged(NamedTuple):
     trace_id: str
 
 
-def _logged(events: Iterator[Any], kind: str, edited: frozenset[int]) -> Iterator[_Logged]:
+def _logged(events: Iterator[Any], kind: str) -> Iterator[_Logged]:
     """What the events recorded of each row, in id order, once per id: of a verdict the first
     event to name it (the one that made it), of a decision the last, as logged_rows reads
-    a whole answer's events. An event in `edited` (the chain check found it no longer
-    matches its hash) records nothing: the chain check reports it, not its row."""
+    a whole answer's events. An event edited since tells what it says now (see `_intact`)."""
     first = kind == "verdict"
-    checks = dict.fromkeys(edited, "edited")
     current: _Logged | None = None
     for event in events:
-        of_verdicts, of_decisions = logged_rows([event], checks)
+        of_verdicts, of_decisions = logged_rows([event], {})
         for pk, logged in (of_verdicts if first else of_decisions).items():
             if current is not None and current.pk == pk:
                 if not first:
@@ -156,7 +154,7 @@ class _Stream:
                     self._gone(logged)
 
 
-def _recorded(check: RecordsCheck, edited: frozenset[int]) -> tuple[_Stream, _Stream]:
+def _recorded(check: RecordsCheck) -> tuple[_Stream, _Stream]:
     """What the events recorded of the verdicts and of the decisions, each read in row id
     order (both queries run before this returns)."""
     verdict_events = (Q(action__in=("answer.ingested", "verdict.created"))
@@ -165,10 +163,10 @@ def _recorded(check: RecordsCheck, edited: frozenset[int]) -> tuple[_Stream, _St
     def gone(kind: str) -> Callable[[_Logged], None]:
         return lambda logged: check.found(_missing(kind, logged))
 
-    return (_Stream(_logged(_events_by("verdict", verdict_events), "verdict", edited),
+    return (_Stream(_logged(_events_by("verdict", verdict_events), "verdict"),
                     gone("verdict")),
             _Stream(_logged(_events_by("decision", Q(action__startswith="decision.")),
-                            "decision", edited), gone("decision")))
+                            "decision"), gone("decision")))
 
 
 class _VerdictRow(NamedTuple):  # what verdict_as_logged reads of a Verdict
@@ -205,11 +203,11 @@ def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
             f"{name}: no audit event recorded it (not made through ReviewQueue, or its event "
             "was taken out of the log)"))
     changed = against_log(stored, logged.fields) or []
-    moved = logged.trace_id and logged.trace_id != trace_id and "edited" not in logged.fields
+    moved = logged.trace_id and logged.trace_id != trace_id
     if moved:
         changed.insert(0, "answer")
     if not changed or not _intact(logged.seq):
-        return None  # an event edited past the chain check's list: that check reports it
+        return None  # the event was edited, not the row: the chain check reports it
     said = ", ".join(f"answer: recorded for {logged.trace_id}" if f == "answer" else f
                      for f in changed)
     return RecordProblem(kind, pk, trace_id, "changed", (
@@ -232,18 +230,18 @@ def _missing(kind: str, logged: _Logged) -> RecordProblem:
 
 
 @transaction.atomic
-def records_check(edited: frozenset[int] = frozenset()) -> RecordsCheck:
+def records_check() -> RecordsCheck:
     """Every verdict and every decision against the event that recorded it. The rows and the
     events are read side by side in row id order, a chunk at a time: memory stays flat
     however many there are. In a transaction, so that each cursor sends its rows as they
     come (outside one, a cursor is kept past its commit: PostgreSQL first stores its whole
-    result). `edited`: the events the chain check found changed, which record nothing here."""
+    result)."""
     check = RecordsCheck()
     # Rows saved after this point, with their events, are left to the next check: read after
     # the events, they would seem recorded by none.
     last_verdict = Verdict.objects.order_by("-id").values_list("id", flat=True).first() or 0
     last_decision = Decision.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    logged_verdicts, logged_decisions = _recorded(check, edited)
+    logged_verdicts, logged_decisions = _recorded(check)
     verdicts = (Verdict.objects.filter(id__lte=last_verdict).order_by("id")
                 .values_list("id", "answer__trace_id", "decision", "reason", "revisions_used"))
     for pk, trace_id, *fields in verdicts.iterator(chunk_size=CHUNK):
