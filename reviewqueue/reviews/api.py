@@ -39,6 +39,7 @@ from reviewqueue.api_errors import (
     quarantine_from_request,
 )
 from reviewqueue.errors import DomainError, NotFound
+from reviewqueue.gcpause import collector_paused
 from reviewqueue.reviews.models import Answer, OwnerQuestion, Verdict
 from reviewqueue.reviews.selectors.answers import (
     answer_detail,
@@ -517,6 +518,10 @@ class AnswerBatchView(BodyLimitedAPIView):
                     "replay of its first occurrence.",
     )
     def post(self, request: Request) -> Response:
+        with collector_paused():  # a bounded bulk request: see reviewqueue.gcpause
+            return self._post(request)
+
+    def _post(self, request: Request) -> Response:
         batch = BatchIn(data=request.data)
         batch.is_valid(raise_exception=True)
         results: list[dict[str, Any] | None] = []

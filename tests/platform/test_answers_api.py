@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -316,6 +317,46 @@ class TestBatch:
         assert results[1]["errors"][0]["field"] == "claims[0].key"
         assert set(Answer.objects.values_list("trace_id", flat=True)) == {"b-1", "b-3"}
         assert QuarantinedPayload.objects.count() == 2
+
+    def test_a_batch_runs_with_the_cyclic_collector_off_and_turns_it_back_on(
+        self, publish: Any, service_api: Any, monkeypatch: Any
+    ) -> None:
+        from reviewqueue.reviews import api
+
+        publish()
+        seen: list[bool] = []
+        ingest = api.answers_ingest
+
+        def watched(**kwargs: Any) -> Any:
+            seen.append(gc.isenabled())
+            return ingest(**kwargs)
+
+        monkeypatch.setattr(api, "answers_ingest", watched)
+        response = service_api.post("/api/v1/answers/batch", {"answers": [answer_body("g-1")]},
+                                    format="json")
+        assert response.json()["results"][0]["status_code"] == 201
+        assert seen == [False]
+        assert gc.isenabled()
+
+        def failing(**kwargs: Any) -> Any:
+            raise RuntimeError("the database went away")
+
+        monkeypatch.setattr(api, "answers_ingest", failing)
+        with pytest.raises(RuntimeError):
+            service_api.post("/api/v1/answers/batch", {"answers": [answer_body("g-2")]},
+                             format="json")
+        assert gc.isenabled()
+
+    def test_a_collector_someone_turned_off_stays_off(self) -> None:
+        from reviewqueue.gcpause import collector_paused
+
+        gc.disable()
+        try:
+            with collector_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
 
     def test_more_than_500_items_is_refused(self, service_api: Any, service: Any) -> None:
         response = service_api.post(
