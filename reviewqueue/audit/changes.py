@@ -126,6 +126,8 @@ FIELDS: dict[str, Field] = {
     "version": Field(gettext_lazy("version id")),
     "revisions": Field(gettext_lazy("revisions"), _revisions),
     "verdict_revisions": Field(gettext_lazy("new verdict's revisions"), _revisions),
+    "verdict_sha256": Field(gettext_lazy("verdict (SHA-256)"), limit=DIGEST),
+    "version_sha256": Field(gettext_lazy("text and claims (SHA-256)"), limit=DIGEST),
     "audit_sample": Field(gettext_lazy("audit sample")),
     "waiting_for_owner": Field(gettext_lazy("waiting for owner")),
     "owners": Field(gettext_lazy("owners")),

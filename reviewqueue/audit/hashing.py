@@ -16,9 +16,34 @@ HASHED_FIELDS = (
 )
 
 
-def canonical_event(fields: dict[str, Any]) -> str:
+def canonical_event(fields: Any) -> str:
     return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       default=str)
+
+
+def as_jsonb_returns(value: Any) -> Any:
+    """The value as PostgreSQL's jsonb will give it back, so the hash computed now matches the
+    one recomputed from the stored row: jsonb keeps numbers as decimals, so 1e+20 comes back as
+    the integer 100000000000000000000 and -0.0 as 0.0."""
+    if isinstance(value, dict):
+        return {key: as_jsonb_returns(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_jsonb_returns(item) for item in value]
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("audit values must be finite numbers")
+        if value == 0:
+            return 0.0
+        if value.is_integer() and "e" in repr(value):
+            return int(value)
+    return value
+
+
+def content_sha256(value: Any) -> str:
+    """What an audit event records of a row's content that it does not spell out (free text,
+    the gate's findings): the SHA-256 of its canonical JSON, taken as jsonb gives the value
+    back, so that the row read back later gives the same digest."""
+    return hashlib.sha256(canonical_event(as_jsonb_returns(value)).encode()).hexdigest()
 
 
 def event_hash(fields: dict[str, Any], prev_hash: str) -> str:

@@ -532,6 +532,11 @@ def answer_timeline(trace_id: str) -> Timeline | None:
 # Verdicts and decisions are rows of their own, without a hash: what proves them unaltered is
 # the chained event that recorded each as it was made. The timeline sets each row beside that
 # event, field by field, as the event wrote it.
+# What an edit's decision event records of the verdict and version it made, beside the
+# decision's own fields (events before these were recorded hold neither).
+_EDIT_DIGESTS = ("verdict_sha256", "version_sha256")
+
+
 def logged_rows(events: list[AuditEvent], checks: dict[int, str]
                  ) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
     """What the events recorded of each verdict and each decision, by the row's id: a
@@ -545,7 +550,9 @@ def logged_rows(events: list[AuditEvent], checks: dict[int, str]
         verdict_of_edit = e.action.startswith("decision.") and "verdict_decision" in after
         if e.action in ("answer.ingested", "verdict.created") or verdict_of_edit:
             logged = {"decision": after.get("verdict_decision"),
-                      "revisions": after.get("verdict_revisions")} if verdict_of_edit else after
+                      "revisions": after.get("verdict_revisions"),
+                      **{key: after[key] for key in _EDIT_DIGESTS if key in after},
+                      } if verdict_of_edit else after
             if checks.get(e.seq) == "edited":
                 logged = {"edited": e.seq}
             if isinstance(after.get("verdict"), int):
@@ -562,7 +569,10 @@ def _pairs(revisions_used: list[dict[str, Any]] | None) -> list[list[Any]]:
 
 
 def verdict_as_logged(v: Any) -> dict[str, Any]:
-    return {"decision": v.decision, "reason": v.reason, "revisions": _pairs(v.revisions_used)}
+    """A verdict as its event recorded it, with its version (`v.version`) as that version's
+    first verdict's event did: only the fields its event holds are compared (see against_log)."""
+    return {"decision": v.decision, "reason": v.reason, "revisions": _pairs(v.revisions_used),
+            "verdict_sha256": v.content_sha256(), "version_sha256": v.version.content_sha256()}
 
 
 def decision_as_logged(d: Any) -> dict[str, Any]:

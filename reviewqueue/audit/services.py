@@ -19,6 +19,7 @@ from reviewqueue.audit.chain import Anchor, walk
 from reviewqueue.audit.hashing import (
     GENESIS_HASH,
     HASHED_FIELDS,
+    as_jsonb_returns,
     canonical_event,
     event_hash,
     hashed_fields_of,
@@ -86,24 +87,6 @@ def _refuse_forbidden(value: Any, path: str) -> None:
             _refuse_forbidden(item, f"{path}[{index}]")
     elif isinstance(value, str) and _RAW_TOKEN.search(value):
         raise ValueError(f"audit {path}: looks like an API token; record its prefix instead")
-
-
-def _as_jsonb_returns(value: Any) -> Any:
-    """The value as PostgreSQL's jsonb will give it back, so the hash computed now matches the
-    one recomputed from the stored row: jsonb keeps numbers as decimals, so 1e+20 comes back as
-    the integer 100000000000000000000 and -0.0 as 0.0."""
-    if isinstance(value, dict):
-        return {key: _as_jsonb_returns(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_as_jsonb_returns(item) for item in value]
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError("audit values must be finite numbers")
-        if value == 0:
-            return 0.0
-        if value.is_integer() and "e" in repr(value):
-            return int(value)
-    return value
 
 
 @dataclass(frozen=True)
@@ -185,8 +168,8 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
             "trace_id": entry.trace_id or trace_id_var.get(),
             "document_id": entry.document_id,
             "request_id": request_id,
-            "before": _as_jsonb_returns(json.loads(canonical_event(before))),
-            "after": _as_jsonb_returns(json.loads(canonical_event(after))),
+            "before": as_jsonb_returns(json.loads(canonical_event(before))),
+            "after": as_jsonb_returns(json.loads(canonical_event(after))),
         })
     # Serialise appends: two writers reading the same tail would fork the chain. The lock is
     # held until the surrounding transaction commits, so it is taken as late as possible.

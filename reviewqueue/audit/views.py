@@ -357,6 +357,8 @@ LOGGED_FIELDS = {
     "reject_reason": gettext_lazy("reason"), "comment_sha256": gettext_lazy("comment"),
     "read_passages": gettext_lazy("passages expanded"),
     "answer": gettext_lazy("the answer it belongs to"),
+    "verdict_sha256": gettext_lazy("findings, warnings, fingerprint or revisions used"),
+    "version_sha256": gettext_lazy("text or claims of the version judged"),
 }
 
 

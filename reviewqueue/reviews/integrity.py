@@ -25,7 +25,7 @@ from reviewqueue.audit.selectors import (
     logged_rows,
     verdict_as_logged,
 )
-from reviewqueue.reviews.models import Decision, Verdict
+from reviewqueue.reviews.models import AnswerVersion, Decision, Verdict
 
 CHUNK = 2000
 
@@ -169,10 +169,36 @@ def _recorded(check: RecordsCheck) -> tuple[_Stream, _Stream]:
                             "decision"), gone("decision")))
 
 
+class _VersionRow(NamedTuple):  # what verdict_as_logged reads of a verdict's version
+    text: str
+    claims: Any
+
+    def content_sha256(self) -> str:
+        return AnswerVersion.content_sha256(cast(Any, self))  # the model's own, on this row
+
+
 class _VerdictRow(NamedTuple):  # what verdict_as_logged reads of a Verdict
     decision: str
     reason: str
     revisions_used: Any
+    version_id: int
+    reasons: Any
+    findings: Any
+    warnings: Any
+    fingerprint: str
+    gate_version: str
+    as_of: Any
+    next_boundary: Any
+    trigger: str
+    version: _VersionRow
+
+    def content_sha256(self) -> str:
+        return Verdict.content_sha256(cast(Any, self))  # the model's own, on this row
+
+
+_VERDICT_COLUMNS = ("decision", "reason", "revisions_used", "version_id", "reasons", "findings",
+                    "warnings", "fingerprint", "gate_version", "as_of", "next_boundary",
+                    "trigger")
 
 
 class _Reviewer(NamedTuple):
@@ -195,6 +221,11 @@ class _DecisionRow(NamedTuple):  # what decision_as_logged reads of a Decision
         return Decision.comment_sha256(cast(Any, self))  # the model's own, on this row
 
 
+# The fields an event records as digests, as verify_audit names them.
+_SAID = {"verdict_sha256": "findings, warnings, fingerprint or revisions used",
+         "version_sha256": "text or claims of the version judged"}
+
+
 def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
              logged: _Logged | None) -> RecordProblem | None:
     name = f"{kind} #{pk} of answer {trace_id}"
@@ -208,8 +239,8 @@ def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
         changed.insert(0, "answer")
     if not changed or not _intact(logged.seq):
         return None  # the event was edited, not the row: the chain check reports it
-    said = ", ".join(f"answer: recorded for {logged.trace_id}" if f == "answer" else f
-                     for f in changed)
+    said = ", ".join(f"answer: recorded for {logged.trace_id}" if f == "answer"
+                     else _SAID.get(f, f) for f in changed)
     return RecordProblem(kind, pk, trace_id, "changed", (
         f"{name}: changed after its audit event recorded it ({said})"), tuple(changed))
 
@@ -243,10 +274,12 @@ def records_check() -> RecordsCheck:
     last_decision = Decision.objects.order_by("-id").values_list("id", flat=True).first() or 0
     logged_verdicts, logged_decisions = _recorded(check)
     verdicts = (Verdict.objects.filter(id__lte=last_verdict).order_by("id")
-                .values_list("id", "answer__trace_id", "decision", "reason", "revisions_used"))
-    for pk, trace_id, *fields in verdicts.iterator(chunk_size=CHUNK):
+                .values_list("id", "answer__trace_id", *_VERDICT_COLUMNS, "version__text",
+                             "version__claims"))
+    for pk, trace_id, *fields, text, claims in verdicts.iterator(chunk_size=CHUNK):
         check.verdicts += 1
-        check.found(_problem("verdict", pk, trace_id, verdict_as_logged(_VerdictRow(*fields)),
+        row = _VerdictRow(*fields, version=_VersionRow(text, claims))
+        check.found(_problem("verdict", pk, trace_id, verdict_as_logged(row),
                              logged_verdicts.logged(pk)))
     logged_verdicts.rest(Verdict)
     username = f"reviewer__{get_user_model().USERNAME_FIELD}"

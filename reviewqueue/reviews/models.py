@@ -9,6 +9,8 @@ from django.db import models
 from django.db.models import Func
 from django.utils.translation import gettext_lazy as _
 
+from reviewqueue.audit.hashing import content_sha256
+
 
 class Answer(models.Model):
     """A RAG answer, keyed by the upstream trace_id. Its text and claims live in versions.
@@ -90,6 +92,11 @@ class AnswerVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.answer_id} v{self.number}"
+
+    def content_sha256(self) -> str:
+        """What the audit event of the verdict first made on this version records of it: the
+        log keeps no answer text, yet it proves the text and claims shown are those judged."""
+        return content_sha256([self.text, self.claims])
 
 
 class RetrievedItem(models.Model):
@@ -183,6 +190,14 @@ class Verdict(models.Model):
 
     def __str__(self) -> str:
         return f"verdict {self.pk}: {self.decision}/{self.reason}"
+
+    def content_sha256(self) -> str:
+        """What the verdict's audit event records of it beyond the decision and reason it
+        names: the version judged, the findings, warnings and fingerprint, the day, the next
+        boundary and every revision used."""
+        return content_sha256([self.version_id, self.reasons, self.findings, self.warnings,
+                               self.fingerprint, self.gate_version, self.as_of,
+                               self.next_boundary, self.revisions_used, self.trigger])
 
 
 class ReviewItem(models.Model):

@@ -116,6 +116,9 @@ def test_an_edit_the_gate_still_holds_says_which_verdict_and_version_it_rests_on
         f"version id: {first_version} → {result.verdict.version_id}",
         "revisions: pricing r1, pricing-eu r1",
         "new verdict's revisions: pricing r1, pricing-eu r1",
+        # what the audit check compares the verdict and the edited version with
+        f"verdict (SHA-256): {result.verdict.content_sha256()[:11]}…",
+        f"text and claims (SHA-256): {result.verdict.version.content_sha256()[:11]}…",
     ]
 
 
@@ -125,6 +128,9 @@ def test_a_verdict_names_its_decision_reason_and_cause(admin_client: Any, held: 
                      "reason: Conflicting sources", "cause: Ingested",
                      f"verdict: {DASH} → {held.current_verdict_id}",
                      "revisions: pricing r1, pricing-eu r1",
+                     f"verdict (SHA-256): {held.current_verdict.content_sha256()[:11]}…",
+                     f"text and claims (SHA-256): "
+                     f"{held.current_version.content_sha256()[:11]}…",
                      "audit sample: no"]
 
 

@@ -238,3 +238,85 @@ def test_an_edited_event_past_the_chain_check_s_list_is_not_blamed_on_its_row(
     assert run.problem_count == 101 and len(run.problems) == 100
     assert run.records_ok, run.records_problems  # not "decision #N ... changed (reviewer)"
     assert Decision.objects.get(pk=decision.pk).reviewer.username == "alice"
+
+
+def test_a_rewritten_answer_text_or_finding_fails_the_verification(
+    answer_story: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    """The log keeps no answer text and no findings, only their digests: the text a reviewer
+    approved, rewritten in the table afterwards, and a finding taken out of a verdict, are
+    both found, and said in words."""
+    story = answer_story("t-story")
+    first, second = story.verdicts.order_by("pk")
+    assert first.version_id == second.version_id == story.current_version_id
+    with tamper() as cursor:
+        cursor.execute("UPDATE reviews_answerversion SET text = 'The trial lasts 90 days [d1].' "
+                       "WHERE id = %s", [story.current_version_id])
+        cursor.execute("UPDATE reviews_verdict SET findings = '[]' WHERE id = %s", [second.pk])
+
+    said = _refused()
+
+    assert said.startswith("Audit chain OK.")
+    assert "Records CHANGED: 2 problem(s)" in said
+    # The version is vouched for by the event of the first verdict made on it.
+    assert (f"verdict #{first.pk} of answer t-story: changed after its audit event recorded "
+            "it (text or claims of the version judged)") in said
+    assert (f"verdict #{second.pk} of answer t-story: changed after its audit event recorded "
+            "it (findings, warnings, fingerprint or revisions used)") in said
+    timeline = admin_client.get("/audit/answers/t-story/",
+                                HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert ("Changed after its audit event recorded it: text or claims of the version "
+            "judged.") in timeline
+    assert ("Changed after its audit event recorded it: findings, warnings, fingerprint or "
+            "revisions used.") in timeline
+
+
+def test_an_edited_version_rewritten_afterwards_fails_the_verification(
+    publish: Callable[..., Any], submit: Callable[..., Any], reviewer: Any, tamper: Any
+) -> None:
+    """A version a reviewer wrote is vouched for by the event of their edit."""
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.reviews.models import Answer
+    from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
+
+    for document, days in (("pricing", 14), ("pricing-eu", 30)):
+        publish(document, "r1", facts=[{"key": "trial_days", "value": days, "span": "p1",
+                                        "valid_from": "2026-01-01", "valid_until": None}])
+    assert submit("t-1", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "pricing-eu", "revision": "r1", "span": "p1"},
+    ]).json()["status"] == "held"
+    answer = Answer.objects.get(trace_id="t-1")
+    result = answer_decide(trace_id="t-1", user=reviewer, actor=Actor.of_user(reviewer),
+                           data=DecisionInput(action="edit", verdict_id=answer.current_verdict_id,
+                                              text="In the US the trial lasts 14 days [d1].",
+                                              claims=[{"key": "trial_days", "value": 14,
+                                                       "cite": "d1"}]))
+    verify()
+    assert AuditAlert.objects.count() == 0
+    with tamper() as cursor:
+        cursor.execute("UPDATE reviews_answerversion SET claims = "
+                       "'[{\"key\": \"trial_days\", \"value\": 30, \"cite\": \"d1\"}]' "
+                       "WHERE id = %s", [result.verdict.version_id])
+
+    said = _refused()
+
+    assert "Records CHANGED: 1 problem(s)" in said
+    assert (f"verdict #{result.verdict.pk} of answer t-1: changed after its audit event "
+            "recorded it (text or claims of the version judged)") in said
+
+
+def test_numbers_jsonb_writes_its_own_way_do_not_look_changed(
+    publish: Callable[..., Any], submit: Callable[..., Any]
+) -> None:
+    """jsonb writes numbers its own way (1e-07 as 0.0000001): the digests are taken of the
+    values as jsonb gives them back, so the untouched rows still match."""
+    publish()
+    for trace_id, value in (("t-big", 1.5e15), ("t-tiny", 1e-7), ("t-whole", 14.0)):
+        response = submit(trace_id, claims=[{"key": "trial_days", "value": value,
+                                             "cite": "d1"}])
+        assert response.status_code == 201, response.content
+
+    run = verify()
+
+    assert run.records_ok, run.records_problems

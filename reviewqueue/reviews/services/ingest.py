@@ -225,6 +225,7 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
     # Rows are tied together by id (`_new_ids`), not by assigning instances to foreign keys:
     # for 500 answers Django's related-object bookkeeping costs more than the gate does.
     cached_verdict = Answer.current_verdict.field  # type: ignore[attr-defined]
+    cached_version = Verdict.version.field  # type: ignore[attr-defined]
     for data, digest, (answer_id, version_id, verdict_id) in zip(
             items, digests, _new_ids(len(items)), strict=True):
         answer = Answer(
@@ -257,6 +258,7 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
                           **verdict_fields(run, Verdict.Trigger.INGEST))
         answer.status, audit_sample = first_status(verdict.decision)
         cached_verdict.set_cached_value(answer, verdict)  # the reply shows it
+        cached_version.set_cached_value(verdict, version)  # its audit event vouches for it
         out.append(answer)
         answers.append(answer)
         versions.append(version)

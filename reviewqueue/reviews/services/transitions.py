@@ -71,7 +71,12 @@ def _verdict_event(answer: Answer, verdict: Verdict, old_status: str | None, new
         "status": new_status, "verdict": verdict.pk, "decision": verdict.decision,
         "reason": verdict.reason, "cause": cause, "audit_sample": audit_sample,
         "revisions": [[r["document"], r.get("current")] for r in verdict.revisions_used],
+        "verdict_sha256": verdict.content_sha256(),
     }
+    if cause == "ingest":
+        # The first verdict on the answer's first version: its event vouches for the text and
+        # claims judged (an edit's decision event does for the versions after it).
+        after["version_sha256"] = verdict.version.content_sha256()
     if old_verdict_id is not None and verdict.pk < old_verdict_id:
         # A verdict is never stored twice: the gate gave back one the answer had before.
         after["earlier_verdict"] = True
@@ -333,6 +338,8 @@ def answer_apply_decision(
         after["verdict_decision"] = verdict.decision
         after["verdict_revisions"] = [[r["document"], r.get("current")]
                                       for r in verdict.revisions_used]
+        after["verdict_sha256"] = verdict.content_sha256()
+        after["version_sha256"] = verdict.version.content_sha256()
     before: dict[str, object] = {"status": old_status, "verdict": old_verdict_id,
                                  "version": old_version_id}
     if was_waiting_for_owner and new_status == Answer.Status.HELD:
