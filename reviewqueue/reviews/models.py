@@ -196,8 +196,9 @@ class Verdict(models.Model):
         names: the version judged, the findings, warnings and fingerprint, the day, the next
         boundary and every revision used."""
         return content_sha256([self.version_id, self.reasons, self.findings, self.warnings,
-                               self.fingerprint, self.gate_version, self.as_of,
-                               self.next_boundary, self.revisions_used, self.trigger])
+                               self.fingerprint, self.gate_version, str(self.as_of),
+                               self.next_boundary and str(self.next_boundary),
+                               self.revisions_used, self.trigger])
 
 
 class ReviewItem(models.Model):
