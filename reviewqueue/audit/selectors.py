@@ -431,6 +431,9 @@ class Timeline:
     decision_count: int
     event_count: int
     truncated: bool
+    # When the answer no longer stands where the last event that set its status left it (see
+    # _status_against_log): that event's seq, status and verdict.
+    status_against_log: dict[str, Any] | None = None
 
 
 def _event_checks(events: list[AuditEvent]) -> dict[int, str]:
@@ -526,7 +529,28 @@ def answer_timeline(trace_id: str) -> Timeline | None:
         event_count=len(events) + len(source_events),  # every event the page lists
         truncated=any(len(x) >= TIMELINE_LIMIT
                       for x in (verdicts, decisions, versions, events, source_events)),
+        status_against_log=(_status_against_log(answer, events, checks)
+                            if every_event_read else None),
     )
+
+
+def _status_against_log(answer: Any, events: list[AuditEvent], checks: dict[int, str]
+                        ) -> dict[str, Any] | None:
+    """The last event that set the answer's status (ingest, a verdict, a decision), when the
+    answer's status or current verdict is no longer what it left: someone changed the row in
+    the table (the records check of a verification finds the same). None when they match, or
+    when that event was itself edited (its own card says so)."""
+    last = next((e for e in reversed(events)
+                 if e.object_type == "answer" and e.object_id == answer.trace_id
+                 and isinstance(e.after, dict) and "status" in e.after), None)
+    if last is None:
+        return {"seq": None}
+    if checks.get(last.seq) == "edited":
+        return None
+    status, verdict = last.after.get("status"), last.after.get("verdict")
+    if status == answer.status and (verdict is None or verdict == answer.current_verdict_id):
+        return None
+    return {"seq": last.seq, "status": status, "verdict": verdict}
 
 
 # Verdicts and decisions are rows of their own, without a hash: what proves them unaltered is

@@ -340,13 +340,13 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
                 run.sources_problems))
         if not run.records_ok and not _same_findings(run, previous, "records"):
             AuditAlert.objects.create(run=run, problem=RECORDS_CHANGED, message=_findings_message(
-                "Verdicts or decisions differ from the audit events that recorded them",
-                run.records_problem_count, run.records_problems))
+                "Answers, verdicts or decisions differ from the audit events that recorded "
+                "them", run.records_problem_count, run.records_problems))
     if not run.sources_ok:
         log.error("sources changed", extra={"problems": run.sources_problem_count,
                                             "trigger": trigger})
     if not run.records_ok:
-        log.error("verdicts or decisions changed", extra={
+        log.error("answers, verdicts or decisions changed", extra={
             "problems": run.records_problem_count, "trigger": trigger})
     if report.ok:
         log.info("audit chain verified", extra={"events": report.checked, "trigger": trigger,
@@ -396,7 +396,8 @@ def _check_records(run: VerificationRun) -> None:
     from reviewqueue.reviews.integrity import records_check  # audit sits below the reviews
 
     check = records_check()  # keeps its first problems (as many as listed), counts them all
-    run.records_checked = {"verdicts": check.verdicts, "decisions": check.decisions}
+    run.records_checked = {"answers": check.answers, "verdicts": check.verdicts,
+                           "decisions": check.decisions}
     run.records_problem_count = check.problem_count
     run.records_problems = [p.as_dict() for p in check.problems]
 

@@ -28,7 +28,7 @@ from django.views.decorators.http import require_GET, require_POST
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.audit import selectors
 from reviewqueue.audit.chain import localized_detail, localized_problem, problem_label
-from reviewqueue.audit.changes import ChangeCells
+from reviewqueue.audit.changes import STATUS_LABELS, ChangeCells
 from reviewqueue.audit.forms import FILTER_PARAMS, PAGE_PARAMS, AuditSearchForm
 from reviewqueue.audit.models import ACTION_FAMILIES, AuditEvent, VerificationRun
 from reviewqueue.audit.permissions import admin_required
@@ -96,12 +96,17 @@ def _status_context() -> dict[str, Any]:
 
 
 def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
-    """A verdict or decision that differs from its event, as the status box lists it: named
-    in the reader's language, linked to its answer's timeline."""
+    """An answer, verdict or decision that differs from its event, as the status box lists it:
+    named in the reader's language, linked to its answer's timeline."""
     values = {"id": problem.get("id"), "trace": problem.get("trace_id", "")}
-    name = (_("Verdict #%(id)s of %(trace)s") if problem.get("kind") == "verdict"
+    kind = problem.get("kind")
+    name = (_("Answer %(trace)s") if kind == "answer"
+            else _("Verdict #%(id)s of %(trace)s") if kind == "verdict"
             else _("Decision #%(id)s of %(trace)s")) % values
-    if problem.get("code") == "unrecorded":
+    if kind == "answer" and problem.get("code") == "changed":
+        label = _("changed after its last audit event (%(fields)s)") % {"fields": ", ".join(
+            str(LOGGED_FIELDS.get(f, f)) for f in problem.get("fields") or [])}
+    elif problem.get("code") == "unrecorded":
         label = _("no audit event recorded it: it was not made through ReviewQueue, or its "
                   "event was taken out of the log")
     elif problem.get("code") == "missing":
@@ -338,6 +343,9 @@ def timeline(request: HttpRequest, trace_id: str) -> HttpResponse:
     if found is None:
         raise Http404("No such answer")
     _label_timeline(found)
+    if found.status_against_log and found.status_against_log["seq"] is not None:
+        logged = found.status_against_log["status"]
+        found.status_against_log["status_label"] = STATUS_LABELS.get(logged, logged)
     current = found.answer.current_verdict
     return render(request, "audit/timeline.html", {
         "timeline": found,
@@ -359,6 +367,8 @@ LOGGED_FIELDS = {
     "answer": gettext_lazy("the answer it belongs to"),
     "verdict_sha256": gettext_lazy("findings, warnings, fingerprint or revisions used"),
     "version_sha256": gettext_lazy("text or claims of the version judged"),
+    "status": gettext_lazy("status"),
+    "current_verdict": gettext_lazy("current verdict"),
 }
 
 

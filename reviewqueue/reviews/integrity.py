@@ -1,4 +1,5 @@
-"""Whether each verdict and each decision is still the row its audit event recorded.
+"""Whether each verdict and each decision is still the row its audit event recorded, and each
+answer still where its last event left it.
 
 Verdicts and decisions have no hash of their own, and PostgreSQL refuses to update or delete
 them; someone with the database's own rights can still do either, or insert a row that no
@@ -8,12 +9,13 @@ store, as the sources are against the events that published them (sources/integr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import DecimalField, Model, Q
 from django.db.models.expressions import RawSQL
 
@@ -25,17 +27,18 @@ from reviewqueue.audit.selectors import (
     logged_rows,
     verdict_as_logged,
 )
-from reviewqueue.reviews.models import AnswerVersion, Decision, Verdict
+from reviewqueue.reviews.models import Answer, AnswerVersion, Decision, Verdict
 
 CHUNK = 2000
 
 
 @dataclass(frozen=True)
 class RecordProblem:
-    """One row that differs: a "verdict" or a "decision" (`kind`) by its id, and its answer's
-    trace_id; `code` is "unrecorded" (no event recorded it), "changed" (`fields` differ from
-    what its event recorded, "answer" when it now belongs to another answer) or "missing" (an
-    event recorded it, and it is gone from its table); `detail` is the sentence verify_audit
+    """One row that differs: an "answer", a "verdict" or a "decision" (`kind`) by its id, and
+    its answer's trace_id; `code` is "unrecorded" (no event recorded it), "changed" (`fields`
+    differ from what its event recorded, "answer" when it now belongs to another answer; of an
+    answer, "status" or "current_verdict" as its last event left them) or "missing" (an event
+    recorded it, and it is gone from its table); `detail` is the sentence verify_audit
     prints."""
 
     kind: str
@@ -57,6 +60,7 @@ PROBLEMS_KEPT = 100
 
 @dataclass
 class RecordsCheck:
+    answers: int = 0
     verdicts: int = 0
     decisions: int = 0
     problem_count: int = 0
@@ -260,6 +264,69 @@ def _missing(kind: str, logged: _Logged) -> RecordProblem:
         "it, and it is no longer in its table (deleted)"))
 
 
+# Each answer with the last event that set its status (ingest, a new verdict, a decision, or
+# a verdict that took it out of the queue: each records the status and the verdict the answer
+# then rested on), a page of answers at a time in id order. One statement a page, so the row
+# and its events are read in one snapshot: a status and its event commit together.
+_ANSWERS_SQL = """
+SELECT a.id, a.trace_id, a.status, a.current_verdict_id, e.seq, e.after -> 'status',
+       e.after -> 'verdict'
+FROM {answer} a
+LEFT JOIN LATERAL (
+    SELECT seq, after FROM {event}
+    WHERE object_type = 'answer' AND object_id = a.trace_id AND after ? 'status'
+    ORDER BY seq DESC LIMIT 1
+) e ON true
+WHERE a.id > %s AND a.id <= %s
+ORDER BY a.id
+LIMIT %s"""
+
+
+def _answers_against_log(check: RecordsCheck, last: int) -> None:
+    """Every answer up to id `last` against the last event that set its status: an answer
+    moved to another status in the table (a rejection turned into an approval) or pointed at
+    another verdict, or one no event recorded, is a problem. Its status is what the service
+    is told and what the queue shows."""
+    sql = _ANSWERS_SQL.format(answer=Answer._meta.db_table, event=AuditEvent._meta.db_table)
+    after = 0
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(sql, [after, last, CHUNK])
+            rows = cursor.fetchall()
+            for pk, trace_id, status, verdict_id, seq, logged_status, logged_verdict in rows:
+                check.answers += 1
+                check.found(_answer_problem(pk, trace_id, status, verdict_id, seq,
+                                            _json(logged_status), _json(logged_verdict)))
+            if len(rows) < CHUNK:
+                return
+            after = rows[-1][0]
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value  # Django reads jsonb as text
+
+
+def _answer_problem(pk: int, trace_id: str, status: str, verdict_id: int | None,
+                    seq: int | None, logged_status: Any, logged_verdict: Any
+                    ) -> RecordProblem | None:
+    name = f"answer {trace_id}"
+    if seq is None:
+        return RecordProblem("answer", pk, trace_id, "unrecorded", (
+            f"{name}: no audit event recorded its status (not made through ReviewQueue, or its "
+            "events were taken out of the log)"))
+    changed = [field for field, stored, logged in (
+        ("status", status, logged_status), ("current_verdict", verdict_id, logged_verdict))
+        if logged is not None and stored != logged]
+    if not changed or not _intact(seq):
+        return None  # the event was edited, not the row: the chain check reports it
+    said = ", ".join(f"status: {status}, where audit event #{seq} left it {logged_status}"
+                     if field == "status" else
+                     f"current verdict: #{verdict_id}, where audit event #{seq} left it "
+                     f"#{logged_verdict}" for field in changed)
+    return RecordProblem("answer", pk, trace_id, "changed", (
+        f"{name}: changed after its last audit event ({said})"), tuple(changed))
+
+
 @transaction.atomic
 def records_check() -> RecordsCheck:
     """Every verdict and every decision against the event that recorded it. The rows and the
@@ -268,6 +335,8 @@ def records_check() -> RecordsCheck:
     come (outside one, a cursor is kept past its commit: PostgreSQL first stores its whole
     result)."""
     check = RecordsCheck()
+    last_answer = Answer.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    _answers_against_log(check, last_answer)
     # Rows saved after this point, with their events, are left to the next check: read after
     # the events, they would seem recorded by none.
     last_verdict = Verdict.objects.order_by("-id").values_list("id", flat=True).first() or 0
@@ -295,12 +364,17 @@ def records_check() -> RecordsCheck:
     return check
 
 
-def records_report(verdicts: int, decisions: int, count: int, details: list[str]) -> str:
-    """What verify_audit prints of a check: `count` problems, the first of them in `details`."""
+def records_report(answers: int | None, verdicts: int, decisions: int, count: int,
+                   details: list[str]) -> str:
+    """What verify_audit prints of a check: `count` problems, the first of them in `details`
+    (`answers` is None for a run made before answers were checked)."""
     if not count:
-        return (f"Records OK: {verdicts} verdicts and {decisions} decisions match the audit "
-                "events that recorded them.")
+        stand = ("" if answers is None else
+                 f"{answers} answers stand where their last audit events left them; ")
+        return (f"Records OK: {stand}{verdicts} verdicts and {decisions} decisions match the "
+                "audit events that recorded them.")
     listing = "".join(f"\n  {detail}" for detail in details[:100])
     more = count - len(details[:100])
-    return (f"Records CHANGED: {count} problem(s) in {verdicts} verdicts and {decisions} "
-            f"decisions:{listing}" + (f"\n  ... and {more} more" if more > 0 else ""))
+    checked = "" if answers is None else f"{answers} answers, "
+    return (f"Records CHANGED: {count} problem(s) in {checked}{verdicts} verdicts and "
+            f"{decisions} decisions:{listing}" + (f"\n  ... and {more} more" if more > 0 else ""))

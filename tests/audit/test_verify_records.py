@@ -32,10 +32,12 @@ def test_an_untouched_store_has_every_verdict_and_decision_recorded(
     out = StringIO()
     call_command("verify_audit", stdout=out)
     verdicts = answer.verdicts.count()
-    assert (f"Records OK: {verdicts} verdicts and 1 decisions match the audit events that "
-            "recorded them.") in out.getvalue()
+    assert (f"Records OK: 1 answers stand where their last audit events left them; {verdicts} "
+            "verdicts and 1 decisions match the audit events that recorded them.") \
+        in out.getvalue()
     page = admin_client.get("/audit/").content.decode()
-    assert "Verdicts and decisions unchanged." in page
+    assert "Answers, verdicts and decisions unchanged." in page
+    assert "1 answer stands where its last audit event left it;" in page
     assert f"{verdicts} verdicts match the audit events that recorded them;" in page
 
 
@@ -60,7 +62,7 @@ def test_a_forged_approval_and_a_rewritten_verdict_fail_the_verification(
     assert refused.value.returncode == 1
 
     page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    assert "Verdicts or decisions changed." in page
+    assert "Answers, verdicts or decisions changed." in page
     listed = [re.sub(r"<[^>]+>", "", item) for item in re.findall(
         r"<li>(.*?)</li>", page[page.index('data-testid="records-problems"'):], re.S)][:2]
     assert listed == [
@@ -70,8 +72,8 @@ def test_a_forged_approval_and_a_rewritten_verdict_fail_the_verification(
         "ReviewQueue, or its event was taken out of the log"]
     assert 'href="/audit/answers/t-story/"' in page
     alert = AuditAlert.objects.get(problem="records_changed")
-    assert alert.message.startswith("Verdicts or decisions differ from the audit events that "
-                                    "recorded them (2 difference(s)): ")
+    assert alert.message.startswith("Answers, verdicts or decisions differ from the audit "
+                                    "events that recorded them (2 difference(s)): ")
     assert 'data-alert="records"' in page
     # Found again, the same rows raise no second alert.
     verify()
@@ -323,3 +325,69 @@ def test_a_digest_is_the_same_before_and_after_a_trip_through_jsonb(value: Any) 
         [text] = cursor.fetchone()  # Django reads jsonb as text; a JSONField parses it
     back = json.loads(text)
     assert content_sha256(back) == content_sha256(value)
+
+
+def test_a_rejection_turned_into_an_approval_in_the_table_fails_the_verification(
+    answer_story: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    """The answer's status is what the service is told: one changed in the table (the status
+    of an answer is a column PostgreSQL lets ReviewQueue update), or pointed at another of
+    its verdicts, differs from the last event that set it."""
+    story = answer_story("t-story")
+    first = story.verdicts.order_by("pk").first()
+    other = answer_story("t-other")
+    with tamper() as cursor:
+        cursor.execute("UPDATE reviews_answer SET status = 'rejected' WHERE id = %s", [story.pk])
+        cursor.execute("UPDATE reviews_answer SET current_verdict_id = %s WHERE id = %s",
+                       [story.current_verdict_id, other.pk])  # another answer's verdict
+        cursor.execute("UPDATE reviews_answer SET current_verdict_id = %s WHERE id = %s",
+                       [first.pk, story.pk])
+
+    said = _refused()
+
+    assert said.startswith("Audit chain OK.")
+    assert "Records CHANGED: 2 problem(s) in 2 answers," in said
+    assert re.search(r"answer t-story: changed after its last audit event \(status: rejected, "
+                     rf"where audit event #\d+ left it approved, current verdict: #{first.pk}, "
+                     rf"where audit event #\d+ left it #{story.current_verdict_id}\)", said), said
+    assert "answer t-other: changed after its last audit event (current verdict: #" in said
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Answers, verdicts or decisions changed." in page
+    listed = [re.sub(r"<[^>]+>", "", item) for item in re.findall(
+        r"<li>(.*?)</li>", page[page.index('data-testid="records-problems"'):], re.S)][:2]
+    assert listed == [
+        "Answer t-story: changed after its last audit event (status, current verdict)",
+        "Answer t-other: changed after its last audit event (current verdict)"]
+    assert AuditAlert.objects.filter(problem="records_changed").count() == 1
+    timeline = admin_client.get("/audit/answers/t-story/",
+                                HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert re.search(r"Changed after its last audit event: event #\d+ left it Approved, on "
+                     rf"verdict #{story.current_verdict_id}\.", timeline), timeline
+
+
+def test_an_answer_inserted_by_hand_is_vouched_for_by_nothing(
+    answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    """An approved answer no event ever recorded (its rows copied in by hand)."""
+    story = answer_story("t-story")
+    with tamper() as cursor:
+        cursor.execute(
+            "INSERT INTO reviews_answer (trace_id, question, asked_by, index_release, status, "
+            "status_changed_at, body_digest, created_at, current_verdict_id, "
+            "current_version_id) SELECT 't-forged', question, asked_by, index_release, "
+            "'approved', now(), body_digest, now(), current_verdict_id, current_version_id "
+            "FROM reviews_answer WHERE id = %s", [story.pk])
+
+    said = _refused()
+
+    assert ("answer t-forged: no audit event recorded its status (not made through "
+            "ReviewQueue, or its events were taken out of the log)") in said
+
+
+def test_the_timeline_of_an_untouched_answer_says_nothing_of_its_status(
+    answer_story: Callable[..., Any], admin_client: Any
+) -> None:
+    answer_story("t-story")
+    page = admin_client.get("/audit/answers/t-story/").content.decode()
+    assert "Changed after its last audit event" not in page
+    assert "No audit event recorded its status" not in page

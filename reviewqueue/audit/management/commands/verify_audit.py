@@ -85,7 +85,8 @@ def _sources(run: VerificationRun) -> str:
     return ("\n" + sources_report(checked.get("revisions", 0), checked.get("documents", 0),
                                   run.sources_problem_count,
                                   [p["detail"] for p in run.sources_problems])
-            + "\n" + records_report(rows.get("verdicts", 0), rows.get("decisions", 0),
+            + "\n" + records_report(rows.get("answers"), rows.get("verdicts", 0),
+                                    rows.get("decisions", 0),
                                     run.records_problem_count,
                                     [p["detail"] for p in run.records_problems]))
 
@@ -94,10 +95,10 @@ class Command(BaseCommand):
     help = ("Verify the hash chain of the audit log, or of a JSON Lines export of it. Says how "
             "far it checked, whether the chain is intact, and lists every bad event (the "
             "first 100). Against the database it also checks every stored revision against "
-            "the event that published it, as verify_sources does, and every verdict and "
-            "decision against the event that recorded it. Exits with status 1 when the chain "
-            "is broken, a revision changed, or a verdict or decision differs or was recorded "
-            "by no event.")
+            "the event that published it, as verify_sources does, every verdict and "
+            "decision against the event that recorded it, and every answer's status against "
+            "its last event. Exits with status 1 when the chain is broken, a revision "
+            "changed, or an answer, verdict or decision differs or was recorded by no event.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
