@@ -298,8 +298,9 @@ class DocumentRestoreView(BodyLimitedAPIView):
         description="Undoes a withdrawal: the document's newest revision is current again, "
                     "readable by the principals it names, and the answers that cite it or claim "
                     "its keys are re-evaluated. A document that is not withdrawn is returned "
-                    "unchanged, with no `jobs` (republishing a revision already received restores "
-                    "nothing).",
+                    "unchanged: restored last, with the `jobs` that restoration started (a "
+                    "retry is told what the first call started), else with no `jobs` "
+                    "(republishing a revision already received restores nothing).",
     )
     def post(self, request: Request, document_id: str) -> Response:
         restored = services.document_restore(document_key=document_id, actor=actor_of(request))

@@ -156,6 +156,9 @@ class Withdrawal:
 class Restoration:
     revision: Revision
     jobs: tuple[Any, ...]
+    # The document was restored already, by the restoration `jobs` come from: the same call
+    # again (a retry after a lost reply) is told what the first one started, and changes nothing.
+    again: bool = False
 
 
 def _facts_of(revision_id: int | None) -> list[Fact]:
@@ -398,13 +401,22 @@ def document_withdraw(*, document_key: str, actor: Actor) -> Withdrawal:
 def document_restore(*, document_key: str, actor: Actor) -> Restoration | None:
     """Undo a withdrawal: the document's last revision is current again, readable by whom it
     named, and the answers that may care are re-evaluated as after a publication. Returns that
-    revision and the jobs; None for a document not withdrawn (restored or republished
-    meanwhile), which is left as it is, with nothing audited."""
-    document = Document.objects.select_for_update(of=("self",)).filter(key=document_key).first()
+    revision and the jobs. A document not withdrawn is left as it is, with nothing audited:
+    if a restoration is the last thing that changed it, that restoration (`again`, with the
+    jobs it started), else (never withdrawn, or republished since) None."""
+    document = (Document.objects.select_for_update(of=("self",)).select_related("current_revision")
+                .filter(key=document_key).first())
     if document is None:
         raise NotFound(f"no document {document_key!r}")
     if document.withdrawn_at is None:
-        return None
+        last_change = (AuditEvent.objects.filter(
+            document_id=document_key,
+            action__in=("document.restored", "document.withdrawn", "revision.published"))
+            .order_by("-seq").only("seq", "action").first())
+        if (last_change is None or last_change.action != "document.restored"
+                or document.current_revision is None):
+            return None
+        return Restoration(document.current_revision, jobs=_started_by(last_change), again=True)
     last = document.revisions.order_by(*Revision.NEWEST_FIRST).first()
     assert last is not None, "a document exists only through a publication"
     document.current_revision = last

@@ -834,7 +834,7 @@ def document_restore(request: HttpRequest, key: str) -> HttpResponse:
     since = timezone.now()
     restored = services.document_restore(document_key=document.key,
                                          actor=Actor.of_user(request.user))
-    if restored is None:
+    if restored is None or restored.again:
         # Restored or republished before this request: nothing changed, nothing to follow.
         messages.info(request, _("This document is not withdrawn; nothing changed."))
         return redirect("sources:document", key=document.key)

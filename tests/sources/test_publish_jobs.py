@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from reviewqueue.audit.models import AuditEvent
 from reviewqueue.jobs.models import Job
 from tests.conftest import revision_body
 from tests.reviews.conftest import fact
@@ -96,9 +97,29 @@ def test_withdrawal_and_restoration_name_their_jobs_a_repeated_withdrawal_the_sa
     assert again["jobs"] == withdrawn["jobs"]
     assert restored["current_revision"] == "r1"
     assert [j["document_id"] for j in restored["jobs"]] == ["pricing"]
-    assert restored_again["jobs"] == []  # restored already: by this call or a publication
+    assert restored_again["jobs"] == restored["jobs"]  # a retry: what the first one started
     for job in (withdrawn["jobs"][0], restored["jobs"][0]):
         assert service_api.get(job["url"]).json()["finished"] is True
+    assert AuditEvent.objects.filter(action="document.restored").count() == 1
+
+
+def test_a_restore_after_a_publication_started_nothing_and_says_so(
+    publish: Any, service_api: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Restored, then republished: a restore now restores nothing (the publication was the
+    last change) and names no jobs; nor does one of a document never withdrawn."""
+    publish("pricing", "r1")
+    publish("faq", "r1")
+    with django_capture_on_commit_callbacks(execute=True):
+        service_api.delete("/api/v1/documents/pricing")
+        service_api.post("/api/v1/documents/pricing/restore")
+        publish("pricing", "r2")
+        after_publication = service_api.post("/api/v1/documents/pricing/restore").json()
+        never_withdrawn = service_api.post("/api/v1/documents/faq/restore").json()
+
+    assert after_publication["current_revision"] == "r2"
+    assert after_publication["jobs"] == []
+    assert never_withdrawn["jobs"] == []
 
 
 def test_a_restricted_document_s_job_is_the_publishing_service_s(
