@@ -553,14 +553,14 @@ def _status_against_log(answer: Any, events: list[AuditEvent], checks: dict[int,
     return {"seq": last.seq, "status": status, "verdict": verdict}
 
 
-# Verdicts and decisions are rows of their own, without a hash: what proves them unaltered is
-# the chained event that recorded each as it was made. The timeline sets each row beside that
-# event, field by field, as the event wrote it.
 # What an edit's decision event records of the verdict and version it made, beside the
 # decision's own fields (events before these were recorded hold neither).
 _EDIT_DIGESTS = ("verdict_sha256", "version_sha256")
 
 
+# Verdicts and decisions are rows of their own, without a hash: what proves them unaltered is
+# the chained event that recorded each as it was made. The timeline sets each row beside that
+# event, field by field, as the event wrote it.
 def logged_rows(events: list[AuditEvent], checks: dict[int, str]
                  ) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
     """What the events recorded of each verdict and each decision, by the row's id: a
