@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from django.http import QueryDict
 
 from reviewqueue.reviews.forms import CLAIM_FIELDS, claim_formset, claim_rows
@@ -51,3 +52,53 @@ def test_a_refused_edit_keeps_what_was_typed_and_its_errors() -> None:
     assert 'value="&lt;b&gt;zz&lt;/b&gt;"' in first["value"]
     assert 'aria-invalid="true"' in first["value"] and 'aria-invalid="true"' in first["cite"]
     assert "checked" in written[1][1]["DELETE"]
+
+
+# The claim editor's rows as the item page's template wrote them, one cell at a time, before
+# claim_edit_rows wrote them in Python.
+TEMPLATE_ROWS = """{% load i18n %}
+{% translate "Subject of claim" as subject_label %}{% translate "Key of claim" as key_label %}{% translate "Value of claim" as value_label %}{% translate "Type of claim" as type_label %}{% translate "Source cited by claim" as cite_label %}{% translate "Remove claim" as remove_label %}
+{% translate "Subject" as subject_col %}{% translate "Key" as key_col %}{% translate "Value" as value_col %}{% translate "Type" as type_col %}{% translate "Cited" as cite_col %}{% translate "Remove" as remove_col %}
+{% for f, w in claim_rows %}
+  <tr data-claim-row{% if forloop.counter0 == blank_row %} data-blank-row{% endif %}>{% with n=forloop.counter0 number=forloop.counter %}
+    <td data-label="{{ subject_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-subject">{{ subject_label }} {{ number }}</label>{{ w.subject }}</td>
+    <td data-label="{{ key_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-key">{{ key_label }} {{ number }}</label>{{ w.key }}{% if f.key.errors %}{{ f.key.errors }}{% endif %}</td>
+    <td data-label="{{ value_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-value">{{ value_label }} {{ number }}</label>{{ w.value }}{% if f.value.errors %}{{ f.value.errors }}{% endif %}</td>
+    <td data-label="{{ type_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-value_type">{{ type_label }} {{ number }}</label>{{ w.value_type }}</td>
+    <td data-label="{{ cite_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-cite">{{ cite_label }} {{ number }}</label>{{ w.cite }}{% if f.cite.errors %}{{ f.cite.errors }}{% endif %}</td>
+    <td data-label="{{ remove_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-DELETE">{{ remove_label }} {{ number }}</label>{{ w.DELETE }}</td>
+  {% endwith %}</tr>
+{% endfor %}"""
+
+
+def _between_tags(html: str) -> str:
+    return re.sub(r">\s+<", "><", _same(html))
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_editor_rows_are_what_the_template_wrote(language: str) -> None:
+    """claim_edit_rows writes the rows the item page's template loop wrote: for an unbound
+    table and for a refused edit with its errors, in both languages."""
+    from django.template import Context, Template
+    from django.utils import translation
+
+    from reviewqueue.reviews.forms import blank_row
+    from reviewqueue.reviews.templatetags.review_tags import claim_edit_rows
+
+    data = QueryDict(mutable=True)
+    data.update({"claims-TOTAL_FORMS": "2", "claims-INITIAL_FORMS": "1",
+                 "claims-MIN_NUM_FORMS": "0", "claims-MAX_NUM_FORMS": "200",
+                 "claims-0-key": "k", "claims-0-value": "<b>zz</b>",
+                 "claims-0-value_type": "number", "claims-0-cite": "",
+                 "claims-1-value_type": "text"})
+    refused = claim_formset(data=data, cites=CITES)
+    assert not refused.is_valid()
+    with translation.override(language):
+        for formset in (claim_formset(claims=CLAIMS, cites=CITES), refused):
+            rows = claim_rows(formset)
+            blank = blank_row(formset)
+            expected = Template(TEMPLATE_ROWS).render(Context({"claim_rows": rows,
+                                                               "blank_row": blank}))
+            written = claim_edit_rows(rows, blank)
+            assert _between_tags(written) == _between_tags(expected)
+    assert 'class="errorlist' in written and "data-blank-row" in written

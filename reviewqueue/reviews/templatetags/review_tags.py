@@ -12,7 +12,7 @@ from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince, timeuntil
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop, pgettext
 
 from reviewqueue.reviews import labels
 
@@ -161,6 +161,102 @@ def _citation_source(c: Any) -> str:
     return "".join(out)
 
 
+@register.simple_tag
+def answer_sentences(sentences: list[Any]) -> SafeString:
+    """The answer, a list item per sentence, each citation expandable where its marker was
+    (citation_card) and no whitespace between the parts: the spaces shown are the answer's
+    own. Written here as citation_card is: an answer cites up to hundreds of sources."""
+    e = conditional_escape
+    if not sentences:
+        return mark_safe(f'<li class="muted">{e(_("The answer is empty."))}</li>')
+    no_cite = f'\n<span class="no-cite">{e(_("no citation"))}</span>'
+    out = []
+    for sentence in sentences:
+        parts = "".join(citation_card(part.cite, part.citation) if part.cite
+                        else f'<span class="text">{e(part.text)}</span>'
+                        for part in sentence.parts)
+        out.append(f'<li class="sentence" data-sentence tabindex="-1">{parts}'
+                   f'{"" if sentence.cites else no_cite}\n</li>')
+    return mark_safe("\n".join(out))
+
+
+@register.simple_tag
+def claim_table_rows(claims: list[Any]) -> SafeString:
+    """A row per claim: its subject, key, value and cited id, the fact of its source that
+    supports it, with validity and state, and whether it holds (✓), fails (✗), cannot be
+    checked (?) or holds while the gate found against it (⚠). On a phone each row is a card
+    whose cells name their column (data-label)."""
+    e = conditional_escape
+    col = {name: e(label) for name, label in (
+        ("subject", _("Subject")), ("key", _("Key")), ("value", _("Value")),
+        ("cited", _("Cited")), ("fact", _("Supporting fact")), ("holds", _("Holds?")))}
+    separator = pgettext("between the findings in a sentence", "; ")
+    no_end = e(_("no end"))
+    out = []
+    for claim in claims:
+        kind = ("disputed" if claim.disputed else "holds" if claim.holds
+                else "unchecked" if not claim.checked else "fails")
+        fact = claim.fact
+        if fact:
+            until = f"{fact.valid_until:%Y-%m-%d}" if fact.valid_until else no_end
+            supported = (f"<code>{word_breaks(fact.what)} = {e(fact.shown_value)}</code><br>"
+                         f'<span class="muted">{fact.valid_from:%Y-%m-%d} → {until} · '
+                         f"{e(fact.phrase)}</span>")
+        else:
+            supported = "—"
+        if claim.disputed:
+            found = _("Its source holds it, but the gate found: %(found)s.") % {
+                "found": e(separator.join(claim.disputed))}
+            holds = f'<span class="warn-text" data-disputed>⚠ {found}</span>'
+        elif claim.holds:
+            holds = f'<span class="ok">✓ {e(claim.note)}</span>'
+        elif not claim.checked:
+            why = _("Cannot be checked. %(why)s") % {"why": e(claim.note)}
+            holds = f'<span class="warn-text" data-unchecked>? {why}</span>'
+        else:
+            holds = f'<span class="bad">✗ {e(claim.note)}</span>'
+        out.append(
+            f'<tr class="{kind}"><td data-label="#">{claim.number}</td>'
+            f'<td data-label="{col["subject"]}">{e(claim.subject or "—")}</td>'
+            f'<td data-label="{col["key"]}"><code class="key">{word_breaks(claim.key)}</code></td>'
+            f'<td data-label="{col["value"]}"><code>{e(claim.shown_value)}</code></td>'
+            f'<td data-label="{col["cited"]}">[{e(claim.cite)}]</td>'
+            f'<td class="wide" data-label="{col["fact"]}">{supported}</td>'
+            f'<td class="wide" data-label="{col["holds"]}">{holds}</td></tr>')
+    return mark_safe("\n".join(out))
+
+
+@register.simple_tag
+def conflict_source_card(src: Any) -> SafeString:
+    """One source of a conflict, beside the others: its value, the fact's subject, validity
+    and state, the revision, owner, update and cited passage. Written here as citation_card
+    is: a conflict on a key 50 retrieved documents state shows 50 of them."""
+    e = conditional_escape
+    if src.restricted:
+        hidden = e(_("Another source that you may not read gives a different value."))
+        return mark_safe(f'<article class="source-card"><p class="muted">{hidden}</p></article>')
+    fact = src.fact
+    cites = "".join(f"[{e(cite)}] " for cite in src.cites)
+    out = [f'<article class="source-card"><header><strong>{e(src.title)}</strong> '
+           f'<span class="doc-key">{cites}{e(src.document_key)}</span></header>'
+           f'<p class="value">{e(fact.shown_value) if fact else "—"}</p><dl class="compact">']
+    if fact and fact.subject:
+        out.append(f'<dt>{e(_("Subject"))}</dt><dd data-subject>{e(fact.subject)}</dd>')
+    out.append(f'<dt>{e(_("Revision"))}</dt><dd>{e(src.revision)}</dd>')
+    if fact:
+        until = f"{fact.valid_until:%Y-%m-%d}" if fact.valid_until else e(_("no end"))
+        out.append(f'<dt>{e(_("Valid"))}</dt><dd>{fact.valid_from:%Y-%m-%d} → {until} '
+                   f'<span class="state state-{e(fact.state)}">{e(fact.phrase)}</span></dd>')
+    updated = (f"{timezone.localtime(src.updated_at):%Y-%m-%d} ({e(ago(src.updated_at))})"
+               if src.updated_at else "")
+    out.append(f'<dt>{e(_("Owner"))}</dt><dd>{e(src.owner)}</dd>'
+               f'<dt>{e(_("Updated"))}</dt><dd>{updated}</dd></dl>')
+    if src.passage:
+        out.append(f'<blockquote class="passage"><mark>{e(src.passage.text)}</mark></blockquote>')
+    out.append("</article>")
+    return mark_safe("".join(out))
+
+
 def _states_now(c: Any) -> str:
     """Said before a passage or facts of a revision other than the one the answer quoted."""
     states = _("What revision %(current)s states now:") % {
@@ -180,3 +276,39 @@ def _citation_facts(c: Any) -> str:
                    f'{until}</span> <span class="state">{e(f.phrase)}</span></li>')
     out.append("</ul>")
     return "".join(out)
+
+
+# The claim editor's columns: (field, its heading on the page, the label a screen reader gives
+# each input: "Key of claim 2"), with the field errors shown under it.
+_CLAIM_COLUMNS = (
+    ("subject", gettext_lazy("Subject"), gettext_lazy("Subject of claim"), False),
+    ("key", gettext_lazy("Key"), gettext_lazy("Key of claim"), True),
+    ("value", gettext_lazy("Value"), gettext_lazy("Value of claim"), True),
+    ("value_type", gettext_lazy("Type"), gettext_lazy("Type of claim"), False),
+    ("cite", gettext_lazy("Cited"), gettext_lazy("Source cited by claim"), True),
+    ("DELETE", gettext_lazy("Remove"), gettext_lazy("Remove claim"), False),
+)
+
+
+@register.simple_tag
+def claim_edit_rows(rows: list[tuple[Any, dict[str, SafeString]]],
+                    blank_row: int | None) -> SafeString:
+    """The rows of the claim editor (`claim_rows`: each row's form, or None, and its inputs
+    already written), written here for the reason citation_card is: a 50-claim answer's
+    table took a template loop a fifth of the page's time. Each cell says its column's
+    heading (data-label: on a narrow screen app.css lays each claim out as a block of
+    labelled fields), and each input has a label a screen reader reads ("Key of claim 2")."""
+    e = conditional_escape
+    columns = [(name, e(heading), e(label), with_errors)
+               for name, heading, label, with_errors in _CLAIM_COLUMNS]
+    out = []
+    for n, (form, inputs) in enumerate(rows):
+        cells = []
+        for name, heading, label, with_errors in columns:
+            errors = form[name].errors if with_errors and form is not None else None
+            cells.append(f'<td data-label="{heading}"><label class="visually-hidden" '
+                         f'for="id_claims-{n}-{name}">{label} {n + 1}</label>{inputs[name]}'
+                         f'{e(errors) if errors else ""}</td>')
+        blank = " data-blank-row" if n == blank_row else ""
+        out.append(f'<tr data-claim-row{blank}>{"".join(cells)}</tr>')
+    return mark_safe("\n".join(out))

@@ -1,0 +1,160 @@
+"""The item page writes its per-citation parts itself (the answer's sentences, the claims table,
+each conflict's source cards: a conflict on a key 50 retrieved documents state shows 50 cards),
+since a template loop over them cost a third of a 50-citation page: what it writes must be what
+its template wrote, escaped the same way."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from django.template import Context, Template
+from django.utils import timezone, translation
+
+from reviewqueue.reviews.selectors.item import (
+    ClaimRow,
+    ConflictSource,
+    FactView,
+    PassageView,
+    SentencePart,
+    SentenceView,
+)
+from reviewqueue.reviews.templatetags.review_tags import (
+    answer_sentences,
+    claim_table_rows,
+    conflict_source_card,
+)
+
+# A card as the item page's template wrote it, before conflict_source_card.
+TEMPLATE_CARD = """{% load i18n review_tags %}
+        <article class="source-card">
+        {% if src.restricted %}
+          <p class="muted">{% translate "Another source that you may not read gives a different value." %}</p>
+        {% else %}
+          <header><strong>{{ src.title }}</strong> <span class="doc-key">{% for cite in src.cites %}[{{ cite }}] {% endfor %}{{ src.document_key }}</span></header>
+          <p class="value">{% if src.fact %}{{ src.fact.shown_value }}{% else %}—{% endif %}</p>
+          <dl class="compact">
+            {% if src.fact.subject %}<dt>{% translate "Subject" %}</dt><dd data-subject>{{ src.fact.subject }}</dd>{% endif %}
+            <dt>{% translate "Revision" %}</dt><dd>{{ src.revision }}</dd>
+            {% if src.fact %}<dt>{% translate "Valid" %}</dt><dd>{{ src.fact.valid_from|date:"Y-m-d" }} → {% if src.fact.valid_until %}{{ src.fact.valid_until|date:"Y-m-d" }}{% else %}{% translate "no end" %}{% endif %} <span class="state state-{{ src.fact.state }}">{{ src.fact.phrase }}</span></dd>{% endif %}
+            <dt>{% translate "Owner" %}</dt><dd>{{ src.owner }}</dd>
+            <dt>{% translate "Updated" %}</dt><dd>{% if src.updated_at %}{{ src.updated_at|date:"Y-m-d" }} ({{ src.updated_at|ago }}){% endif %}</dd>
+          </dl>
+          {% if src.passage %}<blockquote class="passage"><mark>{{ src.passage.text }}</mark></blockquote>{% endif %}
+        {% endif %}
+        </article>"""
+
+HOSTILE = '<script>alert("x")</script>&amp;\'"'
+LATE = dt.datetime(2026, 10, 1, 23, 30, tzinfo=dt.UTC)  # 2 October in Tokyo
+
+
+def _fact(**changes: object) -> FactView:
+    fields: dict = {"subject": "", "key": "trial_days", "value": 14,
+                    "valid_from": dt.date(2026, 1, 1), "valid_until": None, "span": "p1",
+                    "state": "current", "phrase": "in force"}
+    return FactView(**{**fields, **changes})
+
+
+SOURCES = [
+    ConflictSource(document_key="pricing", revision="r2", title="Pricing", owner="olivia",
+                   updated_at=LATE, fact=_fact(), passage=PassageView("p1", "Trial: 14 days."),
+                   cites=["d1", "d3"]),
+    ConflictSource(document_key=HOSTILE, revision=HOSTILE, title=HOSTILE, owner=HOSTILE,
+                   updated_at=None,
+                   fact=_fact(subject=HOSTILE, value=HOSTILE, state=HOSTILE, phrase=HOSTILE,
+                              valid_until=dt.date(2026, 12, 31)),
+                   passage=PassageView("p1", HOSTILE), cites=[HOSTILE]),
+    ConflictSource(document_key="faq", revision="r1", title="FAQ", owner="oscar"),
+    ConflictSource(document_key=None, restricted=True),
+]
+
+
+def _between_tags(html: str) -> str:
+    return re.sub(r">\s+<", "><", re.sub(r"\s+", " ", str(html)).strip())
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+@pytest.mark.parametrize("src", SOURCES, ids=["plain", "hostile", "no-fact", "restricted"])
+def test_a_card_is_what_the_template_wrote(src: ConflictSource, language: str) -> None:
+    with translation.override(language), timezone.override("Asia/Tokyo"):
+        expected = Template(TEMPLATE_CARD).render(Context({"src": src}))
+        written = conflict_source_card(src)
+    assert _between_tags(written) == _between_tags(expected)
+    assert "<script>" not in written
+
+
+def test_the_update_is_the_day_in_the_reader_s_time_zone() -> None:
+    with timezone.override("Asia/Tokyo"):
+        assert "2026-10-02 (" in conflict_source_card(SOURCES[0])
+
+
+# The answer's sentences and the claims table's rows, as the template wrote them.
+TEMPLATE_SENTENCES = """{% load i18n review_tags %}
+    {% for s in page.sentences %}
+      <li class="sentence" data-sentence tabindex="-1">{% for part in s.parts %}{% if part.cite %}{% citation_card part.cite part.citation %}{% else %}<span class="text">{{ part.text }}</span>{% endif %}{% endfor %}
+        {% if not s.cites %}<span class="no-cite">{% translate "no citation" %}</span>{% endif %}
+      </li>
+    {% empty %}
+      <li class="muted">{% translate "The answer is empty." %}</li>
+    {% endfor %}
+"""
+TEMPLATE_CLAIMS = """{% load i18n review_tags %}
+{% translate "; " context "between the findings in a sentence" as list_separator %}
+{% translate "Subject" as subject_col %}{% translate "Key" as key_col %}{% translate "Value" as value_col %}{% translate "Cited" as cited_col %}{% translate "Supporting fact" as fact_col %}{% translate "Holds?" as holds_col %}
+      {% for claim in page.claims %}
+        <tr class="{% if claim.disputed %}disputed{% elif claim.holds %}holds{% elif not claim.checked %}unchecked{% else %}fails{% endif %}">
+          <td data-label="#">{{ claim.number }}</td>
+          <td data-label="{{ subject_col }}">{{ claim.subject|default:"—" }}</td>
+          <td data-label="{{ key_col }}"><code class="key">{{ claim.key|word_breaks }}</code></td>
+          <td data-label="{{ value_col }}"><code>{{ claim.shown_value }}</code></td>
+          <td data-label="{{ cited_col }}">[{{ claim.cite }}]</td>
+          <td class="wide" data-label="{{ fact_col }}">{% if claim.fact %}<code>{{ claim.fact.what|word_breaks }} = {{ claim.fact.shown_value }}</code><br><span class="muted">{{ claim.fact.valid_from|date:"Y-m-d" }} → {% if claim.fact.valid_until %}{{ claim.fact.valid_until|date:"Y-m-d" }}{% else %}{% translate "no end" %}{% endif %} · {{ claim.fact.phrase }}</span>{% else %}—{% endif %}</td>
+          <td class="wide" data-label="{{ holds_col }}">{% if claim.disputed %}<span class="warn-text" data-disputed>⚠ {% blocktranslate with found=claim.disputed|join:list_separator %}Its source holds it, but the gate found: {{ found }}.{% endblocktranslate %}</span>{% elif claim.holds %}<span class="ok">✓ {{ claim.note }}</span>{% elif not claim.checked %}<span class="warn-text" data-unchecked>? {% blocktranslate with why=claim.note %}Cannot be checked. {{ why }}{% endblocktranslate %}</span>{% else %}<span class="bad">✗ {{ claim.note }}</span>{% endif %}</td>
+        </tr>
+      {% endfor %}
+"""
+
+SENTENCES = [
+    SentenceView([SentencePart(text="The trial lasts 14 days "), SentencePart(cite="d1"),
+                  SentencePart(text=".")]),
+    SentenceView([SentencePart(text=HOSTILE)]),
+    SentenceView([SentencePart(text="Two sources"), SentencePart(cite=HOSTILE),
+                  SentencePart(cite="d2"), SentencePart(text="!")]),
+]
+CLAIMS = [
+    ClaimRow(1, "", "trial_days", 14, "d1", _fact(), True, "holds on its source"),
+    ClaimRow(2, HOSTILE, HOSTILE, HOSTILE, HOSTILE, _fact(subject=HOSTILE, value=HOSTILE,
+             phrase=HOSTILE, valid_until=dt.date(2026, 12, 31)), False, HOSTILE),
+    ClaimRow(3, "plan.pro", "data_retention_days", 2.5, "d2", None, False, HOSTILE,
+             checked=False),
+    ClaimRow(1000, "", "k", True, "d3", _fact(), True, "holds", disputed=[HOSTILE, "conflict"]),
+]
+
+
+def _spaced(html: str) -> str:
+    """Runs of whitespace as one space: the browser shows them so, and no more is removed,
+    since a space between two inline elements shows."""
+    return re.sub(r"\s+", " ", str(html)).strip()
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+@pytest.mark.parametrize("sentences", [SENTENCES, []], ids=["sentences", "empty"])
+def test_the_sentences_are_what_the_template_wrote(sentences: list, language: str) -> None:
+    page = {"sentences": sentences}
+    with translation.override(language):
+        expected = Template(TEMPLATE_SENTENCES).render(Context({"page": page}))
+        written = answer_sentences(sentences)
+    assert _spaced(written) == _spaced(expected)
+    assert "<script>" not in written
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_claim_rows_are_what_the_template_wrote(language: str) -> None:
+    page = {"claims": CLAIMS}
+    with translation.override(language):
+        expected = Template(TEMPLATE_CLAIMS).render(Context({"page": page}))
+        written = claim_table_rows(CLAIMS)
+    assert _between_tags(written) == _between_tags(expected)
+    assert "<script>" not in written
+    assert written.count("<tr ") == len(CLAIMS)
