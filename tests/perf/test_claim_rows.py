@@ -4,6 +4,7 @@ a millisecond per <option>): what it writes must be what Django would have rende
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -56,19 +57,7 @@ def test_a_refused_edit_keeps_what_was_typed_and_its_errors() -> None:
 
 # The claim editor's rows as the item page's template wrote them, one cell at a time, before
 # claim_edit_rows wrote them in Python.
-TEMPLATE_ROWS = """{% load i18n %}
-{% translate "Subject of claim" as subject_label %}{% translate "Key of claim" as key_label %}{% translate "Value of claim" as value_label %}{% translate "Type of claim" as type_label %}{% translate "Source cited by claim" as cite_label %}{% translate "Remove claim" as remove_label %}
-{% translate "Subject" as subject_col %}{% translate "Key" as key_col %}{% translate "Value" as value_col %}{% translate "Type" as type_col %}{% translate "Cited" as cite_col %}{% translate "Remove" as remove_col %}
-{% for f, w in claim_rows %}
-  <tr data-claim-row{% if forloop.counter0 == blank_row %} data-blank-row{% endif %}>{% with n=forloop.counter0 number=forloop.counter %}
-    <td data-label="{{ subject_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-subject">{{ subject_label }} {{ number }}</label>{{ w.subject }}</td>
-    <td data-label="{{ key_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-key">{{ key_label }} {{ number }}</label>{{ w.key }}{% if f.key.errors %}{{ f.key.errors }}{% endif %}</td>
-    <td data-label="{{ value_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-value">{{ value_label }} {{ number }}</label>{{ w.value }}{% if f.value.errors %}{{ f.value.errors }}{% endif %}</td>
-    <td data-label="{{ type_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-value_type">{{ type_label }} {{ number }}</label>{{ w.value_type }}</td>
-    <td data-label="{{ cite_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-cite">{{ cite_label }} {{ number }}</label>{{ w.cite }}{% if f.cite.errors %}{{ f.cite.errors }}{% endif %}</td>
-    <td data-label="{{ remove_col }}"><label class="visually-hidden" for="id_claims-{{ n }}-DELETE">{{ remove_label }} {{ number }}</label>{{ w.DELETE }}</td>
-  {% endwith %}</tr>
-{% endfor %}"""
+TEMPLATE_ROWS = (Path(__file__).parent / "written_as" / "claim_edit_rows.html").read_text()
 
 
 def _between_tags(html: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
 
 import pytest
 from django.template import Context, Template
@@ -26,24 +27,9 @@ from reviewqueue.reviews.templatetags.review_tags import (
     conflict_source_card,
 )
 
-# A card as the item page's template wrote it, before conflict_source_card.
-TEMPLATE_CARD = """{% load i18n review_tags %}
-        <article class="source-card">
-        {% if src.restricted %}
-          <p class="muted">{% translate "Another source that you may not read gives a different value." %}</p>
-        {% else %}
-          <header><strong>{{ src.title }}</strong> <span class="doc-key">{% for cite in src.cites %}[{{ cite }}] {% endfor %}{{ src.document_key }}</span></header>
-          <p class="value">{% if src.fact %}{{ src.fact.shown_value }}{% else %}—{% endif %}</p>
-          <dl class="compact">
-            {% if src.fact.subject %}<dt>{% translate "Subject" %}</dt><dd data-subject>{{ src.fact.subject }}</dd>{% endif %}
-            <dt>{% translate "Revision" %}</dt><dd>{{ src.revision }}</dd>
-            {% if src.fact %}<dt>{% translate "Valid" %}</dt><dd>{{ src.fact.valid_from|date:"Y-m-d" }} → {% if src.fact.valid_until %}{{ src.fact.valid_until|date:"Y-m-d" }}{% else %}{% translate "no end" %}{% endif %} <span class="state state-{{ src.fact.state }}">{{ src.fact.phrase }}</span></dd>{% endif %}
-            <dt>{% translate "Owner" %}</dt><dd>{{ src.owner }}</dd>
-            <dt>{% translate "Updated" %}</dt><dd>{% if src.updated_at %}{{ src.updated_at|date:"Y-m-d" }} ({{ src.updated_at|ago }}){% endif %}</dd>
-          </dl>
-          {% if src.passage %}<blockquote class="passage"><mark>{{ src.passage.text }}</mark></blockquote>{% endif %}
-        {% endif %}
-        </article>"""
+# What the item page's template wrote, before the tags wrote it (tests/perf/written_as).
+WRITTEN_AS = Path(__file__).parent / "written_as"
+TEMPLATE_CARD = (WRITTEN_AS / "conflict_source_card.html").read_text()
 
 HOSTILE = '<script>alert("x")</script>&amp;\'"'
 LATE = dt.datetime(2026, 10, 1, 23, 30, tzinfo=dt.UTC)  # 2 October in Tokyo
@@ -90,30 +76,8 @@ def test_the_update_is_the_day_in_the_reader_s_time_zone() -> None:
 
 
 # The answer's sentences and the claims table's rows, as the template wrote them.
-TEMPLATE_SENTENCES = """{% load i18n review_tags %}
-    {% for s in page.sentences %}
-      <li class="sentence" data-sentence tabindex="-1">{% for part in s.parts %}{% if part.cite %}{% citation_card part.cite part.citation %}{% else %}<span class="text">{{ part.text }}</span>{% endif %}{% endfor %}
-        {% if not s.cites %}<span class="no-cite">{% translate "no citation" %}</span>{% endif %}
-      </li>
-    {% empty %}
-      <li class="muted">{% translate "The answer is empty." %}</li>
-    {% endfor %}
-"""
-TEMPLATE_CLAIMS = """{% load i18n review_tags %}
-{% translate "; " context "between the findings in a sentence" as list_separator %}
-{% translate "Subject" as subject_col %}{% translate "Key" as key_col %}{% translate "Value" as value_col %}{% translate "Cited" as cited_col %}{% translate "Supporting fact" as fact_col %}{% translate "Holds?" as holds_col %}
-      {% for claim in page.claims %}
-        <tr class="{% if claim.disputed %}disputed{% elif claim.holds %}holds{% elif not claim.checked %}unchecked{% else %}fails{% endif %}">
-          <td data-label="#">{{ claim.number }}</td>
-          <td data-label="{{ subject_col }}">{{ claim.subject|default:"—" }}</td>
-          <td data-label="{{ key_col }}"><code class="key">{{ claim.key|word_breaks }}</code></td>
-          <td data-label="{{ value_col }}"><code>{{ claim.shown_value }}</code></td>
-          <td data-label="{{ cited_col }}">[{{ claim.cite }}]</td>
-          <td class="wide" data-label="{{ fact_col }}">{% if claim.fact %}<code>{{ claim.fact.what|word_breaks }} = {{ claim.fact.shown_value }}</code><br><span class="muted">{{ claim.fact.valid_from|date:"Y-m-d" }} → {% if claim.fact.valid_until %}{{ claim.fact.valid_until|date:"Y-m-d" }}{% else %}{% translate "no end" %}{% endif %} · {{ claim.fact.phrase }}</span>{% else %}—{% endif %}</td>
-          <td class="wide" data-label="{{ holds_col }}">{% if claim.disputed %}<span class="warn-text" data-disputed>⚠ {% blocktranslate with found=claim.disputed|join:list_separator %}Its source holds it, but the gate found: {{ found }}.{% endblocktranslate %}</span>{% elif claim.holds %}<span class="ok">✓ {{ claim.note }}</span>{% elif not claim.checked %}<span class="warn-text" data-unchecked>? {% blocktranslate with why=claim.note %}Cannot be checked. {{ why }}{% endblocktranslate %}</span>{% else %}<span class="bad">✗ {{ claim.note }}</span>{% endif %}</td>
-        </tr>
-      {% endfor %}
-"""
+TEMPLATE_SENTENCES = (WRITTEN_AS / "answer_sentences.html").read_text()
+TEMPLATE_CLAIMS = (WRITTEN_AS / "claim_table_rows.html").read_text()
 
 SENTENCES = [
     SentenceView([SentencePart(text="The trial lasts 14 days "), SentencePart(cite="d1"),
