@@ -537,9 +537,10 @@ def answer_timeline(trace_id: str) -> Timeline | None:
 def _status_against_log(answer: Any, events: list[AuditEvent], checks: dict[int, str]
                         ) -> dict[str, Any] | None:
     """The last event that set the answer's status (ingest, a verdict, a decision), when the
-    answer's status or current verdict is no longer what it left: someone changed the row in
-    the table (the records check of a verification finds the same). None when they match, or
-    when that event was itself edited (its own card says so)."""
+    answer's status or current verdict is no longer what it left, or its current version is
+    not the one that verdict judged: someone changed the row in the table (the records check
+    of a verification finds the same). None when they match, or when that event was itself
+    edited (its own card says so)."""
     last = next((e for e in reversed(events)
                  if e.object_type == "answer" and e.object_id == answer.trace_id
                  and isinstance(e.after, dict) and "status" in e.after), None)
@@ -548,9 +549,13 @@ def _status_against_log(answer: Any, events: list[AuditEvent], checks: dict[int,
     if checks.get(last.seq) == "edited":
         return None
     status, verdict = last.after.get("status"), last.after.get("verdict")
-    if status == answer.status and (verdict is None or verdict == answer.current_verdict_id):
+    current = answer.current_verdict
+    judged = current.version_id if current is not None else answer.current_version_id
+    if (status == answer.status and (verdict is None or verdict == answer.current_verdict_id)
+            and judged == answer.current_version_id):
         return None
-    return {"seq": last.seq, "status": status, "verdict": verdict}
+    return {"seq": last.seq, "status": status, "verdict": verdict,
+            "version": answer.current_version_id, "judged": judged}
 
 
 # What an edit's decision event records of the verdict and version it made, beside the

@@ -369,6 +369,7 @@ LOGGED_FIELDS = {
     "version_sha256": gettext_lazy("text or claims of the version judged"),
     "status": gettext_lazy("status"),
     "current_verdict": gettext_lazy("current verdict"),
+    "current_version": gettext_lazy("current version, not the one its verdict judged"),
 }
 
 

@@ -266,12 +266,14 @@ def _missing(kind: str, logged: _Logged) -> RecordProblem:
 
 # Each answer with the last event that set its status (ingest, a new verdict, a decision, or
 # a verdict that took it out of the queue: each records the status and the verdict the answer
-# then rested on), a page of answers at a time in id order. One statement a page, so the row
-# and its events are read in one snapshot: a status and its event commit together.
+# then rested on) and the version its current verdict judged, a page of answers at a time in
+# id order. One statement a page, so the row and its events are read in one snapshot: a status
+# and its event commit together.
 _ANSWERS_SQL = """
 SELECT a.id, a.trace_id, a.status, a.current_verdict_id, e.seq, e.after -> 'status',
-       e.after -> 'verdict'
+       e.after -> 'verdict', a.current_version_id, v.version_id
 FROM {answer} a
+LEFT JOIN {verdict} v ON v.id = a.current_verdict_id
 LEFT JOIN LATERAL (
     SELECT seq, after FROM {event}
     WHERE object_type = 'answer' AND object_id = a.trace_id AND after ? 'status'
@@ -287,16 +289,19 @@ def _answers_against_log(check: RecordsCheck, last: int) -> None:
     moved to another status in the table (a rejection turned into an approval) or pointed at
     another verdict, or one no event recorded, is a problem. Its status is what the service
     is told and what the queue shows."""
-    sql = _ANSWERS_SQL.format(answer=Answer._meta.db_table, event=AuditEvent._meta.db_table)
+    sql = _ANSWERS_SQL.format(answer=Answer._meta.db_table, verdict=Verdict._meta.db_table,
+                              event=AuditEvent._meta.db_table)
     after = 0
     with connection.cursor() as cursor:
         while True:
             cursor.execute(sql, [after, last, CHUNK])
             rows = cursor.fetchall()
-            for pk, trace_id, status, verdict_id, seq, logged_status, logged_verdict in rows:
+            for (pk, trace_id, status, verdict_id, seq, logged_status, logged_verdict,
+                 version_id, judged_id) in rows:
                 check.answers += 1
                 check.found(_answer_problem(pk, trace_id, status, verdict_id, seq,
-                                            _json(logged_status), _json(logged_verdict)))
+                                            _json(logged_status), _json(logged_verdict),
+                                            version_id, judged_id))
             if len(rows) < CHUNK:
                 return
             after = rows[-1][0]
@@ -307,22 +312,30 @@ def _json(value: Any) -> Any:
 
 
 def _answer_problem(pk: int, trace_id: str, status: str, verdict_id: int | None,
-                    seq: int | None, logged_status: Any, logged_verdict: Any
-                    ) -> RecordProblem | None:
+                    seq: int | None, logged_status: Any, logged_verdict: Any,
+                    version_id: int | None, judged_id: int | None) -> RecordProblem | None:
+    """An answer against its last status event, and its current version against the one its
+    current verdict judged: every path that sets the verdict sets that version with it, and
+    the version's text is vouched for by the digest its first verdict's event holds. A version
+    made current by hand is text no gate and no reviewer saw, served as approved."""
     name = f"answer {trace_id}"
     if seq is None:
         return RecordProblem("answer", pk, trace_id, "unrecorded", (
             f"{name}: no audit event recorded its status (not made through ReviewQueue, or its "
             "events were taken out of the log)"))
     changed = [field for field, stored, logged in (
-        ("status", status, logged_status), ("current_verdict", verdict_id, logged_verdict))
+        ("status", status, logged_status), ("current_verdict", verdict_id, logged_verdict),
+        ("current_version", version_id, judged_id))
         if logged is not None and stored != logged]
     if not changed or not _intact(seq):
         return None  # the event was edited, not the row: the chain check reports it
-    said = ", ".join(f"status: {status}, where audit event #{seq} left it {logged_status}"
-                     if field == "status" else
-                     f"current verdict: #{verdict_id}, where audit event #{seq} left it "
-                     f"#{logged_verdict}" for field in changed)
+    said = ", ".join(
+        f"status: {status}, where audit event #{seq} left it {logged_status}"
+        if field == "status" else
+        f"current verdict: #{verdict_id}, where audit event #{seq} left it #{logged_verdict}"
+        if field == "current_verdict" else
+        f"current version: #{version_id}, where its current verdict judged #{judged_id}"
+        for field in changed)
     return RecordProblem("answer", pk, trace_id, "changed", (
         f"{name}: changed after its last audit event ({said})"), tuple(changed))
 

@@ -357,7 +357,9 @@ def test_a_rejection_turned_into_an_approval_in_the_table_fails_the_verification
         r"<li>(.*?)</li>", page[page.index('data-testid="records-problems"'):], re.S)][:2]
     assert listed == [
         "Answer t-story: changed after its last audit event (status, current verdict)",
-        "Answer t-other: changed after its last audit event (current verdict)"]
+        # another answer's verdict judged another answer's version
+        "Answer t-other: changed after its last audit event (current verdict, current version, "
+        "not the one its verdict judged)"]
     assert AuditAlert.objects.filter(problem="records_changed").count() == 1
     timeline = admin_client.get("/audit/answers/t-story/",
                                 HTTP_ACCEPT_LANGUAGE="en").content.decode()
@@ -391,3 +393,36 @@ def test_the_timeline_of_an_untouched_answer_says_nothing_of_its_status(
     page = admin_client.get("/audit/answers/t-story/").content.decode()
     assert "Changed after its last audit event" not in page
     assert "No audit event recorded its status" not in page
+
+
+def test_an_approved_answer_pointed_at_a_version_nobody_judged_fails_the_verification(
+    answer_story: Callable[..., Any], tamper: Any, admin_client: Any, service_api: Any
+) -> None:
+    """The text the service is told was approved is the answer's current version: a version
+    added by hand and made current, status and verdict left as they were, is found (neither
+    needs the triggers switched off: versions take INSERTs, answers UPDATEs)."""
+    story = answer_story("t-story")
+    with tamper() as cursor:
+        cursor.execute(
+            "INSERT INTO reviews_answerversion (number, text, claims, created_at, answer_id) "
+            "SELECT number + 1, 'Every plan is free forever [d1].', claims, now(), answer_id "
+            "FROM reviews_answerversion WHERE id = %s RETURNING id", [story.current_version_id])
+        [forged] = cursor.fetchone()
+        cursor.execute("UPDATE reviews_answer SET current_version_id = %s WHERE id = %s",
+                       [forged, story.pk])
+    served = service_api.get("/api/v1/answers/t-story").json()
+    assert (served["status"], served["answer"]) == ("approved", "Every plan is free forever [d1].")
+
+    said = _refused()
+
+    assert "Records CHANGED: 1 problem(s)" in said
+    assert (f"answer t-story: changed after its last audit event (current version: #{forged}, "
+            f"where its current verdict judged #{story.current_version_id})") in said
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert ("Answer t-story: changed after its last audit event (current version, not the one "
+            "its verdict judged)") in re.sub(r"<[^>]+>", "", page)
+    timeline = admin_client.get("/audit/answers/t-story/",
+                                HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert (f"Its current version (id {forged}) is not the one its verdict judged (id "
+            f"{story.current_version_id}): no gate and no reviewer saw the text it serves.") \
+        in timeline
