@@ -514,8 +514,12 @@ def answer_timeline(trace_id: str) -> Timeline | None:
             "log_edited": logged.get("edited"),
             "unlogged": every_event_read and d.pk not in decisions_logged,
         }))
+    # A version's text and claims are vouched for by its first verdict's event (the digest).
+    rewritten = {entry.obj.version_id for entry in entries if entry.kind == "verdict"
+                 and "version_sha256" in (entry.extra["against_log"] or ())}
     for version in versions:
-        entries.append(TimelineEntry(version.created_at, "version", 0, version))
+        entries.append(TimelineEntry(version.created_at, "version", 0, version,
+                                     {"rewritten": version.pk in rewritten}))
     for e in events:
         entries.append(TimelineEntry(e.created_at, "event", 3, e, {"check": checks.get(e.seq)}))
     for e in source_events:

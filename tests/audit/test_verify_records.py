@@ -270,6 +270,9 @@ def test_a_rewritten_answer_text_or_finding_fails_the_verification(
                                 HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert ("Changed after its audit event recorded it: text or claims of the version "
             "judged.") in timeline
+    version = timeline[timeline.index("<h3>Version 1</h3>"):]
+    assert ("Its text or claims were changed after the audit event of its first verdict "
+            "recorded them.") in version[:version.index("</li>")]
     assert ("Changed after its audit event recorded it: findings, warnings, fingerprint or "
             "revisions used.") in timeline
 
@@ -393,6 +396,8 @@ def test_the_timeline_of_an_untouched_answer_says_nothing_of_its_status(
     page = admin_client.get("/audit/answers/t-story/").content.decode()
     assert "Changed after its last audit event" not in page
     assert "No audit event recorded its status" not in page
+    assert "Its text or claims were changed" not in page
+    assert page.count("✓ Matches what its audit event recorded.") == 3  # 2 verdicts, 1 decision
 
 
 def test_an_approved_answer_pointed_at_a_version_nobody_judged_fails_the_verification(
