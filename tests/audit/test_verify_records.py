@@ -275,6 +275,10 @@ def test_a_rewritten_answer_text_or_finding_fails_the_verification(
             "recorded them.") in version[:version.index("</li>")]
     assert ("Changed after its audit event recorded it: findings, warnings, fingerprint or "
             "revisions used.") in timeline
+    in_japanese = admin_client.get("/audit/answers/t-story/",
+                                   HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert ("監査イベントに記録された後に変更されています：所見、警告、フィンガープリント、"
+            "または使用したリビジョン。") in in_japanese
 
 
 def test_an_edited_version_rewritten_afterwards_fails_the_verification(
