@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 from reviewqueue.accounts.principals import may_read
 from reviewqueue.audit.hashing import GENESIS_HASH, HASHED_FIELDS, event_hash, hashed_fields_of
 from reviewqueue.audit.models import AuditAlert, AuditEvent, VerificationRun
+from reviewqueue.snapshot import in_one_snapshot
 
 PAGE_SIZE = 50
 TIMELINE_LIMIT = 500
@@ -456,10 +457,13 @@ def _event_checks(events: list[AuditEvent]) -> dict[int, str]:
     return checks
 
 
+@in_one_snapshot
 def answer_timeline(trace_id: str) -> Timeline | None:
     """Everything that happened to one answer, oldest first: its audit events, every verdict
     with the revisions it used, every decision, every version, and the publications and
-    withdrawals of the documents it cites while it existed. Ids and statuses only."""
+    withdrawals of the documents it cites while it existed. Ids and statuses only. In one
+    snapshot: a decision committing while it reads would set the answer's row beside events
+    that moved past it, which the page would show as a row changed by hand."""
     from reviewqueue.reviews.models import Answer, AnswerVersion, Decision, Verdict
 
     answer = (Answer.objects.select_related("current_verdict", "current_version")
@@ -497,11 +501,12 @@ def answer_timeline(trace_id: str) -> Timeline | None:
     # ReviewQueue, or its event was taken out of the log. Rows are made only beside their event.
     every_event_read = len(events) < TIMELINE_LIMIT
     for v in verdicts:
-        logged = verdicts_logged.get(v.pk) or {}
+        recorded = verdicts_logged.get(v.pk)
+        logged = recorded or {}
         entries.append(TimelineEntry(v.created_at, "verdict", 1, v, {
             "current": v.pk == answer.current_verdict_id,
             "revisions": [_revision_used(r) for r in v.revisions_used],
-            "against_log": against_log(verdict_as_logged(v), verdicts_logged.get(v.pk)),
+            "against_log": against_log(verdict_as_logged(v, recorded), recorded),
             "log_edited": logged.get("edited"),
             "unlogged": every_event_read and v.pk not in verdicts_logged,
         }))
@@ -601,11 +606,17 @@ def _pairs(revisions_used: list[dict[str, Any]] | None) -> list[list[Any]]:
     return [[r["document"], r.get("current")] for r in revisions_used or ()]
 
 
-def verdict_as_logged(v: Any) -> dict[str, Any]:
-    """A verdict as its event recorded it, with its version (`v.version`) as that version's
-    first verdict's event did: only the fields its event holds are compared (see against_log)."""
-    return {"decision": v.decision, "reason": v.reason, "revisions": _pairs(v.revisions_used),
-            "verdict_sha256": v.content_sha256(), "version_sha256": v.version.content_sha256()}
+def verdict_as_logged(v: Any, logged: dict[str, Any] | None) -> dict[str, Any]:
+    """A verdict as its event recorded it (`logged`), with its version (`v.version`) as that
+    version's first verdict's event did. Only the fields the event holds are compared (see
+    against_log), so only those digests are taken: a re-evaluation's event holds no digest of
+    the text, which the version's first verdict vouches for."""
+    stored = {"decision": v.decision, "reason": v.reason, "revisions": _pairs(v.revisions_used)}
+    if logged and "verdict_sha256" in logged:
+        stored["verdict_sha256"] = v.content_sha256()
+    if logged and "version_sha256" in logged:
+        stored["version_sha256"] = v.version.content_sha256()
+    return stored
 
 
 def decision_as_logged(d: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
 
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import DecimalField, Model, Q
 from django.db.models.expressions import RawSQL
 
@@ -28,6 +28,7 @@ from reviewqueue.audit.selectors import (
     verdict_as_logged,
 )
 from reviewqueue.reviews.models import Answer, AnswerVersion, Decision, Verdict
+from reviewqueue.snapshot import in_one_snapshot
 
 CHUNK = 2000
 
@@ -340,13 +341,12 @@ def _answer_problem(pk: int, trace_id: str, status: str, verdict_id: int | None,
         f"{name}: changed after its last audit event ({said})"), tuple(changed))
 
 
-@transaction.atomic
+@in_one_snapshot
 def records_check() -> RecordsCheck:
-    """Every verdict and every decision against the event that recorded it. The rows and the
+    """Every answer, verdict and decision against the event that recorded it. The rows and the
     events are read side by side in row id order, a chunk at a time: memory stays flat
-    however many there are. In a transaction, so that each cursor sends its rows as they
-    come (outside one, a cursor is kept past its commit: PostgreSQL first stores its whole
-    result)."""
+    however many there are. In one snapshot: a batch whose ids were taken before the check
+    began and that commits while it reads is then in neither the events nor the rows."""
     check = RecordsCheck()
     last_answer = Answer.objects.order_by("-id").values_list("id", flat=True).first() or 0
     _answers_against_log(check, last_answer)
@@ -361,8 +361,9 @@ def records_check() -> RecordsCheck:
     for pk, trace_id, *fields, text, claims in verdicts.iterator(chunk_size=CHUNK):
         check.verdicts += 1
         row = _VerdictRow(*fields, version=_VersionRow(text, claims))
-        check.found(_problem("verdict", pk, trace_id, verdict_as_logged(row),
-                             logged_verdicts.logged(pk)))
+        logged = logged_verdicts.logged(pk)
+        check.found(_problem("verdict", pk, trace_id,
+                             verdict_as_logged(row, logged.fields if logged else None), logged))
     logged_verdicts.rest(Verdict)
     username = f"reviewer__{get_user_model().USERNAME_FIELD}"
     decisions = (Decision.objects.filter(id__lte=last_decision).order_by("id")

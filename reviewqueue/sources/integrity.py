@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db import connection, transaction
-
 from reviewqueue.audit.models import AuditEvent
+from reviewqueue.snapshot import in_one_snapshot
 from reviewqueue.sources.models import Document, Revision
 from reviewqueue.sources.services import published_owner, stored_body, with_body
 
@@ -123,22 +122,12 @@ def _document_problem(document: Document, logged: tuple[object, object, int] | N
         f"revision {current.revision} lets {current.allowed_principals}"))
 
 
+@in_one_snapshot
 def sources_check() -> SourcesCheck:
     """Every revision against the event that published it, each publication against a stored
     revision, and every document's current revision, owner and access list against what its
-    events left. In one transaction that sees one snapshot, when it is the outermost: a
-    publication committing while the check reads is then in neither the events nor the
-    rows. (And in a transaction, its cursors send their rows as they come: see
-    `records_check`.)"""
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        if outermost:
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        return _check()
-
-
-def _check() -> SourcesCheck:
+    events left. In one snapshot: a publication committing while the check reads is then in
+    neither the events nor the rows."""
     check = SourcesCheck()
     logged = _logged()
     stored: set[tuple[str, str]] = set()

@@ -277,7 +277,7 @@ def test_a_rewritten_answer_text_or_finding_fails_the_verification(
             "revisions used.") in timeline
     in_japanese = admin_client.get("/audit/answers/t-story/",
                                    HTTP_ACCEPT_LANGUAGE="ja").content.decode()
-    assert ("監査イベントに記録された後に変更されています：所見、警告、フィンガープリント、"
+    assert ("監査イベントに記録された後に変更されています：所見、警告、フィンガープリント、"  # noqa: RUF001
             "または使用したリビジョン。") in in_japanese
 
 
@@ -435,3 +435,62 @@ def test_an_approved_answer_pointed_at_a_version_nobody_judged_fails_the_verific
     assert (f"Its current version (id {forged}) is not the one its verdict judged (id "
             f"{story.current_version_id}): no gate and no reviewer saw the text it serves.") \
         in timeline
+
+
+def test_a_batch_committing_while_the_check_reads_with_ids_taken_earlier_is_no_tampering(
+    transactional_db: Any, publish: Callable[..., Any], submit: Callable[..., Any]
+) -> None:
+    """Ids come from sequences when a transaction takes them, not when it commits: a batch
+    takes its verdict ids, gates its answers, and commits after a quick ingest (or
+    re-evaluation) that took later ids. The check's bound (the highest verdict id it sees)
+    then covers the batch's ids although the batch has not committed. The batch committing
+    after the check read the events and before it read the verdicts is a normal night: its
+    verdicts must not be reported as recorded by no event."""
+    import threading
+    from unittest import mock
+
+    from django.db import connection
+
+    from reviewqueue.audit.services import SYSTEM
+    from reviewqueue.reviews import integrity
+    from reviewqueue.reviews.services import ingest
+
+    publish()
+    taken, go = threading.Event(), threading.Event()
+    new_ids = ingest._new_ids
+
+    def ids_then_wait(count: int) -> Any:
+        ids = new_ids(count)
+        if threading.current_thread().name == "batch":
+            taken.set()
+            assert go.wait(30)  # gating 500 answers takes a while
+        return ids
+
+    def batch() -> None:
+        try:
+            ingest.answer_ingest(data=ingest.AnswerInput(
+                trace_id="t-batch", question="How long is the free trial?",
+                answer="The free trial lasts 14 days [d1].", asked_by=("*",),
+                index_release="2026.10", claims=({"key": "trial_days", "value": 14,
+                                                  "cite": "d1"},),
+                retrieved=(ingest.RetrievedInput("d1", "pricing", "r1", "p1"),)), actor=SYSTEM)
+        finally:
+            connection.close()
+
+    read_events = integrity._recorded
+
+    def then_the_batch_commits(*args: Any) -> Any:
+        seen = read_events(*args)
+        go.set()
+        thread.join(30)
+        return seen
+
+    with mock.patch.object(ingest, "_new_ids", ids_then_wait):
+        thread = threading.Thread(target=batch, name="batch")
+        thread.start()
+        assert taken.wait(30)
+        assert submit("t-quick").status_code == 201  # later ids, committed first
+        with mock.patch.object(integrity, "_recorded", then_the_batch_commits):
+            run = verify()
+    assert not thread.is_alive()
+    assert run.records_ok, run.records_problems
