@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,13 @@ SOURCES = [
 ]
 
 
+def _rendered(template: str, context: dict, tag: Callable[[], str],
+              language: str) -> tuple[str, str]:
+    """What the template loop wrote, and what the tag writes, in `language` and Tokyo time."""
+    with translation.override(language), timezone.override("Asia/Tokyo"):
+        return Template(template).render(Context(context)), str(tag())
+
+
 def _between_tags(html: str) -> str:
     return re.sub(r">\s+<", "><", re.sub(r"\s+", " ", str(html)).strip())
 
@@ -63,9 +71,8 @@ def _between_tags(html: str) -> str:
 @pytest.mark.parametrize("language", ["en", "ja"])
 @pytest.mark.parametrize("src", SOURCES, ids=["plain", "hostile", "no-fact", "restricted"])
 def test_a_card_is_what_the_template_wrote(src: ConflictSource, language: str) -> None:
-    with translation.override(language), timezone.override("Asia/Tokyo"):
-        expected = Template(TEMPLATE_CARD).render(Context({"src": src}))
-        written = conflict_source_card(src)
+    expected, written = _rendered(TEMPLATE_CARD, {"src": src},
+                                  lambda: conflict_source_card(src), language)
     assert _between_tags(written) == _between_tags(expected)
     assert "<script>" not in written
 
@@ -105,20 +112,16 @@ def _spaced(html: str) -> str:
 @pytest.mark.parametrize("language", ["en", "ja"])
 @pytest.mark.parametrize("sentences", [SENTENCES, []], ids=["sentences", "empty"])
 def test_the_sentences_are_what_the_template_wrote(sentences: list, language: str) -> None:
-    page = {"sentences": sentences}
-    with translation.override(language):
-        expected = Template(TEMPLATE_SENTENCES).render(Context({"page": page}))
-        written = answer_sentences(sentences)
+    expected, written = _rendered(TEMPLATE_SENTENCES, {"page": {"sentences": sentences}},
+                                  lambda: answer_sentences(sentences), language)
     assert _spaced(written) == _spaced(expected)
     assert "<script>" not in written
 
 
 @pytest.mark.parametrize("language", ["en", "ja"])
 def test_the_claim_rows_are_what_the_template_wrote(language: str) -> None:
-    page = {"claims": CLAIMS}
-    with translation.override(language):
-        expected = Template(TEMPLATE_CLAIMS).render(Context({"page": page}))
-        written = claim_table_rows(CLAIMS)
+    expected, written = _rendered(TEMPLATE_CLAIMS, {"page": {"claims": CLAIMS}},
+                                  lambda: claim_table_rows(CLAIMS), language)
     assert _between_tags(written) == _between_tags(expected)
     assert "<script>" not in written
     assert written.count("<tr ") == len(CLAIMS)
