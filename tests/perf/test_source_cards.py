@@ -125,3 +125,29 @@ def test_the_claim_rows_are_what_the_template_wrote(language: str) -> None:
     assert _between_tags(written) == _between_tags(expected)
     assert "<script>" not in written
     assert written.count("<tr ") == len(CLAIMS)
+
+
+def test_the_written_parts_speak_the_reader_s_language() -> None:
+    """The words the tags write are translated as the template's were: "no citation", "The
+    answer is empty." and a card's "Revision" were asked for only inside f-strings, which
+    makemessages does not read, and fell out of the Japanese catalogue (the comparisons above
+    pass all the same: the template's copies of the words fell out with them)."""
+    uncited = [SentenceView([SentencePart(text="We host on Mars.")])]
+    with translation.override("ja"):
+        assert "引用なし" in answer_sentences(uncited)
+        assert "回答は空です。" in answer_sentences([])
+        assert "<dt>リビジョン</dt>" in conflict_source_card(SOURCES[0])
+
+
+def test_a_fact_in_force_since_year_one_reads_as_the_template_wrote_it() -> None:
+    """A fact "in force since always" (valid_from 0001-01-01, which the API takes) reads
+    0001-01-01 as the template's date filter wrote it, not 1-01-01 (strftime's %Y)."""
+    always = _fact(valid_from=dt.date(1, 1, 1))
+    src = ConflictSource(document_key="founding", revision="v1", title="Founding facts",
+                         owner="olivia", fact=always)
+    claims = [ClaimRow(1, "", "trial_days", 21, "g1", always, True, "holds")]
+    expected_card = Template(TEMPLATE_CARD).render(Context({"src": src}))
+    expected_rows = Template(TEMPLATE_CLAIMS).render(Context({"page": {"claims": claims}}))
+    assert "0001-01-01 →" in expected_card and "0001-01-01 →" in expected_rows
+    assert _between_tags(conflict_source_card(src)) == _between_tags(expected_card)
+    assert _between_tags(claim_table_rows(claims)) == _between_tags(expected_rows)
