@@ -32,6 +32,22 @@ def fact(key: str = "trial_days", value: Any = 14, *, span: str = "p1", start: i
     return body
 
 
+def owner_corrects(key: str, owner: Any, value: Any, passage: str, note: str) -> None:
+    """The owner corrects the one fact of the document's current revision to `value`, and its
+    passage p1 to `passage`, from the owner's pages (a new revision, published as any other)."""
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.sources.models import Document
+    from reviewqueue.sources.services import FactEdit, revision_publish_corrected
+
+    document = Document.objects.get(key=key)
+    trial = document.current_revision.facts.get()
+    revision_publish_corrected(
+        document=document, note=note, actor=Actor.of_user(owner), user=owner,
+        edits=[FactEdit(fact_id=trial.pk, value=value, valid_from=trial.valid_from,
+                        valid_until=trial.valid_until)],
+        passages={"p1": passage})
+
+
 
 @pytest.fixture
 def bob(make_user: Callable[..., Any]) -> Any:

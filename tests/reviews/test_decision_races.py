@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -69,6 +70,19 @@ def _approving(results: dict[str, Any], checked: threading.Event, trace: str, re
     return threading.Thread(target=approve)
 
 
+def _approving_then(results: dict[str, Any], paused: threading.Event, trace: str,
+                    reviewer: Any, verdict_id: int, meanwhile: Callable[[], None]
+                    ) -> tuple[threading.Thread, threading.Thread]:
+    """The reviewer approves `verdict_id` in a thread (`_approving`); once that has paused
+    (`paused` is set), `meanwhile` runs in a second thread. Both threads, started."""
+    deciding = _approving(results, paused, trace, reviewer, verdict_id)
+    deciding.start()
+    assert paused.wait(timeout=30)
+    other = threading.Thread(target=meanwhile)
+    other.start()
+    return deciding, other
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_colleague_claiming_the_item_while_it_is_being_decided_is_told_it_was_decided(
     hold: Any, reviewer: Any, bob: Any, admin_user: Any, monkeypatch: Any
@@ -97,11 +111,8 @@ def test_a_colleague_claiming_the_item_while_it_is_being_decided_is_told_it_was_
             colleague_went.set()
             connection.close()
 
-    deciding = _approving(results, lease_read, trace, reviewer, verdict_id)
-    deciding.start()
-    assert lease_read.wait(timeout=30)
-    colleague = threading.Thread(target=admin_breaks_and_bob_claims)
-    colleague.start()
+    deciding, colleague = _approving_then(results, lease_read, trace, reviewer, verdict_id,
+                                          admin_breaks_and_bob_claims)
     # The colleague either gets through at once, or waits for the decision's lock on the item.
     while colleague.is_alive() and not ("pid" in results and _waiting_for_a_lock(results["pid"])):
         colleague.join(timeout=0.05)
@@ -175,11 +186,8 @@ def test_an_approval_never_commits_after_a_revision_that_makes_its_verdict_stale
         finally:
             connection.close()
 
-    deciding = _approving(results, checked, trace, reviewer, seen)
-    deciding.start()
-    assert checked.wait(timeout=30)
-    publishing = threading.Thread(target=service_publishes)
-    publishing.start()
+    deciding, publishing = _approving_then(results, checked, trace, reviewer, seen,
+                                           service_publishes)
     # Wait until r2 is committed (its fan-out then waits for the answer's lock), or until the
     # publish waits for a lock the decision holds (then it cannot commit before the decision).
     deadline = time.monotonic() + 30

@@ -7,13 +7,10 @@ from typing import Any
 
 import pytest
 
-from reviewqueue.audit.services import Actor
 from reviewqueue.reviews.integrity import records_check
 from reviewqueue.sources.integrity import sources_check
-from reviewqueue.sources.models import Document
-from reviewqueue.sources.services import FactEdit, revision_publish_corrected
 from tests.conftest import revision_body
-from tests.reviews.conftest import fact
+from tests.reviews.conftest import fact, owner_corrects
 from tests.reviews.test_decisions import decide
 
 pytestmark = pytest.mark.django_db
@@ -58,13 +55,7 @@ def test_everyday_activity_verifies(
         assert service_api.put("/api/v1/documents/pricing/revisions/r3", revision_body(
             owner="olivia", facts=[fact("trial_days", 14)],
             updated_at="2026-11-02T09:00:00Z"), format="json").status_code == 201
-        document = Document.objects.get(key="pricing")
-        trial = document.current_revision.facts.get()
-        revision_publish_corrected(
-            document=document, note="21", actor=Actor.of_user(owner), user=owner,
-            edits=[FactEdit(fact_id=trial.pk, value=21, valid_from=trial.valid_from,
-                            valid_until=trial.valid_until)],
-            passages={"p1": "The free trial lasts 21 days."})
+        owner_corrects("pricing", owner, 21, "The free trial lasts 21 days.", note="21")
     with django_capture_on_commit_callbacks(execute=True):
         for t in ("t-1", "t-3", "t-4"):
             r = decide(api, t, action="approve", despite=True)

@@ -14,12 +14,10 @@ from django.core.management.base import CommandError
 from django.db import DatabaseError, connection, transaction
 
 from reviewqueue.audit.models import AuditAlert, AuditEvent
-from reviewqueue.audit.services import Actor
 from reviewqueue.audit.tasks import verify_chain
 from reviewqueue.sources.models import Document, Passage, Revision
-from reviewqueue.sources.services import FactEdit, revision_publish_corrected
 from tests.conftest import revision_body
-from tests.reviews.conftest import fact
+from tests.reviews.conftest import fact, owner_corrects
 
 pytestmark = pytest.mark.django_db
 
@@ -34,13 +32,7 @@ def published(publish: Any, owner: Any, client: Any) -> None:
     publish("pricing", revision="r2", facts=[fact("trial_days", 21)],
             passages=[{"span": "p1", "text": "The free trial lasts 21 days."}])
     # An owner's correction is published the same way, and checked the same way.
-    document = Document.objects.get(key="pricing")
-    trial = document.current_revision.facts.get()
-    revision_publish_corrected(
-        document=document, note="30 days now", actor=Actor.of_user(owner), user=owner,
-        edits=[FactEdit(fact_id=trial.pk, value=30, valid_from=trial.valid_from,
-                        valid_until=trial.valid_until)],
-        passages={"p1": "The free trial lasts 30 days."})
+    owner_corrects("pricing", owner, 30, "The free trial lasts 30 days.", note="30 days now")
 
 
 def verify() -> str:
