@@ -287,9 +287,9 @@ LIMIT %s"""
 
 def _answers_against_log(check: RecordsCheck, last: int) -> None:
     """Every answer up to id `last` against the last event that set its status: an answer
-    moved to another status in the table (a rejection turned into an approval) or pointed at
-    another verdict, or one no event recorded, is a problem. Its status is what the service
-    is told and what the queue shows."""
+    moved to another status in the table (a rejection turned into an approval), pointed at
+    another verdict or at a version its verdict did not judge, or one no event recorded, is a
+    problem. Its status and current version are what the service is told."""
     sql = _ANSWERS_SQL.format(answer=Answer._meta.db_table, verdict=Verdict._meta.db_table,
                               event=AuditEvent._meta.db_table)
     after = 0
