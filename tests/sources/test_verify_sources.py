@@ -205,7 +205,8 @@ def test_a_source_changed_in_the_database_is_on_the_audit_page_and_alerts_once(
     # The command fails with it, though the chain itself is intact.
     with pytest.raises(CommandError) as refused:
         call_command("verify_audit", stdout=StringIO())
-    assert "Audit chain OK." in str(refused.value)
+    assert "Audit check FAILED: the chain is intact, but stored sources or records" in str(
+        refused.value)
     assert "Sources CHANGED: 1 problem(s) in 4 revisions and 2 documents" in str(refused.value)
 
 

@@ -158,5 +158,7 @@ class Command(BaseCommand):
             raise CommandError(f"Audit chain BROKEN. {message}\nProblems:{listing}",
                                returncode=1)
         if not sources_ok:
-            raise CommandError(f"{heading} {message}", returncode=1)
+            # Not "Audit chain OK." first: Django prints "CommandError: " before the message.
+            raise CommandError("Audit check FAILED: the chain is intact, but stored sources "
+                               f"or records differ from it. {message}", returncode=1)
         self.stdout.write(f"{heading} {message}")
