@@ -102,14 +102,16 @@ def repeats(values: list[Any]) -> dict[int, Any]:
     return found
 
 
+# StrictSerializer rejects fields it does not declare, at every nesting level, naming each one,
+# a value that is not a string where a string belongs (DRF's CharField would take 5 as "5"),
+# one that is not a whole number where one belongs (its IntegerField would take "5") and one
+# that is not true or false where a boolean belongs (its BooleanField would take "yes").
+#
+# Every error is found in one go, so that the caller fixes the body in one round: each bad
+# field and list item is named, and `cross_field_errors` runs on what did validate.
+# (A comment, not a docstring: the OpenAPI schema would give it as the description of every
+# request body whose serializer does not say one of its own.)
 class StrictSerializer(serializers.Serializer):
-    """Rejects fields it does not declare, at every nesting level, naming each one, a value
-    that is not a string where a string belongs (DRF's CharField would take 5 as "5"), one
-    that is not a whole number where one belongs (its IntegerField would take "5") and one
-    that is not true or false where a boolean belongs (its BooleanField would take "yes").
-
-    Every error is found in one go, so that the caller fixes the body in one round: each bad
-    field and list item is named, and `cross_field_errors` runs on what did validate."""
 
     def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """Errors across fields, as DRF's error detail ({"facts": {2: {"span": [...]}}}).
@@ -170,9 +172,13 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 class InstantField(serializers.DateTimeField):
     """A moment written as RFC 3339 says (a day, a time, and its offset from UTC) and nothing
     else: Python's ISO parser would also take a bare day, a week date, the compact form and a
-    time with no offset, which it would read in this server's time zone."""
+    time with no offset, which it would read in this server's time zone. Written back in UTC
+    with a "Z" whatever TIME_ZONE is, as `reviewqueue.instants.instant_text` writes one."""
 
     FORMAT = "YYYY-MM-DDThh:mm[:ss[.ffffff]] then Z or +hh:mm / -hh:mm"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(default_timezone=datetime.UTC, **kwargs)
 
     def to_internal_value(self, value: Any) -> Any:
         if isinstance(value, str) and not _INSTANT.fullmatch(value):

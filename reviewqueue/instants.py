@@ -1,10 +1,12 @@
-"""How every body the product sends writes an instant: as DRF's DateTimeField writes the ones
-its serializers give (ISO 8601 in the server's time zone, UTC as "Z"), so that a client never
-meets "…+00:00" in one body and "…Z" in the next. And which day it is for what the sources say."""
+"""How every body the product sends writes an instant: ISO 8601 in UTC with a "Z", whatever
+TIME_ZONE says (it sets which day it is, not how an instant is written), in the bodies its
+serializers give and those written by hand alike: a client never meets "…+09:00" or "…+00:00"
+in one body and "…Z" in the next (the API's serializers write theirs through
+api_base.InstantField). And which day it is for what the sources say."""
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 from django.conf import settings
 from django.utils import timezone
@@ -18,5 +20,5 @@ def today() -> date:
 
 
 def instant_text(value: datetime) -> str:
-    text = timezone.localtime(value).isoformat()
-    return f"{text[:-6]}Z" if text.endswith("+00:00") else text
+    return f"{value.astimezone(UTC).isoformat()[:-6]}Z"
+

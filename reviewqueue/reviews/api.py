@@ -23,6 +23,7 @@ from reviewqueue.api_base import (
     CiteField,
     DayField,
     IdField,
+    InstantField,
     JSONScalarField,
     PathIdField,
     PrincipalField,
@@ -349,7 +350,7 @@ class VerdictOut(serializers.Serializer):
     as_of = serializers.DateField()
     trigger = serializers.CharField()
     gate_version = serializers.CharField()
-    created_at = serializers.DateTimeField()
+    created_at = InstantField()
     revisions_used = RevisionsUsedField()
 
 
@@ -372,7 +373,7 @@ class AnswerDecisionOut(serializers.Serializer):
     reject_reason = serializers.CharField()
     new_version = serializers.SerializerMethodField()
     read_passages = serializers.BooleanField()
-    created_at = serializers.DateTimeField()
+    created_at = InstantField()
 
     def get_comment(self, decision: Any) -> str | None:
         return decision.comment if self.context.get("reads") else None
@@ -383,10 +384,10 @@ class AnswerDecisionOut(serializers.Serializer):
 
 class OwnerQuestionOut(serializers.Serializer):
     asked_by = serializers.CharField(source="asked_by.username", allow_null=True)
-    asked_at = serializers.DateTimeField()
+    asked_at = InstantField()
     note = serializers.CharField(allow_null=True)
     replied_by = serializers.CharField(source="replied_by.username", allow_null=True)
-    replied_at = serializers.DateTimeField(allow_null=True)
+    replied_at = InstantField(allow_null=True)
     reply = serializers.CharField(allow_null=True, help_text="null until an owner replied")
 
 
@@ -412,7 +413,7 @@ class AnswerOut(IngestOut):
                              "`question` null")
 
 
-_TIMESTAMP = serializers.DateTimeField()
+_TIMESTAMP = InstantField()
 
 
 def verdict_body(verdict: Verdict) -> dict[str, Any]:

@@ -14,7 +14,12 @@ from rest_framework.response import Response
 import gating
 from reviewqueue.accounts.models import ApiToken, Role
 from reviewqueue.accounts.principals import user_principals
-from reviewqueue.api_base import BodyLimitedAPIView, RoleAndScope, StrictSerializer
+from reviewqueue.api_base import (
+    BodyLimitedAPIView,
+    InstantField,
+    RoleAndScope,
+    StrictSerializer,
+)
 from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.instants import instant_text
 from reviewqueue.params import param_problems
@@ -85,7 +90,7 @@ class QueueQuery(serializers.Serializer):
 
 class LeaseOut(serializers.Serializer):
     holder = serializers.CharField(allow_null=True)
-    until = serializers.DateTimeField(allow_null=True)
+    until = InstantField(allow_null=True)
 
 
 class DocumentRefOut(serializers.Serializer):
@@ -99,7 +104,7 @@ class QueueRowOut(serializers.Serializer):
     primary_reason = serializers.CharField(source="item.primary_reason")
     reasons = serializers.ListField(child=serializers.CharField(), source="item.reasons")
     documents = DocumentRefOut(many=True)
-    entered_at = serializers.DateTimeField(source="item.entered_at")
+    entered_at = InstantField(source="item.entered_at")
     index_release = serializers.CharField(source="item.index_release")
     audit_sample = serializers.BooleanField(source="item.audit_sample")
     waiting_for_owner = serializers.BooleanField(source="item.waiting_for_owner")
@@ -329,7 +334,7 @@ class DecisionOut(serializers.Serializer):
     reject_reason = serializers.CharField()
     new_version = serializers.SerializerMethodField()
     read_passages = serializers.BooleanField()
-    created_at = serializers.DateTimeField()
+    created_at = InstantField()
 
     def get_new_version(self, decision: Any) -> int | None:
         return decision.new_version.number if decision.new_version_id else None

@@ -269,20 +269,25 @@ def _missing(kind: str, logged: _Logged) -> RecordProblem:
 # a verdict that took it out of the queue: each records the status and the verdict the answer
 # then rested on) and the version its current verdict judged, a page of answers at a time in
 # id order. One statement a page, so the row and its events are read in one snapshot: a status
-# and its event commit together.
+# and its event commit together. The page is taken first, by walking the primary key from the
+# last id read: with the range bounded on both sides PostgreSQL read and sorted every answer
+# left for each page when the table's statistics were stale (quadratic: 100,000 answers took
+# 15 s).
 _ANSWERS_SQL = """
 SELECT a.id, a.trace_id, a.status, a.current_verdict_id, e.seq, e.after -> 'status',
        e.after -> 'verdict', a.current_version_id, v.version_id
-FROM {answer} a
+FROM (
+    SELECT id, trace_id, status, current_verdict_id, current_version_id FROM {answer}
+    WHERE id > %s ORDER BY id LIMIT %s
+) a
 LEFT JOIN {verdict} v ON v.id = a.current_verdict_id
 LEFT JOIN LATERAL (
     SELECT seq, after FROM {event}
     WHERE object_type = 'answer' AND object_id = a.trace_id AND after ? 'status'
     ORDER BY seq DESC LIMIT 1
 ) e ON true
-WHERE a.id > %s AND a.id <= %s
-ORDER BY a.id
-LIMIT %s"""
+WHERE a.id <= %s
+ORDER BY a.id"""
 
 
 def _answers_against_log(check: RecordsCheck, last: int) -> None:
@@ -295,7 +300,7 @@ def _answers_against_log(check: RecordsCheck, last: int) -> None:
     after = 0
     with connection.cursor() as cursor:
         while True:
-            cursor.execute(sql, [after, last, CHUNK])
+            cursor.execute(sql, [after, CHUNK, last])
             rows = cursor.fetchall()
             for (pk, trace_id, status, verdict_id, seq, logged_status, logged_verdict,
                  version_id, judged_id) in rows:

@@ -159,8 +159,8 @@ class RevisionOut(serializers.Serializer):
     seq = serializers.IntegerField()
     title = serializers.CharField()
     url = serializers.CharField()
-    updated_at = serializers.DateTimeField()
-    published_at = serializers.DateTimeField()
+    updated_at = InstantField()
+    published_at = InstantField()
     allowed_principals = serializers.ListField(child=serializers.CharField())
     current = serializers.SerializerMethodField()
 
