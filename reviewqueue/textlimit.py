@@ -34,6 +34,9 @@ class LimitedText(forms.CharField):
 
     def validate(self, value: Any) -> None:
         super().validate(value)
+        self.validate_length(value)
+
+    def validate_length(self, value: str) -> None:
         if self.max_length is not None and len(value) > self.max_length:
             raise ValidationError(
                 _("At most %(limit)s characters: this text has %(count)s."), code="max_length",

@@ -105,10 +105,25 @@ def as_input(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+class FactValueField(LimitedText):
+    """The limit is the value's, not the typing's: a text shown JSON-quoted (each line break
+    as `\\n`) is longer as typed than the value it stands for. Measured as typed, a long text
+    the owner never touched refused every correction of its document."""
+
+    def validate(self, value: Any) -> None:
+        forms.CharField.validate(self, value)  # required: `""` is typed, not empty
+        text = value.strip()
+        try:
+            typed = json.loads(text)
+        except ValueError:
+            typed = text
+        self.validate_length(typed if isinstance(typed, str) else text)
+
+
 class FactEditForm(forms.Form):
     fact_id = forms.IntegerField(widget=forms.HiddenInput)
     # Not stripped: `"  padded  "` keeps its spaces; an empty string is typed as `""`.
-    value = LimitedText(max_length=2000, label=_("Value"), strip=False)
+    value = FactValueField(max_length=MAX_SCALAR_CHARS, label=_("Value"), strip=False)
     valid_from = DayField(label=_("Valid from"), widget=DATE)
     valid_until = DayField(label=_("Valid until"), required=False, widget=DATE)
 

@@ -351,15 +351,15 @@ def revision_publish(
     return PublishResult(new, created=True, jobs=jobs)
 
 
+# _LOCK_ALONE: a document is locked alone, and its current revision read afterwards by a
+# query of its own. Joined into the locking statement, a row that waited for a publication's
+# lock is read again as that publication left it, but the revision it now names is not in the
+# statement's snapshot: the join found none, and a correction racing a publication was told
+# the document was withdrawn (a withdrawal audited "before: no current revision").
 @transaction.atomic
 def document_withdraw(*, document_key: str, actor: Actor) -> Withdrawal:
     """Withdraw a document: it keeps its history but has no current revision."""
-    document = (
-        Document.objects.select_for_update(of=("self",))
-        .select_related("current_revision")
-        .filter(key=document_key)
-        .first()
-    )
+    document = Document.objects.select_for_update().filter(key=document_key).first()
     if document is None:
         raise NotFound(f"no document {document_key!r}")
     if document.withdrawn_at is not None:  # nothing to do, nothing to audit
@@ -404,8 +404,7 @@ def document_restore(*, document_key: str, actor: Actor) -> Restoration | None:
     revision and the jobs. A document not withdrawn is left as it is, with nothing audited:
     if a restoration is the last thing that changed it, that restoration (`again`, with the
     jobs it started), else (never withdrawn, or republished since) None."""
-    document = (Document.objects.select_for_update(of=("self",)).select_related("current_revision")
-                .filter(key=document_key).first())
+    document = Document.objects.select_for_update().filter(key=document_key).first()
     if document is None:
         raise NotFound(f"no document {document_key!r}")
     if document.withdrawn_at is None:
@@ -536,11 +535,8 @@ def revision_publish_corrected(
     since, nothing is published and RevisionChanged says which.
     """
     # Lock the document: a revision published by the API meanwhile is seen, not overwritten.
-    document = (
-        Document.objects.select_for_update(of=("self",))
-        .select_related("current_revision")
-        .get(pk=document.pk)
-    )
+    # Its current revision is read after the lock, by a query of its own (see _LOCK_ALONE).
+    document = Document.objects.select_for_update().get(pk=document.pk)
     by_id = {e.fact_id: e for e in edits}
     current = revision_check_current(document=document, based_on=based_on, fact_ids=set(by_id))
     facts = []

@@ -497,3 +497,21 @@ def test_a_batch_committing_while_the_check_reads_with_ids_taken_earlier_is_no_t
             run = verify()
     assert not thread.is_alive()
     assert run.records_ok, run.records_problems
+
+
+def test_the_answers_are_checked_a_page_at_a_time_to_the_last(
+    answer_story: Callable[..., Any], tamper: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewqueue.reviews import integrity
+
+    monkeypatch.setattr(integrity, "CHUNK", 2)  # five answers: three pages
+    stories = [answer_story(f"t-{n}") for n in range(5)]
+    with tamper() as cursor:
+        cursor.execute("UPDATE reviews_answer SET status = 'rejected' WHERE id IN (%s, %s)",
+                       [stories[0].pk, stories[4].pk])
+
+    said = _refused()
+
+    assert "Records CHANGED: 2 problem(s) in 5 answers," in said
+    assert "answer t-0: changed after its last audit event (status: rejected" in said
+    assert "answer t-4: changed after its last audit event (status: rejected" in said

@@ -206,3 +206,50 @@ def test_closing_by_date_during_a_publish_closes_the_conflict_after_it(
     assert list(AuditEvent.objects.filter(object_type="conflict").order_by("seq")
                 .values_list("action", flat=True)) == [
         "conflict.opened", "conflict.changed", "conflict.closed"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_correction_waiting_for_a_publication_is_told_the_revision_changed(
+    owner: Any, pause: Any
+) -> None:
+    """Not "the document is withdrawn", with the owner's input lost: the lock was taken with
+    the current revision joined in, which the waiting statement's snapshot could not see."""
+    from reviewqueue.sources.models import Document
+
+    services.revision_publish(document_key="pricing", revision="r1", data=body(14, "olivia"),
+                              actor=SYSTEM)
+    document = Document.objects.get(key="pricing")
+    fact = document.current_revision.facts.get()
+    paused, release = pause(services, "revision.published")
+    outcome = interleave(
+        lambda: services.revision_publish(document_key="pricing", revision="r2",
+                                          data=body(21, "olivia"), actor=SYSTEM),
+        paused, release,
+        lambda: services.revision_publish_corrected(
+            document=document, note="", actor=Actor.of_user(owner), user=owner,
+            based_on="r1", passages={"p1": "The trial lasts 15 days."},
+            edits=[services.FactEdit(fact_id=fact.pk, value=15, valid_from=fact.valid_from,
+                                     valid_until=fact.valid_until)]))
+
+    assert outcome["first"].created is True
+    assert isinstance(outcome["second"], services.RevisionChanged), repr(outcome["second"])
+    assert outcome["second"].current == "r2"
+    assert Document.objects.get(key="pricing").current_revision.revision == "r2"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_withdrawal_waiting_for_a_publication_records_the_revision_it_withdrew(
+    owner: Any, pause: Any
+) -> None:
+    services.revision_publish(document_key="pricing", revision="r1", data=body(14, "olivia"),
+                              actor=SYSTEM)
+    paused, release = pause(services, "revision.published")
+    outcome = interleave(
+        lambda: services.revision_publish(document_key="pricing", revision="r2",
+                                          data=body(21, "olivia"), actor=SYSTEM),
+        paused, release,
+        lambda: services.document_withdraw(document_key="pricing", actor=Actor.of_user(owner)))
+
+    assert not isinstance(outcome["second"], BaseException), repr(outcome["second"])
+    event = AuditEvent.objects.filter(action="document.withdrawn").get()
+    assert event.before == {"current_revision": "r2", "withdrawn": False}, event.before

@@ -73,3 +73,47 @@ def test_a_line_break_counts_as_one_character_as_the_counter_counts_it(
     assert response.status_code == 302, response.content.decode()[:2000]
     two_owners_disagree.refresh_from_db()
     assert two_owners_disagree.status == Conflict.Status.DISMISSED
+
+
+def test_a_long_text_fact_left_untouched_does_not_refuse_a_correction_of_another(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    """A text with line breaks is shown JSON-quoted, each break written as two characters:
+    1,990 characters with 30 breaks were 2,022 as typed, and every correction of the
+    document was refused for a value the owner never touched."""
+    from reviewqueue.sources.forms import as_input
+    from reviewqueue.sources.models import Document
+
+    terms = ("Refunds are granted within 30 days of purchase for annual plans.\n" * 31)[:1990]
+    publish("terms", passages=[{"span": "p1", "text": "A plan has 5 seats."}], facts=[
+        {"key": "refund_terms", "value": terms, "valid_from": "2026-01-01",
+         "valid_until": None, "span": "p1"},
+        {"key": "seats", "value": 5, "valid_from": "2026-01-01", "valid_until": None,
+         "span": "p1"}])
+    document = Document.objects.get(key="terms")
+    long_text, seats = document.current_revision.facts.order_by("position")
+    shown = as_input(long_text.value)
+    assert len(shown) > 2000
+    client.force_login(owner)
+    form = {"revision": document.current_revision.revision,
+            "facts-TOTAL_FORMS": "2", "facts-INITIAL_FORMS": "2",
+            "facts-0-fact_id": str(long_text.pk), "facts-0-value": shown,
+            "facts-0-valid_from": "2026-01-01", "facts-0-valid_until": "",
+            "facts-1-fact_id": str(seats.pk), "facts-1-value": "6",
+            "facts-1-valid_from": "2026-01-01", "facts-1-valid_until": "",
+            "passage:p1": "A plan has 6 seats.", "note": ""}
+
+    response = client.post("/owner/documents/terms/publish", form)
+
+    assert response.status_code == 302, re.findall(r"At most [^<]*", response.content.decode())
+    current = Document.objects.get(key="terms").current_revision
+    assert current.facts.get(key="seats").value == 6
+    assert current.facts.get(key="refund_terms").value == terms
+    # A value over the limit is still refused, counted as the value's characters.
+    longer = terms + "x" * 20
+    form.update({"revision": current.revision, "facts-0-value": as_input(longer),
+                 "facts-0-fact_id": str(current.facts.get(key="refund_terms").pk),
+                 "facts-1-fact_id": str(current.facts.get(key="seats").pk)})
+    refused = client.post("/owner/documents/terms/publish", form)
+    assert refused.status_code == 400
+    assert "At most 2,000 characters: this text has 2,010." in refused.content.decode()
