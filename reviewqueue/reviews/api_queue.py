@@ -51,6 +51,7 @@ from reviewqueue.reviews.services.decisions import (
     StaleVerdict,
     answer_decide,
     claim_paths,
+    lands_on,
 )
 from reviewqueue.reviews.services.leases import lease_claim, lease_release
 from reviewqueue.sources.api import actor_of
@@ -383,14 +384,15 @@ class DecisionView(ReviewerView):
         sent = body.validated_data
         if sent["action"] == "approve" and not sent["despite"]:
             # The claims as the answer's page shows them now, whatever the caller saw. Asked
-            # only of an approval that could land: one on an old verdict, of an answer no
-            # longer held, or leased by another reviewer, gets the service's 409 instead.
+            # only of an approval that could land: one on an old verdict that told otherwise,
+            # of an answer no longer held, or leased by another reviewer, gets the service's
+            # 409 instead.
             page = item_page(trace_id=trace_id, user=request.user)
             # Nor of a verdict that abstains, which no `despite` lets through: the service
             # refuses it (approve_refused) rather than ask for a flag that cannot help.
-            if (page is not None and page.may_decide and page.verdict.pk == sent["verdict"]
+            if (page is not None and page.may_decide and page.contradicted
                     and page.verdict.decision != Verdict.Decision.ABSTAIN
-                    and page.contradicted):
+                    and lands_on(sent["verdict"], page.verdict)):
                 # Named by their index in `claims`, as the findings name them; those whose
                 # source could not be read are not said to be wrong.
                 refuted = [n for n in page.contradicted if n not in page.unchecked]

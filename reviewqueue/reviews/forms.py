@@ -189,9 +189,20 @@ class ClaimForm(forms.Form):
             # (A claim that came in empty and is left as it was is kept.)
             self.add_error("value", _("Enter a value."))
         else:
-            # Quotes typed to say "text" are taken off; a value left as it came keeps its own.
-            data["parsed"] = raw if raw == self.initial.get("value") else _unquoted(raw)
+            # Quotes typed to say "text" are taken off; a value left as it came keeps its own,
+            # line breaks included: a browser sends each back as CR LF, which LimitedText
+            # reads as LF, so "a\r\nb" (as ingest took it) would come back "a\nb", a claim
+            # its source may no longer support, though nobody touched it.
+            came = self.initial.get("value")
+            data["parsed"] = (came if isinstance(came, str) and raw == _browser_lines(came)
+                              else _unquoted(raw))
         return data
+
+
+def _browser_lines(text: str) -> str:
+    """`text` as it comes back from a text area, read by LimitedText: a lone CR or a CR LF
+    is one LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _looks_typed(text: str) -> bool:

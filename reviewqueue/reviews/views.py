@@ -85,6 +85,7 @@ from reviewqueue.reviews.services.decisions import (
     EditRefused,
     StaleVerdict,
     answer_decide,
+    lands_on,
     passage_expansion_record,
 )
 from reviewqueue.reviews.services.leases import (
@@ -530,8 +531,11 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         return _render_item(request, page, status=400, forms=forms)
     # Bound to exactly what was posted, including the verdict id the reviewer saw; an approval
     # asks again about the claims that do not hold now, whatever the page showed, unless it
-    # was made on an older verdict: that is refused as stale, with what changed.
-    posted_on_current = request.POST.get("approve-verdict") == str(page.verdict.pk)
+    # was made on an older verdict that told otherwise: that is refused as stale, with what
+    # changed. (One that told the same is decided on: it asks too.)
+    posted = request.POST.get("approve-verdict", "")
+    posted_on_current = (posted.isascii() and posted.isdigit() and len(posted) < 19
+                         and lands_on(int(posted), page.verdict))
     form = (ApproveForm(request.POST, contradicted=page.contradicted if posted_on_current
                         else None, unchecked=page.unchecked)
             if action == "approve" else form_class(request.POST))

@@ -940,21 +940,29 @@ WITH probe AS MATERIALIZED (
 )
 SELECT c.id, (
   SELECT count(*) FROM (
-    SELECT 1 FROM held h
-    WHERE h.documents && c.documents
-      -- A claim asks about the conflict as the gate pairs them (gating.claim_asks_about):
-      -- the same key, and the same subject unless the claim names none.
-      AND EXISTS (SELECT FROM jsonb_array_elements(h.claims) AS claim
-                  WHERE claim ->> 'key' = c.key
-                    AND coalesce(claim ->> 'subject', '') IN ('', c.subject))
-      AND NOT EXISTS (SELECT FROM unnest(h.documents) AS cited(key)
-                      LEFT JOIN {document} d ON d.key = cited.key
-                      WHERE d.id IS NULL
-                         OR NOT d.allowed_principals && %(principals)s::{principals_type})
-    LIMIT %(limit)s) AS capped)
+    SELECT 1 FROM held h WHERE {asks} AND {readable} LIMIT %(limit)s) AS capped)
 FROM {conflict} c
 WHERE c.id = ANY(%(ids)s)
 """
+# The answers any of the conflicts holds, each counted once (one answer may be held by two).
+_HELD_BY_ANY_SQL = _HELD_SQL[:_HELD_SQL.index("SELECT c.id")] + """
+SELECT 0, count(*) FROM (
+  SELECT 1 FROM held h
+  WHERE EXISTS (SELECT FROM {conflict} c WHERE c.id = ANY(%(ids)s) AND {asks}) AND {readable}
+  LIMIT %(limit)s) AS capped
+"""
+# A held answer the conflict `c` holds: one that cites one of its documents and has a claim
+# asking about it as the gate pairs them (gating.claim_asks_about): the same key, and the same
+# subject unless the claim names none.
+_HELD_ASKS = """h.documents && c.documents
+      AND EXISTS (SELECT FROM jsonb_array_elements(h.claims) AS claim
+                  WHERE claim ->> 'key' = c.key
+                    AND coalesce(claim ->> 'subject', '') IN ('', c.subject))"""
+# One the reader may read in full.
+_HELD_READABLE = """NOT EXISTS (SELECT FROM unnest(h.documents) AS cited(key)
+                      LEFT JOIN {document} d ON d.key = cited.key
+                      WHERE d.id IS NULL
+                         OR NOT d.allowed_principals && %(principals)s::{principals_type})"""
 
 # How far the probe counts each end before it gives up telling which is smaller: 10,000 index
 # entries take about a millisecond; reading that many rows from the wrong end, about ten.
@@ -996,31 +1004,42 @@ def held_answer_counts(conflicts: list[Conflict], user: Any) -> dict[int, AtLeas
     (about its subject, or about no subject in particular).
     Each is counted up to COUNT_CAP (more read as "1000+"), in one statement whatever the
     number of conflicts."""
+    found = _held_counts(_HELD_SQL, conflicts, user)
+    return {c.pk: AtLeast.of(found.get(c.pk, 0)) for c in conflicts}
+
+
+def held_answer_count_of_any(conflicts: list[Conflict], user: Any) -> AtLeast:
+    """How many held answers any of `conflicts` is holding that `user` may read in full, each
+    counted once however many of them hold it; up to COUNT_CAP."""
+    return AtLeast.of(_held_counts(_HELD_BY_ANY_SQL, conflicts, user).get(0, 0))
+
+
+def _held_counts(statement: str, conflicts: list[Conflict], user: Any) -> dict[int, int]:
     from reviewqueue.accounts.principals import EVERYONE, user_principals
     from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, ReviewItem
 
     documents = sorted({k for c in conflicts for k in c.documents})
     if not documents:
-        return {c.pk: AtLeast(0) for c in conflicts}
+        return {}
     tables = {name: connection.ops.quote_name(model._meta.db_table)
               for name, model in (("retrieved", RetrievedItem), ("item", ReviewItem),
                                   ("answer", Answer), ("version", AnswerVersion),
                                   ("conflict", Conflict), ("document", Document))}
-    reasons = ReviewItem._meta.get_field("reasons").db_type(connection)
-    principals_type = Document._meta.get_field("allowed_principals").db_type(connection)
+    names = {"reasons": ReviewItem._meta.get_field("reasons").db_type(connection),
+             "principals_type": Document._meta.get_field("allowed_principals").db_type(
+                 connection), **tables}
     params: dict[str, Any] = {"documents": documents, "limit": COUNT_CAP + 1,
                               "ids": [c.pk for c in conflicts], "probe": HELD_PROBE,
                               "principals": sorted({*user_principals(user), EVERYONE})}
+    sql = statement.format(asks=_HELD_ASKS, readable=_HELD_READABLE.format(**names), **names)
     # The planner prices both ends as if every row were read, not knowing that the probe
     # leaves one of them unread and that the cap often stops the other early, and past
     # jit_above_cost it JIT-compiles the statement: some 200 ms spent on one that usually
     # takes a few.
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL jit = off")
-        cursor.execute(_HELD_SQL.format(reasons=reasons, principals_type=principals_type,
-                                        **tables), params)
-        found = dict(cursor.fetchall())
-    return {c.pk: AtLeast.of(found.get(c.pk, 0)) for c in conflicts}
+        cursor.execute(sql, params)
+        return dict(cursor.fetchall())
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from reviewqueue import instants
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor
-from reviewqueue.counting import AtLeast
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import DomainError, FieldError
 from reviewqueue.params import (
@@ -490,9 +489,8 @@ def _withdraw_releases(request: HttpRequest, document: Document, conflicts: list
     open_ones = [c for c in conflicts if c.status == Conflict.Status.OPEN]
     if document.withdrawn_at is not None or not open_ones:
         return None
-    counts = selectors.held_answer_counts(open_ones, request.user).values()
     return {"conflicts": open_ones,
-            "held": AtLeast(sum(counts), capped=any(count.capped for count in counts))}
+            "held": selectors.held_answer_count_of_any(open_ones, request.user)}
 
 
 def _error_links(formset: Any, facts: list[Fact], passage_rows: list[tuple[str, list[Any]]],

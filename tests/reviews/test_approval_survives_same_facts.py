@@ -125,3 +125,52 @@ def test_passages_read_on_the_verdict_sent_count_as_read(
     assert decide(token_client(reviewer), trace, action="approve", verdict=seen
                   ).status_code == 201
     assert Decision.objects.get(answer__trace_id=trace).read_passages is True
+
+
+# A claim its source does not support (✗): approving it needs "Approve it all the same".
+WRONG_CLAIM = {"answer": "The free trial lasts 20 days [d1].",
+               "claims": [{"key": "trial_days", "value": 20, "cite": "d1"}],
+               "retrieved": [{"cite": "d1", "document_id": "pricing", "revision": "r1",
+                              "span": "p1"}]}
+
+
+def test_an_api_approval_on_a_verdict_replaced_by_one_telling_the_same_still_needs_despite(
+    hold: Any, reviewer: Any, token_client: Any, publish: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    trace = hold(**WRONG_CLAIM)
+    api = token_client(reviewer)
+    seen = Answer.objects.get(trace_id=trace).current_verdict_id
+    # On the current verdict, the claim that does not hold is asked about.
+    assert decide(api, trace, action="approve", verdict=seen).status_code == 400
+
+    # A document the answer does not retrieve is reworded: a new verdict telling the same.
+    _reword_pricing_eu(publish, django_capture_on_commit_callbacks)
+    answer = Answer.objects.get(trace_id=trace)
+    assert answer.current_verdict_id != seen
+
+    response = decide(api, trace, action="approve", verdict=seen)
+    assert response.status_code == 400, (response.status_code, response.content[:300])
+    assert Answer.objects.get(trace_id=trace).status == "held"
+
+
+def test_a_page_approval_on_a_verdict_replaced_by_one_telling_the_same_still_asks_for_the_box(
+    hold: Any, reviewer: Any, login: Any, publish: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    trace = hold(**WRONG_CLAIM)
+    seen = Answer.objects.get(trace_id=trace).current_verdict_id
+    page = login(reviewer)
+    assert page.post(f"/answers/{trace}/claim").status_code == 302
+    # The page drawn on `seen` asks for the box; the reviewer does not tick it.
+    shown = page.get(f"/answers/{trace}/").content.decode()
+    assert 'name="approve-despite"' in shown
+
+    _reword_pricing_eu(publish, django_capture_on_commit_callbacks)
+    assert Answer.objects.get(trace_id=trace).current_verdict_id != seen
+
+    response = page.post(f"/answers/{trace}/decide", {
+        "action": "approve", "approve-verdict": seen, "approve-held": "True",
+        "approve-comment": ""})
+    assert Answer.objects.get(trace_id=trace).status == "held", (
+        "approved a claim marked ✗ without 'Approve it all the same'", response.status_code)

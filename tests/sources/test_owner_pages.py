@@ -853,3 +853,50 @@ def test_a_form_of_a_revision_one_may_no_longer_read_gets_the_current_revision_t
     assert response.status_code == 409
     assert "The trial lasts 14 days." in page and "Staff get 30 days." not in page
     assert "None of your principals may read this document" not in page
+
+
+def test_the_withdraw_box_counts_an_answer_held_by_two_conflicts_once(
+    client: Any, owner: Any, make_user: Any, publish: Any, submit: Any
+) -> None:
+    make_user("oscar", "owner")
+    publish("pricing", facts=[fact("trial_days", 14), fact("seats", 5)],
+            passages=[{"span": "p1", "text": "The trial lasts 14 days and a plan has 5 seats."}])
+    publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30), fact("seats", 6)],
+            passages=[{"span": "p1", "text": "The trial lasts 30 days and a plan has 6 seats."}])
+    assert Conflict.objects.filter(status="open").count() == 2
+    body = submit(as_of=None, answer="The trial lasts 14 days and a plan has 5 seats [d1].",
+                  claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
+                          {"key": "seats", "value": 5, "cite": "d1"}]).json()
+    assert body["status"] == "held", body
+    client.force_login(owner)
+    page = client.get("/owner/documents/pricing/").content.decode()
+    warning = re.search(r"<p class=\"hint\" data-withdraw-releases>(.*?)</p>", page, re.S)
+    assert warning is not None, page
+    # It said "2 held answers you may read wait on them now."
+    assert "1 held answer you may read waits on them now." in " ".join(
+        warning.group(1).split())
+
+
+def test_the_document_page_tells_two_conflicts_on_one_key_apart_by_their_subjects(
+    client: Any, owner: Any, make_user: Any, publish: Any
+) -> None:
+    make_user("oscar", "owner")
+    publish("refunds", facts=[fact("refund_days", 14, subject="EU"),
+                              fact("refund_days", 30, subject="US")],
+            passages=[{"span": "p1", "text": "EU: 14 days. US: 30 days."}])
+    publish("refunds-faq", owner="oscar", facts=[fact("refund_days", 21, subject="EU"),
+                                                 fact("refund_days", 45, subject="US")],
+            passages=[{"span": "p1", "text": "EU: 21 days. US: 45 days."}])
+    assert sorted(Conflict.objects.values_list("subject", flat=True)) == ["EU", "US"]
+    client.force_login(owner)
+
+    def banners(language: str) -> list[str]:
+        page = client.get("/owner/documents/refunds/",
+                          HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        return sorted(" ".join(re.sub(r"<[^>]+>", " ", b).split())
+                      for b in re.findall(r'<p class="banner">(.*?)</p>', page, re.S)
+                      if "/owner/conflicts/" in b)
+
+    assert banners("en") == ["Conflict on EU · refund_days (Open)",
+                             "Conflict on US · refund_days (Open)"]
+    assert [b for b in banners("ja") if "Conflict" in b] == []
