@@ -21,4 +21,3 @@ def today() -> date:
 
 def instant_text(value: datetime) -> str:
     return f"{value.astimezone(UTC).isoformat()[:-6]}Z"
-

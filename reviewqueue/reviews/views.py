@@ -85,7 +85,6 @@ from reviewqueue.reviews.services.decisions import (
     EditRefused,
     StaleVerdict,
     answer_decide,
-    lands_on,
     passage_expansion_record,
 )
 from reviewqueue.reviews.services.leases import (
@@ -100,6 +99,7 @@ from reviewqueue.reviews.services.leases import (
     lease_renew,
     lease_seconds,
 )
+from reviewqueue.reviews.services.transitions import says_the_same
 from reviewqueue.sources.selectors import reasons_shown
 from reviewqueue.textlimit import grouped
 
@@ -535,7 +535,7 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     # changed. (One that told the same is decided on: it asks too.)
     posted = request.POST.get("approve-verdict", "")
     posted_on_current = (posted.isascii() and posted.isdigit() and len(posted) < 19
-                         and lands_on(int(posted), page.verdict))
+                         and says_the_same(int(posted), page.verdict))
     form = (ApproveForm(request.POST, contradicted=page.contradicted if posted_on_current
                         else None, unchecked=page.unchecked)
             if action == "approve" else form_class(request.POST))

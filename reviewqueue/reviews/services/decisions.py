@@ -186,13 +186,6 @@ def _clean_claims(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def lands_on(verdict_id: int, current: Verdict) -> bool:
-    """Whether a decision sent on `verdict_id` is made on `current`: it is that verdict, or one
-    that tells exactly what it tells, which `_decide` takes as seen. An approval must then
-    answer for the claims `current` finds do not hold, as on the current verdict's own page."""
-    return says_the_same(verdict_id, current)
-
-
 def answer_decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
                   ) -> DecisionResult:
     """Apply the decision, or raise why not.
@@ -278,7 +271,7 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
     assert current is not None and answer.current_version is not None
     # A verdict made current since the reviewer's, which tells them exactly what theirs told
     # (a document the answer does not cite republished with the same facts), is decided on.
-    seen = lands_on(data.verdict_id, current)
+    seen = says_the_same(data.verdict_id, current)
     if not seen or not verdict_is_fresh(answer, current):
         seen_on_another_version = current.pk != data.verdict_id and not Verdict.objects.filter(
             pk=data.verdict_id, version_id=answer.current_version_id).exists()
