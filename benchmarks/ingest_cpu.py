@@ -131,9 +131,7 @@ def main() -> None:
     parts.wrap(ingest, "answers_enter", "queue rows, status signal, audit events")
     parts.wrap(api, "answer_input", "body checks (answer_input)")
     parts.wrap(api, "ingest_body", "reply bodies (ingest_body)")
-    from django.db.models import Model
-
-    parts.wrap(Model, "__init__", "model instances (Model.__init__)")
+    parts.wrap(ingest, "built", "model instances (copying.built)")
     batches = [json.dumps({"answers": [answer(b * BATCH + i, "batch") for i in range(BATCH)]})
                for b in range(args.batches)]
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import connection, models
+from django.db.models.base import ModelState
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from reviewqueue.prepared import prepared_cursor
+
+M = TypeVar("M", bound=models.Model)
 
 # Below this many rows a plain INSERT is as quick: COPY takes an extra round trip.
 FEW = 8
@@ -45,6 +48,26 @@ def _plan(model: type[models.Model], with_pk: bool
     stamped = [f.attname for f in fields
                if isinstance(f, models.DateTimeField) and (f.auto_now or f.auto_now_add)]
     return copy_sql, insert_sql, getters, stamped
+
+
+@cache
+def _defaults(model: type[models.Model]) -> list[tuple[str, Callable[[], Any]]]:
+    return [(f.attname, f._get_default) for f in model._meta.concrete_fields]  # type: ignore[attr-defined]
+
+
+def built(model: type[M], **values: Any) -> M:
+    """An unsaved instance of `model` with `values` by attname (`answer_id`, not `answer`) and
+    every other field's default: what `model(**values)` gives, for a quarter of its cost (no
+    init signals, no related-object bookkeeping), which the 2,500 instances of a 500-answer
+    batch add up to. No model here has init signal receivers or a custom __init__."""
+    instance = model.__new__(model)
+    instance._state = ModelState()
+    fields = instance.__dict__
+    for attname, default in _defaults(model):
+        fields[attname] = values.pop(attname) if attname in values else default()
+    if values:
+        raise TypeError(f"{model.__name__} has no field {', '.join(values)}")
+    return instance
 
 
 def copy_instances(*groups: Sequence[models.Model]) -> None:

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reviewqueue.audit.services import Actor
-from reviewqueue.copying import copy_instances
+from reviewqueue.copying import built, copy_instances
 from reviewqueue.errors import Conflict, DomainError
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.replays import fields_differing
@@ -228,7 +228,8 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
     cached_version = Verdict.version.field  # type: ignore[attr-defined]
     for data, digest, (answer_id, version_id, verdict_id) in zip(
             items, digests, _new_ids(len(items)), strict=True):
-        answer = Answer(
+        answer = built(
+            Answer,
             id=answer_id,
             trace_id=data.trace_id,
             question=data.question,
@@ -241,11 +242,11 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
             current_version_id=version_id,
             current_verdict_id=verdict_id,
         )
-        version = AnswerVersion(id=version_id, answer_id=answer_id, number=1, text=data.answer,
-                                claims=list(data.claims))
+        version = built(AnswerVersion, id=version_id, answer_id=answer_id, number=1,
+                        text=data.answer, claims=list(data.claims))
         retrieved = [
-            RetrievedItem(answer_id=answer_id, cite=r.cite, document_key=r.document_id,
-                          revision=r.revision, span=r.span)
+            built(RetrievedItem, answer_id=answer_id, cite=r.cite, document_key=r.document_id,
+                  revision=r.revision, span=r.span)
             for r in data.retrieved
         ]
         try:
@@ -254,8 +255,8 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
         except GateInputError as exc:
             out.append(exc)
             continue
-        verdict = Verdict(id=verdict_id, answer_id=answer_id, version_id=version_id,
-                          **verdict_fields(run, Verdict.Trigger.INGEST))
+        verdict = built(Verdict, id=verdict_id, answer_id=answer_id, version_id=version_id,
+                        **verdict_fields(run, Verdict.Trigger.INGEST))
         answer.status, audit_sample = first_status(verdict.decision)
         cached_verdict.set_cached_value(answer, verdict)  # the reply shows it
         cached_version.set_cached_value(verdict, version)  # its audit event vouches for it
