@@ -13,7 +13,7 @@ from django.utils import timezone
 
 import gating
 from reviewqueue.audit.services import Actor, Entry, audit_record, audit_record_many
-from reviewqueue.copying import copy_instances
+from reviewqueue.copying import built, copy_instances
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
 from reviewqueue.reviews.signals import answers_status_changed
 
@@ -111,9 +111,9 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
     entries, one signal and one audit append for the whole batch."""
     assert transaction.get_connection().in_atomic_block
     copy_instances([
-        ReviewItem(answer=answer, entered_at=answer.status_changed_at,
-                   primary_reason=verdict.reason, reasons=verdict.reasons,
-                   index_release=answer.index_release, audit_sample=sample)
+        built(ReviewItem, answer_id=answer.pk, entered_at=answer.status_changed_at,
+              primary_reason=verdict.reason, reasons=verdict.reasons,
+              index_release=answer.index_release, audit_sample=sample)
         for answer, verdict, sample in entered if answer.status == Answer.Status.HELD
     ])
     _announce(actor, [(answer, None, answer.status, verdict, "ingest")
