@@ -16,6 +16,7 @@ from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
+from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -79,6 +80,11 @@ class DayField(forms.DateField):
             raise not_a_day(value) from exc
 
 
+# Said in the reader's language when the error is shown, not when the form class is made.
+_days_between = lazy(lambda first, last: gettext("Give a day between %(first)s and %(last)s.")
+                     % {"first": first, "last": last}, str)
+
+
 class SearchDateField(DayField):
     """A day of a search window (YYYY-MM-DD), within years a window can be moved around in:
     9999-12-31 plus a day, or 0001-01-01 minus a month, is past what a date can hold."""
@@ -87,7 +93,7 @@ class SearchDateField(DayField):
     LAST = dt.date(2999, 12, 31)
 
     def __init__(self, **kwargs: Any) -> None:
-        bounds = f"Give a day between {self.FIRST} and {self.LAST}."
+        bounds = _days_between(self.FIRST.isoformat(), self.LAST.isoformat())
         super().__init__(
             required=False, input_formats=["%Y-%m-%d"],
             widget=forms.DateInput(attrs={"type": "date"}),

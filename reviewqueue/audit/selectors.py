@@ -300,7 +300,8 @@ def event_page(f: EventFilter, *, before: int | None = None, after: int | None =
         # be the oldest event, or one the search does not match.
         bottom = _Key(rows[-1].created_at, rows[-1].seq) if rows else key
         found, scanned = _read(plan, dates, older=True, key=bottom, limit=1)
-        older = (rows[-1].seq if rows else after) if found or scanned is not None else None
+        # An empty page: "Older" must still include the event at `after` (exclusive here).
+        older = (rows[-1].seq if rows else after + 1) if found or scanned is not None else None
         return EventPage(rows, older=older, newer=newer)
     key = _key_of(before, at_or_below=True) if before is not None else None
     if before is not None and key is None:
@@ -313,7 +314,8 @@ def event_page(f: EventFilter, *, before: int | None = None, after: int | None =
         top = _Key(rows[0].created_at, rows[0].seq) if rows else _Key(key.at, key.seq)
         found, scanned = _read(plan, dates, older=False, key=top, limit=1)
         if found or scanned is not None:
-            newer = rows[0].seq if rows else before
+            # An empty page: "Newer" must still include the event at `before`.
+            newer = rows[0].seq if rows else (before if key.inclusive else max(before - 1, 0))
     return EventPage(rows, older=older, newer=newer)
 
 

@@ -222,7 +222,8 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
             "object_id": e.object_id,
             "object_link": _object_link(e, timeline),
             "trace_id": e.trace_id,
-            "trace_link": timeline(e.trace_id) if e.trace_id else "",
+            # An id no answer can have (an edited event) gets no link, not a 500.
+            "trace_link": timeline(e.trace_id) if e.trace_id and "/" not in e.trace_id else "",
             "document_id": e.document_id,
             "document_title": titles.get(e.document_id, "") if e.document_id else "",
             # A document the event is about but does not name as its document.
@@ -247,7 +248,7 @@ def _object_link(event: Any, timeline: _TimelineLinks) -> str:
     to an admin who may read it."""
     kind, key = event.object_type, event.object_id
     if kind == "answer":
-        return timeline(key)
+        return timeline(key) if key and "/" not in key else ""
     if kind == "conflict" and key.isdigit():
         return reverse("sources:conflict", args=[key])
     if kind == "document" and key and "/" not in key:
@@ -422,8 +423,12 @@ def acknowledge_alert(request: HttpRequest, pk: int) -> HttpResponse:
                                     actor=Actor.of_user(request.user))
     if alert is None:
         raise Http404("No such alert")
-    messages.info(request, _("Alert about event #%(seq)s acknowledged.")
-                  % {"seq": alert.first_bad_seq})
+    # An alert about sources or records names no event: the chain itself was intact.
+    said = (_("Alert about changed sources acknowledged.") if alert.problem == SOURCES_CHANGED
+            else _("Alert about changed answers, verdicts or decisions acknowledged.")
+            if alert.problem == RECORDS_CHANGED or alert.first_bad_seq is None
+            else _("Alert about event #%(seq)s acknowledged.") % {"seq": alert.first_bad_seq})
+    messages.info(request, said)
     return _back_to_audit(request)
 
 

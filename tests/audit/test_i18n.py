@@ -132,3 +132,16 @@ def test_the_timeline_shows_reason_labels_not_codes(
     # The code is kept only as the label's title, for whoever searches by it.
     assert "<code>conflicting_sources</code>" not in page
     assert ">conflicting_sources<" not in page
+
+
+@pytest.mark.parametrize("path", ["/audit/?since=1960-01-01", "/insight/?until=3000-01-01"])
+def test_a_day_out_of_a_searchs_range_is_refused_in_the_pages_language(
+    admin_client: Any, path: str
+) -> None:
+    page = admin_client.get(path, HTTP_ACCEPT_LANGUAGE="ja")
+    assert page.status_code == 400
+    text = page.content.decode()
+    assert "1970-01-01" in text and "2999-12-31" in text
+    assert "Give a day between" not in text
+    english = admin_client.get(path, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Give a day between 1970-01-01 and 2999-12-31." in english

@@ -141,3 +141,26 @@ def test_the_list_costs_no_query_per_row(admin_client: Any) -> None:
         response = admin_client.get("/audit/")
     assert response.content.decode().count('<td class="num">') == 50
     assert len(many) == len(few), [q["sql"] for q in many.captured_queries]
+
+
+@pytest.mark.parametrize("column", ["object_id", "trace_id"])
+def test_the_log_shows_an_edited_event_whose_answer_id_no_address_can_hold(
+    admin_client: Any, column: str
+) -> None:
+    """The verification links to the event it found edited: that page gave a 500 (no
+    timeline address holds a "/"), the one page meant to show the tampering."""
+    from tests.audit.conftest import tampering
+
+    with transaction.atomic():
+        event = audit_record(actor=Actor("user", "user:alice"), action="lease.claimed",
+                             object_type="answer", object_id="t-1", trace_id="t-1")
+    with tampering() as cursor:
+        cursor.execute(f"UPDATE audit_auditevent SET {column} = %s WHERE seq = %s",
+                       ["t-1/../<b>x</b>", event.seq])
+
+    response = admin_client.get(f"/audit/?before={event.seq + 1}")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f">#{event.seq}</a></td>" in page
+    assert "t-1/../&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page

@@ -365,3 +365,34 @@ def test_an_export_left_half_read_leaves_the_connection_usable(
     assert next(blocks).startswith(b"seq,created_at,")
     blocks.close()  # the client went away: the COPY is cancelled, its savepoint rolled back
     assert AuditEvent.objects.filter(action="verdict.created").count() == 3000
+
+
+def test_newer_from_an_empty_page_of_a_two_field_search_comes_back_to_the_last_event(
+    admin_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A two-field search checks its second field over a window of events a page: when a
+    window ends on a match, "Older" leads to an empty page, whose "Newer" left that match
+    out (both cursors are exclusive)."""
+    from reviewqueue.audit import selectors
+
+    monkeypatch.setattr(selectors, "SCAN_WINDOW", 5)
+    for i in range(10):
+        with transaction.atomic():
+            audit_record(actor=Actor("user", "user:alice"), action="lease.claimed",
+                         object_type="answer", object_id=f"t-{i}", trace_id=f"t-{i}")
+    expected = list(AuditEvent.objects.filter(actor="user:alice").order_by("-seq")
+                    .values_list("seq", flat=True))
+    query = "actor=alice&action=lease.claimed"
+    assert _all_pages(admin_client, query) == expected
+    last = admin_client.get(f"/audit/?{query}&before={expected[-1]}")
+    assert _seqs(last) == []  # the window ended on the oldest match
+    newer = re.search(r"after=(\d+)\">← Newer", last.content.decode())
+    assert newer
+    back = admin_client.get(f"/audit/?{query}&after={newer.group(1)}")
+    assert expected[-1] in _seqs(back), (_seqs(back), expected)
+    # And "Older" from an empty page of newer events comes back to the event it starts at.
+    top = admin_client.get(f"/audit/?{query}&after={expected[0]}")
+    assert _seqs(top) == []
+    older = re.search(r"before=(\d+)\">Older", top.content.decode())
+    assert older
+    assert _seqs(admin_client.get(f"/audit/?{query}&before={older.group(1)}"))[0] == expected[0]

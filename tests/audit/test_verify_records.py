@@ -515,3 +515,26 @@ def test_the_answers_are_checked_a_page_at_a_time_to_the_last(
     assert "Records CHANGED: 2 problem(s) in 5 answers," in said
     assert "answer t-0: changed after its last audit event (status: rejected" in said
     assert "answer t-4: changed after its last audit event (status: rejected" in said
+
+
+def test_acknowledging_a_records_alert_says_what_it_was_about(
+    answer_story: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    """It said "Alert about event #None acknowledged.": the chain was intact, so the alert
+    names no event."""
+    answer = answer_story("t-story")
+    with tamper() as cursor:
+        cursor.execute("UPDATE reviews_verdict SET reason = 'supported' WHERE id = %s",
+                       [answer.decisions.get().verdict_id])
+    _refused()
+    alert = AuditAlert.objects.get(problem="records_changed")
+    said = {}
+    for language in ("en", "ja"):
+        AuditAlert.objects.filter(pk=alert.pk).update(acknowledged_at=None)
+        response = admin_client.post(f"/audit/alerts/{alert.pk}/acknowledge",
+                                     {"back": "/audit/"}, follow=True,
+                                     HTTP_ACCEPT_LANGUAGE=language)
+        assert response.status_code == 200
+        said[language] = [str(m) for m in response.context["messages"]]
+    assert said["en"] == ["Alert about changed answers, verdicts or decisions acknowledged."]
+    assert len(said["ja"]) == 1 and "None" not in said["ja"][0] and "Alert" not in said["ja"][0]
