@@ -52,7 +52,9 @@ def _plan(model: type[models.Model], with_pk: bool
 
 @cache
 def _defaults(model: type[models.Model]) -> list[tuple[str, Callable[[], Any]]]:
-    return [(f.attname, f._get_default) for f in model._meta.concrete_fields]  # type: ignore[attr-defined]
+    # Not a generated column: the instance leaves it unset, to be read from the row.
+    return [(f.attname, f._get_default)  # type: ignore[attr-defined]
+            for f in model._meta.concrete_fields if not f.generated]
 
 
 def built(model: type[M], **values: Any) -> M:
