@@ -360,7 +360,8 @@ def _notify_owners(conflict_id: int, already_told: Iterable[str] = (),
                 subject=subject,
                 message=f"{opening}{what}:\n"
                 + "\n".join(lines)
-                + "\n\nResolve it in ReviewQueue on your owner page (/owner/, 'My conflicts').",
+                + "\n\nResolve it in ReviewQueue on your owner page (/owner/), under "
+                "'Conflicts in your documents'.",
                 from_email=settings.DEFAULT_FROM_EMAIL,
                 recipient_list=[owner.email],
             )

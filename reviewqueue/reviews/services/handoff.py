@@ -200,8 +200,8 @@ def _mail_owners(emails: list[str], trace_id: str, question: str, note: str, use
     _mail(emails, trace_id,
           subject=f"[ReviewQueue] A reviewer asks you about {trace_id}",
           message=f"{user.get_username()} sent you a held answer.\n\nQuestion: {question}\n\n"
-          f"Note: {note}\n\nYou find it in ReviewQueue on your owner page (/owner/, "
-          "'My conflicts'), under 'Answers reviewers sent to you'.")
+          f"Note: {note}\n\nYou find it in ReviewQueue on your owner page (/owner/), under "
+          "'Answers reviewers sent to you'.")
 
 
 def _mail(recipients: list[str], trace_id: str, *, subject: str, message: str) -> None:
