@@ -298,7 +298,9 @@ def event_page(f: EventFilter, *, before: int | None = None, after: int | None =
         newer = rows[0].seq if rows and more_newer else scanned_to
         # "Older" only when something older matches (or is left to look at): `after` may
         # be the oldest event, or one the search does not match.
-        bottom = _Key(rows[-1].created_at, rows[-1].seq) if rows else key
+        # An empty page: the event at `after` itself may be the match "Older" leads back to.
+        bottom = (_Key(rows[-1].created_at, rows[-1].seq) if rows
+                  else _Key(key.at, key.seq, inclusive=True))
         found, scanned = _read(plan, dates, older=True, key=bottom, limit=1)
         # An empty page: "Older" must still include the event at `after` (exclusive here).
         older = (rows[-1].seq if rows else after + 1) if found or scanned is not None else None
@@ -311,7 +313,9 @@ def event_page(f: EventFilter, *, before: int | None = None, after: int | None =
     rows = rows[:size]
     newer = None
     if key is not None:
-        top = _Key(rows[0].created_at, rows[0].seq) if rows else _Key(key.at, key.seq)
+        # An empty page: the event at `before` itself may be the match "Newer" leads back to.
+        top = (_Key(rows[0].created_at, rows[0].seq) if rows
+               else _Key(key.at, key.seq, inclusive=True))
         found, scanned = _read(plan, dates, older=False, key=top, limit=1)
         if found or scanned is not None:
             # An empty page: "Newer" must still include the event at `before`.

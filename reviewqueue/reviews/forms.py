@@ -184,7 +184,8 @@ class ClaimForm(forms.Form):
                 "or, to claim the text, write it in quotes: \"%(value)s\".")
                 % {"value": raw.strip()})
         elif not raw.strip() and not (self.initial.get("value_type") == "text"
-                                      and self.initial.get("value") == raw):
+                                      and isinstance(self.initial.get("value"), str)
+                                      and _browser_lines(self.initial["value"]) == raw):
             # An empty text is a claim no source makes; the row's key was typed for a value.
             # (A claim that came in empty and is left as it was is kept.)
             self.add_error("value", _("Enter a value."))

@@ -396,3 +396,74 @@ def test_newer_from_an_empty_page_of_a_two_field_search_comes_back_to_the_last_e
     older = re.search(r"before=(\d+)\">Older", top.content.decode())
     assert older
     assert _seqs(admin_client.get(f"/audit/?{query}&before={older.group(1)}"))[0] == expected[0]
+
+
+def test_older_from_an_empty_page_of_newer_events_comes_back_to_the_only_match(
+    admin_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewqueue.audit import selectors
+
+    monkeypatch.setattr(selectors, "SCAN_WINDOW", 5)
+    alice = Actor("user", "user:alice")
+    with transaction.atomic():  # the one match, and the oldest of alice's events
+        audit_record(actor=alice, action="lease.claimed", object_type="answer",
+                     object_id="t-0", trace_id="t-0")
+    for i in range(1, 9):  # more of alice's events than a window, none matching
+        with transaction.atomic():
+            audit_record(actor=alice, action="lease.released", object_type="answer",
+                         object_id=f"t-{i}", trace_id=f"t-{i}")
+    match = AuditEvent.objects.get(action="lease.claimed").seq
+    query = "actor=alice&action=lease.claimed"
+
+    # The reader pages "Older" until the page that shows the match...
+    url = f"/audit/?{query}"
+    while True:
+        page = admin_client.get(url)
+        if match in _seqs(page):
+            break
+        older = re.search(r"before=(\d+)\">Older", page.content.decode())
+        assert older, "the match is never reached"
+        url = f"/audit/?{query}&before={older.group(1)}"
+    # ...then "Newer": the window of newer events holds no match (an empty page)...
+    newer = re.search(r"after=(\d+)\">← Newer", page.content.decode())
+    assert newer
+    empty = admin_client.get(f"/audit/?{query}&after={newer.group(1)}")
+    assert _seqs(empty) == []
+    # ...and "Older" from there must come back to the match it started after.
+    older = re.search(r"before=(\d+)\">Older", empty.content.decode())
+    assert older, "no way back to the match from the empty page"
+    assert match in _seqs(admin_client.get(f"/audit/?{query}&before={older.group(1)}"))
+
+
+def test_newer_from_an_empty_page_of_older_events_comes_back_to_the_only_match(
+    admin_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first page's window (5 events) ends on the only match; "Older" from it leads to an
+    empty page, whose "Newer" must lead back to that match."""
+    from reviewqueue.audit import selectors
+
+    monkeypatch.setattr(selectors, "SCAN_WINDOW", 5)
+    alice = Actor("user", "user:alice")
+    for i in range(8):  # older than the match, none matching
+        with transaction.atomic():
+            audit_record(actor=alice, action="lease.released", object_type="answer",
+                         object_id=f"o-{i}", trace_id=f"o-{i}")
+    with transaction.atomic():
+        audit_record(actor=alice, action="lease.claimed", object_type="answer",
+                     object_id="t-0", trace_id="t-0")
+    for i in range(4):  # newer than the match: the first window is these four and the match
+        with transaction.atomic():
+            audit_record(actor=alice, action="lease.released", object_type="answer",
+                         object_id=f"n-{i}", trace_id=f"n-{i}")
+    match = AuditEvent.objects.get(action="lease.claimed").seq
+    query = "actor=alice&action=lease.claimed"
+
+    first = admin_client.get(f"/audit/?{query}")
+    assert _seqs(first) == [match]
+    older = re.search(r"before=(\d+)\">Older", first.content.decode())
+    assert older
+    empty = admin_client.get(f"/audit/?{query}&before={older.group(1)}")
+    assert _seqs(empty) == []
+    newer = re.search(r"after=(\d+)\">← Newer", empty.content.decode())
+    assert newer, "no way back to the match from the empty page"
+    assert match in _seqs(admin_client.get(f"/audit/?{query}&after={newer.group(1)}"))

@@ -235,3 +235,24 @@ def test_an_edit_to_citation_markers_alone_is_refused(hold: Any, reviewer: Any,
     assert response.status_code == 400
     assert "Enter the answer text." in response.content.decode()
     assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1
+
+
+@pytest.mark.parametrize("blank", ["\n", "\r\n", "\r", " \r\n "])
+def test_a_blank_claim_value_with_a_line_break_survives_an_edit_of_the_text_alone(
+    hold: Any, reviewer: Any, login: Any, blank: str
+) -> None:
+    trace = hold(claims=[{"key": "trial_days", "value": 14, "cite": "d1"},
+                         {"key": "note", "value": blank, "cite": "d1"}])
+    client = login(reviewer)
+    # What a browser sends back from the text area the value is shown in: each line break
+    # as CR LF.
+    sent = blank.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\r\n")
+    response = page_post(client, trace, "edit",
+                         answer="Our free trial lasts 14 days [d1].",
+                         **claims_form(TRIAL, {"key": "note", "value": sent,
+                                               "value_type": "text", "cite": "d1"}))
+    assert "Enter a value." not in response.content.decode()
+    assert response.status_code in (200, 302), response.content.decode()[:300]
+    latest = Answer.objects.get(trace_id=trace).current_version
+    assert latest.number == 2
+    assert {"key": "note", "value": blank, "cite": "d1"} in latest.claims
