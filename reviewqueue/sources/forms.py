@@ -110,6 +110,9 @@ class FactValueField(LimitedText):
     as `\\n`) is longer as typed than the value it stands for. Measured as typed, a long text
     the owner never touched refused every correction of its document."""
 
+    def widget_attrs(self, widget: forms.Widget) -> dict[str, Any]:
+        return {**super().widget_attrs(widget), "data-limit-of": "value"}  # the counter's too
+
     def validate(self, value: Any) -> None:
         forms.CharField.validate(self, value)  # required: `""` is typed, not empty
         text = value.strip()

@@ -107,9 +107,25 @@
   // Characters as the server counts them: an emoji (two UTF-16 units here) is one.
   var PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
 
+  // A field marked data-limit-of="value" holds a value that may be written in JSON quotes
+  // (a fact's, with its line breaks as \n): the limit is the value's, as the server counts it.
+  function counted(area) {
+    var text = area.value;
+    if (area.getAttribute("data-limit-of") !== "value") return text;
+    var trimmed = text.trim();
+    if (trimmed.charAt(0) !== '"') return text;
+    try {
+      var value = JSON.parse(trimmed);
+      return typeof value === "string" ? value : text;
+    } catch (e) {
+      return text;
+    }
+  }
+
   function countChars(area, out) {
     var limit = Number(area.getAttribute("data-limit"));
-    var used = area.value.length - (area.value.match(PAIR) || []).length;
+    var text = counted(area);
+    var used = text.length - (text.match(PAIR) || []).length;
     out.textContent = used.toLocaleString() + " / " + limit.toLocaleString();
     out.classList.toggle("over", used > limit);
     if (out.hasAttribute("data-near-limit")) out.hidden = used < limit * NEAR_LIMIT;

@@ -179,3 +179,26 @@ def test_an_owner_replies_from_the_inbox_and_the_reviewer_is_taken_to_the_reply(
     alice.get_by_role("button", name="Filter").click()
     expect(alice.locator("[data-empty]")).to_contain_text("No held answer matches these filters")
     assert olivia.console_errors == [] and alice.console_errors == []
+
+
+def test_a_fact_values_counter_counts_the_value_not_its_json_quotes(
+    publish: Any, owner: Any, sign_in: Any, live_server: Any
+) -> None:
+    """A text with line breaks is shown JSON-quoted, each break as two characters: the
+    counter counts the value, as the server does, so an untouched long text is not "over"."""
+    terms = ("Refunds are granted within 30 days of purchase for annual plans.\n" * 31)[:1990]
+    publish("terms", passages=[{"span": "p1", "text": "Refund terms."}], facts=[
+        {"key": "refund_terms", "value": terms, "valid_from": "2026-01-01",
+         "valid_until": None, "span": "p1"}])
+    page = sign_in(owner.username, lands="/owner/")
+    page.goto(f"{live_server.url}/owner/documents/terms/")
+    value = page.locator("[name=facts-0-value]")
+    assert len(value.input_value()) > 2000  # as shown: quoted, with \n escapes
+    counter = page.locator("#id_facts-0-value-count")
+    expect(counter).to_have_text("1,990 / 2,000")
+    expect(counter).not_to_have_class(re.compile(r"\bover\b"))
+    value.fill('"' + "x" * 2001 + '"')
+    expect(counter).to_have_text("2,001 / 2,000")
+    expect(counter).to_have_class(re.compile(r"\bover\b"))
+    value.fill("plain " * 400)  # unquoted text is counted as typed
+    expect(counter).to_have_text("2,400 / 2,000")
