@@ -58,6 +58,18 @@ def _mixed(n: int) -> None:
                          document_id="pricing" if i % 3 == 0 else "")
 
 
+_LINKS = {"older": ("before", r"before=(\d+)\">Older"),
+          "newer": ("after", r"after=(\d+)\">← Newer")}
+
+
+def _follow(client: Any, query: str, page: Any, link: str) -> Any:
+    """The page the "Older" or "Newer" link of `page` leads to; fails when it has none."""
+    name, pattern = _LINKS[link]
+    found = re.search(pattern, page.content.decode())
+    assert found, f"no {link!r} link on the page"
+    return client.get(f"/audit/?{query}&{name}={found.group(1)}")
+
+
 def _all_pages(client: Any, query: str) -> list[int]:
     seen: list[int] = []
     url = f"/audit/?{query}"
@@ -386,16 +398,12 @@ def test_newer_from_an_empty_page_of_a_two_field_search_comes_back_to_the_last_e
     assert _all_pages(admin_client, query) == expected
     last = admin_client.get(f"/audit/?{query}&before={expected[-1]}")
     assert _seqs(last) == []  # the window ended on the oldest match
-    newer = re.search(r"after=(\d+)\">← Newer", last.content.decode())
-    assert newer
-    back = admin_client.get(f"/audit/?{query}&after={newer.group(1)}")
+    back = _follow(admin_client, query, last, "newer")
     assert expected[-1] in _seqs(back), (_seqs(back), expected)
     # And "Older" from an empty page of newer events comes back to the event it starts at.
     top = admin_client.get(f"/audit/?{query}&after={expected[0]}")
     assert _seqs(top) == []
-    older = re.search(r"before=(\d+)\">Older", top.content.decode())
-    assert older
-    assert _seqs(admin_client.get(f"/audit/?{query}&before={older.group(1)}"))[0] == expected[0]
+    assert _seqs(_follow(admin_client, query, top, "older"))[0] == expected[0]
 
 
 def test_older_from_an_empty_page_of_newer_events_comes_back_to_the_only_match(
@@ -425,14 +433,10 @@ def test_older_from_an_empty_page_of_newer_events_comes_back_to_the_only_match(
         assert older, "the match is never reached"
         url = f"/audit/?{query}&before={older.group(1)}"
     # ...then "Newer": the window of newer events holds no match (an empty page)...
-    newer = re.search(r"after=(\d+)\">← Newer", page.content.decode())
-    assert newer
-    empty = admin_client.get(f"/audit/?{query}&after={newer.group(1)}")
+    empty = _follow(admin_client, query, page, "newer")
     assert _seqs(empty) == []
     # ...and "Older" from there must come back to the match it started after.
-    older = re.search(r"before=(\d+)\">Older", empty.content.decode())
-    assert older, "no way back to the match from the empty page"
-    assert match in _seqs(admin_client.get(f"/audit/?{query}&before={older.group(1)}"))
+    assert match in _seqs(_follow(admin_client, query, empty, "older"))
 
 
 def test_newer_from_an_empty_page_of_older_events_comes_back_to_the_only_match(
@@ -460,10 +464,6 @@ def test_newer_from_an_empty_page_of_older_events_comes_back_to_the_only_match(
 
     first = admin_client.get(f"/audit/?{query}")
     assert _seqs(first) == [match]
-    older = re.search(r"before=(\d+)\">Older", first.content.decode())
-    assert older
-    empty = admin_client.get(f"/audit/?{query}&before={older.group(1)}")
+    empty = _follow(admin_client, query, first, "older")
     assert _seqs(empty) == []
-    newer = re.search(r"after=(\d+)\">← Newer", empty.content.decode())
-    assert newer, "no way back to the match from the empty page"
-    assert match in _seqs(admin_client.get(f"/audit/?{query}&after={newer.group(1)}"))
+    assert match in _seqs(_follow(admin_client, query, empty, "newer"))

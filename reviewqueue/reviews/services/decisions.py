@@ -249,8 +249,10 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
     # under. Unlocked, an admin could break it and a colleague claim the item in between, be
     # told the item is theirs, and see it decided from under them a moment later. Now their
     # claim waits for this transaction and finds the item decided (NotHeld).
-    item = (ReviewItem.objects.select_for_update(of=("self",)).select_related("leased_by")
-            .filter(answer=answer).first())
+    locked_item = (ReviewItem.objects.select_for_update().filter(answer=answer)
+                   .values_list("pk", flat=True).first())
+    item = None if locked_item is None else (
+        ReviewItem.objects.select_related("leased_by").get(pk=locked_item))
     lease = lease_state(item, user)
     if lease.active and not lease.mine:
         assert lease.holder is not None and lease.until is not None

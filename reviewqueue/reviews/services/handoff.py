@@ -97,10 +97,15 @@ def _locked_item(trace_id: str) -> tuple[Answer, ReviewItem | None]:
     answer = Answer.objects.filter(trace_id=trace_id).first()
     if answer is None:
         raise NotFound(f"no answer {trace_id!r}")
-    item = (ReviewItem.objects.select_for_update(of=("self",))
-            .select_related("leased_by", "owner_question__asked_by",
-                            "owner_question__replied_by")
-            .filter(answer=answer).first())
+    # Locked alone, then read with its relations: a row that waited for the lock is read again
+    # as the other transaction left it, but the rows joined to it are not.
+    locked = (ReviewItem.objects.select_for_update().filter(answer=answer)
+              .values_list("pk", flat=True).first())
+    item = None if locked is None else (
+        ReviewItem.objects.select_related("leased_by", "owner_question__asked_by",
+                                          "owner_question__replied_by").get(pk=locked))
+    # The answer as whatever we waited for left it (a decision, a new verdict).
+    answer = Answer.objects.get(pk=answer.pk)
     return answer, item
 
 
