@@ -6,7 +6,7 @@ from datetime import date
 from typing import Any
 
 from django.db import connection
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.urls import reverse
 from django.utils import timezone
 
@@ -101,7 +101,17 @@ def answer_ids_due_for_validity(day: date, job_id: Any = None) -> QuerySet[Any]:
     due = Q(current_verdict__next_boundary__lte=day)
     if _ahead_due(day, job_id):
         due |= _verdict_ahead_of(day)
-    return Answer.objects.filter(due).values_list("id", flat=True).order_by("id")
+    return (Answer.objects.filter(due).exclude(_failed_by_a_sweep_of(day))
+            .values_list("id", flat=True).order_by("id"))
+
+
+def _failed_by_a_sweep_of(day: date) -> Exists:
+    """An answer a sweep of `day` could not re-evaluate, its dead letter still open: the day's
+    later sweeps (each starting worker asks for one) leave it to that letter, which an admin
+    can send again, and to the next day's sweep, rather than each failing on it once more and
+    adding a job and a letter."""
+    return Exists(DeadLetter.objects.filter(answer_id=OuterRef("pk"), resolved_at__isnull=True,
+                                            job__scope=Job.Scope.VALIDITY, job__as_of=day))
 
 
 def _verdict_ahead_of(day: date) -> Q:
@@ -124,8 +134,8 @@ def _ahead_due(day: date, job_id: Any = None) -> bool:
 
 
 def validity_sweep_due(day: date) -> bool:
-    return (Answer.objects.filter(current_verdict__next_boundary__lte=day).exists()
-            or _ahead_due(day))
+    return (Answer.objects.filter(current_verdict__next_boundary__lte=day)
+            .exclude(_failed_by_a_sweep_of(day)).exists() or _ahead_due(day))
 
 
 def job_actor_and_cause(job_id: str | None) -> tuple[Actor, str]:

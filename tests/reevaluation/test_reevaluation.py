@@ -263,6 +263,38 @@ def test_a_second_sweep_on_the_same_day_finds_nothing_to_do(calendar: dict[str, 
     assert _sweep_on(day, on_commit) is None
 
 
+def test_an_answer_a_sweep_failed_on_is_left_to_its_letter_until_the_next_day(
+    calendar: dict[str, Answer], on_commit: Any
+) -> None:
+    """Every starting worker asks for the day's sweep: an answer that fails each time was
+    taken again by each, with a new job and a new dead letter every time."""
+    from reviewqueue.jobs.models import DeadLetter
+    from reviewqueue.reviews.services import reevaluation
+
+    leaving = calendar["leaving"]
+    real = reevaluation.answer_reevaluate
+
+    def fails_on_leaving(*, answer_id: int, **kwargs: Any) -> Any:
+        if answer_id == leaving.pk:
+            raise ValueError("cannot be re-evaluated")
+        return real(answer_id=answer_id, **kwargs)
+
+    day = today() + dt.timedelta(days=10)
+    with mock.patch.object(reevaluation, "answer_reevaluate", side_effect=fails_on_leaving):
+        first = _sweep_on(day, on_commit)
+        assert first is not None
+        first.refresh_from_db()
+        assert (first.total, first.done, first.failed) == (2, 1, 1)
+        assert _sweep_on(day, on_commit) is None  # the worker restarted: nothing new to do
+        assert DeadLetter.objects.filter(answer_id=leaving.pk).count() == 1
+        assert list(answer_ids_due_for_validity(day)) == []
+        later = _sweep_on(day + dt.timedelta(days=1), on_commit)  # the next day tries again
+    assert later is not None
+    later.refresh_from_db()
+    assert (later.total, later.failed) == (1, 1)
+    assert DeadLetter.objects.filter(answer_id=leaving.pk).count() == 2
+
+
 def test_when_the_date_goes_back_the_sweep_takes_the_verdicts_computed_ahead(
     calendar: dict[str, Answer], on_commit: Any
 ) -> None:
