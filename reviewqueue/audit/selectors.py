@@ -556,6 +556,8 @@ def _status_against_log(answer: Any, events: list[AuditEvent], checks: dict[int,
     not the one that verdict judged: someone changed the row in the table (the records check
     of a verification finds the same). None when they match, or when that event was itself
     edited (its own card says so)."""
+    from reviewqueue.reviews.integrity import changed_since_logged  # audit sits below reviews
+
     last = next((e for e in reversed(events)
                  if e.object_type == "answer" and e.object_id == answer.trace_id
                  and isinstance(e.after, dict) and "status" in e.after), None)
@@ -566,8 +568,8 @@ def _status_against_log(answer: Any, events: list[AuditEvent], checks: dict[int,
     status, verdict = last.after.get("status"), last.after.get("verdict")
     current = answer.current_verdict
     judged = current.version_id if current is not None else answer.current_version_id
-    if (status == answer.status and (verdict is None or verdict == answer.current_verdict_id)
-            and judged == answer.current_version_id):
+    if not changed_since_logged(answer.status, answer.current_verdict_id,
+                                answer.current_version_id, status, verdict, judged):
         return None
     return {"seq": last.seq, "status": status, "verdict": verdict,
             "version": answer.current_version_id, "judged": judged}

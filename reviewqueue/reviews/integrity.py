@@ -317,6 +317,18 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value  # Django reads jsonb as text
 
 
+def changed_since_logged(status: str, verdict_id: int | None, version_id: int | None,
+                         logged_status: Any, logged_verdict: Any, judged_id: int | None
+                         ) -> list[str]:
+    """Which of an answer's status, current verdict and current version differ from what its
+    last status event left (`logged_status`, `logged_verdict`) and from the version its
+    current verdict judged (`judged_id`); a value the event does not hold is not compared."""
+    return [field for field, stored, logged in (
+        ("status", status, logged_status), ("current_verdict", verdict_id, logged_verdict),
+        ("current_version", version_id, judged_id))
+        if logged is not None and stored != logged]
+
+
 def _answer_problem(pk: int, trace_id: str, status: str, verdict_id: int | None,
                     seq: int | None, logged_status: Any, logged_verdict: Any,
                     version_id: int | None, judged_id: int | None) -> RecordProblem | None:
@@ -329,10 +341,8 @@ def _answer_problem(pk: int, trace_id: str, status: str, verdict_id: int | None,
         return RecordProblem("answer", pk, trace_id, "unrecorded", (
             f"{name}: no audit event recorded its status (not made through ReviewQueue, or its "
             "events were taken out of the log)"))
-    changed = [field for field, stored, logged in (
-        ("status", status, logged_status), ("current_verdict", verdict_id, logged_verdict),
-        ("current_version", version_id, judged_id))
-        if logged is not None and stored != logged]
+    changed = changed_since_logged(status, verdict_id, version_id, logged_status,
+                                   logged_verdict, judged_id)
     if not changed or not _intact(seq):
         return None  # the event was edited, not the row: the chain check reports it
     said = ", ".join(
