@@ -38,7 +38,8 @@ class RecordProblem:
     """One row that differs: an "answer", a "verdict" or a "decision" (`kind`) by its id, and
     its answer's trace_id; `code` is "unrecorded" (no event recorded it), "changed" (`fields`
     differ from what its event recorded, "answer" when it now belongs to another answer; of an
-    answer, "status" or "current_verdict" as its last event left them) or "missing" (an event
+    answer, "status" or "current_verdict" as its last event left them, or "current_version" not
+    the one its current verdict judged) or "missing" (an event
     recorded it, and it is gone from its table); `detail` is the sentence verify_audit
     prints."""
 
