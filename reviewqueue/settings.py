@@ -200,6 +200,9 @@ CELERY_WORKER_SEND_TASK_EVENTS = False
 # A retry is a message with a countdown, which Redis would hand out again after the visibility
 # timeout; the longest backoff therefore stays well below it.
 CELERY_TASK_MAX_RETRIES = env_int("CELERY_TASK_MAX_RETRIES", 6, minimum=0)
+# A task whose worker process died under it is retried (the same count) after this many
+# seconds, then dead-lettered: see ReliableTask.retry_on_worker_lost.
+CELERY_WORKER_LOST_RETRY_DELAY = env_int("CELERY_WORKER_LOST_RETRY_DELAY", 10, minimum=0)
 CELERY_TASK_RETRY_BACKOFF_MAX = min(
     env_int("CELERY_TASK_RETRY_BACKOFF_MAX", 300, minimum=1), CELERY_VISIBILITY_TIMEOUT // 2
 )

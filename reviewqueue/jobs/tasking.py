@@ -2,8 +2,9 @@
 
 Use it as `@shared_task(base=ReliableTask, name=...)`. Transient database and broker errors
 are retried with exponential backoff and full jitter, up to CELERY_TASK_MAX_RETRIES times;
-when a task fails for good (retries exhausted, another error, a time limit) a DeadLetter is
-stored that an admin can see and send again.
+so is a task whose worker process died under it. When a task fails for good (retries
+exhausted, another error, a time limit) a DeadLetter is stored that an admin can see and send
+again.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any
 import kombu.exceptions
 import redis.exceptions
 from celery import Task
-from celery.exceptions import SoftTimeLimitExceeded
+from celery.exceptions import SoftTimeLimitExceeded, WorkerLostError
+from celery.signals import task_failure
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connections
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,12 @@ class ReliableTask(Task):
     max_retries = settings.CELERY_TASK_MAX_RETRIES
     acks_late = True
     reject_on_worker_lost = True
+    # A task whose worker process died under it (killed, out of memory, a crash in C code)
+    # goes back as a retry, counted against max_retries, after this many seconds; once they
+    # are spent it becomes a dead letter. Put back on the queue as it was, a message that
+    # kills every worker taking it would come back for ever and take the fleet down with it.
+    retry_on_worker_lost = True
+    default_retry_delay = settings.CELERY_WORKER_LOST_RETRY_DELAY
 
     def on_failure(
         self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
@@ -70,3 +78,20 @@ class ReliableTask(Task):
 
     def after_dead_letter(self, *, args: list[Any], kwargs: dict[str, Any]) -> None:
         """Hook for tasks that must close their bookkeeping when they fail for good."""
+
+
+@task_failure.connect
+def dead_letter_after_worker_lost(sender: Any = None, task_id: str = "",
+                                  exception: BaseException | None = None, args: Any = None,
+                                  kwargs: Any = None, einfo: Any = None, **_: Any) -> None:
+    """A task whose worker died once too often never reaches its own `on_failure`: the pool
+    process that would run it is gone. The worker's main process reports it here instead
+    (with the task's request as `sender.request`), and the dead letter is stored from there.
+    Every other failure has had `on_failure` already."""
+    if not isinstance(sender, ReliableTask) or not isinstance(exception, WorkerLostError):
+        return
+    try:
+        sender.on_failure(exception, task_id, args or (), kwargs or {}, einfo)
+    finally:
+        # The main process forks the pool's next processes: leave them no connection of its own.
+        connections.close_all()
