@@ -1191,13 +1191,17 @@ def _resting_on(facts: list[Fact], rows: list[tuple[Any, ...]]) -> dict[int, lis
     return out
 
 
-def answers_waiting_on(document_key: str) -> int:
-    """How many held answers citing `document_key` a reviewer sent to its owners: a new
-    revision gives each a new verdict, which sends it back to the reviewers."""
+def answers_waiting_on(document_key: str, user: Any) -> int:
+    """How many held answers citing `document_key` a reviewer sent to its owners, of those
+    `user` may read in full: a new revision gives each a new verdict, which sends it back to
+    the reviewers. One that `user` may not read is not theirs to know of."""
+    from reviewqueue.accounts.principals import user_principals
     from reviewqueue.reviews.models import ReviewItem
+    from reviewqueue.reviews.selectors.queue import readable_rows
 
-    return (ReviewItem.objects.filter(waiting_for_owner=True,
-                                      answer__retrieved__document_key=document_key)
+    waiting = ReviewItem.objects.filter(waiting_for_owner=True,
+                                        answer__retrieved__document_key=document_key)
+    return (readable_rows(waiting, user_principals(user), "answer_id")
             .values("answer_id").distinct().count())
 
 

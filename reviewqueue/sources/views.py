@@ -642,7 +642,10 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
         # that has, a form of an older revision gets the page of the current one).
         return _refuse_unreadable(request, document, based)
     formset = _fact_formset(based, request.POST)
-    passages = _posted_passages(request.POST, based)
+    # Compared only with a revision the person may read: against another, which passages
+    # come back as typed would tell whether a guess is what it says.
+    readable = based is None or selectors.may_read_revision(request.user, document, based)
+    passages = _posted_passages(request.POST, based if readable else None)
     passage_errors = {span: error for span, text in passages.items()
                       if (error := passage_error(text))}
     note_form = CorrectionNoteForm(request.POST)
@@ -753,7 +756,7 @@ def _publish_then_progress(
 ) -> HttpResponse:
     since = timezone.now()
     before = _conflict_documents(document.key)
-    waiting = selectors.answers_waiting_on(document.key)
+    waiting = selectors.answers_waiting_on(document.key, request.user)
     try:
         result = publish()
     except services.RevisionChanged as exc:

@@ -1,0 +1,57 @@
+"""The message an owner's correction ends with counts the held answers reviewers sent to the
+owners that cite the document. Only answers the owner may read may be counted: one that also
+retrieved a document they may not read is not theirs to know of, let alone that a reviewer
+asked its owners about it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reviewqueue.audit.services import Actor
+from reviewqueue.reviews.models import ReviewItem
+from reviewqueue.reviews.services.handoff import review_item_send_to_owner
+from tests.reviews.conftest import fact, login  # noqa: F401  (fixture)
+from tests.sources.test_owner_fixes import PASSAGES_CHECKED, posted_back
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_correction_says_nothing_of_a_hand_off_the_owner_may_not_read(
+    publish: Any, service_api: Any, make_user: Any, owner: Any, login: Any,  # noqa: F811
+) -> None:
+    hana = make_user("hana", "reviewer", groups=("hr",))
+    holly = make_user("holly", "owner", groups=("hr",))
+    # olivia's public pricing; holly's HR-only policy, which disagrees.
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("hr-policy", owner="holly", principals=["group:hr"], title="HR policy",
+            facts=[fact("trial_days", 90)],
+            passages=[{"span": "p1", "text": "The HR trial lasts 90 days."}])
+    # An HR answer retrieves both: olivia, who is not in group hr, may not read it.
+    body = {"trace_id": "t-hr", "question": "How long is the HR trial?",
+            "answer": "It lasts 90 days [d1].", "asked_by": ["group:hr"],
+            "index_release": "2026.10",
+            "retrieved": [{"cite": "d1", "document_id": "hr-policy", "revision": "r1",
+                           "span": "p1"},
+                          {"cite": "d2", "document_id": "pricing", "revision": "r1",
+                           "span": "p1"}],
+            "claims": [{"key": "trial_days", "value": 90, "cite": "d1"}]}
+    response = service_api.post("/api/v1/answers", body, format="json")
+    assert response.json()["status"] == "held", response.content
+    # hana asks the owners; only holly may read the answer, so only holly is asked.
+    review_item_send_to_owner(trace_id="t-hr", user=hana, note="Which trial applies?",
+                              actor=Actor.of_user(hana))
+    assert ReviewItem.objects.get(answer__trace_id="t-hr").owner_question.owners == [holly.pk]
+    assert login(owner).get("/answers/t-hr/").status_code == 404
+
+    client = login(owner)
+    action = "/owner/documents/pricing/publish"
+    page = client.get("/owner/documents/pricing/").content.decode()
+    response = client.post(action, posted_back(page, action, **{"facts-0-value": "15"},
+                                                **PASSAGES_CHECKED), follow=True)
+    shown = response.content.decode()
+    assert "Published revision" in shown
+    # Not "1 held answer a reviewer sent to this document's owners cites it": olivia may not
+    # read it, and was not asked about it.
+    assert "a reviewer sent to this document" not in shown
