@@ -127,7 +127,7 @@ class ReadableOnlyAdmin(ReadOnlyAdmin):
 
 
 def fixed_choices_filter(
-    field: str, choices: Mapping[str, Any] | Callable[[], Mapping[str, Any]], label: str = ""
+    field: str, choices: Mapping[str, Any] | Callable[[], Mapping[str, Any]], label: Any = ""
 ) -> type[admin.SimpleListFilter]:
     """A list filter offering a fixed set of values for a text column (or a function giving
     them, asked on each page). Django's own filter for such a column lists the values found in

@@ -28,6 +28,8 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_post_parameters
 
 from reviewqueue.accounts.models import ApiToken
@@ -44,7 +46,7 @@ from reviewqueue.admin_base import ReadOnlyAdmin
 from reviewqueue.audit.services import Actor
 from reviewqueue.errors import FieldError
 
-ROLE_HELP = (
+ROLE_HELP = _(
     "Roles and groups decide what a user may do and which documents they may read. They are "
     "set with `manage.py adduser NAME --role ROLE --group GROUP`, which records the change in "
     "the audit log; here they are only shown. Users are never deleted: deactivate them with "
@@ -57,11 +59,11 @@ LIST_AND_FORM = [ActionLocation.CHANGE_LIST, ActionLocation.CHANGE_FORM]
 
 
 class TokenStateFilter(admin.SimpleListFilter):
-    title = "state"
+    title = _("state")
     parameter_name = "state"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("active", "Active"), ("revoked", "Revoked")]
+        return [("active", gettext("Active")), ("revoked", gettext("Revoked"))]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> QuerySet[ApiToken]:
         if self.value() in ("active", "revoked"):
@@ -81,35 +83,40 @@ class ApiTokenAdmin(ReadOnlyAdmin):
     # The digest is left out: nobody needs to read it, and it would single the token out.
     fields = ("prefix", "user", "name", "scopes", "created_at", "last_used_at", "revoked_at")
     actions = ["revoke_selected", "rotate_selected"]
-    list_help = ("Tokens are issued with `manage.py issue_token NAME` (the only time a token is "
+    list_help = _("Tokens are issued with `manage.py issue_token NAME` (the only time a token is "
                  "shown), revoked here or with `manage.py revoke_token`, and rotated here or "
                  "with `manage.py rotate_token`.")
 
-    @admin.display(description="scopes")
+    @admin.display(description=_("scopes"))
     def scope_list(self, token: ApiToken) -> str:
-        return ", ".join(token.scopes) or "none"
+        return ", ".join(token.scopes) or gettext("none")
 
-    @admin.display(description="state", ordering="revoked_at")
+    @admin.display(description=_("state"), ordering="revoked_at")
     def state(self, token: ApiToken) -> str:
         """Whether the token still works, first: a rotation leaves two rows of one name."""
         if token.revoked_at is None:
-            return "active"
-        return f"revoked {timezone.localtime(token.revoked_at):%Y-%m-%d %H:%M}"
+            return gettext("active")
+        return gettext("revoked %(when)s") % {
+            "when": f"{timezone.localtime(token.revoked_at):%Y-%m-%d %H:%M}"}
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:
         return self.holds_model_permission(request, "change")
 
-    @admin.action(description="Revoke selected tokens", permissions=["revoke"],
+    @admin.action(description=_("Revoke selected tokens"), permissions=["revoke"],
                   location=LIST_AND_FORM)
     def revoke_selected(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         ids = list(queryset.values_list("pk", flat=True))
         revoked = tokens_revoke(actor=Actor.of_user(request.user), token_ids=ids)
-        message = f"{revoked} token(s) revoked."
+        message = ngettext("%(count)d token revoked.", "%(count)d tokens revoked.",
+                           revoked) % {"count": revoked}
         if revoked < len(ids):
-            message += f" {len(ids) - revoked} had been revoked already."
+            already = len(ids) - revoked
+            message += " " + ngettext("%(count)d had been revoked already.",
+                                      "%(count)d had been revoked already.",
+                                      already) % {"count": already}
         self.message_user(request, message, messages.SUCCESS)
 
-    @admin.action(description="Rotate the selected token (revoke it, issue its successor)",
+    @admin.action(description=_("Rotate the selected token (revoke it, issue its successor)"),
                   permissions=["revoke"], location=LIST_AND_FORM)
     def rotate_selected(self, request: HttpRequest,
                         queryset: QuerySet[ApiToken]) -> HttpResponse | None:
@@ -117,8 +124,8 @@ class ApiTokenAdmin(ReadOnlyAdmin):
         shown on the page this returns and nowhere else."""
         ids = list(queryset.values_list("pk", flat=True)[:2])
         if len(ids) != 1:
-            self.message_user(request, "Rotate one token at a time: its successor is shown "
-                                       "once, on its own page.", messages.ERROR)
+            self.message_user(request, gettext("Rotate one token at a time: its successor is "
+                                               "shown once, on its own page."), messages.ERROR)
             return None
         try:
             raw = token_replace(token_id=ids[0], actor=Actor.of_user(request.user))
@@ -128,7 +135,8 @@ class ApiTokenAdmin(ReadOnlyAdmin):
         old = ApiToken.objects.select_related("user").get(pk=ids[0])
         new = ApiToken.objects.get(digest=ApiToken.digest_of(raw))
         context = {**self.admin_site.each_context(request), "opts": self.opts,
-                   "title": f"New token for {old.user.get_username()}",
+                   "title": gettext("New token for %(user)s") % {
+                       "user": old.user.get_username()},
                    "old": old, "new": new, "raw": raw}
         request.current_app = self.admin_site.name
         response = TemplateResponse(request, "admin/accounts/token_rotated.html", context)
@@ -168,12 +176,12 @@ class BoundedUserAdmin(ReadOnlyAdmin, UserAdmin):  # type: ignore[type-arg]
     list_display = ("username", "email", "is_active", "is_staff", "is_superuser", "last_login")
     fieldsets = (
         (None, {"fields": ("username", "password_state")}),
-        ("Personal info", {"fields": ("first_name", "last_name", "email")}),
-        ("Access", {
+        (_("Personal info"), {"fields": ("first_name", "last_name", "email")}),
+        (_("Access"), {
             "fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions"),
             "description": ROLE_HELP,
         }),
-        ("Important dates", {"fields": ("last_login", "date_joined")}),
+        (_("Important dates"), {"fields": ("last_login", "date_joined")}),
     )
     actions = ["deactivate_selected", "reactivate_selected"]
     list_help = ROLE_HELP
@@ -184,18 +192,19 @@ class BoundedUserAdmin(ReadOnlyAdmin, UserAdmin):  # type: ignore[type-arg]
         # would still change nothing.
         return [str(name) for name in flatten_fieldsets(self.fieldsets)]
 
-    @admin.display(description="Password")
+    @admin.display(description=_("Password"))
     def password_state(self, user: Any) -> str:
         # Shown instead of the password field, which would print the stored hash.
         if not user.has_usable_password():
-            return "None: this account signs in with API tokens only."
+            return gettext("None: this account signs in with API tokens only.")
         url = reverse("admin:auth_user_password_change", args=[user.pk])
-        return format_html('Set. <a href="{}">Change the password</a>', url)
+        return format_html('{} <a href="{}">{}</a>', gettext("Set."), url,
+                           gettext("Change the password"))
 
     def has_deactivate_permission(self, request: HttpRequest) -> bool:
         return self.holds_model_permission(request, "change")
 
-    @admin.action(description="Deactivate selected users", permissions=["deactivate"],
+    @admin.action(description=_("Deactivate selected users"), permissions=["deactivate"],
                   location=LIST_AND_FORM)
     def deactivate_selected(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         actor = Actor.of_user(request.user)
@@ -206,19 +215,24 @@ class BoundedUserAdmin(ReadOnlyAdmin, UserAdmin):  # type: ignore[type-arg]
         for user in queryset.exclude(pk=request.user.pk).filter(is_active=True):
             user_deactivate(user=user, actor=actor)
             done += 1
-        self.message_user(request, f"{done} user(s) deactivated.", messages.SUCCESS)
+        self.message_user(request, ngettext("%(count)d user deactivated.",
+                                            "%(count)d users deactivated.", done)
+                          % {"count": done}, messages.SUCCESS)
         if queryset.filter(pk=request.user.pk).exists():
-            self.message_user(request, "Your own account was left active.", messages.WARNING)
+            self.message_user(request, gettext("Your own account was left active."),
+                              messages.WARNING)
 
     def has_reactivate_permission(self, request: HttpRequest) -> bool:
         return self.holds_model_permission(request, "change")
 
-    @admin.action(description="Reactivate selected users (their old tokens stay revoked)",
+    @admin.action(description=_("Reactivate selected users (their old tokens stay revoked)"),
                   permissions=["reactivate"], location=LIST_AND_FORM)
     def reactivate_selected(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         actor = Actor.of_user(request.user)
         done = sum(user_reactivate(user=user, actor=actor) for user in queryset)
-        self.message_user(request, f"{done} user(s) reactivated.", messages.SUCCESS)
+        self.message_user(request, ngettext("%(count)d user reactivated.",
+                                            "%(count)d users reactivated.", done)
+                          % {"count": done}, messages.SUCCESS)
 
     @method_decorator(sensitive_post_parameters())
     def user_change_password(self, request: HttpRequest, id: str,
@@ -240,13 +254,13 @@ class BoundedUserAdmin(ReadOnlyAdmin, UserAdmin):  # type: ignore[type-arg]
             if user.pk == request.user.pk:
                 # Changing one's own password would otherwise sign this session out.
                 update_session_auth_hash(request, user)
-            self.message_user(request, "Password changed.", messages.SUCCESS)
+            self.message_user(request, gettext("Password changed."), messages.SUCCESS)
             return HttpResponseRedirect(
                 reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change",
                         args=[user.pk]))
         context = {
             **self.admin_site.each_context(request),
-            "title": f"Change password: {user.get_username()}",
+            "title": gettext("Change password: %(user)s") % {"user": user.get_username()},
             "form": form,
             "opts": self.opts,
             "original": user,

@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
 
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.admin_base import ReadOnlyAdmin, fixed_choices_filter
@@ -49,7 +50,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
         "actor__startswith",  # audit_event_actor_prefix: "user:alice" finds her tokens too
         "action__startswith",  # audit_event_action_prefix
     )
-    search_help_text = ("Exact trace id or document id, or the start of an actor "
+    search_help_text = _("Exact trace id or document id, or the start of an actor "
                         "(user:alice) or of an action (token.). Case matters.")
 
 
@@ -70,7 +71,8 @@ class QuarantinedPayloadAdmin(ReadOnlyAdmin):
     # Fixed choices: anyone sending bad bodies grows this table, and Django's own filters would
     # list the endpoints and codes found in it with a SELECT DISTINCT over all of it.
     list_filter = (fixed_choices_filter("status_code", {str(s): str(s) for s in
-                                                        sorted(QUARANTINE_STATUSES)}),)
+                                                        sorted(QUARANTINE_STATUSES)},
+                                        _("status code")),)
     search_fields = ("trace_id", "request_id")
     readonly_fields = [f.name for f in QuarantinedPayload._meta.fields]
     # The stored body is shown only through `body` below, never as the model's own field.
@@ -80,7 +82,7 @@ class QuarantinedPayloadAdmin(ReadOnlyAdmin):
         """The body as this admin may read it (see quarantined_body_shown)."""
         principals = user_principals(request.user)
 
-        @admin.display(description="body")
+        @admin.display(description=_("body"))
         def body(payload: QuarantinedPayload) -> str:
             return format_html('<pre class="quarantined-body">{}</pre>',
                                quarantined_body_shown(payload, principals))

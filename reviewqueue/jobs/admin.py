@@ -5,6 +5,8 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from reviewqueue.admin_base import ReadOnlyAdmin, fixed_choices_filter
 from reviewqueue.audit.services import Actor
@@ -28,7 +30,8 @@ class JobAdmin(ReadOnlyAdmin):
         "requested_by",
         "finished_at",
     )
-    list_filter = ("state", "scope", fixed_choices_filter("trigger", dict(Verdict.Trigger.choices)))
+    list_filter = ("state", "scope", fixed_choices_filter("trigger", dict(Verdict.Trigger.choices),
+                                                          _("trigger")))
     search_fields = ("document_key", "actor")
     list_select_related = ("requested_by",)
     # No date_hierarchy: its links are built from the dates of every job in the table.
@@ -76,7 +79,7 @@ class DeadLetterAdmin(ReadOnlyAdmin):
     # Task names from the worker's registry, not from the table: a dead letter is stored per
     # failing answer, and Django's own filter would read every row for its choices. The error
     # type is found by search.
-    list_filter = (fixed_choices_filter("task_name", _task_names, "task"),)
+    list_filter = (fixed_choices_filter("task_name", _task_names, _("task")),)
     search_fields = ("task_name", "error_type", "task_id")
     list_select_related = ("retried_by",)
     readonly_fields = (
@@ -101,7 +104,7 @@ class DeadLetterAdmin(ReadOnlyAdmin):
         # Needed for the retry action; every field stays read-only.
         return bool(request.user.is_active and request.user.is_staff)
 
-    @admin.action(description="Send the selected tasks again")
+    @admin.action(description=_("Send the selected tasks again"))
     def retry_selected(self, request: HttpRequest, queryset: QuerySet[DeadLetter]) -> None:
         actor = Actor.of_user(request.user)
         letter_ids = list(queryset.values_list("pk", flat=True))
@@ -116,25 +119,37 @@ class DeadLetterAdmin(ReadOnlyAdmin):
                 # Stop at the first refusal: with the broker down every further send would
                 # wait out its own connection retries, and be refused as well.
                 if count:
-                    self.message_user(request, f"{count} task(s) sent again.", messages.SUCCESS)
-                self.message_user(
-                    request,
-                    f"The message broker could not be reached: {len(waiting) - position} "
-                    f"task(s) were not sent again, and nothing was recorded for them. Try "
-                    f"again once the broker is back.",
-                    messages.ERROR,
-                )
+                    self.message_user(request, _sent_again(count), messages.SUCCESS)
+                left = len(waiting) - position
+                self.message_user(request, ngettext(
+                    "The message broker could not be reached: %(count)d task was not sent "
+                    "again, and nothing was recorded for it. Try again once the broker is back.",
+                    "The message broker could not be reached: %(count)d tasks were not sent "
+                    "again, and nothing was recorded for them. Try again once the broker is "
+                    "back.", left) % {"count": left}, messages.ERROR)
                 if len(waiting) < len(letter_ids):
-                    self.message_user(request, (
-                        f"{len(letter_ids) - len(waiting)} of the selected were not to be sent: "
-                        "their answer was re-evaluated since (resolved)."), messages.WARNING)
+                    resolved = len(letter_ids) - len(waiting)
+                    self.message_user(request, ngettext(
+                        "%(count)d of the selected was not to be sent: its answer was "
+                        "re-evaluated since (resolved).",
+                        "%(count)d of the selected were not to be sent: their answer was "
+                        "re-evaluated since (resolved).", resolved) % {"count": resolved},
+                        messages.WARNING)
                 return
             if letter is not None:
                 count += 1
         if count or not letter_ids:
-            self.message_user(request, f"{count} task(s) sent again.", messages.SUCCESS)
+            self.message_user(request, _sent_again(count), messages.SUCCESS)
         if count < len(letter_ids):
-            self.message_user(
-                request,
-                f"{len(letter_ids) - count} task(s) were not sent again: their answer was "
-                f"re-evaluated since (resolved), or the letter is gone.", messages.WARNING)
+            unsent = len(letter_ids) - count
+            self.message_user(request, ngettext(
+                "%(count)d task was not sent again: its answer was re-evaluated since "
+                "(resolved), or the letter is gone.",
+                "%(count)d tasks were not sent again: their answer was re-evaluated since "
+                "(resolved), or the letter is gone.", unsent) % {"count": unsent},
+                messages.WARNING)
+
+
+def _sent_again(count: int) -> str:
+    return ngettext("%(count)d task sent again.", "%(count)d tasks sent again.",
+                    count) % {"count": count}

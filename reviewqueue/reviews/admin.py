@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
 
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.admin_base import ReadableOnlyAdmin, fixed_choices_filter
@@ -43,7 +44,8 @@ class AnswerAdmin(ReadableAnswersAdmin):
 class VerdictAdmin(ReadableAnswersAdmin):
     list_display = ("id", "answer", "decision", "reason", "trigger", "as_of", "created_at")
     # The gate's reasons are a fixed list; a plain "reason" would read every verdict for it.
-    list_filter = ("decision", fixed_choices_filter("reason", REASON_LABELS), "trigger")
+    list_filter = ("decision", fixed_choices_filter("reason", REASON_LABELS, _("reason")),
+                   "trigger")
     list_select_related = ("answer",)
     # Shown only through `get_readonly_fields`, as the API shows them to this admin.
     exclude = ("findings", "warnings")

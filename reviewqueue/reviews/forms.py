@@ -93,7 +93,9 @@ class RejectForm(_DecisionForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("reason") == "other" and not (data.get("comment") or "").strip():
+        # A comment refused already (too long) is there: asking for one would confuse.
+        if data.get("reason") == "other" and not self.has_error("comment") \
+                and not (data.get("comment") or "").strip():
             self.add_error("comment", _("Say why the answer is rejected."))
         return data
 
@@ -143,7 +145,7 @@ class ClaimForm(forms.Form):
             return data
         if self.is_blank(data):
             return data  # an empty row is ignored
-        if not (data.get("key") or "").strip():
+        if not self.has_error("key") and not (data.get("key") or "").strip():
             self.add_error("key", _("Enter a key."))
         if not data.get("cite"):
             self.add_error("cite", _("Choose the source this claim cites."))
@@ -195,8 +197,10 @@ class ClaimForm(forms.Form):
             # reads as LF, so "a\r\nb" (as ingest took it) would come back "a\nb", a claim
             # its source may no longer support, though nobody touched it.
             came = self.initial.get("value")
+            # A value typed anew leaves out the spaces around it, which nobody sees and no
+            # source states (as the owner's form reads plain text).
             data["parsed"] = (came if isinstance(came, str) and raw == _browser_lines(came)
-                              else _unquoted(raw))
+                              else _unquoted(raw.strip()))
         return data
 
 

@@ -721,15 +721,36 @@ def _claim_line(claim: dict[str, Any]) -> str:
 @reviewer_required
 def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
     """Ask the owners of the conflicting sources instead of deciding; the item stays held."""
-    from reviewqueue.reviews.services.handoff import NoOwnerToAsk, review_item_send_to_owner
+    from reviewqueue.reviews.services.handoff import (
+        AlreadyAsked,
+        NoOwnerToAsk,
+        review_item_send_to_owner,
+    )
 
     _readable_answer(request, trace_id)
     note = str(request.POST.get("note", ""))
+    seen: Any = ...
+    if "asked" in request.POST:
+        shown = request.POST["asked"]
+        seen = int(shown) if shown.isascii() and shown.isdigit() and len(shown) < 19 else None
     try:
         review_item_send_to_owner(trace_id=trace_id, user=request.user, note=note,
-                                  actor=_actor(request))
+                                  actor=_actor(request), seen_question=seen)
     except NotFound as exc:
         raise Http404("No such answer") from exc
+    except AlreadyAsked as exc:
+        asked = exc.question
+        text = _("Not sent: %(who)s asked the owners on %(when)s and no one has replied yet; "
+                 "the question is below. What you wrote is kept here to copy.") % {
+            "who": asked.asked_by.get_username() if asked.asked_by else _("A reviewer"),
+            "when": _when(asked.asked_at)}
+        messages.warning(request, text)
+        fresh = item_page(trace_id=trace_id, user=request.user)
+        if fresh is None:
+            raise Http404("No such answer") from exc
+        return _render_item(request, fresh, status=409, open_form="send-to-owner",
+                            unsaved=[(_("What should the owner look at?"), note)],
+                            unsaved_why=text)
     except (FieldError, LeasedByOther, NotHeld, NoOwnerToAsk) as exc:
         level, text, status = _handoff_refusal(exc)
         messages.add_message(request, level, text)

@@ -5,6 +5,7 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
 
 from reviewqueue.accounts.principals import EVERYONE, user_principals
 from reviewqueue.admin_base import ReadableOnlyAdmin, ReadOnlyAdmin
@@ -24,7 +25,7 @@ class DocumentAdmin(ReadOnlyAdmin):
     exclude = ("current_revision",)
     readonly_fields = ("current",)
 
-    @admin.display(description="current revision")
+    @admin.display(description=_("current revision"))
     def current(self, document: Document) -> str:
         return str(document.current_revision) if document.current_revision else "-"
 

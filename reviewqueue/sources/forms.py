@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -65,17 +66,28 @@ DISMISS_REASONS = [(code, DISMISS_LABELS[code]) for code in DISMISSAL_CODES]
 DISMISS_REASONS_SHOWN = {**dict(DISMISS_REASONS), "other": _("Other")}
 
 
+def _plain_reading(text: str) -> Any:
+    """What `text`, typed without quotes, stands for: JSON (`14`, `true`, `"x"`), digits
+    typed full width by an input method (U+FF10 to U+FF19) as the number they show, else the
+    text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        number = json.loads(unicodedata.normalize("NFKC", text))
+    except ValueError:
+        return text
+    return number if isinstance(number, (int, float)) and not isinstance(number, bool) else text
+
+
 def parse_value(raw: str) -> Any:
     """`14` is a number, `true` a boolean, `"14"` or any other text a string.
 
     The API's rules apply: a value the gate or PostgreSQL refuses (`NaN`, `1e400`, a whole
     number past 64 bits, `"\\u0000"`) would fail every later answer claiming that key.
     """
-    text = raw.strip()
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = text
+    value = _plain_reading(raw.strip())
     if not isinstance(value, (str, int, float, bool)):
         raise forms.ValidationError(_("A value is a single number, boolean or text."))
     if scalar_problem(value) is None:
@@ -95,12 +107,12 @@ def parse_value(raw: str) -> Any:
 def as_input(value: Any) -> str:
     """`value` as typed in the edit form, which `parse_value` reads back to the same value:
     plain text as is; text that would read back as something else, JSON-quoted (`"14"`,
-    `""`, `"  padded  "`, text with a line break, which a text input cannot hold)."""
+    full-width digits, `""`, `"  padded  "`, text with a line break, which a text input
+    cannot hold)."""
     if isinstance(value, str) and value and value == value.strip() and "\n" not in value \
             and "\r" not in value:
-        try:
-            json.loads(value)  # `14`, `true`, `"x"`: read back as something else
-        except ValueError:
+        read = _plain_reading(value)  # `14`, `true`, `"x"`: read back as something else
+        if type(read) is str and read == value:
             return value
     return json.dumps(value, ensure_ascii=False)
 

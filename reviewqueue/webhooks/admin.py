@@ -5,6 +5,8 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from reviewqueue.admin_base import ReadOnlyAdmin
 from reviewqueue.audit.services import Actor
@@ -37,13 +39,13 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
         actor = Actor.of_user(request.user)
         for endpoint_id in queryset.values_list("pk", flat=True):
             webhook_endpoint_set_active(endpoint_id=endpoint_id, active=active, actor=actor)
-        self.message_user(request, "Done.", messages.SUCCESS)
+        self.message_user(request, gettext("Done."), messages.SUCCESS)
 
-    @admin.action(description="Disable the selected endpoints", permissions=["switch"])
+    @admin.action(description=_("Disable the selected endpoints"), permissions=["switch"])
     def disable_selected(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:
         self._set_active(request, queryset, False)
 
-    @admin.action(description="Enable the selected endpoints", permissions=["switch"])
+    @admin.action(description=_("Enable the selected endpoints"), permissions=["switch"])
     def enable_selected(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:
         self._set_active(request, queryset, True)
 

@@ -130,7 +130,7 @@ def test_an_answer_a_later_run_re_evaluated_has_its_letter_resolved_and_counted_
     assert (job.done, job.failed) == (3, 0)
     # Nor is it sent, or said to be: its answer was re-evaluated.
     said = [str(m) for m in response.context["messages"]]
-    assert said == ["1 task(s) were not sent again: their answer was re-evaluated since "
+    assert said == ["1 task was not sent again: its answer was re-evaluated since "
                     "(resolved), or the letter is gone."]
     letter.refresh_from_db()
     assert (letter.retry_count, letter.retried_at) == (0, None)

@@ -76,9 +76,9 @@ def test_with_the_broker_down_the_admin_is_told_nothing_was_sent_again(
     with broker_down():
         page = retry_from_the_admin(admin_client, letter)
 
-    assert ("The message broker could not be reached: 1 task(s) were not sent again, and "
-            "nothing was recorded for them. Try again once the broker is back.") in page
-    assert "task(s) sent again." not in page
+    assert ("The message broker could not be reached: 1 task was not sent again, and "
+            "nothing was recorded for it. Try again once the broker is back.") in page
+    assert "sent again." not in page.replace("was not sent again", "")
 
 
 @pytest.mark.django_db
@@ -94,7 +94,7 @@ def test_with_the_broker_down_letters_already_resolved_are_not_counted_as_unsent
     with broker_down():
         page = retry_from_the_admin(admin_client, waiting, *done)
 
-    assert "The message broker could not be reached: 1 task(s) were not sent again" in page
+    assert "The message broker could not be reached: 1 task was not sent again" in page
     assert ("2 of the selected were not to be sent: their answer was re-evaluated since "
             "(resolved).") in page
 
@@ -143,8 +143,8 @@ def test_when_the_broker_goes_down_midway_the_admin_is_told_what_went_out_and_wh
 
     # The first refusal ends the action: the third letter was not even tried.
     assert send.call_count == 2
-    assert "1 task(s) sent again." in page
-    assert "The message broker could not be reached: 2 task(s) were not sent again" in page
+    assert "1 task sent again." in page
+    assert "The message broker could not be reached: 2 tasks were not sent again" in page
     assert sorted(DeadLetter.objects.values_list("retry_count", flat=True)) == [0, 0, 1]
     assert AuditEvent.objects.filter(action="dead_letter.retried").count() == 1
 
@@ -158,7 +158,7 @@ def test_a_failed_fan_out_sent_again_reopens_its_job_and_finishes_it(
     with on_commit():
         page = retry_from_the_admin(admin_client, letter)
 
-    assert "1 task(s) sent again." in page
+    assert "1 task sent again." in page
     job.refresh_from_db()
     assert (job.state, job.total, job.done, job.failed) == (Job.State.FINISHED, 1, 1, 0)
     letter.refresh_from_db()
@@ -185,7 +185,7 @@ def test_a_failed_fan_out_sent_again_with_the_broker_up_runs_on_a_worker(
 
     page = retry_from_the_admin(admin_client, letter)
 
-    assert "1 task(s) sent again." in page
+    assert "1 task sent again." in page
     wait_until(lambda: Job.objects.filter(pk=job.pk, state=Job.State.FINISHED).exists(),
                timeout=60, message="the job sent again did not finish")
     job.refresh_from_db()

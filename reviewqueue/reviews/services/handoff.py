@@ -59,6 +59,17 @@ class NoOwnerToAsk(Conflict):
                          "decide it here or ask an admin")
 
 
+class AlreadyAsked(Conflict):
+    """The owners are already asked (`question`), by a hand-off the sending page did not show:
+    sent from a second tab, or again after the first went."""
+
+    code = "already_asked"
+
+    def __init__(self, question: OwnerQuestion) -> None:
+        super().__init__("the owners are already asked about this answer")
+        self.question = question
+
+
 class NotWaiting(Conflict):
     """A reply to a question that no longer waits for one. `why`: "decided" (by `who`),
     "left" (a new verdict took the answer out of the queue), "replied" (`who` replied first),
@@ -110,11 +121,17 @@ def _locked_item(trace_id: str) -> tuple[Answer, ReviewItem | None]:
 
 
 @transaction.atomic
-def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Actor) -> ReviewItem:
+def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Actor,
+                              seen_question: int | object | None = ...) -> ReviewItem:
+    """`seen_question`: the latest question the sending page showed (None: none), when the
+    page says it; a question asked since, still waiting, refuses the hand-off."""
     note = _written("note", note, "say what the owner should look at")
     answer, item = _locked_item(trace_id)
     if item is None:
         raise NotHeld(answer)
+    if (seen_question is not ... and item.waiting_for_owner
+            and item.owner_question is not None and item.owner_question_id != seen_question):
+        raise AlreadyAsked(item.owner_question)
     now = timezone.now()
     if item.leased_by_id not in (None, user.pk) and item.lease_until and item.lease_until > now:
         raise LeasedByOther(item.leased_by.get_username(), item.lease_until)
