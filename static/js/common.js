@@ -8,6 +8,8 @@
     var el = event.target;
     if (!el || !el.tagName) return false;
     var tag = el.tagName.toLowerCase();
+    // A box, a radio or a button takes no text: a letter pressed there is a shortcut.
+    if (tag === "input" && /^(checkbox|radio|button|submit|reset)$/.test(el.type)) return false;
     return tag === "input" || tag === "textarea" || tag === "select" || el.isContentEditable;
   }
 

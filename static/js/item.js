@@ -327,6 +327,8 @@
     // Each field's errors follow the field itself (or its length counter, which follows it).
     var field = error.previousElementSibling;
     if (field && field.matches("[data-near-limit]")) field = field.previousElementSibling;
+    // A box written inside its label ("Approve it all the same"): the label's own control.
+    if (field && field.tagName === "LABEL" && field.control) field = field.control;
     if (!field || !field.matches("input:not([type=hidden]), select, textarea")) {
       field = (error.closest("td") || error.parentElement)
         .querySelector("input:not([type=hidden]), select, textarea");
