@@ -785,9 +785,9 @@ def _publish_then_progress(
     )
     if waiting:
         messages.info(request, ngettext(
-            "%(n)d held answer a reviewer sent to this document's owners cites it: with its "
+            "%(n)d held answer citing this document waits for an owner's reply: with its "
             "new verdict it goes back to the reviewers, and the hand-off ends.",
-            "%(n)d held answers a reviewer sent to this document's owners cite it: with their "
+            "%(n)d held answers citing this document wait for an owner's reply: with their "
             "new verdicts they go back to the reviewers, and the hand-offs end.",
             waiting) % {"n": waiting})
     return _progress_redirect(request, [document.key, *before,

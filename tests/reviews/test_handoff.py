@@ -78,7 +78,7 @@ def test_a_publish_tells_the_owner_the_answers_sent_to_them_go_back_to_the_revie
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(action, posted_back(page, action, **{"facts-0-value": "30"},
                                                     **PASSAGES_CHECKED), follow=True)
-    assert ("1 held answer a reviewer sent to this document&#x27;s owners cites it: with its "
+    assert ("1 held answer citing this document waits for an owner&#x27;s reply: with its "
             "new verdict it goes back to the reviewers, and the hand-off ends.") in (
         response.content.decode())
     assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
