@@ -1,8 +1,10 @@
 """Citation markers in free answer text, and the sentences that carry them.
 
 A marker is a bracketed list of ids: ``[d1]``, ``[d1, d2]`` or ``[d1][d2]``. Ids use the
-characters ``A-Z a-z 0-9 _ . : -``. A bracket followed directly by ``(`` and a link
-destination is a Markdown link (``[docs](https://...)``), not a citation, and is ignored.
+characters ``A-Z a-z 0-9 _ . : -``; a marker written with Markdown's backslash escapes
+(``[pricing\\_faq]``, ``\\[d9\\]``) is read as CommonMark shows it. A bracket followed
+directly by ``(`` and a link destination is a Markdown link (``[docs](https://...)``), not a
+citation, and is ignored.
 Brackets inside Markdown code are not markers either, nor are those inside a link's
 destination or title: fenced code blocks (`````` ``` `````` or ``~~~``), code spans
 (```plans[0]```), ``(...)`` after a link text and autolinks (``<https://...>``) are blanked
@@ -19,8 +21,14 @@ from gating.model import Sentence
 _ID = r"[A-Za-z0-9_.:\-]+"
 # What a marker can name: an evidence id outside it is cited by claims alone.
 CITE_ID = re.compile(_ID)
-MARKER_RE = re.compile(rf"\[\s*({_ID}(?:\s*,\s*{_ID})*)\s*\](?!\()")
-_SPLIT_IDS = re.compile(r"\s*,\s*")
+# Inside a marker, CommonMark shows a backslash-escaped character without its backslash: a
+# reader sees `[pricing\_faq]` as [pricing_faq], and `[d9\]` or `[d1\, d2]` as markers too.
+# A closing bracket so escaped ends no link text: `[d9\](x)` shows the marker and "(x)".
+_MARKER_ID = r"(?:[A-Za-z0-9_.:\-]|\\[_.:\-])+"
+MARKER_RE = re.compile(
+    rf"\[\s*({_MARKER_ID}(?:\s*\\?,\s*{_MARKER_ID})*)\s*(?:\\\]|\](?!\())")
+_SPLIT_IDS = re.compile(r"\s*\\?,\s*")
+_ESCAPED = re.compile(r"\\(.)")
 
 # A sentence ends at . ! or ? (optionally followed by closing quotes or brackets), then any
 # markers that follow the punctuation, then whitespace or the end of the text. A blank line ends
@@ -48,7 +56,7 @@ def _ids_in(text: str) -> list[str]:
     seen: dict[str, None] = {}
     for match in MARKER_RE.finditer(text):
         for ident in _SPLIT_IDS.split(match.group(1)):
-            seen.setdefault(ident, None)
+            seen.setdefault(_ESCAPED.sub(r"\1", ident) if "\\" in ident else ident, None)
     return list(seen)
 
 

@@ -471,6 +471,7 @@ def _check_unresolved_principals(
 
 def _check_unresolved(pairs: Sequence[object]) -> list[tuple[str, str]]:
     checked: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for index, pair in enumerate(pairs):
         if not isinstance(pair, tuple | list) or len(pair) != 2:
             raise InputError(f"unresolved[{index}]", "must be an (id, reason) pair")
@@ -480,6 +481,10 @@ def _check_unresolved(pairs: Sequence[object]) -> list[tuple[str, str]]:
             raise InputError(path, "must be a non-empty string id")
         if not isinstance(why, str) or why not in UNRESOLVED_REASONS:
             raise InputError(path, UNRESOLVED_CHOICES)
+        if cite_id in seen:
+            # As a JSON object cannot: one id with two reasons would be read both ways at once.
+            raise InputError(path, "listed twice")
+        seen.add(cite_id)
         checked.append((str(cite_id), str(why)))
     checked.sort()
     return checked

@@ -194,13 +194,13 @@ def test_the_verdict_dict_is_json_ready(cases):
 
 
 def test_fingerprints_of_stored_verdicts_stay_as_published(cases):
-    # The README's examples, unchanged since gate 2026.12.3 was released: a change to what the
+    # The README's examples, unchanged since gate 2026.12.4 was released: a change to what the
     # gate outputs (kb_documents on warnings) must not make stored verdicts look stale.
-    assert gating.GATE_VERSION == "2026.12.3"
+    assert gating.GATE_VERSION == "2026.12.4"
     published = {
-        "valid": "2b4f481a02e025ba71f16f76ad7ea6b5274582c9b2b19af80113cbf47dbe0748",
-        "future": "1321cba05b625742b323be460dd6e479b2970849b01d337c23bd3ce6a5c5e124",
-        "conflict": "667dd64b8f3c43c91675d0b7dfcd8c11958b9471b05f134ca20144cac30a4147",
+        "valid": "6dd270da255b0a3cd815e050001dff893216766528fcd5882edefe4da6b5596d",
+        "future": "8f05c6153fef9ab3fded27808c26e84b711e826962e852e3105f172368dc8522",
+        "conflict": "8ade824fe9451c80535eea77e6ac67f570da6e40a129be792b7ab8562d51a27c",
     }
     records = {record["id"]: record for record in cases.published()}
     found = {case: _fp(records[case]) for case in published}
