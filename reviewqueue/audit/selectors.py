@@ -606,7 +606,10 @@ def logged_rows(events: list[AuditEvent], checks: dict[int, str]
         if e.action.startswith("decision.") and isinstance(after.get("decision"), int):
             decisions[after["decision"]] = (
                 {"edited": e.seq} if checks.get(e.seq) == "edited"
-                else {**after, "action": e.action.removeprefix("decision.")})
+                else {**after, "action": e.action.removeprefix("decision."),
+                      # The version decided on: the answer's before the decision.
+                      **({"decided_on_version": e.before["version"]}
+                         if isinstance(e.before, dict) and "version" in e.before else {})})
     return verdicts, decisions
 
 
@@ -631,7 +634,9 @@ def decision_as_logged(d: Any) -> dict[str, Any]:
     return {"action": d.action, "reviewer": d.reviewer.get_username(),
             "decided_on_verdict": d.verdict_id, "reject_reason": d.reject_reason or None,
             "comment_sha256": d.comment_sha256(), "read_passages": d.read_passages,
-            "revisions": _pairs(d.revisions_used)}
+            "revisions": _pairs(d.revisions_used),
+            # The version the answer rests on after it: an edit's new one, else the one decided.
+            "version": d.new_version_id or d.version_id, "decided_on_version": d.version_id}
 
 
 def against_log(stored: dict[str, Any], logged: dict[str, Any] | None) -> list[str] | None:

@@ -365,6 +365,7 @@ LOGGED_FIELDS = {
     "reviewer": gettext_lazy("reviewer"), "decided_on_verdict": gettext_lazy("verdict"),
     "reject_reason": gettext_lazy("reason"), "comment_sha256": gettext_lazy("comment"),
     "read_passages": gettext_lazy("passages expanded"),
+    "version": gettext_lazy("version"), "decided_on_version": gettext_lazy("version decided on"),
     "answer": gettext_lazy("the answer it belongs to"),
     "verdict_sha256": gettext_lazy("findings, warnings, fingerprint or revisions used"),
     "version_sha256": gettext_lazy("text or claims of the version judged"),

@@ -91,7 +91,7 @@ def _events_by(name: str, actions: Q) -> Any:
     key = RawSQL(_ID_OF.format(after=after), (name, name, name), output_field=DecimalField())
     return (AuditEvent.objects.filter(actions).annotate(row_id=key)
             .filter(row_id__isnull=False).order_by("row_id", "seq")
-            .values_list("seq", "action", "after", "trace_id", named=True)
+            .values_list("seq", "action", "before", "after", "trace_id", named=True)
             .iterator(chunk_size=CHUNK))
 
 
@@ -222,6 +222,8 @@ class _DecisionRow(NamedTuple):  # what decision_as_logged reads of a Decision
     comment: str
     read_passages: Any
     revisions_used: Any
+    version_id: int
+    new_version_id: int | None
 
     def comment_sha256(self) -> str | None:
         return Decision.comment_sha256(cast(Any, self))  # the model's own, on this row
@@ -384,7 +386,8 @@ def records_check() -> RecordsCheck:
     username = f"reviewer__{get_user_model().USERNAME_FIELD}"
     decisions = (Decision.objects.filter(id__lte=last_decision).order_by("id")
                  .values_list("id", "answer__trace_id", "action", username, "verdict_id",
-                              "reject_reason", "comment", "read_passages", "revisions_used"))
+                              "reject_reason", "comment", "read_passages", "revisions_used",
+                             "version_id", "new_version_id"))
     for pk, trace_id, action, reviewer, *fields in decisions.iterator(chunk_size=CHUNK):
         check.decisions += 1
         row = _DecisionRow(action, _Reviewer(reviewer), *fields)

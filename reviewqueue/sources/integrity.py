@@ -105,7 +105,13 @@ def _document_problem(document: Document, logged: tuple[object, object, int] | N
     if logged is None:
         return SourceProblem(name, "unpublished", f"{name}: no audit event published it")
     revision, owner, seq = logged
-    now = current.revision if current is not None else None
+    if current is not None and current.document_id != document.pk:
+        # The gate reads the facts of whatever revision the document points at.
+        return SourceProblem(name, "document_state", (
+            f"{name}: its current revision is {current.revision} of another document, but its "
+            f"last audit event, #{seq}, left it its own revision {revision}"))
+    # The gate takes a document whose withdrawal date is set as withdrawn, whatever it points at.
+    now = current.revision if current is not None and document.withdrawn_at is None else None
     if now != revision:
         def said(r: object) -> str:
             return f"revision {r}" if r is not None else "withdrawn"

@@ -185,7 +185,9 @@ def test_an_approval_or_a_verdict_moved_to_another_answer_fails_the_verification
         assert (f"{kind} #{pk} of answer t-other: changed after its audit event recorded it "
                 "(answer: recorded for t-story") in said
     page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    assert "changed after its audit event recorded it (the answer it belongs to)" in page
+    # The decision names its versions too: they were moved with it.
+    assert ("changed after its audit event recorded it (the answer it belongs to, version, "
+            "version decided on)") in page
 
 
 def test_a_deleted_approval_fails_the_verification(
