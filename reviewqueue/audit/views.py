@@ -102,6 +102,7 @@ def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
     kind = problem.get("kind")
     name = (_("Answer %(trace)s") if kind == "answer"
             else _("Verdict #%(id)s of %(trace)s") if kind == "verdict"
+            else _("An owner's reply on %(trace)s") if kind == "reply"
             else _("Decision #%(id)s of %(trace)s")) % values
     if kind == "answer" and problem.get("code") == "changed":
         label = _("changed after its last audit event (%(fields)s)") % {"fields": ", ".join(
@@ -366,6 +367,7 @@ LOGGED_FIELDS = {
     "reject_reason": gettext_lazy("reason"), "comment_sha256": gettext_lazy("comment"),
     "read_passages": gettext_lazy("passages expanded"),
     "version": gettext_lazy("version"), "decided_on_version": gettext_lazy("version decided on"),
+    "reply": gettext_lazy("reply"), "replied_by": gettext_lazy("who replied"),
     "answer": gettext_lazy("the answer it belongs to"),
     "verdict_sha256": gettext_lazy("findings, warnings, fingerprint or revisions used"),
     "version_sha256": gettext_lazy("text or claims of the version judged"),

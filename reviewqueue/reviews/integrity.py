@@ -9,6 +9,7 @@ store, as the sources are against the events that published them (sources/integr
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from reviewqueue.audit.selectors import (
     logged_rows,
     verdict_as_logged,
 )
-from reviewqueue.reviews.models import Answer, AnswerVersion, Decision, Verdict
+from reviewqueue.reviews.models import Answer, AnswerVersion, Decision, OwnerQuestion, Verdict
 from reviewqueue.snapshot import in_one_snapshot
 
 CHUNK = 2000
@@ -35,7 +36,8 @@ CHUNK = 2000
 
 @dataclass(frozen=True)
 class RecordProblem:
-    """One row that differs: an "answer", a "verdict" or a "decision" (`kind`) by its id, and
+    """One row that differs: an "answer", a "verdict", a "decision" or an owner's "reply" (`kind`,
+    a reply by its question's id) by its id, and
     its answer's trace_id; `code` is "unrecorded" (no event recorded it), "changed" (`fields`
     differ from what its event recorded, "answer" when it now belongs to another answer; of an
     answer, "status" or "current_verdict" as its last event left them, or "current_version" not
@@ -394,7 +396,49 @@ def records_check() -> RecordsCheck:
         check.found(_problem("decision", pk, trace_id, decision_as_logged(row),
                              logged_decisions.logged(pk)))
     logged_decisions.rest(Decision)
+    _replies_against_log(check)
     return check
+
+
+def _replies_against_log(check: RecordsCheck) -> None:
+    """Every owner's reply against the event that recorded it, which keeps its digest and who
+    wrote it: an answer's replies, oldest first, and its `review_item.owner_replied` events, in
+    the chain's order, go one with the other. A reply rewritten in the table would otherwise
+    tell the reviewer what no owner wrote."""
+    logged: dict[str, list[tuple[int, str, Any]]] = {}
+    for seq, trace_id, actor, after in (
+            AuditEvent.objects.filter(action="review_item.owner_replied").order_by("seq")
+            .values_list("seq", "trace_id", "actor", "after").iterator(chunk_size=CHUNK)):
+        logged.setdefault(trace_id, []).append((seq, actor, after))
+    username = f"replied_by__{get_user_model().USERNAME_FIELD}"
+    replies = (OwnerQuestion.objects.filter(replied_at__isnull=False)
+               .order_by("answer_id", "replied_at", "pk")
+               .values_list("pk", "answer__trace_id", "reply", username))
+    taken: dict[str, int] = {}
+    for pk, trace_id, reply, by in replies.iterator(chunk_size=CHUNK):
+        index = taken[trace_id] = taken.get(trace_id, -1) + 1
+        events = logged.get(trace_id, [])
+        name = f"reply #{pk} of answer {trace_id}"
+        if index >= len(events):
+            check.found(RecordProblem("reply", pk, trace_id, "unrecorded", (
+                f"{name}: no audit event recorded it (not made through ReviewQueue, or its "
+                "event was taken out of the log)")))
+            continue
+        seq, actor, after = events[index]
+        after = after if isinstance(after, dict) else {}
+        changed = [f for f, differs in (
+            ("reply", "reply_sha256" in after and after["reply_sha256"]
+             != hashlib.sha256(reply.encode()).hexdigest()),
+            ("replied_by", str(actor).split(" ")[0] != f"user:{by}")) if differs]
+        if changed and _intact(seq):
+            check.found(RecordProblem("reply", pk, trace_id, "changed", (
+                f"{name}: changed after its audit event recorded it ({', '.join(changed)})"),
+                tuple(changed)))
+    for trace_id, events in logged.items():
+        for seq, _actor, _after in events[taken.get(trace_id, -1) + 1:]:
+            check.found(RecordProblem("reply", 0, trace_id, "missing", (
+                f"reply of answer {trace_id}: audit event #{seq} recorded it, and it is no "
+                "longer stored (deleted)")))
 
 
 def records_report(answers: int | None, verdicts: int, decisions: int, count: int,

@@ -429,7 +429,8 @@ def conflict_dismiss(
             **({"dismissal_reason": code} if code in DISMISSAL_CODES else {}),
             **({"exceptions": exceptions} if exceptions else {}),
             # The log keeps no free text (it can never be purged); its digest proves the
-            # justification the conflict page shows is the one given.
+            # justification the conflict page shows is the one given (the sources check
+            # compares them).
             "reason_sha256": hashlib.sha256(conflict.dismissal_reason.encode()).hexdigest(),
         },
     )

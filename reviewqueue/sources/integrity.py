@@ -8,11 +8,12 @@ body and the access list: the stored rows are checked against those."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.snapshot import in_one_snapshot
-from reviewqueue.sources.models import Document, Revision
+from reviewqueue.sources.models import Conflict, Document, Revision
 from reviewqueue.sources.services import published_owner, stored_body, with_body
 
 
@@ -24,7 +25,8 @@ class SourceProblem:
 
     name: str
     # "unpublished", "access_list", "body", "deleted" (of a revision); "document_access",
-    # "document_state" or "document_owner" (of a document)
+    # "document_state" or "document_owner" (of a document); "conflict_state" or
+    # "conflict_justification" (of a conflict)
     code: str
     detail: str
 
@@ -128,12 +130,58 @@ def _document_problem(document: Document, logged: tuple[object, object, int] | N
         f"revision {current.revision} lets {current.allowed_principals}"))
 
 
+@dataclass
+class _LoggedConflict:
+    """A conflict as its last event left it, and the digest of the justification its last
+    dismissal recorded (None: never dismissed, or dismissed before digests were recorded)."""
+
+    after: dict[str, object]
+    seq: int
+    justification: object = None
+
+
+def _logged_conflicts() -> dict[str, _LoggedConflict]:
+    logged: dict[str, _LoggedConflict] = {}
+    for e in (AuditEvent.objects.filter(object_type="conflict").order_by("seq")
+              .only("seq", "object_id", "after").iterator(chunk_size=2000)):
+        if not isinstance(e.after, dict):
+            continue
+        earlier = logged.get(e.object_id)
+        logged[e.object_id] = _LoggedConflict(
+            e.after, e.seq, e.after.get("reason_sha256", earlier and earlier.justification))
+    return logged
+
+
+def _conflict_problem(conflict: Conflict, logged: _LoggedConflict | None
+                      ) -> SourceProblem | None:
+    """A conflict whose status, subject or key is not what its last event left, or whose
+    justification is not the one its dismissal recorded. The gate leaves out the facts of a
+    dismissed conflict: one dismissed in the table alone would pass the answers it holds."""
+    name = f"conflict #{conflict.pk}"
+    if logged is None:
+        return SourceProblem(name, "conflict_state", f"{name} ({conflict.key}): no audit "
+                                                     "event opened it")
+    said = (logged.after.get("status"), logged.after.get("subject", conflict.subject),
+            logged.after.get("key", conflict.key))
+    if said != (conflict.status, conflict.subject, conflict.key):
+        return SourceProblem(name, "conflict_state", (
+            f"{name}: is {conflict.status} on {conflict.key!r}, but its last audit event, "
+            f"#{logged.seq}, left it {said[0]} on {said[2]!r}"))
+    if conflict.status == Conflict.Status.DISMISSED and logged.justification is not None and (
+            hashlib.sha256(conflict.dismissal_reason.encode()).hexdigest()
+            != logged.justification):
+        return SourceProblem(name, "conflict_justification", (
+            f"{name} ({conflict.key}): its justification is not the one its dismissal "
+            "recorded"))
+    return None
+
+
 @in_one_snapshot
 def sources_check() -> SourcesCheck:
     """Every revision against the event that published it, each publication against a stored
-    revision, and every document's current revision, owner and access list against what its
-    events left. In one snapshot: a publication committing while the check reads is then in
-    neither the events nor the rows."""
+    revision, every document's current revision, owner and access list, and every conflict's
+    status and justification, against what their events left. In one snapshot: a publication
+    committing while the check reads is then in neither the events nor the rows."""
     check = SourcesCheck()
     logged = _logged()
     stored: set[tuple[str, str]] = set()
@@ -154,6 +202,10 @@ def sources_check() -> SourcesCheck:
     for document in documents.iterator(chunk_size=2000):
         check.documents += 1
         if problem := _document_problem(document, logged.documents.get(document.key)):
+            check.problems.append(problem)
+    conflicts = _logged_conflicts()
+    for conflict in Conflict.objects.order_by("pk").iterator(chunk_size=2000):
+        if problem := _conflict_problem(conflict, conflicts.get(str(conflict.pk))):
             check.problems.append(problem)
     return check
 

@@ -105,7 +105,7 @@ class Command(BaseCommand):
             "--jsonl", type=Path, default=None,
             help="Verify a JSON Lines export instead of the database (nothing is stored). It "
                  "must be a full export: an event missing from it fails, as one deleted from "
-                 "the log would.",
+                 "the log would, but for events cut from its end, which only --anchor shows.",
         )
         parser.add_argument(
             "--partial", action="store_true",

@@ -1,0 +1,72 @@
+"""The log keeps no free text: an owner's reply and a conflict's justification are recorded as
+their SHA-256 ("its digest proves the justification the conflict page shows is the one given",
+sources/conflicts.py), as a decision's comment is. The comment's digest is checked by every
+verification; nothing ever compares the reply's or the justification's with the rows, nor the
+conflict's status with the events that set it: each can be rewritten in the table, and
+verify_audit still says the store stands where the log left it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from reviewqueue.audit.services import Actor, audit_verify
+from reviewqueue.reviews.services import handoff
+from reviewqueue.sources.conflicts import conflict_dismiss
+from reviewqueue.sources.models import Conflict
+from tests.audit.conftest import tampering
+
+pytestmark = pytest.mark.django_db
+
+
+def _unchanged() -> bool:
+    run = audit_verify(trigger="command", requested_by="test", record=False)
+    assert run.ok, run.detail
+    return bool(run.sources_ok and run.records_ok)
+
+
+def test_an_owner_reply_rewritten_in_the_table_fails_the_verification(
+    hold: Callable[..., str], reviewer: Any, owner: Any
+) -> None:
+    trace = hold()
+    handoff.review_item_send_to_owner(trace_id=trace, user=reviewer, note="Which is right?",
+                                      actor=Actor.of_user(reviewer))
+    handoff.review_item_owner_reply(trace_id=trace, user=owner,
+                                    reply="The EU page is out of date; 14 days is right.",
+                                    actor=Actor.of_user(owner))
+    assert _unchanged()
+    with tampering() as cursor:
+        cursor.execute("UPDATE reviews_ownerquestion SET reply = 'Both are right, approve it.'")
+
+    assert not _unchanged()
+
+
+def test_a_dismissal_rewritten_or_made_in_the_table_fails_the_verification(
+    sources: None, owner: Any
+) -> None:
+    conflict = Conflict.objects.get()
+    conflict_dismiss(conflict_id=conflict.pk, reason="different plans: the EU page is for EU "
+                     "customers", user=owner, actor=Actor.of_user(owner))
+    assert _unchanged()
+    with tampering() as cursor:
+        cursor.execute("UPDATE sources_conflict SET dismissal_reason = 'both valid: checked "
+                       "with legal' WHERE id = %s", [conflict.pk])
+
+    assert not _unchanged()
+
+
+def test_a_conflict_dismissed_in_the_table_only_fails_the_verification(
+    sources: None, owner: Any
+) -> None:
+    """The gate leaves out every fact on a dismissed (subject, key): answers held for the
+    conflict pass at their next evaluation, though no event dismissed it."""
+    conflict = Conflict.objects.get()
+    assert conflict.status == "open"
+    with tampering() as cursor:
+        cursor.execute("UPDATE sources_conflict SET status = 'dismissed', dismissed_by_id = %s, "
+                       "dismissed_at = now(), dismissal_reason = 'both valid: fine', "
+                       "dismissed_signature = signature WHERE id = %s", [owner.pk, conflict.pk])
+
+    assert not _unchanged()
