@@ -99,4 +99,5 @@ def _enqueue(w: Window) -> None:
 
     kwargs = {"since": w.since.isoformat(), "until": w.until.isoformat(),
               "release": w.release, "bucket": w.bucket}
-    transaction.on_commit(lambda: refresh_metrics.delay(**kwargs))
+    # A broker that cannot be reached must not fail the page that asked (robust: logged).
+    transaction.on_commit(lambda: refresh_metrics.delay(**kwargs), robust=True)

@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
@@ -120,10 +121,17 @@ def job_detail(request: HttpRequest, job_id: UUID) -> HttpResponse:
 def job_progress_json(request: HttpRequest, job_id: UUID) -> JsonResponse:
     """The job's progress, with the words the page shows in the reader's language."""
     job = _visible_job(request, job_id)
+    changed = (ngettext("%(changed)s answer got a new verdict.",
+                        "%(changed)s answers got a new verdict.", job.changed)
+               if job.state in (Job.State.FINISHED, Job.State.FAILED) else
+               ngettext("%(changed)s answer got a new verdict so far.",
+                        "%(changed)s answers got a new verdict so far.", job.changed))
     return JsonResponse({
         **job_progress(job),
         "text": job.summary,
         "state_label": job.get_state_display(),
+        # The sentence under the bar on the job's own page, as the page draws it.
+        "changed_text": changed % {"changed": job.changed},
     })
 
 

@@ -52,6 +52,7 @@ from reviewqueue.reviews.services.decisions import (
     answer_decide,
     claim_paths,
 )
+from reviewqueue.reviews.services.evaluation import verdict_is_fresh
 from reviewqueue.reviews.services.leases import lease_claim, lease_release
 from reviewqueue.reviews.services.transitions import says_the_same
 from reviewqueue.sources.api import actor_of
@@ -392,7 +393,8 @@ class DecisionView(ReviewerView):
             # refuses it (approve_refused) rather than ask for a flag that cannot help.
             if (page is not None and page.may_decide and page.contradicted
                     and page.verdict.decision != Verdict.Decision.ABSTAIN
-                    and says_the_same(sent["verdict"], page.verdict)):
+                    and says_the_same(sent["verdict"], page.verdict)
+                    and verdict_is_fresh(page.answer, page.verdict)):
                 # Named by their index in `claims`, as the findings name them; those whose
                 # source could not be read are not said to be wrong.
                 refuted = [n for n in page.contradicted if n not in page.unchecked]

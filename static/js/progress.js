@@ -30,6 +30,12 @@
     if (cell) {
       cell.textContent = String(job.changed);
     }
+    // One job's page says it in a sentence under the bar.
+    var card = el.closest(".card");
+    var sentence = card && card.querySelector("p[data-changed]");
+    if (sentence && job.changed_text) {
+      sentence.textContent = job.changed_text;
+    }
     showChangedTotal();
   }
 
