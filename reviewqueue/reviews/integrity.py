@@ -20,7 +20,7 @@ from django.db import connection
 from django.db.models import DecimalField, Model, Q
 from django.db.models.expressions import RawSQL
 
-from reviewqueue.audit.hashing import HASHED_FIELDS, event_hash, hashed_fields_of
+from reviewqueue.audit.hashing import HASHED_FIELDS, content_sha256, event_hash, hashed_fields_of
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.selectors import (
     against_log,
@@ -51,10 +51,14 @@ class RecordProblem:
     code: str
     detail: str
     fields: tuple[str, ...] = ()
+    # A digest of what the row holds now, where it differs: a second change to a row already
+    # reported changes the findings, and so raises a new alert (the chain's findings carry the
+    # recomputed hash for the same reason).
+    evidence: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "id": self.id, "trace_id": self.trace_id, "code": self.code,
-                "detail": self.detail, "fields": list(self.fields)}
+                "detail": self.detail, "fields": list(self.fields), "evidence": self.evidence}
 
 
 # A check keeps the first this many problems (what a verification run stores) and counts the
@@ -242,7 +246,7 @@ def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
     if logged is None:
         return RecordProblem(kind, pk, trace_id, "unrecorded", (
             f"{name}: no audit event recorded it (not made through ReviewQueue, or its event "
-            "was taken out of the log)"))
+            "was taken out of the log)"), evidence=content_sha256(stored))
     changed = against_log(stored, logged.fields) or []
     moved = logged.trace_id and logged.trace_id != trace_id
     if moved:
@@ -252,7 +256,8 @@ def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
     said = ", ".join(f"answer: recorded for {logged.trace_id}" if f == "answer"
                      else _SAID.get(f, f) for f in changed)
     return RecordProblem(kind, pk, trace_id, "changed", (
-        f"{name}: changed after its audit event recorded it ({said})"), tuple(changed))
+        f"{name}: changed after its audit event recorded it ({said})"), tuple(changed),
+        content_sha256(stored))
 
 
 def _intact(seq: int) -> bool:
@@ -345,7 +350,7 @@ def _answer_problem(pk: int, trace_id: str, status: str, verdict_id: int | None,
     if seq is None:
         return RecordProblem("answer", pk, trace_id, "unrecorded", (
             f"{name}: no audit event recorded its status (not made through ReviewQueue, or its "
-            "events were taken out of the log)"))
+            "events were taken out of the log)"), evidence=content_sha256([status, verdict_id]))
     changed = changed_since_logged(status, verdict_id, version_id, logged_status,
                                    logged_verdict, judged_id)
     if not changed or not _intact(seq):
@@ -358,7 +363,8 @@ def _answer_problem(pk: int, trace_id: str, status: str, verdict_id: int | None,
         f"current version: #{version_id}, where its current verdict judged #{judged_id}"
         for field in changed)
     return RecordProblem("answer", pk, trace_id, "changed", (
-        f"{name}: changed after its last audit event ({said})"), tuple(changed))
+        f"{name}: changed after its last audit event ({said})"), tuple(changed),
+        content_sha256([status, verdict_id, version_id]))
 
 
 @in_one_snapshot
@@ -422,7 +428,7 @@ def _replies_against_log(check: RecordsCheck) -> None:
         if index >= len(events):
             check.found(RecordProblem("reply", pk, trace_id, "unrecorded", (
                 f"{name}: no audit event recorded it (not made through ReviewQueue, or its "
-                "event was taken out of the log)")))
+                "event was taken out of the log)"), evidence=content_sha256([reply, by])))
             continue
         seq, actor, after = events[index]
         after = after if isinstance(after, dict) else {}
@@ -433,7 +439,7 @@ def _replies_against_log(check: RecordsCheck) -> None:
         if changed and _intact(seq):
             check.found(RecordProblem("reply", pk, trace_id, "changed", (
                 f"{name}: changed after its audit event recorded it ({', '.join(changed)})"),
-                tuple(changed)))
+                tuple(changed), content_sha256([reply, by])))
     for trace_id, events in logged.items():
         for seq, _actor, _after in events[taken.get(trace_id, -1) + 1:]:
             check.found(RecordProblem("reply", 0, trace_id, "missing", (

@@ -9,8 +9,9 @@ body and the access list: the stored rows are checked against those."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from reviewqueue.audit.hashing import content_sha256
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.snapshot import in_one_snapshot
 from reviewqueue.sources.models import Conflict, Document, Revision
@@ -29,9 +30,13 @@ class SourceProblem:
     # "conflict_justification" (of a conflict)
     code: str
     detail: str
+    # A digest of what the row holds now: a second change to one already reported is news
+    # (see reviews.integrity.RecordProblem).
+    evidence: str = ""
 
     def as_dict(self) -> dict[str, str]:
-        return {"name": self.name, "code": self.code, "detail": self.detail}
+        return {"name": self.name, "code": self.code, "detail": self.detail,
+                "evidence": self.evidence}
 
 
 @dataclass
@@ -80,22 +85,30 @@ def _logged() -> _Logged:
     return logged
 
 
-def _revision_problem(revision: Revision,
-                      logged: dict[str, object] | None) -> SourceProblem | None:
-    """What differs between a stored revision and the event that published it, if anything."""
+def _revision_problems(revision: Revision,
+                       logged: dict[str, object] | None) -> list[SourceProblem]:
+    """Each way a stored revision differs from the event that published it: its access list
+    and its body are told apart, so that a change to the one is not hidden behind the other."""
     name = f"{revision.document.key}@{revision.revision}"
     if logged is None:
-        return SourceProblem(name, "unpublished", f"{name}: no audit event published it")
+        return [SourceProblem(name, "unpublished", f"{name}: no audit event published it",
+                              revision.body_digest)]
+    problems = []
     if logged.get("allowed_principals", revision.allowed_principals) != \
             revision.allowed_principals:
-        return SourceProblem(name, "access_list", (
+        problems.append(SourceProblem(name, "access_list", (
             f"{name}: may be read by {revision.allowed_principals}, but was published for "
-            f"{logged['allowed_principals']}"))
-    if stored_body(revision, str(published_owner(logged))).digest() != logged.get(
-            "body_digest", revision.body_digest):
-        return SourceProblem(name, "body", f"{name}: its title, dates, passages or facts are "
-                                           "not those it was published with")
-    return None
+            f"{logged['allowed_principals']}"), content_sha256(revision.allowed_principals)))
+    stored = stored_body(revision, str(published_owner(logged)))
+    if "allowed_principals" in logged:
+        # The access list is compared on its own above; the body digest covers the rest.
+        stored = replace(stored, allowed_principals=tuple(logged["allowed_principals"]))
+    body = stored.digest()
+    if body != logged.get("body_digest", revision.body_digest):
+        problems.append(SourceProblem(name, "body", f"{name}: its title, dates, passages or "
+                                                    "facts are not those it was published with",
+                                      body))
+    return problems
 
 
 def _document_problem(document: Document, logged: tuple[object, object, int] | None
@@ -191,8 +204,7 @@ def sources_check() -> SourcesCheck:
         check.revisions += 1
         key = (revision.document.key, revision.revision)
         stored.add(key)
-        if problem := _revision_problem(revision, logged.published.get(key)):
-            check.problems.append(problem)
+        check.problems += _revision_problems(revision, logged.published.get(key))
     for (document, revision), published in logged.published.items():
         if (document, revision) not in stored:
             check.problems.append(SourceProblem(f"{document}@{revision}", "deleted", (
@@ -202,11 +214,14 @@ def sources_check() -> SourcesCheck:
     for document in documents.iterator(chunk_size=2000):
         check.documents += 1
         if problem := _document_problem(document, logged.documents.get(document.key)):
-            check.problems.append(problem)
+            check.problems.append(replace(problem, evidence=content_sha256([
+                document.current_revision_id, document.withdrawn_at, document.owner_id,
+                document.allowed_principals])))
     conflicts = _logged_conflicts()
     for conflict in Conflict.objects.order_by("pk").iterator(chunk_size=2000):
         if problem := _conflict_problem(conflict, conflicts.get(str(conflict.pk))):
-            check.problems.append(problem)
+            check.problems.append(replace(problem, evidence=content_sha256([
+                conflict.status, conflict.subject, conflict.key, conflict.dismissal_reason])))
     return check
 
 

@@ -148,7 +148,8 @@ def test_the_checks_stream_their_rows_with_no_cursor_kept_past_a_commit(
     with (mock.patch.object(records, "verdict_as_logged", open_cursors(records.verdict_as_logged)),
           mock.patch.object(records, "decision_as_logged",
                             open_cursors(records.decision_as_logged)),
-          mock.patch.object(sources, "_revision_problem", open_cursors(sources._revision_problem))):
+          mock.patch.object(sources, "_revision_problems",
+                            open_cursors(sources._revision_problems))):
         run = verify()
 
     assert run.records_ok and run.sources_ok
