@@ -197,7 +197,15 @@ class DeadLetter(models.Model):
 
     class Meta:
         ordering = ["-failed_at"]
-        indexes = [models.Index(fields=["failed_at"], name="dead_letter_age")]
+        indexes = [
+            models.Index(fields=["failed_at"], name="dead_letter_age"),
+            # Letters are kept once resolved: a finished chunk resolves the open letters of
+            # the answers it did, and /jobs/ and the metrics count those still waiting.
+            models.Index(fields=["answer_id"], name="dead_letter_open_answer",
+                         condition=models.Q(resolved_at__isnull=True)),
+            models.Index(fields=["failed_at"], name="dead_letter_waiting",
+                         condition=models.Q(resolved_at__isnull=True, retried_at__isnull=True)),
+        ]
         constraints = [
             # A chunk delivered again stores the same failure again: one letter it is.
             models.UniqueConstraint(fields=["job", "answer_id"], name="dead_letter_job_answer"),

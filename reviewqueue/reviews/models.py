@@ -241,6 +241,11 @@ class ReviewItem(models.Model):
             # as PostgreSQL uses a partial index only for a query that implies its condition.
             models.Index(fields=["answer"], name="review_item_conflicting",
                          condition=models.Q(reasons__contains=["conflicting_sources"])),
+            # The answers waiting for their owners, a few however long the queue: the inbox
+            # lists them by question, a correction counts those citing its document.
+            models.Index(fields=["owner_question", "answer"],
+                         name="review_item_waiting_for_owner",
+                         condition=models.Q(waiting_for_owner=True)),
         ]
         constraints = [
             # What it waits for is a question on record, its page and the inbox show it.

@@ -973,12 +973,16 @@ def held_answers_of(conflict: Conflict, user: Any, *, limit: int = 20) -> list[A
     """The first `limit` held answers, oldest in the queue first, that `conflict` is holding
     and `user` may read in full: those held_answer_counts counts. One query."""
     from reviewqueue.accounts.principals import user_principals
+    from reviewqueue.reviews.models import RetrievedItem
     from reviewqueue.reviews.selectors.queue import visible_items
 
+    # A probe, not a join: joined, every citation of the documents was read, deduplicated and
+    # sorted before the first 20; probed, the queue is walked oldest first until 20 match.
+    cites = RetrievedItem.objects.filter(answer_id=OuterRef("answer_id"),
+                                         document_key__in=conflict.documents)
     items = (
         visible_items(user_principals(user))
-        .filter(reasons__contains=["conflicting_sources"],
-                answer__retrieved__document_key__in=conflict.documents,
+        .filter(Exists(cites), reasons__contains=["conflicting_sources"],
                 answer__current_version__claim_keys__contains=[conflict.key])
         .alias(asks=Func(F("answer__current_version__claims"), RawSQL("%s::jsonpath", [_ASKS]),
                          Value(json.dumps({"key": conflict.key,
@@ -986,7 +990,7 @@ def held_answers_of(conflict: Conflict, user: Any, *, limit: int = 20) -> list[A
                          function="jsonb_path_exists", output_field=BooleanField()))
         .filter(asks=True)
         .select_related("answer")
-        .distinct().order_by("entered_at", "id")
+        .order_by("entered_at", "id")
     )
     return [item.answer for item in items[:limit]]
 

@@ -1,0 +1,125 @@
+"""The answers waiting for their owners are a few hundred in a queue of tens of thousands: the
+owner's pages find them without reading the whole queue or every citation of a document.
+
+100,000 stored answers (one in four held, one held answer in 97 waiting for its owners, who
+asked olivia), built in SQL and analyzed, cite twenty public documents: each document is cited
+some 10,000 times. Each statement is captured and run with EXPLAIN ANALYZE:
+
+- the inbox lists the answers sent to the owner ("Answers reviewers sent you"), the longest
+  waiting first: it must not scan the queue for the few waiting;
+- the owner ends a fact of one document from its page; before publishing, the page counts the
+  held answers citing it that a reviewer sent to the owners (the message after the
+  publication says how many go back to the reviewers): it must read about the answers waiting,
+  not every citation of the document.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from reviewqueue.reviews.models import (
+    Answer,
+    AnswerVersion,
+    OwnerQuestion,
+    RetrievedItem,
+    ReviewItem,
+)
+from reviewqueue.sources.models import Fact
+from tests.perf.builders import held_copies
+
+pytestmark = pytest.mark.django_db
+
+STORED = 100_000
+GROWING = tuple(m._meta.db_table for m in (Answer, AnswerVersion, RetrievedItem, ReviewItem))
+# Rows of a growing table a statement may read: the answers waiting for owners (about 260
+# here) with a probe or two each, not the 25,000 queued nor the 10,000 citations of a document.
+BOUND = 2_000
+
+
+def _fact(key: str, value: Any) -> dict[str, Any]:
+    return {"key": key, "value": value, "valid_from": "2026-01-01", "valid_until": None,
+            "span": "p1"}
+
+
+def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _nodes(child)
+
+
+def _explained(sql: str) -> tuple[dict[str, int], str]:
+    """Rows the statement read from each growing table, and its plan."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
+        [[document]] = cursor.fetchall()
+        cursor.execute(f"EXPLAIN {sql}")
+        text = "\n".join(row[0] for row in cursor.fetchall())
+    plan = (document if isinstance(document, list) else json.loads(document))[0]["Plan"]
+    read: dict[str, int] = {}
+    for node in _nodes(plan):
+        if (table := node.get("Relation Name")) in GROWING:
+            read[table] = read.get(table, 0) + (
+                node["Actual Rows"] + node.get("Rows Removed by Filter", 0)
+                + node.get("Rows Removed by Index Recheck", 0)) * node["Actual Loops"]
+    return read, text
+
+
+@pytest.fixture
+def backlog(owner: Any, publish: Callable[..., Any], submit: Callable[..., Any]) -> None:
+    for n in range(20):
+        publish(f"kb-{n:02d}", facts=[_fact("trial_days" if n < 2 else f"plan_{n}", 14 + n)])
+    response = submit("perf-template", as_of=None, retrieved=[
+        {"cite": "d1", "document_id": "kb-00", "revision": "r1", "span": "p1"},
+        {"cite": "d2", "document_id": "kb-01", "revision": "r1", "span": "p1"},
+    ])
+    assert response.json()["status"] == "held", response.json()
+    held_copies(Answer.objects.get(trace_id="perf-template"), STORED - 1, "perf-",
+                public_documents=20, hr_documents=3, held_every=4)
+    with connection.cursor() as cursor:
+        # The questions the builder asked were of nobody: olivia was asked them.
+        cursor.execute(f'UPDATE "{OwnerQuestion._meta.db_table}" '
+                       "SET owners = ARRAY[%s]::bigint[]", [owner.pk])
+        cursor.execute("ANALYZE")
+    assert RetrievedItem.objects.filter(document_key="kb-07").count() > 9_000
+    assert 200 < ReviewItem.objects.filter(waiting_for_owner=True).count() < 300
+
+
+def test_the_inbox_lists_the_answers_sent_to_the_owner_without_scanning_the_queue(
+    backlog: None, client: Any, owner: Any,
+) -> None:
+    client.force_login(owner)
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get("/owner/").status_code == 200
+    listed = [q["sql"] for q in captured.captured_queries
+              if '"waiting_for_owner"' in q["sql"] and '"owners" @>' in q["sql"]]
+    assert listed
+    for sql in listed:
+        read, text = _explained(sql)
+        scanned = [t for t in GROWING if re.search(rf"Seq Scan on {t}\b", text)]
+        assert not scanned and max(read.values()) <= BOUND, (
+            f"listing the answers sent to the owner reads {read} rows (sequential scan on "
+            f"{scanned}):\n{sql}\n{text}")
+
+
+def test_the_waiting_count_does_not_read_every_citation_of_the_document(
+    backlog: None, client: Any, owner: Any,
+) -> None:
+    fact = Fact.objects.get(revision__document__key="kb-07")
+
+    client.force_login(owner)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post("/owner/documents/kb-07/end-validity",
+                               {"fact_id": fact.pk, "last_day": "2026-06-30"})
+    assert response.status_code == 302, response.content
+    [sql] = [q["sql"] for q in captured.captured_queries
+             if '"waiting_for_owner"' in q["sql"] and "COUNT(" in q["sql"].upper()]
+    read, text = _explained(sql)
+    assert max(read.values()) <= BOUND, (
+        f"counting the answers sent to the owners reads {read} rows:\n{sql}\n{text}")
