@@ -24,6 +24,7 @@ from django.http import (
     HttpResponseRedirect,
     JsonResponse,
     QueryDict,
+    RawPostDataException,
 )
 from django.shortcuts import render
 from django.urls import reverse
@@ -393,7 +394,8 @@ def leave(request: HttpRequest, trace_id: str) -> HttpResponse:
             return JsonResponse({"error": "invalid", "detail": "until: the offset is missing"},
                                 status=400)
         seen = seen.astimezone(UTC)  # PostgreSQL holds offsets up to 15:59, Python to 23:59
-    except (ValueError, KeyError, TypeError, RecursionError, OverflowError):
+    except (ValueError, KeyError, TypeError, RecursionError, OverflowError,
+            RawPostDataException):  # a form body, read already as a form (RefuseNulMiddleware)
         return JsonResponse({"error": "invalid",
                              "detail": "until: a date and time with its offset, as renew "
                                        "answered"}, status=400)
@@ -414,7 +416,8 @@ def expanded(request: HttpRequest, trace_id: str) -> HttpResponse:
         if "\x00" in cite:
             raise ValueError(cite)
         cite.encode()
-    except (ValueError, KeyError, TypeError, RecursionError, OverflowError):
+    except (ValueError, KeyError, TypeError, RecursionError, OverflowError,
+            RawPostDataException):
         return JsonResponse({"error": "invalid"}, status=400)
     try:
         passage_expansion_record(answer=answer, verdict_id=verdict_id, user=request.user,

@@ -8,7 +8,6 @@ the text the reviewer replaced still reads as the one the log vouches for."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,25 +19,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def edited(publish: Callable[..., Any], submit: Callable[..., Any], reviewer: Any) -> Any:
+def edited(edited_answer: Any) -> Any:
     """A held answer a reviewer edited: version 1 as submitted, version 2 the reviewer's."""
-    from reviewqueue.audit.services import Actor
-    from reviewqueue.reviews.models import Answer
-    from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
-
-    for document, days in (("pricing", 14), ("pricing-eu", 30)):
-        publish(document, "r1", facts=[{"key": "trial_days", "value": days, "span": "p1",
-                                        "valid_from": "2026-01-01", "valid_until": None}])
-    assert submit("t-1", as_of=None, retrieved=[
-        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
-        {"cite": "d2", "document_id": "pricing-eu", "revision": "r1", "span": "p1"},
-    ]).json()["status"] == "held"
-    answer = Answer.objects.get(trace_id="t-1")
-    result = answer_decide(trace_id="t-1", user=reviewer, actor=Actor.of_user(reviewer),
-                           data=DecisionInput(action="edit", verdict_id=answer.current_verdict_id,
-                                              text="In the US the trial lasts 14 days [d1].",
-                                              claims=[{"key": "trial_days", "value": 14,
-                                                       "cite": "d1"}]))
+    result = edited_answer
     decision = result.decision
     assert decision.new_version.number == 2 and decision.version.number == 1
     event = AuditEvent.objects.get(action="decision.edit")

@@ -288,26 +288,10 @@ def test_a_rewritten_answer_text_or_finding_fails_the_verification(
 
 
 def test_an_edited_version_rewritten_afterwards_fails_the_verification(
-    publish: Callable[..., Any], submit: Callable[..., Any], reviewer: Any, tamper: Any
+    edited_answer: Any, tamper: Any
 ) -> None:
     """A version a reviewer wrote is vouched for by the event of their edit."""
-    from reviewqueue.audit.services import Actor
-    from reviewqueue.reviews.models import Answer
-    from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
-
-    for document, days in (("pricing", 14), ("pricing-eu", 30)):
-        publish(document, "r1", facts=[{"key": "trial_days", "value": days, "span": "p1",
-                                        "valid_from": "2026-01-01", "valid_until": None}])
-    assert submit("t-1", as_of=None, retrieved=[
-        {"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
-        {"cite": "d2", "document_id": "pricing-eu", "revision": "r1", "span": "p1"},
-    ]).json()["status"] == "held"
-    answer = Answer.objects.get(trace_id="t-1")
-    result = answer_decide(trace_id="t-1", user=reviewer, actor=Actor.of_user(reviewer),
-                           data=DecisionInput(action="edit", verdict_id=answer.current_verdict_id,
-                                              text="In the US the trial lasts 14 days [d1].",
-                                              claims=[{"key": "trial_days", "value": 14,
-                                                       "cite": "d1"}]))
+    result = edited_answer
     verify()
     assert AuditAlert.objects.count() == 0
     with tamper() as cursor:

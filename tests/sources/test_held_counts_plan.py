@@ -17,45 +17,29 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, ReviewItem
+from reviewqueue.reviews.models import Answer, RetrievedItem, ReviewItem
 from reviewqueue.sources.selectors import HELD_PROBE
-from tests.perf.builders import held_copies
+from tests.perf.plans import GROWING, conflict_backlog, fact, nodes
 from tests.reevaluation.builders import copy_answers
 
 pytestmark = pytest.mark.django_db
 
-STORED = 100_000
-GROWING = tuple(m._meta.db_table for m in (Answer, AnswerVersion, RetrievedItem, ReviewItem))
 # Reads of a citation or a queue item the count may spend on each answer it counts: finding
 # it, checking it is held for a conflict, listing its documents. A handful, not the backlog.
 PER_ANSWER = 5
 
 
-def _fact(key: str, value: Any) -> dict[str, Any]:
-    return {"key": key, "value": value, "valid_from": "2026-01-01", "valid_until": None,
-            "span": "p1"}
-
-
 def test_the_inbox_counts_held_answers_without_reading_a_whole_table(
     client: Any, owner: Any, publish: Callable[..., Any], submit: Callable[..., Any],
 ) -> None:
-    for n in range(20):
-        # Only kb-00 and kb-01 disagree, on trial_days: the template answer is held for it.
-        publish(f"kb-{n:02d}", facts=[_fact("trial_days" if n < 2 else f"plan_{n}", 14 + n)])
-    response = submit("perf-template", as_of=None, retrieved=[
-        {"cite": "d1", "document_id": "kb-00", "revision": "r1", "span": "p1"},
-        {"cite": "d2", "document_id": "kb-01", "revision": "r1", "span": "p1"},
-    ])
-    assert response.json()["status"] == "held", response.json()
-    held_copies(Answer.objects.get(trace_id="perf-template"), STORED - 1, "perf-",
-                public_documents=20, hr_documents=3, held_every=4)
+    conflict_backlog(publish, submit)
 
     client.force_login(owner)
     with CaptureQueriesContext(connection) as captured:
@@ -95,12 +79,6 @@ def _queue_copies(template: Answer, count: int, prefix: str, *, for_conflict: in
         cursor.execute("ANALYZE")
 
 
-def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield node
-    for child in node.get("Plans", ()):
-        yield from _nodes(child)
-
-
 def _counted(client: Any) -> tuple[str, dict[str, Any]]:
     """The inbox page, and the plan its count statement ran, with the rows each node read."""
     with CaptureQueriesContext(connection) as captured:
@@ -122,7 +100,7 @@ def _rows_read(plan: dict[str, Any], model: type[Any]) -> int:
         cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", [table])
         indexes = {name for (name,) in cursor.fetchall()}
     read = 0
-    for node in _nodes(plan):
+    for node in nodes(plan):
         if node.get("Relation Name") == table:
             read += (node["Actual Rows"] + node.get("Rows Removed by Filter", 0)
                      + node.get("Rows Removed by Index Recheck", 0)) * node["Actual Loops"]
@@ -136,8 +114,8 @@ def test_a_document_cited_by_many_answers_is_not_read_citation_by_citation(
     submit: Callable[..., Any],
 ) -> None:
     make_user("oscar", "owner")
-    publish("pricing", facts=[_fact("trial_days", 14)])
-    publish("trial-promo", owner="oscar", facts=[_fact("trial_days", 30)])
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30)])
     # Three times as many citations as the probe counts; four answers held for the conflict,
     # the others for a superseded revision.
     template = _held(submit, "popular-0", "pricing", key="trial_days")
@@ -156,10 +134,10 @@ def test_a_backlog_held_for_other_conflicts_is_not_read_answer_by_answer(
     submit: Callable[..., Any],
 ) -> None:
     make_user("oscar", "owner")
-    publish("pricing", facts=[_fact("seats", 5)])
-    publish("seat-promo", owner="oscar", facts=[_fact("seats", 6)])
-    publish("eu-terms", owner="oscar", facts=[_fact("regions", 3)])
-    publish("us-terms", owner="oscar", facts=[_fact("regions", 4)])
+    publish("pricing", facts=[fact("seats", 5)])
+    publish("seat-promo", owner="oscar", facts=[fact("seats", 6)])
+    publish("eu-terms", owner="oscar", facts=[fact("regions", 3)])
+    publish("us-terms", owner="oscar", facts=[fact("regions", 4)])
     # Twice as many answers held for oscar's conflict as the probe counts; three cite pricing.
     backlog = _held(submit, "backlog-0", "eu-terms", "us-terms", key="regions")
     _queue_copies(backlog, 2 * HELD_PROBE, "backlog-", for_conflict=2 * HELD_PROBE)

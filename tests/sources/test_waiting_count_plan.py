@@ -15,73 +15,28 @@ some 10,000 times. Each statement is captured and run with EXPLAIN ANALYZE:
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from reviewqueue.reviews.models import (
-    Answer,
-    AnswerVersion,
-    OwnerQuestion,
-    RetrievedItem,
-    ReviewItem,
-)
+from reviewqueue.reviews.models import OwnerQuestion, RetrievedItem, ReviewItem
 from reviewqueue.sources.models import Fact
-from tests.perf.builders import held_copies
+from tests.perf.plans import GROWING, conflict_backlog, explained
 
 pytestmark = pytest.mark.django_db
 
-STORED = 100_000
-GROWING = tuple(m._meta.db_table for m in (Answer, AnswerVersion, RetrievedItem, ReviewItem))
 # Rows of a growing table a statement may read: the answers waiting for owners (about 260
 # here) with a probe or two each, not the 25,000 queued nor the 10,000 citations of a document.
 BOUND = 2_000
 
 
-def _fact(key: str, value: Any) -> dict[str, Any]:
-    return {"key": key, "value": value, "valid_from": "2026-01-01", "valid_until": None,
-            "span": "p1"}
-
-
-def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield node
-    for child in node.get("Plans", ()):
-        yield from _nodes(child)
-
-
-def _explained(sql: str) -> tuple[dict[str, int], str]:
-    """Rows the statement read from each growing table, and its plan."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
-        [[document]] = cursor.fetchall()
-        cursor.execute(f"EXPLAIN {sql}")
-        text = "\n".join(row[0] for row in cursor.fetchall())
-    plan = (document if isinstance(document, list) else json.loads(document))[0]["Plan"]
-    read: dict[str, int] = {}
-    for node in _nodes(plan):
-        if (table := node.get("Relation Name")) in GROWING:
-            read[table] = read.get(table, 0) + (
-                node["Actual Rows"] + node.get("Rows Removed by Filter", 0)
-                + node.get("Rows Removed by Index Recheck", 0)) * node["Actual Loops"]
-    return read, text
-
-
 @pytest.fixture
 def backlog(owner: Any, publish: Callable[..., Any], submit: Callable[..., Any]) -> None:
-    for n in range(20):
-        publish(f"kb-{n:02d}", facts=[_fact("trial_days" if n < 2 else f"plan_{n}", 14 + n)])
-    response = submit("perf-template", as_of=None, retrieved=[
-        {"cite": "d1", "document_id": "kb-00", "revision": "r1", "span": "p1"},
-        {"cite": "d2", "document_id": "kb-01", "revision": "r1", "span": "p1"},
-    ])
-    assert response.json()["status"] == "held", response.json()
-    held_copies(Answer.objects.get(trace_id="perf-template"), STORED - 1, "perf-",
-                public_documents=20, hr_documents=3, held_every=4)
+    conflict_backlog(publish, submit)
     with connection.cursor() as cursor:
         # The questions the builder asked were of nobody: olivia was asked them.
         cursor.execute(f'UPDATE "{OwnerQuestion._meta.db_table}" '
@@ -101,7 +56,7 @@ def test_the_inbox_lists_the_answers_sent_to_the_owner_without_scanning_the_queu
               if '"waiting_for_owner"' in q["sql"] and '"owners" @>' in q["sql"]]
     assert listed
     for sql in listed:
-        read, text = _explained(sql)
+        read, text = explained(sql)
         scanned = [t for t in GROWING if re.search(rf"Seq Scan on {t}\b", text)]
         assert not scanned and max(read.values()) <= BOUND, (
             f"listing the answers sent to the owner reads {read} rows (sequential scan on "
@@ -120,6 +75,6 @@ def test_the_waiting_count_does_not_read_every_citation_of_the_document(
     assert response.status_code == 302, response.content
     [sql] = [q["sql"] for q in captured.captured_queries
              if '"waiting_for_owner"' in q["sql"] and "COUNT(" in q["sql"].upper()]
-    read, text = _explained(sql)
+    read, text = explained(sql)
     assert max(read.values()) <= BOUND, (
         f"counting the answers sent to the owners reads {read} rows:\n{sql}\n{text}")
