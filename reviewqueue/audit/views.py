@@ -66,6 +66,9 @@ SOURCE_PROBLEM_LABELS = {
     "document_state": gettext_lazy("its current revision, or its withdrawal, is not what its "
                                    "last audit event left"),
     "document_owner": gettext_lazy("its owner is not the one its audit events gave it"),
+    "conflict_state": gettext_lazy("its status is not what its last audit event left"),
+    "conflict_justification": gettext_lazy("its justification is not the one its dismissal "
+                                           "recorded"),
 }
 
 

@@ -70,3 +70,19 @@ def test_a_conflict_dismissed_in_the_table_only_fails_the_verification(
                        "dismissed_signature = signature WHERE id = %s", [owner.pk, conflict.pk])
 
     assert not _unchanged()
+
+
+def test_the_audit_page_names_a_conflict_dismissed_in_the_table(
+    sources: None, owner: Any, admin_client: Any
+) -> None:
+    conflict = Conflict.objects.get()
+    with tampering() as cursor:
+        cursor.execute("UPDATE sources_conflict SET status = 'dismissed', dismissed_by_id = %s, "
+                       "dismissed_at = now(), dismissal_reason = 'both valid: fine', "
+                       "dismissed_signature = signature WHERE id = %s", [owner.pk, conflict.pk])
+    audit_verify(trigger="command", requested_by="test", record=True)
+
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert f"conflict #{conflict.pk}" in page
+    assert "its status is not what its last audit event left" in page
+
