@@ -237,6 +237,7 @@ def conflicts_refresh(
             conflict.save(update_fields=["status", "closed_at"])
             changes.append(ConflictChange(conflict, before, Conflict.Status.CLOSED))
 
+    notices: list[Notice] = []
     for change in changes:
         c = change.conflict
         audit_record(
@@ -257,12 +258,13 @@ def conflicts_refresh(
             },
         )
         if change.after == Conflict.Status.OPEN and change.before != Conflict.Status.OPEN:
-            transaction.on_commit(lambda c=c: _notify_owners(c.pk))
+            notices.append(Notice(c.pk))
         elif change.after == Conflict.Status.OPEN and set(c.documents) - set(change.was_between):
             # A document joined a conflict already open: its owner hears of it as the first
             # owners did; they, who know of it already, are not mailed again.
-            transaction.on_commit(
-                lambda c=c, told=change.was_between: _notify_owners(c.pk, already_told=told))
+            notices.append(Notice(c.pk, already_told=tuple(change.was_between)))
+    if notices:
+        transaction.on_commit(lambda: _notify_owners(notices))
     return changes
 
 
@@ -318,39 +320,62 @@ def one_line(text: str) -> str:
     return _NOT_IN_ONE_LINE.sub(" ", text).strip()
 
 
-def _notify_owners(conflict_id: int, already_told: Iterable[str] = (),
-                   reopened_by: Actor | None = None) -> None:
-    """Mail each owner of the conflict's documents, one mail each: a side from a document the
-    owner may not read is only said to exist, as on the owner's pages. Owners of the documents
-    in `already_told` (those it was between when it opened) are not mailed. A conflict an
-    owner or admin reopened by hand (`reopened_by`) says so, and is not mailed to them."""
+@dataclass(frozen=True)
+class Notice:
+    """A conflict its owners are to be mailed about: opened, joined by a document (the owners
+    of `already_told`, the documents it was between, know of it), or reopened by hand by
+    `reopened_by`, who is not mailed."""
+
+    conflict_id: int
+    already_told: tuple[str, ...] = ()
+    reopened_by: Actor | None = None
+
+
+def _notify_owners(notices: list[Notice]) -> None:
+    """Mail each owner of each conflict's documents, one mail per conflict: a side from a
+    document the owner may not read is only said to exist, as on the owner's pages. The
+    conflicts, their documents and each owner's sides are read once for all of them: a
+    revision opening a dozen conflicts costs the queries of one."""
     from reviewqueue.sources.selectors import conflict_sides
 
-    conflict = Conflict.objects.filter(pk=conflict_id).first()
-    if conflict is None:
-        return
-    documents = list(Document.objects.filter(key__in={*conflict.documents, *already_told})
-                     .select_related("owner"))
-    told = {d.owner_id for d in documents if d.key in set(already_told)}
-    owners = {d.owner for d in documents
-              if d.key in conflict.documents and d.owner_id not in told
-              and d.owner.email and d.owner.is_active
-              and (reopened_by is None or Actor.of_user(d.owner) != reopened_by)}
-    name = one_line(f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}")
-    if reopened_by is not None:
-        subject = f"[ReviewQueue] Conflict reopened on {name}"
-        opening = (f"{reopened_by.name.removeprefix('user:')} reopened this conflict, which "
-                   "had been dismissed as expected. ")
-    elif already_told:
-        subject, opening = f"[ReviewQueue] Your document joined the conflict on {name}", ""
-    else:
-        subject, opening = f"[ReviewQueue] Conflict opened on {name}", ""
-    for owner in sorted(owners, key=lambda o: o.pk):
+    conflicts = {c.pk: c for c in Conflict.objects.filter(
+        pk__in=[n.conflict_id for n in notices])}
+    documents = {d.key: d for d in Document.objects.filter(key__in={
+        key for n in notices if n.conflict_id in conflicts
+        for key in (*conflicts[n.conflict_id].documents, *n.already_told)})
+        .select_related("owner")}
+    mails: list[tuple[Conflict, Any, str, str]] = []
+    for notice in notices:
+        conflict = conflicts.get(notice.conflict_id)
+        if conflict is None:
+            continue
+        told = {documents[k].owner_id for k in notice.already_told if k in documents}
+        owners = {documents[k].owner for k in conflict.documents if k in documents}
+        owners = {o for o in owners if o.pk not in told and o.email and o.is_active
+                  and (notice.reopened_by is None or Actor.of_user(o) != notice.reopened_by)}
+        name = one_line(f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}")
+        if notice.reopened_by is not None:
+            subject = f"[ReviewQueue] Conflict reopened on {name}"
+            opening = (f"{notice.reopened_by.name.removeprefix('user:')} reopened this "
+                       "conflict, which had been dismissed as expected. ")
+        elif notice.already_told:
+            subject, opening = f"[ReviewQueue] Your document joined the conflict on {name}", ""
+        else:
+            subject, opening = f"[ReviewQueue] Conflict opened on {name}", ""
+        mails += [(conflict, owner, subject, opening)
+                  for owner in sorted(owners, key=lambda o: o.pk)]
+    of_owner: dict[int, list[Conflict]] = {}
+    owners_by_pk = {}
+    for conflict, owner, _, _ in mails:
+        of_owner.setdefault(owner.pk, []).append(conflict)
+        owners_by_pk[owner.pk] = owner
+    sides = {pk: conflict_sides(of_owner[pk], owner) for pk, owner in owners_by_pk.items()}
+    for conflict, owner, subject, opening in mails:
         lines = [
             "- a document you may not read" if side.restricted else
             f"- {side.document.key} ({side.revision.revision}{_where(side)}): "
             f"{side.fact.value!r}"
-            for side in conflict_sides([conflict], owner)[conflict.pk]
+            for side in sides[owner.pk][conflict.pk]
         ]
         # A conflict within one document is between values its own revision states.
         what = ("Documents disagree, at least one of them yours" if len(conflict.documents) > 1
@@ -366,7 +391,7 @@ def _notify_owners(conflict_id: int, already_told: Iterable[str] = (),
                 recipient_list=[owner.email],
             )
         except Exception:  # mail is best effort; the conflict itself is recorded
-            log.exception("conflict notification failed", extra={"conflict": conflict_id})
+            log.exception("conflict notification failed", extra={"conflict": conflict.pk})
 
 
 def _where(side: Any) -> str:
@@ -480,6 +505,6 @@ def conflict_reopen(*, conflict_id: int, actor: Actor,
         after={"status": "open", "subject": conflict.subject, "key": conflict.key,
                "revisions": [[p["document"], p["revision"]] for p in conflict.participants]},
     )
-    transaction.on_commit(lambda: _notify_owners(conflict.pk, reopened_by=actor))
+    transaction.on_commit(lambda: _notify_owners([Notice(conflict.pk, reopened_by=actor)]))
     reevaluate_documents(conflict.documents, trigger="reopening", actor=actor)
     return conflict
