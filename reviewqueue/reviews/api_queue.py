@@ -52,9 +52,7 @@ from reviewqueue.reviews.services.decisions import (
     answer_decide,
     claim_paths,
 )
-from reviewqueue.reviews.services.evaluation import verdict_is_fresh
 from reviewqueue.reviews.services.leases import lease_claim, lease_release
-from reviewqueue.reviews.services.transitions import says_the_same
 from reviewqueue.sources.api import actor_of
 
 
@@ -391,10 +389,9 @@ class DecisionView(ReviewerView):
             page = item_page(trace_id=trace_id, user=request.user)
             # Nor of a verdict that abstains, which no `despite` lets through: the service
             # refuses it (approve_refused) rather than ask for a flag that cannot help.
-            if (page is not None and page.may_decide and page.contradicted
+            if (page is not None and page.may_decide
                     and page.verdict.decision != Verdict.Decision.ABSTAIN
-                    and says_the_same(sent["verdict"], page.verdict)
-                    and verdict_is_fresh(page.answer, page.verdict)):
+                    and page.asks_despite(sent["verdict"])):
                 # Named by their index in `claims`, as the findings name them; those whose
                 # source could not be read are not said to be wrong.
                 refuted = [n for n in page.contradicted if n not in page.unchecked]

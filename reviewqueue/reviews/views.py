@@ -88,7 +88,6 @@ from reviewqueue.reviews.services.decisions import (
     answer_decide,
     passage_expansion_record,
 )
-from reviewqueue.reviews.services.evaluation import verdict_is_fresh
 from reviewqueue.reviews.services.leases import (
     AdminOnly,
     LeasedByOther,
@@ -101,7 +100,6 @@ from reviewqueue.reviews.services.leases import (
     lease_renew,
     lease_seconds,
 )
-from reviewqueue.reviews.services.transitions import says_the_same
 from reviewqueue.sources.selectors import reasons_shown
 from reviewqueue.textlimit import grouped
 
@@ -538,15 +536,10 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     # was made on an older verdict that told otherwise: that is refused as stale, with what
     # changed. (One that told the same is decided on: it asks too.)
     posted = request.POST.get("approve-verdict", "")
-    posted_on_current = (posted.isascii() and posted.isdigit() and len(posted) < 19
-                         and says_the_same(int(posted), page.verdict)
-                         # The claims are read from the sources as they are now; the stored
-                         # verdict may not be yet (its re-evaluation still waits for a
-                         # worker): then the decision is stale, not one to ask about.
-                         and (not page.contradicted
-                              or verdict_is_fresh(page.answer, page.verdict)))
-    form = (ApproveForm(request.POST, contradicted=page.contradicted if posted_on_current
-                        else None, unchecked=page.unchecked)
+    asks = (posted.isascii() and posted.isdigit() and len(posted) < 19
+            and page.asks_despite(int(posted)))
+    form = (ApproveForm(request.POST, contradicted=page.contradicted if asks else None,
+                        unchecked=page.unchecked)
             if action == "approve" else form_class(request.POST))
     forms[f"{action}_form"] = form
     claims_formset = forms["claims_formset"]

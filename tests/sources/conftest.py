@@ -27,3 +27,13 @@ def promotion(make_user: Any, publish: Any, owner: Any) -> Conflict:
     publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30, start=-5, end=30)],
             passages=[{"span": "p1", "text": "This month the trial lasts 30 days."}])
     return Conflict.objects.get()
+
+
+@pytest.fixture
+def owners_with_mail(owner: Any, make_user: Any) -> None:
+    """olivia and oscar, owners with an address to mail."""
+    owner.email = "olivia@example.test"
+    owner.save(update_fields=["email"])
+    oscar = make_user("oscar", "owner")
+    oscar.email = "oscar@example.test"
+    oscar.save(update_fields=["email"])

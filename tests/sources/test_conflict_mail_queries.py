@@ -21,15 +21,6 @@ from tests.reviews.conftest import fact
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def owners_with_mail(owner: Any, make_user: Any) -> None:
-    owner.email = "olivia@example.test"
-    owner.save(update_fields=["email"])
-    oscar = make_user("oscar", "owner")
-    oscar.email = "oscar@example.test"
-    oscar.save(update_fields=["email"])
-
-
 def test_the_conflict_mails_cost_the_same_queries_for_2_or_12_conflicts(
     publish: Any, owners_with_mail: None, django_capture_on_commit_callbacks: Any,
 ) -> None:

@@ -14,15 +14,6 @@ pytestmark = pytest.mark.django_db
 
 
 
-@pytest.fixture
-def owners_with_mail(owner: Any, make_user: Any) -> None:
-    owner.email = "olivia@example.test"
-    owner.save(update_fields=["email"])
-    oscar = make_user("oscar", "owner")
-    oscar.email = "oscar@example.test"
-    oscar.save(update_fields=["email"])
-
-
 @pytest.mark.parametrize(("key", "subject", "shown"), [
     ("trial\ndays", "", "trial days"),
     ("trial_days", "plan\r\nbasic", "plan basic / trial_days"),

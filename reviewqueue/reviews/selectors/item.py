@@ -369,6 +369,19 @@ class ItemPage:
     def questions_and_ends(self) -> list[tuple[OwnerQuestion, WaitEnd | None]]:
         return [(q, self.wait_ends.get(q.pk)) for q in self.owner_questions]
 
+    def asks_despite(self, verdict_id: int) -> bool:
+        """Whether an approval sent on `verdict_id` is asked to confirm ("Approve it all the
+        same") the claims shown not holding now: only when it was made on the current verdict,
+        or one telling the same, and that verdict is still fresh. Made on an older one, or while
+        a re-evaluation still waits for a worker (the claims are read from the sources as they
+        are now, the stored verdict is behind them), it is stale: the service refuses it and
+        shows the fresh verdict."""
+        from reviewqueue.reviews.services.evaluation import verdict_is_fresh
+        from reviewqueue.reviews.services.transitions import says_the_same
+
+        return (bool(self.contradicted) and says_the_same(verdict_id, self.verdict)
+                and verdict_is_fresh(self.answer, self.verdict))
+
     @property
     def waiting_on(self) -> OwnerQuestion | None:
         """The question the answer waits on the owners for, if it does."""
