@@ -138,6 +138,29 @@ def validity_sweep_due(day: date) -> bool:
             .exclude(_failed_by_a_sweep_of(day)).exists() or _ahead_due(day))
 
 
+def reevaluation_waiting(answer: Answer) -> Job | None:
+    """The oldest re-evaluation started after the answer's current verdict that has yet to
+    reach the answer: one still waiting to look up its answers whose scope takes this one in
+    (every answer; a document it cites or whose keys it claims; a validity sweep on or after
+    its verdict's next boundary), or a running one holding it in a chunk no worker has
+    finished. Until then the verdict may be behind the sources. One query; `retrieved` and
+    the current version and verdict are read as loaded."""
+    verdict, version = answer.current_verdict, answer.current_version
+    if verdict is None or version is None:
+        return None
+    documents = sorted({r.document_key for r in answer.retrieved.all()})
+    keys = sorted({claim["key"] for claim in version.claims})
+    covers = (Q(scope=Job.Scope.ALL) | Q(scope=Job.Scope.DOCUMENT, document_key__in=documents)
+              | Q(scope=Job.Scope.DOCUMENT, fact_keys__overlap=keys))
+    if verdict.next_boundary is not None:
+        covers |= Q(scope=Job.Scope.VALIDITY, as_of__gte=verdict.next_boundary)
+    in_a_chunk = Exists(JobChunk.objects.filter(job=OuterRef("pk"), state=JobChunk.State.PENDING,
+                                                answer_ids__contains=[answer.pk]))
+    return (Job.objects.filter(created_at__gt=verdict.created_at)
+            .filter(Q(state=Job.State.PENDING) & covers | Q(state=Job.State.RUNNING) & in_a_chunk)
+            .order_by("created_at").first())
+
+
 def job_actor_and_cause(job_id: str | None) -> tuple[Actor, str]:
     """Who the verdicts of a job are audited as (the worker, or the person who asked), and
     the document whose change started it ("" if none did)."""

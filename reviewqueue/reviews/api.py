@@ -41,6 +41,7 @@ from reviewqueue.api_errors import (
 )
 from reviewqueue.errors import DomainError, NotFound
 from reviewqueue.gcpause import collector_paused
+from reviewqueue.jobs.selectors import reevaluation_waiting
 from reviewqueue.reviews.models import Answer, OwnerQuestion, Verdict
 from reviewqueue.reviews.selectors.answers import (
     answer_detail,
@@ -411,6 +412,12 @@ class AnswerOut(IngestOut):
         many=True, help_text="What reviewers asked the owners, oldest first, with each "
                              "reply; `note` and `reply` are null for an admin who gets "
                              "`question` null")
+    reevaluation_waiting_since = InstantField(
+        allow_null=True,
+        help_text="When a re-evaluation that has not reached this answer yet was started (a "
+                  "source it cites or claims changed, a validity date came, or someone asked): "
+                  "until a worker has run it, `verdict` may be behind the sources. null when "
+                  "none waits")
 
 
 _TIMESTAMP = InstantField()
@@ -631,5 +638,7 @@ class AnswerDetailView(BodyLimitedAPIView):
             decisions=AnswerDecisionOut(answer.decisions.all(), many=True,
                                         context={"reads": reads}).data,
             owner_questions=[_owner_question(q, reads) for q in answer.owner_questions.all()],
+            reevaluation_waiting_since=_TIMESTAMP.to_representation(waiting.created_at)
+            if (waiting := reevaluation_waiting(answer)) is not None else None,
         )
         return Response(body)

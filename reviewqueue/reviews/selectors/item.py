@@ -26,6 +26,8 @@ from django.utils.translation import gettext as _
 
 import gating
 from reviewqueue.accounts.principals import may_read, may_read_every, user_principals
+from reviewqueue.jobs.models import Job
+from reviewqueue.jobs.selectors import job_visible_to, reevaluation_waiting
 from reviewqueue.reviews.labels import (
     days_phrase,
     decision_label,
@@ -360,6 +362,11 @@ class ItemPage:
     cites: list[str]
     reference_date: date  # the verdict's as_of: every validity state on the page is for it
     today: date
+    # A re-evaluation started since the verdict that has not reached the answer yet: the
+    # verdict may be behind the sources the page shows. `waiting_job_visible`: the reader may
+    # follow that job's page.
+    waiting_job: Job | None = None
+    waiting_job_visible: bool = False
 
     @property
     def held(self) -> bool:
@@ -644,6 +651,7 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         Decision.objects.filter(answer=answer).select_related("reviewer").order_by("-id")
     )
     questions = list(answer.owner_questions.all())
+    waiting = reevaluation_waiting(answer)
     return ItemPage(
         answer=answer,
         verdict=verdict,
@@ -666,6 +674,8 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         cites=[r.cite for r in retrieved],
         reference_date=on,
         today=today(),
+        waiting_job=waiting,
+        waiting_job_visible=waiting is not None and job_visible_to(waiting, user),
     )
 
 
