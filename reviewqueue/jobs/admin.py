@@ -48,6 +48,7 @@ class JobChunkAdmin(ReadOnlyAdmin):
         "changed",
         "enqueued_at",
         "started_at",
+        "runs",
         "finished_at",
     )
     list_filter = ("state",)

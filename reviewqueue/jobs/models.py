@@ -143,6 +143,9 @@ class JobChunk(models.Model):
         null=True, blank=True,
         help_text="When a worker last took the chunk up: a dead letter of one of its answers "
                   "older than this was left by an earlier run")
+    runs = models.PositiveIntegerField(
+        default=0, help_text="How often a worker took the chunk up; past "
+                             "REEVALUATION_CHUNK_MAX_RUNS unfinished, it is dead-lettered")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -14,7 +14,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from reviewqueue.accounts.models import Role
@@ -441,21 +442,25 @@ def chunk_mark_dead(*, chunk_id: int) -> None:
     chunk.state = JobChunk.State.DEAD
     chunk.failed = len(chunk.answer_ids)
     chunk.finished_at = timezone.now()
-    chunk.save(update_fields=["state", "failed", "finished_at"])
+    # Sent again from its dead letter, it counts its runs afresh.
+    chunk.runs = 0
+    chunk.save(update_fields=["state", "failed", "finished_at", "runs"])
     Job.objects.filter(pk=chunk.job_id).update(failed=F("failed") + chunk.failed)
     _finish_job_if_complete(chunk.job_id)
 
 
-def chunk_mark_started(*, chunk_id: int) -> bool:
-    """Record that a worker took the chunk up. Only the first time counts: a redelivery of a
-    chunk that was already running must not make it look freshly started. Every run is
-    stamped as the last, though: see `chunk_finish`."""
+def chunk_mark_started(*, chunk_id: int) -> int:
+    """Record that a worker took the chunk up; returns how often one has, this time included.
+    Only the first start is kept as `started_at`: a redelivery of a chunk that was already
+    running must not make it look freshly started. Every run is stamped as the last, though:
+    see `chunk_finish`."""
     now = timezone.now()
-    if JobChunk.objects.filter(pk=chunk_id, started_at__isnull=True).update(
-            started_at=now, last_started_at=now) == 1:
-        return True
-    JobChunk.objects.filter(pk=chunk_id).update(last_started_at=now)
-    return False
+    runs = (JobChunk.objects.filter(pk=chunk_id)
+            .update(started_at=Coalesce("started_at", Value(now)), last_started_at=now,
+                    runs=F("runs") + 1))
+    if not runs:
+        return 0
+    return int(JobChunk.objects.values_list("runs", flat=True).get(pk=chunk_id))
 
 
 def jobs_resume_stalled(*, now: Any = None) -> int:

@@ -23,6 +23,10 @@ from reviewqueue.jobs.tasking import PASS_THROUGH_ERRORS, ReliableTask
 log = logging.getLogger(__name__)
 
 
+class ChunkNeverFinished(Exception):
+    """A chunk's message came back more often than REEVALUATION_CHUNK_MAX_RUNS."""
+
+
 class ChunkTask(ReliableTask):
     def after_dead_letter(self, *, args: list[Any], kwargs: dict[str, Any]) -> None:
         from reviewqueue.jobs.services import chunk_mark_dead
@@ -43,6 +47,7 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
     from reviewqueue.jobs.services import (
         chunk_finish,
         chunk_finish_early,
+        chunk_mark_dead,
         chunk_mark_started,
         dead_letter_record,
     )
@@ -56,7 +61,20 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
         # Before any work, so that a slow chunk counts as taken up from its first second:
         # jobs_resume_stalled sends again a chunk nobody took up while chunks sent after it
         # were, taking its message for lost.
-        chunk_mark_started(chunk_id=chunk_id)
+        runs = chunk_mark_started(chunk_id=chunk_id)
+        if runs > settings.REEVALUATION_CHUNK_MAX_RUNS:
+            # Taken up that often and never finished: each run killed its worker's main
+            # process (which no retry counts), or was killed with it. Run again, it would take
+            # a worker down at every visibility timeout, for ever.
+            kwargs = {"job_id": job_id, "chunk_id": chunk_id, **({"cause": cause} if cause else {})}
+            dead_letter_record(
+                task_name=reevaluate_answers.name, task_id=reevaluate_answers.request.id or "",
+                args=[answer_ids, trigger], kwargs=kwargs, attempts=runs - 1,
+                error=ChunkNeverFinished(
+                    "never finished: its worker died under "
+                    + ("its one run" if runs == 2 else f"each of its {runs - 1} runs")))
+            chunk_mark_dead(chunk_id=chunk_id)
+            return 0
     started = time.perf_counter()
     actor, job_cause = job_actor_and_cause(job_id)
     cause = cause or job_cause

@@ -36,7 +36,7 @@ def test_two_jobs_reaching_one_answer_count_its_change_once(
     services.chunk_mark_started(chunk_id=second.chunks.get().pk)
     publish("pricing", "r2", facts=[fact(21)])
     run_chunk(first)
-    with mock.patch.object(services, "chunk_mark_started"):  # taken up already, above
+    with mock.patch.object(services, "chunk_mark_started", return_value=1):  # taken up above
         run_chunk(second)
 
     assert (first.state, first.done, first.changed) == ("finished", 1, 1)

@@ -87,3 +87,42 @@ def test_a_chunk_whose_worker_dies_every_time_ends_as_a_dead_letter_and_its_job_
     wait_until(lambda: Job.objects.filter(document_key="pricing", done=1,
                                           state="finished").exists(),
                timeout=60, message="the worker did no work after the dead letter")
+
+
+def test_a_chunk_whose_worker_main_process_dies_under_it_comes_back_once_then_is_dead_lettered(
+    start_worker: Any, publish: Any
+) -> None:
+    # No retry counts a dead main process: the message comes back from Redis after the
+    # visibility timeout (8 s here), and the chunk's own count of its runs stops it.
+    settings = {"REEVALUATION_CHUNK_MAX_RUNS": "1"}
+    worker = start_worker(**settings)
+    publish("pricing", "r1", facts=[fact()])
+    wait_until(lambda: not Job.objects.exclude(state__in=["finished", "failed"]).exists(),
+               timeout=60, message="the first publication's job did not finish")
+    answer = ingest_answer("pricing-0")
+
+    with psycopg.connect(worker_database_url(), autocommit=True) as watcher, \
+            psycopg.connect(worker_database_url()) as blocker:
+        blocker.execute("SELECT 1 FROM reviews_answer WHERE id = %s FOR UPDATE", [answer.pk])
+        publish("pricing", "r2", facts=[fact()])
+        first_run = wait_until(lambda: waiting_on_a_lock(watcher), timeout=30,
+                               message="the chunk never ran")
+        worker.kill()  # the main process and its pool, as a host's out-of-memory killer may
+        for pid in first_run:  # the killed run's query, left waiting on the lock
+            watcher.execute("SELECT pg_terminate_backend(%s)", [pid])
+        start_worker(**settings)
+
+        letter = wait_until(
+            lambda: DeadLetter.objects.filter(task_name="reviews.reevaluate_answers",
+                                              error_type__endswith="ChunkNeverFinished").first(),
+            timeout=60, message="the chunk that came back after its worker died is not a letter")
+        time.sleep(2)
+        assert waiting_on_a_lock(watcher) - first_run == set()  # not run a second time
+        blocker.rollback()
+
+    assert DeadLetter.objects.count() == 1
+    assert letter.error_message == "never finished: its worker died under its one run"
+    job = wait_until(lambda: Job.objects.filter(document_key="pricing", failed=1,
+                                                state__in=["finished", "failed"]).first(),
+                     timeout=30, message="the job did not end")
+    assert (job.total, job.done, job.failed) == (1, 0, 1)
