@@ -3,10 +3,13 @@ a fact is in force, which claim a finding is about; and what a refused reviewer 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
+from unittest import mock
 
 import pytest
+from django.utils import timezone
 
 from reviewqueue.reviews.models import Answer, ReviewItem
 from tests.browser.conftest import browser, sign_in  # noqa: F401
@@ -122,6 +125,33 @@ def test_a_verdict_for_today_needs_no_date_banner(hold: Any, reviewer: Any, logi
     html = text_of(login(reviewer).get(f"/answers/{hold()}/"))
     assert "data-as-of" not in html
     assert "current, 60 days left" in html
+
+
+def test_days_left_count_from_today_when_the_verdict_was_computed_days_ago(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    """A verdict stays current while no fact crosses a boundary, so an answer gated five days
+    ago still shows it; its facts, valid 60 days from now, have 60 days left, not 65."""
+    ingested = timezone.now() - dt.timedelta(days=5)
+    with mock.patch("django.utils.timezone.now", return_value=ingested):
+        trace_id = hold()
+    html = text_of(login(reviewer).get(f"/answers/{trace_id}/"))
+    assert "current, 60 days left" in html
+    assert "65 days left" not in html
+
+
+def test_a_fact_that_ended_since_the_verdict_is_shown_as_ended(
+    publish: Any, submit: Any, reviewer: Any, login: Any
+) -> None:
+    """Gated three days ago on a fact that ended yesterday: until the day's sweep has run, the
+    page must not call the fact current: a decision made on the page is checked on today."""
+    publish("pricing", "r1", facts=[fact("trial_days", 14, start=-30, end=-1)])
+    with mock.patch("django.utils.timezone.now",
+                    return_value=timezone.now() - dt.timedelta(days=3)):
+        assert submit("ended", as_of=None).json()["verdict"]["decision"] == "candidate"
+    html = text_of(login(reviewer).get("/answers/ended/"))
+    assert "expired 1 day ago" in card(html, "d1")
+    assert "current, 2 days left" not in html
 
 
 # --- Claims numbered one way ---------------------------------------------------------------------

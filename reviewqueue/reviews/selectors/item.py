@@ -40,7 +40,7 @@ from reviewqueue.reviews.labels import (
     verdict_reason_label,
 )
 from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem, Verdict
-from reviewqueue.reviews.services.evaluation import today
+from reviewqueue.reviews.services.evaluation import gate_day, today
 from reviewqueue.reviews.services.leases import LeaseState, lease_state
 from reviewqueue.sources.conflicts import same_value
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
@@ -360,7 +360,7 @@ class ItemPage:
     # What ended the wait on each question no owner replied to, by question.
     wait_ends: dict[int, WaitEnd]
     cites: list[str]
-    reference_date: date  # the verdict's as_of: every validity state on the page is for it
+    reference_date: date  # the gate's day (gate_day): every validity state on the page is for it
     today: date
     # A re-evaluation started since the verdict that has not reached the answer yet: the
     # verdict may be behind the sources the page shows. `waiting_job_visible`: the reader may
@@ -539,10 +539,12 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
                           principals):
         return None
 
-    # Validity on the date the verdict was computed for, not today: the page must agree with
-    # the verdict it shows (an answer may be asked about a past date, and a verdict stays fresh
-    # for days).
-    on = verdict.as_of
+    # Validity on the day the gate checks this answer on, which is the day a decision made on
+    # this page is checked on: the day the answer was asked about when it names one, else
+    # today. Not the verdict's as_of: a verdict stays current for as long as no fact crosses a
+    # boundary, so one computed days ago would count "days left" from that day, and in the
+    # hours before the day's sweep it would call a fact that ended yesterday current.
+    on = gate_day(answer)
     # Revisions the answer was generated from, where they are not the current one.
     wanted = {(r.document_key, r.revision) for r in retrieved}
     older: dict[tuple[str, str], Revision] = {}
