@@ -342,3 +342,19 @@ def test_ending_a_fact_of_another_document_says_so_in_a_sentence(
     assert ("The fact you were ending is not one of this document&#x27;s: open the document "
             "again and end one of the facts it lists.") in page
     assert "fact: " not in page and "Hidden field" not in page
+
+
+def test_a_fact_valid_on_one_day_offers_no_day_to_end_on_and_says_why(
+    client: Any, owner: Any, publish: Any
+) -> None:
+    publish("pricing", facts=[fact("trial_days", 14, start=0, end=0),
+                              fact("support_hours", "24/7", start=0, end=1)])
+    client.force_login(owner)
+
+    page = client.get("/owner/documents/pricing/").content.decode()
+
+    # Only the two-day fact has a picker: its last day can be today (min and max both today).
+    assert page.count('action="/owner/documents/pricing/end-validity"') == 1
+    assert f'min="{days(0)}"' in page and f'max="{days(0)}"' in page
+    assert f'max="{days(-1)}"' not in page  # no picker whose last day comes before its first
+    assert "It holds on one day only, so it cannot end any earlier" in page
