@@ -232,53 +232,74 @@ STANDING_CAP = 10_000
 def where_answers_stand(jobs: list[Job], user: Any, cap: int = STANDING_CAP
                         ) -> tuple[list[dict[str, Any]], bool, bool]:
     """Where the answers `jobs` reached stand now: per status (and, for held ones, per reason
-    they wait), how many, how many of them the change moved there while its jobs ran, from the
-    first one's start to the last one's end (their status changed, or, held before and after,
-    the reason they wait did: a decided answer's verdicts still change, but it waits for
-    nothing), whichever job re-evaluated them, and are still there
+    they wait), how many, how many of them the change moved there while its jobs worked on
+    them (their status changed, or, held before and after, the reason they wait did: a
+    decided answer's verdicts still change, but it waits for nothing), and are still there
     (`moved`), and how many it moved at all, wherever they are now (`moved_any`); whether more
     than `cap` answers were reached, only `cap` of them counted; and whether any of them
     changed again after the jobs ended (a later change). An answer reached by several jobs
     counts once, and only an answer `user` may read counts at all: a job also reaches the
     answers that claim one of its document's keys, whatever they cite. One query, which reads
-    at most `cap` + 1 answers."""
+    at most `cap` + 1 answers.
+
+    An answer counts as moved by what happened while a chunk that held it ran, from its first
+    start to its end, not over the jobs' whole time: a job of an earlier change that still
+    waited for a worker when these started runs its chunks in that time, and the moves it
+    makes are that change's. The chunks are those of `jobs` and of the other jobs of the same
+    changes (naming the same audit event), such as the worker's job on a document the person
+    may not read, which may reach an answer first. (Verdicts do not say which job gave them:
+    chunks of two changes' jobs that two workers run at the same moment are told apart only by
+    their times.)"""
     if not jobs:
         return [], False, False
-    since = min(job.created_at for job in jobs)
-    ended = max(job.finished_at or timezone.now() for job in jobs)
+    now = timezone.now()
+    ended = max(job.finished_at or now for job in jobs)
     verdicts = Verdict._meta.db_table
     last_verdict = f"""(SELECT v.decision, v.reason FROM {verdicts} v
                         WHERE v.answer_id = a.id AND v.created_at {{}}
                         ORDER BY v.created_at DESC, v.id DESC LIMIT 1)"""
     with connection.cursor() as cursor:
-        # One answer past the cap is read, only to say that there are more. The reason an
-        # answer waited for before is its last verdict's from before `since`; after, its last
-        # verdict's from the jobs' time.
+        # One answer past the cap is read, only to say that there are more. Each answer `jobs`
+        # reached comes with the times of the chunks of the change's jobs that held it (one,
+        # unless several of them reached it); for each, the reason it waited for before is its
+        # last verdict's from before the chunk started, after, its last verdict's from the
+        # chunk's time.
         cursor.execute(f"""
             SELECT status, primary_reason, count(*) FILTER (WHERE n <= %(cap)s),
                    count(*) FILTER (WHERE moved AND NOT later AND n <= %(cap)s),
                    count(*) FILTER (WHERE moved AND n <= %(cap)s), bool_or(n > %(cap)s),
                    bool_or(later)
             FROM (SELECT a.status, i.primary_reason,
-                         a.status_changed_at BETWEEN %(since)s AND %(ended)s
-                         OR (earlier.decision = 'review' AND during.decision = 'review'
-                             AND earlier.reason <> during.reason
-                             AND (a.status = %(held)s OR a.status_changed_at > %(ended)s))
-                             AS moved,
+                         EXISTS (
+                             SELECT 1 FROM unnest(h.starts, h.ends) w(started, ended)
+                             LEFT JOIN LATERAL {last_verdict.format("< w.started")}
+                                 earlier ON true
+                             LEFT JOIN LATERAL {last_verdict.format(
+                                 "BETWEEN w.started AND w.ended")} during ON true
+                             WHERE a.status_changed_at BETWEEN w.started AND w.ended
+                                OR (earlier.decision = 'review' AND during.decision = 'review'
+                                    AND earlier.reason <> during.reason
+                                    AND (a.status = %(held)s
+                                         OR a.status_changed_at > w.ended))) AS moved,
                          coalesce(a.status_changed_at > %(ended)s
                                   OR c.created_at > %(ended)s, false) AS later,
                          row_number() OVER () AS n
-                  FROM {Answer._meta.db_table} a
+                  FROM (SELECT u.answer_id, array_agg(k.started_at) AS starts,
+                               array_agg(coalesce(k.finished_at, %(now)s)) AS ends
+                        FROM {JobChunk._meta.db_table} k, unnest(k.answer_ids) u(answer_id)
+                        -- One array, read first: the chunks are then found through the
+                        -- index on their job, as an OR of the two would not let them be.
+                        WHERE k.job_id = ANY(%(jobs)s::uuid[] || ARRAY(
+                            SELECT j.id FROM {Job._meta.db_table} j
+                            WHERE j.cause_event = ANY(%(events)s::bigint[])))
+                        GROUP BY u.answer_id
+                        HAVING bool_or(k.job_id = ANY(%(jobs)s))) h
+                  JOIN {Answer._meta.db_table} a ON a.id = h.answer_id
                   LEFT JOIN {ReviewItem._meta.db_table} i ON i.answer_id = a.id
                   LEFT JOIN {verdicts} c ON c.id = a.current_verdict_id
-                  LEFT JOIN LATERAL {last_verdict.format("< %(since)s")} earlier ON true
-                  LEFT JOIN LATERAL {last_verdict.format("BETWEEN %(since)s AND %(ended)s")}
-                      during ON true
-                  WHERE a.id IN (SELECT unnest(answer_ids) FROM {JobChunk._meta.db_table}
-                                 WHERE job_id = ANY(%(jobs)s))
-                    -- Readable: some retrieved document, and none the user may not read (or
-                    -- that never came). Per-row probes, as in readable_rows, not anti joins.
-                    AND EXISTS (SELECT 1 FROM {RetrievedItem._meta.db_table} r
+                  -- Readable: some retrieved document, and none the user may not read (or
+                  -- that never came). Per-row probes, as in readable_rows, not anti joins.
+                  WHERE EXISTS (SELECT 1 FROM {RetrievedItem._meta.db_table} r
                                 WHERE r.answer_id = a.id)
                     AND coalesce((
                         SELECT 1 FROM {RetrievedItem._meta.db_table} r
@@ -288,9 +309,11 @@ def where_answers_stand(jobs: list[Job], user: Any, cap: int = STANDING_CAP
                               AND d.allowed_principals && %(principals)s::varchar[])
                         LIMIT 1), 0) <> 1
                   LIMIT %(read)s) reached
-            GROUP BY 1, 2""", {"cap": cap, "since": since, "ended": ended,
+            GROUP BY 1, 2""", {"cap": cap, "now": now, "ended": ended,
                                "held": Answer.Status.HELD,
                                "jobs": [job.pk for job in jobs], "read": cap + 1,
+                               "events": sorted({job.cause_event for job in jobs
+                                                 if job.cause_event is not None}),
                                "principals": [*user_principals(user), EVERYONE]})
         found = cursor.fetchall()
     rows = [{"status": status, "reason": reason or "", "count": count, "moved": moved,

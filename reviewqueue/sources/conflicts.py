@@ -439,7 +439,7 @@ def conflict_dismiss(
     conflict.dismissed_revisions = judged_revisions(conflict.participants)
     conflict.exceptions = exceptions
     conflict.save()
-    audit_record(
+    event = audit_record(
         actor=actor,
         action="conflict.dismissed",
         object_type="conflict",
@@ -459,7 +459,10 @@ def conflict_dismiss(
             "reason_sha256": hashlib.sha256(conflict.dismissal_reason.encode()).hexdigest(),
         },
     )
-    reevaluate_documents(conflict.documents, trigger="dismissal", actor=actor)
+    # The jobs name the event, as a publish's do: the dismissal's progress page counts what
+    # all of them moved, those on documents the person may not read as well.
+    reevaluate_documents(conflict.documents, trigger="dismissal", actor=actor,
+                         cause_event=event.seq)
     return conflict
 
 
@@ -495,7 +498,7 @@ def conflict_reopen(*, conflict_id: int, actor: Actor,
     conflict.opened_at = timezone.now()
     conflict.save(update_fields=["status", "dismissed_signature", "dismissed_revisions",
                                  "exceptions", "opened_at"])
-    audit_record(
+    event = audit_record(
         actor=actor,
         action="conflict.reopened",
         object_type="conflict",
@@ -506,5 +509,6 @@ def conflict_reopen(*, conflict_id: int, actor: Actor,
                "revisions": [[p["document"], p["revision"]] for p in conflict.participants]},
     )
     transaction.on_commit(lambda: _notify_owners([Notice(conflict.pk, reopened_by=actor)]))
-    reevaluate_documents(conflict.documents, trigger="reopening", actor=actor)
+    reevaluate_documents(conflict.documents, trigger="reopening", actor=actor,
+                         cause_event=event.seq)
     return conflict
