@@ -8,6 +8,7 @@ wonder why a claim marked as holding reads differently in the passage below it.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from reviewqueue.jobs.models import Job, JobChunk
 from reviewqueue.jobs.services import job_fan_out, job_start_for_answers
 from reviewqueue.reviews.models import Answer
-from tests.reviews.conftest import current_verdict_id, fact
+from tests.reviews.conftest import current_verdict_id, days, fact
 
 pytestmark = pytest.mark.django_db
 
@@ -117,3 +118,20 @@ def test_a_job_on_chosen_answers_is_waited_for_only_by_them(
     client = login(reviewer)
     assert BANNER not in client.get(f"/answers/{mine}/").content.decode()
     assert BANNER in client.get(f"/answers/{other}/").content.decode()
+
+
+def test_a_validity_date_passed_before_the_nightly_check_is_said_too(
+    publish: Any, hold: Any, reviewer: Any, login: Any, settings: Any
+) -> None:
+    trace = hold()  # pricing's 14 days hold until 60 days from now
+    boundary = Answer.objects.get(trace_id=trace).current_verdict.next_boundary
+    assert boundary == dt.date.fromisoformat(days(61))
+    client = login(reviewer)
+    assert "data-boundary-passed" not in client.get(f"/answers/{trace}/").content.decode()
+
+    settings.REEVALUATION_TODAY = boundary  # the fact ended yesterday; no sweep has run
+    html = client.get(f"/answers/{trace}/").content.decode()
+
+    assert "data-boundary-passed" in html
+    assert f"On {days(61)} a fact this verdict weighed started or stopped holding" in html
+    assert BANNER not in html

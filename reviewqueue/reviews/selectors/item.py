@@ -390,6 +390,17 @@ class ItemPage:
                 and verdict_is_fresh(self.answer, self.verdict))
 
     @property
+    def boundary_passed(self) -> date | None:
+        """The day, on or before the gate's day, on which a fact the verdict weighed started
+        or stopped holding, when no re-evaluation was started since: the validity sweep (each
+        night, and when a worker starts) has yet to come, and the validity the page shows
+        is no longer the verdict's."""
+        boundary = self.verdict.next_boundary
+        if self.waiting_job is None and boundary is not None and boundary <= self.reference_date:
+            return boundary
+        return None
+
+    @property
     def waiting_on(self) -> OwnerQuestion | None:
         """The question the answer waits on the owners for, if it does."""
         if self.item is None or not self.item.waiting_for_owner:
