@@ -376,12 +376,12 @@ LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, 
 # --- Re-evaluation and webhooks ------------------------------------------------------------------
 # Answer ids per re-evaluation message: a few hundred, never one message per answer.
 REEVALUATION_CHUNK_SIZE = env_int("REEVALUATION_CHUNK_SIZE", 250, minimum=1)
-# The task retries (CELERY_TASK_MAX_RETRIES) count deaths of a pool process only. A worker whose
-# main process dies (killed,
-# out of memory, or running the task itself, as a solo pool does) acknowledges nothing and
-# counts nothing: Redis hands the message out again after the visibility timeout, as it was.
-# A re-evaluation chunk is run at most this often (JobChunk.runs); a later start dead-letters
-# it instead: one run more than the retries allow, for a copy sent again as lost.
+# The task retries (CELERY_TASK_MAX_RETRIES) count deaths of a pool process only. A worker
+# whose main process dies (killed, out of memory, or running the task itself, as a solo pool
+# does) acknowledges nothing and counts nothing: Redis hands the message out again after the
+# visibility timeout, as it was. A re-evaluation chunk is run at most this often
+# (JobChunk.runs); a later start dead-letters it instead: one run more than the retries allow,
+# for a copy sent again as lost.
 REEVALUATION_CHUNK_MAX_RUNS = env_int("REEVALUATION_CHUNK_MAX_RUNS",
                                       CELERY_TASK_MAX_RETRIES + 2, minimum=1)
 # A chunk no worker has finished this long after it was sent is taken for lost (a worker killed

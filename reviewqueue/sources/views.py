@@ -402,7 +402,8 @@ def _end_forms(facts: list[Fact], submitted: EndValidityForm | None) -> list[Any
             attrs["min"] = fact.valid_from.isoformat()
         if fact.valid_until:
             attrs["max"] = (fact.valid_until - timedelta(days=1)).isoformat()
-        if fact.valid_from and fact.valid_until and fact.valid_until <= fact.valid_from:
+        if (form is not submitted and fact.valid_from and fact.valid_until
+                and fact.valid_until <= fact.valid_from):
             # Valid on one day only: no earlier day to end on, and a picker would offer none.
             # The page says so instead of showing a form nobody can send.
             form = None
