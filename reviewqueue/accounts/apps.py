@@ -1,10 +1,11 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class AccountsConfig(AppConfig):
     name = "reviewqueue.accounts"
     label = "accounts"
-    verbose_name = "Accounts and tokens"
+    verbose_name = _("Accounts and tokens")
 
     def ready(self) -> None:
         from reviewqueue.accounts import schema, signals  # noqa: F401

@@ -112,9 +112,9 @@ class VerificationRun(models.Model):
     """
 
     class Trigger(models.TextChoices):
-        COMMAND = "command", "verify_audit command"
-        NIGHTLY = "nightly", "Nightly job"
-        MANUAL = "manual", "Requested on the audit page"
+        COMMAND = "command", _("verify_audit command")
+        NIGHTLY = "nightly", _("Nightly job")
+        MANUAL = "manual", _("Requested on the audit page")
 
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField()

@@ -1,7 +1,8 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class InsightConfig(AppConfig):
     name = "reviewqueue.insight"
     label = "insight"
-    verbose_name = "Insight: hold rates, review outcomes and operations metrics"
+    verbose_name = _("Insight: hold rates, review outcomes and operations metrics")

@@ -125,9 +125,9 @@ class JobChunk(models.Model):
     """
 
     class State(models.TextChoices):
-        PENDING = "pending", "Pending"
-        FINISHED = "finished", "Finished"
-        DEAD = "dead", "Dead-lettered"
+        PENDING = "pending", _("Pending")
+        FINISHED = "finished", _("Finished")
+        DEAD = "dead", _("Dead-lettered")
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks")
     number = models.PositiveIntegerField()

@@ -4,6 +4,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class WebhookEndpoint(models.Model):
@@ -39,10 +40,10 @@ class WebhookDelivery(models.Model):
     """
 
     class State(models.TextChoices):
-        PENDING = "pending", "Waiting for an attempt"
-        SENDING = "sending", "Being sent"
-        DELIVERED = "delivered", "Delivered"
-        FAILED = "failed", "Given up"
+        PENDING = "pending", _("Waiting for an attempt")
+        SENDING = "sending", _("Being sent")
+        DELIVERED = "delivered", _("Delivered")
+        FAILED = "failed", _("Given up")
 
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT,
                                  related_name="deliveries")

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.services import token_issue
+from reviewqueue.audit.models import VerificationRun
 from reviewqueue.audit.services import SYSTEM
 
 pytestmark = pytest.mark.django_db
@@ -44,3 +46,35 @@ def test_the_dead_letters_retry_action_is_named_in_japanese(japanese_admin: Clie
     page = japanese_admin.get("/admin/jobs/deadletter/").content.decode()
     assert "操作" in page
     assert "Send the selected tasks again" not in page
+
+
+def test_the_admin_index_names_reviewqueues_areas_in_japanese(japanese_admin: Client) -> None:
+    # Each area's heading on the admin's first page (and in its breadcrumbs) is the app's name.
+    page = japanese_admin.get("/admin/").content.decode()
+    assert "サイト管理" in page  # Django's own heading is Japanese...
+    for english in ("Accounts and tokens", "Answers and reviews", "Audit log and quarantine",
+                    "Background jobs"):
+        assert english not in page  # ...and so are ReviewQueue's areas beside it
+    for japanese in ("アカウントとトークン", "回答とレビュー", "監査ログと隔離",
+                     "バックグラウンドジョブ", "情報源"):
+        assert japanese in page
+
+
+def test_an_areas_own_admin_page_is_titled_in_japanese(japanese_admin: Client) -> None:
+    page = japanese_admin.get("/admin/audit/").content.decode()
+    assert "監査ログと隔離" in page and "Audit log and quarantine" not in page
+
+
+def test_admin_lists_name_states_and_triggers_in_japanese(japanese_admin: Client) -> None:
+    # The filters beside each list offer every choice, rows or not; a row's cell shows the same.
+    now = timezone.now()
+    VerificationRun.objects.create(started_at=now, finished_at=now, ok=True,
+                                   trigger=VerificationRun.Trigger.MANUAL)
+    runs = japanese_admin.get("/admin/audit/verificationrun/").content.decode()
+    assert "監査ページから依頼" in runs and "Requested on the audit page" not in runs
+    assert "夜間ジョブ" in runs and "Nightly job" not in runs
+    chunks = japanese_admin.get("/admin/jobs/jobchunk/").content.decode()
+    assert "Dead-lettered" not in chunks and ">Pending<" not in chunks
+    deliveries = japanese_admin.get("/admin/webhooks/webhookdelivery/").content.decode()
+    assert "送信待ち" in deliveries and "Waiting for an attempt" not in deliveries
+    assert "Given up" not in deliveries
