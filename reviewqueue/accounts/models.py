@@ -4,6 +4,7 @@ import hashlib
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Role(models.TextChoices):
@@ -26,15 +27,21 @@ class ApiToken(models.Model):
         REVIEW = "review", "Work the review queue"
 
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens",
+        verbose_name=_("user"),
     )
-    name = models.CharField(max_length=100, blank=True)
-    prefix = models.CharField(max_length=12, help_text="First characters, for recognising a token")
-    digest = models.CharField(max_length=64, unique=True)
-    scopes = models.JSONField(default=list)
-    created_at = models.DateTimeField(auto_now_add=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
+    name = models.CharField(max_length=100, blank=True, verbose_name=_("name"))
+    prefix = models.CharField(max_length=12, help_text="First characters, for recognising a token",
+                              verbose_name=_("prefix"))
+    digest = models.CharField(max_length=64, unique=True, verbose_name=_("digest"))
+    scopes = models.JSONField(default=list, verbose_name=_("scopes"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    revoked_at = models.DateTimeField(null=True, blank=True, verbose_name=_("revoked at"))
+    last_used_at = models.DateTimeField(null=True, blank=True, verbose_name=_("last used at"))
+
+    class Meta:
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"

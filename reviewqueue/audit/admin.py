@@ -22,7 +22,7 @@ from reviewqueue.audit.selectors import quarantined_body_shown
 
 
 class ActionFamilyFilter(admin.SimpleListFilter):
-    title = "action"
+    title = _("action")
     parameter_name = "family"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:

@@ -26,22 +26,25 @@ class AuditEvent(models.Model):
         WORKER = "worker", _("worker")
         SYSTEM = "system", _("system")
 
-    seq = models.BigIntegerField(unique=True)
-    created_at = models.DateTimeField()
-    actor_type = models.CharField(max_length=16, choices=ActorType.choices)
-    actor = models.CharField(max_length=200, blank=True)
-    action = models.CharField(max_length=64)
-    object_type = models.CharField(max_length=64)
-    object_id = models.CharField(max_length=200)
-    trace_id = models.CharField(max_length=200, blank=True)
-    document_id = models.CharField(max_length=200, blank=True)
-    request_id = models.CharField(max_length=64, blank=True)
-    before = models.JSONField(default=dict)
-    after = models.JSONField(default=dict)
-    prev_hash = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64)
+    seq = models.BigIntegerField(unique=True, verbose_name=_("sequence number"))
+    created_at = models.DateTimeField(verbose_name=_("created at"))
+    actor_type = models.CharField(max_length=16, choices=ActorType.choices,
+                                  verbose_name=_("actor type"))
+    actor = models.CharField(max_length=200, blank=True, verbose_name=_("actor"))
+    action = models.CharField(max_length=64, verbose_name=_("action"))
+    object_type = models.CharField(max_length=64, verbose_name=_("object type"))
+    object_id = models.CharField(max_length=200, verbose_name=_("object ID"))
+    trace_id = models.CharField(max_length=200, blank=True, verbose_name=_("trace ID"))
+    document_id = models.CharField(max_length=200, blank=True, verbose_name=_("document ID"))
+    request_id = models.CharField(max_length=64, blank=True, verbose_name=_("request ID"))
+    before = models.JSONField(default=dict, verbose_name=_("before"))
+    after = models.JSONField(default=dict, verbose_name=_("after"))
+    prev_hash = models.CharField(max_length=64, verbose_name=_("previous hash"))
+    hash = models.CharField(max_length=64, verbose_name=_("hash"))
 
     class Meta:
+        verbose_name = _("audit event")
+        verbose_name_plural = _("audit events")
         indexes = [
             # A page reads events in (created_at, seq) order, the order they are appended in,
             # so a search by dates starts right at its range: the time index, and each field
@@ -75,20 +78,25 @@ class AuditEvent(models.Model):
 class QuarantinedPayload(models.Model):
     """A rejected request body, kept with why it was refused. Nothing is dropped silently."""
 
-    received_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    endpoint = models.CharField(max_length=200)
-    method = models.CharField(max_length=10)
+    received_at = models.DateTimeField(auto_now_add=True, db_index=True,
+                                       verbose_name=_("received at"))
+    endpoint = models.CharField(max_length=200, verbose_name=_("endpoint"))
+    method = models.CharField(max_length=10, verbose_name=_("method"))
     sent_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                on_delete=models.SET_NULL)
-    status_code = models.PositiveSmallIntegerField()
-    errors = models.JSONField(default=list)
-    trace_id = models.CharField(max_length=200, blank=True, db_index=True)
-    size_bytes = models.PositiveIntegerField()
-    body = models.TextField(help_text="The body as received (truncated when oversized)")
-    truncated = models.BooleanField(default=False)
-    request_id = models.CharField(max_length=64, blank=True)
+                                on_delete=models.SET_NULL, verbose_name=_("sent by"))
+    status_code = models.PositiveSmallIntegerField(verbose_name=_("status code"))
+    errors = models.JSONField(default=list, verbose_name=_("errors"))
+    trace_id = models.CharField(max_length=200, blank=True, db_index=True,
+                                verbose_name=_("trace ID"))
+    size_bytes = models.PositiveIntegerField(verbose_name=_("size (bytes)"))
+    body = models.TextField(help_text="The body as received (truncated when oversized)",
+                            verbose_name=_("body"))
+    truncated = models.BooleanField(default=False, verbose_name=_("truncated"))
+    request_id = models.CharField(max_length=64, blank=True, verbose_name=_("request ID"))
 
     class Meta:
+        verbose_name = _("quarantined payload")
+        verbose_name_plural = _("quarantined payloads")
         ordering = ["-received_at"]
 
     def __str__(self) -> str:
@@ -116,49 +124,61 @@ class VerificationRun(models.Model):
         NIGHTLY = "nightly", _("Nightly job")
         MANUAL = "manual", _("Requested on the audit page")
 
-    started_at = models.DateTimeField()
-    finished_at = models.DateTimeField()
-    trigger = models.CharField(max_length=16, choices=Trigger.choices)
-    requested_by = models.CharField(max_length=200, blank=True)
-    ok = models.BooleanField()
-    events_checked = models.BigIntegerField(default=0)
-    last_seq = models.BigIntegerField(null=True, blank=True)
-    last_hash = models.CharField(max_length=64, blank=True)
-    first_bad_seq = models.BigIntegerField(null=True, blank=True)
-    problem = models.CharField(max_length=32, blank=True)
-    detail = models.TextField(blank=True)
+    started_at = models.DateTimeField(verbose_name=_("started at"))
+    finished_at = models.DateTimeField(verbose_name=_("finished at"))
+    trigger = models.CharField(max_length=16, choices=Trigger.choices, verbose_name=_("trigger"))
+    requested_by = models.CharField(max_length=200, blank=True, verbose_name=_("requested by"))
+    ok = models.BooleanField(verbose_name=_("chain intact"))
+    events_checked = models.BigIntegerField(default=0, verbose_name=_("events checked"))
+    last_seq = models.BigIntegerField(null=True, blank=True,
+                                      verbose_name=_("last event vouched for"))
+    last_hash = models.CharField(max_length=64, blank=True,
+                                 verbose_name=_("hash of the last event vouched for"))
+    first_bad_seq = models.BigIntegerField(null=True, blank=True, verbose_name=_("first bad event"))
+    problem = models.CharField(max_length=32, blank=True, verbose_name=_("problem"))
+    detail = models.TextField(blank=True, verbose_name=_("detail"))
     # Unlike last_seq (set only when the run vouches for the chain), how far a broken walk got.
-    checked_to_seq = models.BigIntegerField(null=True, blank=True)
+    checked_to_seq = models.BigIntegerField(null=True, blank=True,
+                                            verbose_name=_("checked up to event"))
     # The hash of event #checked_to_seq, kept when every anchor the run checked was there with
     # its hash, broken chain or not: the next run's anchor. Without it, once the chain was
     # broken anywhere no run would vouch for its end again, and events removed from the end
     # after that would go unnoticed. A run that finds an anchor broken keeps none, so the next
     # run checks against that same anchor and finds it broken again.
-    tip_hash = models.CharField(max_length=64, blank=True, default="")
+    tip_hash = models.CharField(max_length=64, blank=True, default="",
+                                verbose_name=_("anchor hash"))
     # The hash of event #checked_to_seq as this run read it, whether or not it could vouch for
     # it: the next run checks that this end is still there unchanged, so that once an anchor
     # is broken, events removed from the end later are still news.
-    seen_tip_hash = models.CharField(max_length=64, blank=True, default="")
-    problem_count = models.BigIntegerField(default=0)
+    seen_tip_hash = models.CharField(max_length=64, blank=True, default="",
+                                     verbose_name=_("end hash seen"))
+    problem_count = models.BigIntegerField(default=0, verbose_name=_("problem count"))
     problems = models.JSONField(default=list, blank=True,
-                                help_text="The first problems found: seq, problem, detail")
-    problems_digest = models.CharField(max_length=64, blank=True)
+                                help_text="The first problems found: seq, problem, detail",
+                                verbose_name=_("problems"))
+    problems_digest = models.CharField(max_length=64, blank=True, verbose_name=_("problems digest"))
     # The sources checked on the same run (sources/integrity.py): each stored revision against
     # the event that published it. `ok` is the chain's alone, since it decides the anchor.
     sources_checked = models.JSONField(null=True, blank=True,
-                                       help_text="How many revisions and documents were checked")
-    sources_problem_count = models.IntegerField(default=0)
+                                       help_text="How many revisions and documents were checked",
+                                       verbose_name=_("sources checked"))
+    sources_problem_count = models.IntegerField(default=0, verbose_name=_("source problem count"))
     sources_problems = models.JSONField(default=list, blank=True,
-                                        help_text="The first differences: name, code, detail")
+                                        help_text="The first differences: name, code, detail",
+                                        verbose_name=_("source problems"))
     # And every verdict and decision against the event that recorded it (reviews/integrity.py).
     records_checked = models.JSONField(null=True, blank=True,
-                                       help_text="How many verdicts and decisions were checked")
-    records_problem_count = models.IntegerField(default=0)
+                                       help_text="How many verdicts and decisions were checked",
+                                       verbose_name=_("records checked"))
+    records_problem_count = models.IntegerField(default=0, verbose_name=_("record problem count"))
     records_problems = models.JSONField(
         default=list, blank=True,
-        help_text="The first differences: name, trace_id, code, detail, fields")
+        help_text="The first differences: name, trace_id, code, detail, fields",
+        verbose_name=_("record problems"))
 
     class Meta:
+        verbose_name = _("verification run")
+        verbose_name_plural = _("verification runs")
         indexes = [models.Index(fields=["-finished_at"], name="audit_verif_finished")]
 
     def __str__(self) -> str:
@@ -181,16 +201,20 @@ class AuditAlert(models.Model):
     `first_bad_seq` and `problem` are those of the chain's first bad event; `message` says
     what is new."""
 
-    created_at = models.DateTimeField(auto_now_add=True)
-    run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="alerts")
-    first_bad_seq = models.BigIntegerField(null=True, blank=True)
-    problem = models.CharField(max_length=32)
-    message = models.TextField()
-    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="alerts",
+                            verbose_name=_("verification run"))
+    first_bad_seq = models.BigIntegerField(null=True, blank=True, verbose_name=_("first bad event"))
+    problem = models.CharField(max_length=32, verbose_name=_("problem"))
+    message = models.TextField(verbose_name=_("message"))
+    acknowledged_at = models.DateTimeField(null=True, blank=True, verbose_name=_("acknowledged at"))
     acknowledged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                        on_delete=models.SET_NULL, related_name="+")
+                                        on_delete=models.SET_NULL, related_name="+",
+                                        verbose_name=_("acknowledged by"))
 
     class Meta:
+        verbose_name = _("audit alert")
+        verbose_name_plural = _("audit alerts")
         ordering = ["-created_at"]
         indexes = [
             models.Index(fields=["created_at"], name="audit_alert_open",

@@ -32,38 +32,51 @@ class Job(models.Model):
         FAILED = "failed", _("Failed")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    scope = models.CharField(max_length=16, choices=Scope.choices)
-    document_key = models.CharField(max_length=200, blank=True)
+    scope = models.CharField(max_length=16, choices=Scope.choices, verbose_name=_("scope"))
+    document_key = models.CharField(max_length=200, blank=True, verbose_name=_("document key"))
     cause = models.CharField(
         max_length=200, blank=True,
         help_text="The document whose revision or withdrawal started the job; an answer that "
-                  "does not cite it gets the trigger 'another document changed'")
+                  "does not cite it gets the trigger 'another document changed'",
+                  verbose_name=_("cause"))
     cause_event = models.BigIntegerField(
         null=True, blank=True,
         help_text="The audit event (its seq) of the publication, withdrawal or restoration that "
-                  "started the job: the same request again answers with the jobs it started")
-    trigger = models.CharField(max_length=16, help_text="Verdict trigger recorded on new verdicts")
-    as_of = models.DateField(null=True, blank=True, help_text="The day a validity sweep ran for")
+                  "started the job: the same request again answers with the jobs it started",
+                  verbose_name=_("cause event"))
+    trigger = models.CharField(max_length=16, help_text="Verdict trigger recorded on new verdicts",
+                               verbose_name=_("trigger"))
+    as_of = models.DateField(null=True, blank=True, help_text="The day a validity sweep ran for",
+                             verbose_name=_("as of"))
     fact_keys = ArrayField(
         models.CharField(max_length=200), null=True, blank=True,
         help_text="A document job: the fact keys of the document's current revision and the one "
                   "before it when the job was started (the answers claiming one are re-evaluated "
                   "too). Read then, not at fan-out: by then newer revisions may have replaced "
-                  "the one that dropped a key. Empty for a job started before this was kept.")
-    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0, help_text="Answers re-evaluated")
-    failed = models.PositiveIntegerField(default=0, help_text="Answers that could not be")
-    changed = models.PositiveIntegerField(default=0, help_text="Answers that got a new verdict")
+                  "the one that dropped a key. Empty for a job started before this was kept.",
+                  verbose_name=_("fact keys"))
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING,
+                             verbose_name=_("state"))
+    total = models.PositiveIntegerField(default=0, verbose_name=_("total"))
+    done = models.PositiveIntegerField(default=0, help_text="Answers re-evaluated",
+                                       verbose_name=_("re-evaluated"))
+    failed = models.PositiveIntegerField(default=0, help_text="Answers that could not be",
+                                         verbose_name=_("failed"))
+    changed = models.PositiveIntegerField(default=0, help_text="Answers that got a new verdict",
+                                          verbose_name=_("new verdicts"))
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                     on_delete=models.SET_NULL, related_name="+")
-    actor_type = models.CharField(max_length=16)
-    actor = models.CharField(max_length=200, help_text="Who the new verdicts are audited as")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+                                     on_delete=models.SET_NULL, related_name="+",
+                                     verbose_name=_("requested by"))
+    actor_type = models.CharField(max_length=16, verbose_name=_("actor type"))
+    actor = models.CharField(max_length=200, help_text="Who the new verdicts are audited as",
+                             verbose_name=_("actor"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    started_at = models.DateTimeField(null=True, blank=True, verbose_name=_("started at"))
+    finished_at = models.DateTimeField(null=True, blank=True, verbose_name=_("finished at"))
 
     class Meta:
+        verbose_name = _("job")
+        verbose_name_plural = _("jobs")
         ordering = ["-created_at"]
         indexes = [
             models.Index(fields=["state", "created_at"], name="job_state_age"),
@@ -129,26 +142,32 @@ class JobChunk(models.Model):
         FINISHED = "finished", _("Finished")
         DEAD = "dead", _("Dead-lettered")
 
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks")
-    number = models.PositiveIntegerField()
-    answer_ids = ArrayField(models.BigIntegerField())
-    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
-    done = models.PositiveIntegerField(default=0)
-    failed = models.PositiveIntegerField(default=0)
-    changed = models.PositiveIntegerField(default=0)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks",
+                            verbose_name=_("job"))
+    number = models.PositiveIntegerField(verbose_name=_("chunk number"))
+    answer_ids = ArrayField(models.BigIntegerField(), verbose_name=_("answer IDs"))
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING,
+                             verbose_name=_("state"))
+    done = models.PositiveIntegerField(default=0, verbose_name=_("re-evaluated"))
+    failed = models.PositiveIntegerField(default=0, verbose_name=_("failed"))
+    changed = models.PositiveIntegerField(default=0, verbose_name=_("new verdicts"))
+    enqueued_at = models.DateTimeField(null=True, blank=True, verbose_name=_("enqueued at"))
     started_at = models.DateTimeField(null=True, blank=True,
-                                      help_text="When a worker first took the chunk up")
+                                      help_text="When a worker first took the chunk up",
+                                      verbose_name=_("started at"))
     last_started_at = models.DateTimeField(
         null=True, blank=True,
         help_text="When a worker last took the chunk up: a dead letter of one of its answers "
-                  "older than this was left by an earlier run")
+                  "older than this was left by an earlier run", verbose_name=_("last started at"))
     runs = models.PositiveIntegerField(
         default=0, help_text="How often a worker took the chunk up; past "
-                             "REEVALUATION_CHUNK_MAX_RUNS unfinished, it is dead-lettered")
-    finished_at = models.DateTimeField(null=True, blank=True)
+                             "REEVALUATION_CHUNK_MAX_RUNS unfinished, it is dead-lettered",
+                             verbose_name=_("runs"))
+    finished_at = models.DateTimeField(null=True, blank=True, verbose_name=_("finished at"))
 
     class Meta:
+        verbose_name = _("job chunk")
+        verbose_name_plural = _("job chunks")
         constraints = [
             models.UniqueConstraint(fields=["job", "number"], name="job_chunk_unique_number"),
         ]
@@ -178,27 +197,33 @@ class DeadLetter(models.Model):
     letter is resolved and the job counts the answer as done instead of failed.
     """
 
-    task_name = models.CharField(max_length=200)
-    task_id = models.CharField(max_length=200, blank=True)
-    args = models.JSONField(default=list)
-    kwargs = models.JSONField(default=dict)
-    error_type = models.CharField(max_length=200)
-    error_message = models.CharField(max_length=500, blank=True)
-    attempts = models.PositiveIntegerField(default=1)
-    failed_at = models.DateTimeField()
-    retry_count = models.PositiveIntegerField(default=0)
-    retried_at = models.DateTimeField(null=True, blank=True)
+    task_name = models.CharField(max_length=200, verbose_name=_("task"))
+    task_id = models.CharField(max_length=200, blank=True, verbose_name=_("task ID"))
+    args = models.JSONField(default=list, verbose_name=_("arguments"))
+    kwargs = models.JSONField(default=dict, verbose_name=_("keyword arguments"))
+    error_type = models.CharField(max_length=200, verbose_name=_("error type"))
+    error_message = models.CharField(max_length=500, blank=True, verbose_name=_("error message"))
+    attempts = models.PositiveIntegerField(default=1, verbose_name=_("attempts"))
+    failed_at = models.DateTimeField(verbose_name=_("failed at"))
+    retry_count = models.PositiveIntegerField(default=0, verbose_name=_("retries"))
+    retried_at = models.DateTimeField(null=True, blank=True, verbose_name=_("retried at"))
     retried_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                   on_delete=models.SET_NULL, related_name="+")
+                                   on_delete=models.SET_NULL, related_name="+",
+                                   verbose_name=_("retried by"))
     job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL,
                             related_name="+",
-                            help_text="The job whose chunk failed on the answer")
+                            help_text="The job whose chunk failed on the answer",
+                            verbose_name=_("job"))
     answer_id = models.BigIntegerField(null=True, blank=True,
-                                       help_text="The one answer that could not be re-evaluated")
+                                       help_text="The one answer that could not be re-evaluated",
+                                       verbose_name=_("answer ID"))
     resolved_at = models.DateTimeField(null=True, blank=True,
-                                       help_text="When the answer was re-evaluated after all")
+                                       help_text="When the answer was re-evaluated after all",
+                                       verbose_name=_("resolved at"))
 
     class Meta:
+        verbose_name = _("dead letter")
+        verbose_name_plural = _("dead letters")
         ordering = ["-failed_at"]
         indexes = [
             models.Index(fields=["failed_at"], name="dead_letter_age"),

@@ -56,7 +56,7 @@ class VerdictAdmin(ReadableAnswersAdmin):
         principals = user_principals(request.user)
 
         def shown(name: str) -> Callable[[Verdict], str]:
-            @admin.display(description=name)
+            @admin.display(description=Verdict._meta.get_field(name).verbose_name)
             def field(verdict: Verdict) -> str:
                 body = {"findings": verdict.findings, "warnings": verdict.warnings,
                         "revisions_used": verdict.revisions_used}

@@ -26,25 +26,34 @@ class Answer(models.Model):
         APPROVED = "approved", _("Approved")
         REJECTED = "rejected", _("Rejected")
 
-    trace_id = models.CharField(max_length=200)  # unique: see Meta (no LIKE index needed)
-    question = models.TextField()
-    asked_by = ArrayField(models.CharField(max_length=200), default=list)
-    index_release = models.CharField(max_length=200, blank=True)
-    as_of = models.DateField(null=True, blank=True, help_text="The date the upstream asked for")
-    status = models.CharField(max_length=16, choices=Status.choices)
-    status_changed_at = models.DateTimeField()
+    # Unique: see Meta (no LIKE index needed).
+    trace_id = models.CharField(max_length=200, verbose_name=_("trace ID"))
+    question = models.TextField(verbose_name=_("question"))
+    asked_by = ArrayField(models.CharField(max_length=200), default=list,
+                          verbose_name=_("asked by"))
+    index_release = models.CharField(max_length=200, blank=True, verbose_name=_("index release"))
+    as_of = models.DateField(null=True, blank=True, help_text="The date the upstream asked for",
+                             verbose_name=_("as of"))
+    status = models.CharField(max_length=16, choices=Status.choices, verbose_name=_("status"))
+    status_changed_at = models.DateTimeField(verbose_name=_("status changed at"))
     # No index on the two pointers: nothing looks answers up by them, and every ingest would
     # pay for keeping them.
     current_version = models.ForeignKey("AnswerVersion", null=True, on_delete=models.PROTECT,
-                                        related_name="+", db_index=False)
+                                        related_name="+", db_index=False,
+                                        verbose_name=_("current version"))
     current_verdict = models.ForeignKey("Verdict", null=True, on_delete=models.PROTECT,
-                                        related_name="+", db_index=False)
-    body_digest = models.CharField(max_length=64, help_text="Digest of the submitted body")
+                                        related_name="+", db_index=False,
+                                        verbose_name=_("current verdict"))
+    body_digest = models.CharField(max_length=64, help_text="Digest of the submitted body",
+                                   verbose_name=_("body digest"))
     submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
-                                     on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
+                                     on_delete=models.SET_NULL, related_name="+",
+                                     verbose_name=_("submitted by"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     class Meta:
+        verbose_name = _("answer")
+        verbose_name_plural = _("answers")
         constraints = [
             models.UniqueConstraint(fields=["trace_id"], name="answer_unique_trace_id"),
         ]
@@ -156,26 +165,32 @@ class Verdict(models.Model):
         OTHER_DOCUMENT = "other_document", _("Another document changed")
         DECISION = "decision", _("Checked at decision time")
 
-    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="verdicts")
+    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="verdicts",
+                               verbose_name=_("answer"))
     # Indexed by the (version, fingerprint) constraint below.
     version = models.ForeignKey(AnswerVersion, on_delete=models.PROTECT, related_name="verdicts",
-                                db_index=False)
-    decision = models.CharField(max_length=16, choices=Decision.choices)
-    reason = models.CharField(max_length=64)
+                                db_index=False, verbose_name=_("version"))
+    decision = models.CharField(max_length=16, choices=Decision.choices,
+                                verbose_name=_("gate decision"))
+    reason = models.CharField(max_length=64, verbose_name=_("reason"))
     reasons = ArrayField(models.CharField(max_length=64), default=list,
-                         help_text="Every distinct finding code, primary first")
-    findings = models.JSONField(default=list)
-    warnings = models.JSONField(default=list)
-    fingerprint = models.CharField(max_length=64)
-    gate_version = models.CharField(max_length=32)
-    as_of = models.DateField()
-    next_boundary = models.DateField(null=True, blank=True)
+                         help_text="Every distinct finding code, primary first",
+                         verbose_name=_("reasons"))
+    findings = models.JSONField(default=list, verbose_name=_("findings"))
+    warnings = models.JSONField(default=list, verbose_name=_("warnings"))
+    fingerprint = models.CharField(max_length=64, verbose_name=_("fingerprint"))
+    gate_version = models.CharField(max_length=32, verbose_name=_("gate version"))
+    as_of = models.DateField(verbose_name=_("as of"))
+    next_boundary = models.DateField(null=True, blank=True, verbose_name=_("next boundary"))
     revisions_used = models.JSONField(default=list,
-                                      help_text="[{cite, document, revision, current}]")
-    trigger = models.CharField(max_length=16, choices=Trigger.choices)
-    created_at = models.DateTimeField(auto_now_add=True)
+                                      help_text="[{cite, document, revision, current}]",
+                                      verbose_name=_("revisions used"))
+    trigger = models.CharField(max_length=16, choices=Trigger.choices, verbose_name=_("trigger"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     class Meta:
+        verbose_name = _("verdict")
+        verbose_name_plural = _("verdicts")
         constraints = [
             models.UniqueConstraint(fields=["version", "fingerprint"],
                                     name="verdict_unique_fingerprint"),
@@ -207,24 +222,30 @@ class ReviewItem(models.Model):
     The lease (`leased_by`, `lease_until`) says who is working on it; an expired lease is free.
     """
 
-    answer = models.OneToOneField(Answer, on_delete=models.CASCADE, related_name="review_item")
-    entered_at = models.DateTimeField()
-    primary_reason = models.CharField(max_length=64)
-    reasons = ArrayField(models.CharField(max_length=64), default=list)
-    index_release = models.CharField(max_length=200, blank=True)
+    answer = models.OneToOneField(Answer, on_delete=models.CASCADE, related_name="review_item",
+                                  verbose_name=_("answer"))
+    entered_at = models.DateTimeField(verbose_name=_("queued at"))
+    primary_reason = models.CharField(max_length=64, verbose_name=_("primary reason"))
+    reasons = ArrayField(models.CharField(max_length=64), default=list, verbose_name=_("reasons"))
+    index_release = models.CharField(max_length=200, blank=True, verbose_name=_("index release"))
     leased_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                  on_delete=models.SET_NULL, related_name="+")
-    lease_until = models.DateTimeField(null=True, blank=True)
-    audit_sample = models.BooleanField(default=False)
+                                  on_delete=models.SET_NULL, related_name="+",
+                                  verbose_name=_("lease holder"))
+    lease_until = models.DateTimeField(null=True, blank=True, verbose_name=_("lease until"))
+    audit_sample = models.BooleanField(default=False, verbose_name=_("audit sample"))
     # A reviewer asked the owners (`owner_question`, the latest question) and waits for them:
     # until one replies, a decision takes the item out, or a new verdict ends the wait.
-    waiting_for_owner = models.BooleanField(default=False)
+    waiting_for_owner = models.BooleanField(default=False, verbose_name=_("waiting for owner"))
     owner_question = models.ForeignKey("OwnerQuestion", null=True, blank=True,
-                                       on_delete=models.SET_NULL, related_name="+")
+                                       on_delete=models.SET_NULL, related_name="+",
+                                       verbose_name=_("question to the owners"))
     earlier_approval = models.ForeignKey("Decision", null=True, blank=True,
-                                         on_delete=models.SET_NULL, related_name="+")
+                                         on_delete=models.SET_NULL, related_name="+",
+                                         verbose_name=_("earlier approval"))
 
     class Meta:
+        verbose_name = _("review item")
+        verbose_name_plural = _("review items")
         indexes = [
             models.Index(fields=["entered_at", "id"], name="review_item_age"),
             # The queue filtered by a reason, oldest first.
@@ -301,19 +322,27 @@ class Decision(models.Model):
         EDIT = "edit", _("Edit")
         REJECT = "reject", _("Reject")
 
-    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="decisions")
-    verdict = models.ForeignKey(Verdict, on_delete=models.PROTECT, related_name="decisions")
-    version = models.ForeignKey(AnswerVersion, on_delete=models.PROTECT, related_name="+")
-    action = models.CharField(max_length=16, choices=Action.choices)
+    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="decisions",
+                               verbose_name=_("answer"))
+    verdict = models.ForeignKey(Verdict, on_delete=models.PROTECT, related_name="decisions",
+                                verbose_name=_("verdict"))
+    version = models.ForeignKey(AnswerVersion, on_delete=models.PROTECT, related_name="+",
+                                verbose_name=_("version"))
+    action = models.CharField(max_length=16, choices=Action.choices, verbose_name=_("action"))
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                                 related_name="+")
-    comment = models.TextField(blank=True)
-    reject_reason = models.CharField(max_length=64, blank=True)
+                                 related_name="+", verbose_name=_("reviewer"))
+    comment = models.TextField(blank=True, verbose_name=_("comment"))
+    reject_reason = models.CharField(max_length=64, blank=True, verbose_name=_("reject reason"))
     new_version = models.ForeignKey(AnswerVersion, null=True, blank=True,
-                                    on_delete=models.PROTECT, related_name="+")
-    revisions_used = models.JSONField(default=list)
-    read_passages = models.BooleanField(default=False)
-    created_at = models.DateTimeField(auto_now_add=True)
+                                    on_delete=models.PROTECT, related_name="+",
+                                    verbose_name=_("new version"))
+    revisions_used = models.JSONField(default=list, verbose_name=_("revisions used"))
+    read_passages = models.BooleanField(default=False, verbose_name=_("expanded a passage first"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+
+    class Meta:
+        verbose_name = _("decision")
+        verbose_name_plural = _("decisions")
 
     def __str__(self) -> str:
         return f"{self.action} on {self.answer_id} by {self.reviewer_id}"

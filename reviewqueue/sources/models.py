@@ -16,18 +16,24 @@ class Document(models.Model):
     one indexed lookup instead of a join per row.
     """
 
-    key = models.CharField(max_length=200, unique=True, help_text="The upstream document_id")
+    key = models.CharField(max_length=200, unique=True, help_text="The upstream document_id",
+                           verbose_name=_("key"))
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_documents"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_documents",
+        verbose_name=_("owner"),
     )
     current_revision = models.ForeignKey(
-        "Revision", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        "Revision", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        verbose_name=_("current revision"),
     )
-    allowed_principals = ArrayField(models.CharField(max_length=200), default=list)
-    created_at = models.DateTimeField(auto_now_add=True)
-    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    allowed_principals = ArrayField(models.CharField(max_length=200), default=list,
+                                    verbose_name=_("who may read it"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    withdrawn_at = models.DateTimeField(null=True, blank=True, verbose_name=_("withdrawn at"))
 
     class Meta:
+        verbose_name = _("document")
+        verbose_name_plural = _("documents")
         indexes = [GinIndex(fields=["allowed_principals"], name="document_principals_gin")]
 
     def __str__(self) -> str:
@@ -37,21 +43,29 @@ class Document(models.Model):
 class Revision(models.Model):
     """An immutable published version of a document: passages and facts never change."""
 
-    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="revisions")
-    revision = models.CharField(max_length=200)
-    seq = models.PositiveIntegerField(help_text="Publication order within the document")
-    title = models.CharField(max_length=500)
-    url = models.URLField(max_length=2000, blank=True)
-    updated_at = models.DateTimeField(help_text="When the source itself was last updated")
-    allowed_principals = ArrayField(models.CharField(max_length=200))
-    body_digest = models.CharField(max_length=64, help_text="Digest of the published body")
-    published_at = models.DateTimeField(auto_now_add=True)
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="revisions",
+                                 verbose_name=_("document"))
+    revision = models.CharField(max_length=200, verbose_name=_("revision"))
+    seq = models.PositiveIntegerField(help_text="Publication order within the document",
+                                      verbose_name=_("sequence number"))
+    title = models.CharField(max_length=500, verbose_name=_("title"))
+    url = models.URLField(max_length=2000, blank=True, verbose_name=_("URL"))
+    updated_at = models.DateTimeField(help_text="When the source itself was last updated",
+                                      verbose_name=_("updated at"))
+    allowed_principals = ArrayField(models.CharField(max_length=200),
+                                    verbose_name=_("who may read it"))
+    body_digest = models.CharField(max_length=64, help_text="Digest of the published body",
+                                   verbose_name=_("body digest"))
+    published_at = models.DateTimeField(auto_now_add=True, verbose_name=_("published at"))
     published_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+",
+        verbose_name=_("published by"),
     )
-    note = models.TextField(blank=True)
+    note = models.TextField(blank=True, verbose_name=_("note"))
 
     class Meta:
+        verbose_name = _("revision")
+        verbose_name_plural = _("revisions")
         constraints = [
             models.UniqueConstraint(fields=["document", "revision"], name="revision_unique_id"),
             models.UniqueConstraint(fields=["document", "seq"], name="revision_unique_seq"),
@@ -74,11 +88,14 @@ class Revision(models.Model):
 class Passage(models.Model):
     """A quotable span of a revision: what a citation points at."""
 
-    revision = models.ForeignKey(Revision, on_delete=models.PROTECT, related_name="passages")
-    span = models.CharField(max_length=200)
-    text = models.TextField()
+    revision = models.ForeignKey(Revision, on_delete=models.PROTECT, related_name="passages",
+                                 verbose_name=_("revision"))
+    span = models.CharField(max_length=200, verbose_name=_("span"))
+    text = models.TextField(verbose_name=_("text"))
 
     class Meta:
+        verbose_name = _("passage")
+        verbose_name_plural = _("passages")
         constraints = [
             models.UniqueConstraint(fields=["revision", "span"], name="passage_unique_span"),
         ]
@@ -90,16 +107,20 @@ class Passage(models.Model):
 class Fact(models.Model):
     """A (subject, key) = value statement a revision makes, valid for a period (inclusive)."""
 
-    revision = models.ForeignKey(Revision, on_delete=models.PROTECT, related_name="facts")
-    subject = models.CharField(max_length=200, blank=True)
-    key = models.CharField(max_length=200)
-    value = models.JSONField()
-    valid_from = models.DateField()
-    valid_until = models.DateField(null=True, blank=True, help_text="Empty: no end date")
-    span = models.CharField(max_length=200, blank=True)
-    position = models.PositiveIntegerField(default=0)
+    revision = models.ForeignKey(Revision, on_delete=models.PROTECT, related_name="facts",
+                                 verbose_name=_("revision"))
+    subject = models.CharField(max_length=200, blank=True, verbose_name=_("subject"))
+    key = models.CharField(max_length=200, verbose_name=_("key"))
+    value = models.JSONField(verbose_name=_("value"))
+    valid_from = models.DateField(verbose_name=_("valid from"))
+    valid_until = models.DateField(null=True, blank=True, help_text="Empty: no end date",
+                                   verbose_name=_("valid until"))
+    span = models.CharField(max_length=200, blank=True, verbose_name=_("span"))
+    position = models.PositiveIntegerField(default=0, verbose_name=_("position"))
 
     class Meta:
+        verbose_name = _("fact")
+        verbose_name_plural = _("facts")
         ordering = ["revision_id", "position"]
         indexes = [models.Index(fields=["subject", "key"]), models.Index(fields=["key"])]
 

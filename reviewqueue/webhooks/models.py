@@ -15,14 +15,19 @@ class WebhookEndpoint(models.Model):
     delivery log keeps its target.
     """
 
-    url = models.URLField(max_length=2000)
-    secret = models.CharField(max_length=200)
-    description = models.CharField(max_length=200, blank=True)
-    is_active = models.BooleanField(default=True)
+    url = models.URLField(max_length=2000, verbose_name=_("URL"))
+    secret = models.CharField(max_length=200, verbose_name=_("secret"))
+    description = models.CharField(max_length=200, blank=True, verbose_name=_("description"))
+    is_active = models.BooleanField(default=True, verbose_name=_("active"))
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                   on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    disabled_at = models.DateTimeField(null=True, blank=True)
+                                   on_delete=models.SET_NULL, related_name="+",
+                                   verbose_name=_("created by"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    disabled_at = models.DateTimeField(null=True, blank=True, verbose_name=_("disabled at"))
+
+    class Meta:
+        verbose_name = _("webhook endpoint")
+        verbose_name_plural = _("webhook endpoints")
 
     def __str__(self) -> str:
         return self.url
@@ -46,29 +51,33 @@ class WebhookDelivery(models.Model):
         FAILED = "failed", _("Given up")
 
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT,
-                                 related_name="deliveries")
-    event_id = models.UUIDField(default=uuid.uuid4)
-    event_type = models.CharField(max_length=64)
-    trace_id = models.CharField(max_length=200, blank=True)
-    payload = models.JSONField()
-    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    next_attempt_at = models.DateTimeField()
-    lease_until = models.DateTimeField(null=True, blank=True)
+                                 related_name="deliveries", verbose_name=_("endpoint"))
+    event_id = models.UUIDField(default=uuid.uuid4, verbose_name=_("event ID"))
+    event_type = models.CharField(max_length=64, verbose_name=_("event type"))
+    trace_id = models.CharField(max_length=200, blank=True, verbose_name=_("trace ID"))
+    payload = models.JSONField(verbose_name=_("payload"))
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING,
+                             verbose_name=_("state"))
+    attempts = models.PositiveIntegerField(default=0, verbose_name=_("attempts"))
+    next_attempt_at = models.DateTimeField(verbose_name=_("next attempt at"))
+    lease_until = models.DateTimeField(null=True, blank=True, verbose_name=_("claimed until"))
     # A message for the next attempt is in the broker's queue until then (sent on commit or
     # with a countdown): the minute sweep does not send another copy before.
-    dispatched_until = models.DateTimeField(null=True, blank=True)
-    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    last_error = models.CharField(max_length=200, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    delivered_at = models.DateTimeField(null=True, blank=True)
+    dispatched_until = models.DateTimeField(null=True, blank=True, verbose_name=_("queued until"))
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                        verbose_name=_("last status code"))
+    last_error = models.CharField(max_length=200, blank=True, verbose_name=_("last error"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    delivered_at = models.DateTimeField(null=True, blank=True, verbose_name=_("delivered at"))
     # An admin sent it again after it was given up: a fresh round of attempts from then, its
     # retry window and attempt limit counted from `resent_at` and `attempts_before_resend`.
-    resent_at = models.DateTimeField(null=True, blank=True)
-    attempts_before_resend = models.PositiveIntegerField(default=0)
+    resent_at = models.DateTimeField(null=True, blank=True, verbose_name=_("resent at"))
+    attempts_before_resend = models.PositiveIntegerField(default=0,
+                                                         verbose_name=_("attempts before resend"))
 
     class Meta:
-        verbose_name_plural = "webhook deliveries"
+        verbose_name = _("webhook delivery")
+        verbose_name_plural = _("webhook deliveries")
         constraints = [
             models.UniqueConstraint(fields=["endpoint", "event_id"],
                                     name="webhook_delivery_once_per_event"),
@@ -95,14 +104,17 @@ class WebhookAttempt(models.Model):
     """The delivery log: one row per HTTP attempt, with its outcome and timing."""
 
     delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE,
-                                 related_name="attempt_log")
-    number = models.PositiveIntegerField()
-    started_at = models.DateTimeField()
-    duration_ms = models.PositiveIntegerField()
-    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    error = models.CharField(max_length=200, blank=True)
+                                 related_name="attempt_log", verbose_name=_("delivery"))
+    number = models.PositiveIntegerField(verbose_name=_("attempt number"))
+    started_at = models.DateTimeField(verbose_name=_("started at"))
+    duration_ms = models.PositiveIntegerField(verbose_name=_("duration (ms)"))
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                   verbose_name=_("status code"))
+    error = models.CharField(max_length=200, blank=True, verbose_name=_("error"))
 
     class Meta:
+        verbose_name = _("webhook attempt")
+        verbose_name_plural = _("webhook attempts")
         ordering = ["delivery_id", "number"]
 
     def __str__(self) -> str:

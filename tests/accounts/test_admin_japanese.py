@@ -1,9 +1,11 @@
 """The admin speaks the admin's language: Django's own words there are Japanese for a Japanese
 browser, and so must be ReviewQueue's refusals, action names and help beside them (the token
-and user pages, the dead letters' retry), not English in the middle of a Japanese page."""
+and user pages, the dead letters' retry), the names of its models and the headers of their
+columns, not English in the middle of a Japanese page."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.services import token_issue
 from reviewqueue.audit.models import VerificationRun
 from reviewqueue.audit.services import SYSTEM
+from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -78,3 +81,59 @@ def test_admin_lists_name_states_and_triggers_in_japanese(japanese_admin: Client
     deliveries = japanese_admin.get("/admin/webhooks/webhookdelivery/").content.decode()
     assert "送信待ち" in deliveries and "Waiting for an attempt" not in deliveries
     assert "Given up" not in deliveries
+
+
+def test_the_admin_index_names_reviewqueues_models_in_japanese(japanese_admin: Client) -> None:
+    # Each model's entry on the first page is its plural name, which Django only capitalises.
+    page = japanese_admin.get("/admin/").content.decode()
+    for english in ("Api tokens", "Audit events", "Quarantined payloads", "Verification runs",
+                    "Job chunks", "Dead letters", ">Answers<", "Review items", ">Verdicts<",
+                    ">Documents<", ">Revisions<", "Webhook deliveries", "Webhook endpoints"):
+        assert english not in page
+    for japanese in ("API トークン", "監査イベント", "隔離されたリクエスト本文", "デッドレター",
+                     "ジョブのチャンク", "レビューキューの項目", "判定結果", "リビジョン",
+                     "Webhook の配信", "Webhook エンドポイント"):
+        assert japanese in page
+
+
+def _columns(page: str) -> set[str]:
+    """The texts of a list's column headers (each a link that sorts by it, or plain text)."""
+    return {text.strip() for text in re.findall(
+        r'<th scope="col"[^>]*>.*?<div class="text">(?:<a [^>]*>|<span>)?([^<]*)<', page,
+        re.DOTALL)}
+
+
+def test_admin_lists_head_their_columns_in_japanese(
+    japanese_admin: Client, service: Any, publish: Any, submit: Any
+) -> None:
+    publish()
+    assert submit("t-1").status_code == 201
+    _issue(service, "ci")
+    endpoint = WebhookEndpoint.objects.create(url="https://hooks.example.com/rq", secret="s" * 32)
+    delivery = WebhookDelivery.objects.create(
+        endpoint=endpoint, event_type="answer.status_changed", trace_id="t-1", payload={},
+        next_attempt_at=timezone.now())
+    WebhookAttempt.objects.create(delivery=delivery, number=1, started_at=timezone.now(),
+                                  duration_ms=120, status_code=502, error="Bad gateway")
+
+    answers = _columns(japanese_admin.get("/admin/reviews/answer/").content.decode())
+    assert {"トレース ID", "状態", "インデックスリリース", "状態の変更日時"} <= answers
+    assert not {"Trace id", "Status", "Index release", "Status changed at"} & answers
+
+    tokens = _columns(japanese_admin.get(TOKENS).content.decode())
+    assert {"接頭辞", "ユーザー", "名前", "作成日時", "最終使用日時"} <= tokens
+    assert not {"Prefix", "User", "Name", "Created at", "Last used at"} & tokens
+
+    deliveries_page = japanese_admin.get("/admin/webhooks/webhookdelivery/").content.decode()
+    deliveries = _columns(deliveries_page)
+    assert {"作成日時", "エンドポイント", "イベントの種類", "トレース ID", "試行回数",
+            "最後のステータスコード", "最後のエラー", "配信日時"} <= deliveries
+    assert not {"Event type", "Trace id", "Attempts", "Last status code", "Delivered at"} & (
+        deliveries)
+    assert "Webhook の配信" in deliveries_page and "webhook deliveries" not in deliveries_page
+
+    # One delivery's own page: its fields and the table of its attempts.
+    page = japanese_admin.get(f"/admin/webhooks/webhookdelivery/{delivery.pk}/change/")
+    text = page.content.decode()
+    assert "イベントの種類" in text and "所要時間" in text and "試行番号" in text
+    assert "Event type" not in text and "Duration ms" not in text
