@@ -19,12 +19,14 @@ from datetime import date, datetime
 from typing import Any
 
 from django.conf import settings
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage, mailers
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from reviewqueue import instants
+from reviewqueue.accounts.models import Role
+from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import WORKER, Actor, audit_chain_lock, audit_record
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import FieldError, NotFound
@@ -336,14 +338,16 @@ def _notify_owners(notices: list[Notice]) -> None:
     document the owner may not read is only said to exist, as on the owner's pages. The
     conflicts, their documents and each owner's sides are read once for all of them: a
     revision opening a dozen conflicts costs the queries of one."""
+    from reviewqueue.sources.forms import as_input
     from reviewqueue.sources.selectors import conflict_sides
 
     conflicts = {c.pk: c for c in Conflict.objects.filter(
         pk__in=[n.conflict_id for n in notices])}
+    # The owners' groups come along: only an owner the owner's pages open for is mailed.
     documents = {d.key: d for d in Document.objects.filter(key__in={
         key for n in notices if n.conflict_id in conflicts
         for key in (*conflicts[n.conflict_id].documents, *n.already_told)})
-        .select_related("owner")}
+        .select_related("owner").prefetch_related("owner__groups")}
     mails: list[tuple[Conflict, Any, str, str]] = []
     for notice in notices:
         conflict = conflicts.get(notice.conflict_id)
@@ -351,7 +355,11 @@ def _notify_owners(notices: list[Notice]) -> None:
             continue
         told = {documents[k].owner_id for k in notice.already_told if k in documents}
         owners = {documents[k].owner for k in conflict.documents if k in documents}
-        owners = {o for o in owners if o.pk not in told and o.email and o.is_active
+        # The mail sends the owner to their owner page: one who may not open it (deactivated,
+        # or no longer an owner nor an admin, though the document is still theirs) could do
+        # nothing with it.
+        owners = {o for o in owners if o.pk not in told and o.email
+                  and has_role(o, Role.OWNER, Role.ADMIN)
                   and (notice.reopened_by is None or Actor.of_user(o) != notice.reopened_by)}
         name = one_line(f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}")
         if notice.reopened_by is not None:
@@ -370,28 +378,55 @@ def _notify_owners(notices: list[Notice]) -> None:
         of_owner.setdefault(owner.pk, []).append(conflict)
         owners_by_pk[owner.pk] = owner
     sides = {pk: conflict_sides(of_owner[pk], owner) for pk, owner in owners_by_pk.items()}
+    messages: list[tuple[Conflict, EmailMessage]] = []
     for conflict, owner, subject, opening in mails:
+        # Each value as the owner's pages write it (text as typed, `true`, `"14"` for text
+        # that reads as a number), not as Python does ('14 days', True).
         lines = [
             "- a document you may not read" if side.restricted else
             f"- {side.document.key} ({side.revision.revision}{_where(side)}): "
-            f"{side.fact.value!r}"
+            f"{as_input(side.fact.value)}"
             for side in sides[owner.pk][conflict.pk]
         ]
         # A conflict within one document is between values its own revision states.
         what = ("Documents disagree, at least one of them yours" if len(conflict.documents) > 1
                 else "Your document states different values")
+        messages.append((conflict, EmailMessage(
+            subject=subject,
+            body=f"{opening}{what}:\n"
+            + "\n".join(lines)
+            + "\n\nResolve it in ReviewQueue on your owner page (/owner/), under "
+            "'Conflicts in your documents'.",
+            from_email=settings.DEFAULT_FROM_EMAIL,
+            to=[owner.email],
+        )))
+    if messages:
+        _send(messages)
+
+
+def _send(messages: list[tuple[Conflict, EmailMessage]]) -> None:
+    """Send the mails through one connection, each on its own: a mail the server refuses does
+    not stop the others. Mail is best effort (the conflicts are recorded, and the owner's page
+    lists them): a server that cannot be reached is waited for once, not once a mail, since
+    this runs in the request that published."""
+    mailer = mailers.default
+    try:
+        mailer.open()
+    except Exception:
+        log.exception("conflict notification failed", extra={
+            "conflicts": sorted({c.pk for c, _ in messages}), "mails": len(messages)})
+        return
+    try:
+        for conflict, message in messages:
+            try:
+                mailer.send_messages([message])
+            except Exception:
+                log.exception("conflict notification failed", extra={"conflict": conflict.pk})
+    finally:
         try:
-            send_mail(
-                subject=subject,
-                message=f"{opening}{what}:\n"
-                + "\n".join(lines)
-                + "\n\nResolve it in ReviewQueue on your owner page (/owner/), under "
-                "'Conflicts in your documents'.",
-                from_email=settings.DEFAULT_FROM_EMAIL,
-                recipient_list=[owner.email],
-            )
-        except Exception:  # mail is best effort; the conflict itself is recorded
-            log.exception("conflict notification failed", extra={"conflict": conflict.pk})
+            mailer.close()
+        except Exception:  # the mails went; a failed goodbye must not fail the request
+            log.exception("closing the mail connection failed")
 
 
 def _where(side: Any) -> str:
