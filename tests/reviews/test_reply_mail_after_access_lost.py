@@ -64,3 +64,17 @@ def test_a_reviewer_who_may_no_longer_read_the_answer_is_not_mailed_the_reply(
     assert login(rita).get(f"/answers/{trace}/").status_code == 404
     _reply(login, owner, trace, django_capture_on_commit_callbacks)
     assert [m.to for m in mail.outbox if REPLY in m.body] == []
+
+
+def test_a_reviewer_who_may_no_longer_open_the_answer_page_is_not_mailed_the_reply(
+    asked: tuple[str, Any], login: Any, owner: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django.contrib.auth.models import Group
+
+    trace, rita = asked
+    # rita stays in HR, so she may still read the answer, but no longer reviews: the answer's
+    # page, which the mail sends her to, refuses her.
+    rita.groups.remove(Group.objects.get(name="reviewer"))
+    assert login(rita).get(f"/answers/{trace}/").status_code == 403
+    _reply(login, owner, trace, django_capture_on_commit_callbacks)
+    assert [m.to for m in mail.outbox if REPLY in m.body] == []

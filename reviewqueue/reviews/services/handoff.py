@@ -22,7 +22,9 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
+from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.principals import user_principals
+from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
 from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem
@@ -185,8 +187,10 @@ def review_item_owner_reply(*, trace_id: str, user: Any, reply: str, actor: Acto
                         # Proves the reply shown is the one written, keeping no free text.
                         "reply_sha256": hashlib.sha256(reply.encode()).hexdigest()})
     # Mailed only to a reviewer who may still read the answer: not one deactivated since,
-    # nor one who left the groups that let them read it.
-    if asked_by is not None and asked_by.email and asked_by.is_active \
+    # nor one who left the groups that let them read it, nor one whose roles no longer open
+    # the answer's page the mail sends them to (the item view's rule).
+    if asked_by is not None and asked_by.email \
+            and has_role(asked_by, Role.REVIEWER, Role.ADMIN, Role.OWNER) \
             and user_may_read_answer(answer, user_principals(asked_by)):
         email, asked = asked_by.email, answer.question[:300]
         transaction.on_commit(lambda: _mail_reviewer(email, trace_id, asked, reply, user))
