@@ -242,3 +242,17 @@ def test_a_new_revision_of_a_document_the_answer_only_retrieved_does_not_end_the
     item = ReviewItem.objects.select_related("answer").get(answer__trace_id=trace)
     assert item.answer.current_verdict_id != held_on
     assert item.waiting_for_owner
+
+
+def test_a_long_question_is_mailed_cut_with_a_sign_that_it_goes_on(
+    hold: Any, login: Any, reviewer: Any, owner_with_mail: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    question = "How long is the free trial for a team that signed up in the EU? " * 10
+    trace = hold(question=question.strip())
+    with django_capture_on_commit_callbacks(execute=True):
+        login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "Which is right?"})
+    body = mail.outbox[-1].body
+    # The mail quotes the question's start; the owner's page has it whole.
+    shown = body.split("Question: ", 1)[1].split("\n", 1)[0]
+    assert shown == question[:300] + "…"

@@ -152,7 +152,7 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
                         "owners": sorted(o.get_username() for o in owners)})
     emails = sorted({o.email for o in owners if o.email})
     if emails:
-        question = answer.question[:300]
+        question = _start_of(answer.question)
         transaction.on_commit(lambda: _mail_owners(emails, trace_id, question, note, user))
     return item
 
@@ -192,9 +192,21 @@ def review_item_owner_reply(*, trace_id: str, user: Any, reply: str, actor: Acto
     if asked_by is not None and asked_by.email \
             and has_role(asked_by, Role.REVIEWER, Role.ADMIN, Role.OWNER) \
             and user_may_read_answer(answer, user_principals(asked_by)):
-        email, asked = asked_by.email, answer.question[:300]
+        email, asked = asked_by.email, _start_of(answer.question)
         transaction.on_commit(lambda: _mail_reviewer(email, trace_id, asked, reply, user))
     return question
+
+
+# How much of the answer's question a hand-off mail quotes; the answer's page has it whole.
+MAILED_QUESTION_CHARS = 300
+
+
+def _start_of(question: str) -> str:
+    """The question as a mail quotes it: a long one cut, with an ellipsis that says so (cut
+    bare, it read as a question that stops mid-word)."""
+    if len(question) <= MAILED_QUESTION_CHARS:
+        return question
+    return question[:MAILED_QUESTION_CHARS] + "…"
 
 
 def _username(user: Any) -> str:
