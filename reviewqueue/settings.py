@@ -316,6 +316,15 @@ if _smtp and not _email_host:
     raise ImproperlyConfigured("EMAIL_BACKEND sends through SMTP: set EMAIL_HOST")
 MAILERS = {"default": {"BACKEND": _email_backend, "OPTIONS": _smtp_options if _smtp else {}}}
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "reviewqueue@localhost")
+# The address people open ReviewQueue at (https://reviewqueue.example.com), which mails link
+# its pages by; the embedded demo's own by default. Without it a mail names a page by its
+# path alone (/owner/), which no mail reader opens.
+SITE_URL = (env_str("SITE_URL", "http://127.0.0.1:8000" if EMBEDDED else "") or "").strip()
+if SITE_URL and not _re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", SITE_URL):
+    raise ImproperlyConfigured(
+        f"SITE_URL must be an http:// or https:// address, such as "
+        f"https://reviewqueue.example.com, not {SITE_URL!r}")
+SITE_URL = SITE_URL.rstrip("/")
 
 LOGGING = {
     "version": 1,

@@ -19,9 +19,10 @@ from datetime import date, datetime
 from typing import Any
 
 from django.conf import settings
-from django.core.mail import EmailMessage, mailers
+from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import F, Q
+from django.urls import reverse
 from django.utils import timezone
 
 from reviewqueue import instants
@@ -30,6 +31,7 @@ from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import WORKER, Actor, audit_chain_lock, audit_record
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import FieldError, NotFound
+from reviewqueue.mailing import page_address, send_each
 from reviewqueue.sources.models import Conflict, Document, Fact
 
 log = logging.getLogger(__name__)
@@ -378,7 +380,7 @@ def _notify_owners(notices: list[Notice]) -> None:
         of_owner.setdefault(owner.pk, []).append(conflict)
         owners_by_pk[owner.pk] = owner
     sides = {pk: conflict_sides(of_owner[pk], owner) for pk, owner in owners_by_pk.items()}
-    messages: list[tuple[Conflict, EmailMessage]] = []
+    messages: list[tuple[dict[str, Any], EmailMessage]] = []
     for conflict, owner, subject, opening in mails:
         # Each value as the owner's pages write it (text as typed, `true`, `"14"` for text
         # that reads as a number), not as Python does ('14 days', True).
@@ -391,42 +393,16 @@ def _notify_owners(notices: list[Notice]) -> None:
         # A conflict within one document is between values its own revision states.
         what = ("Documents disagree, at least one of them yours" if len(conflict.documents) > 1
                 else "Your document states different values")
-        messages.append((conflict, EmailMessage(
+        messages.append(({"conflict": conflict.pk}, EmailMessage(
             subject=subject,
             body=f"{opening}{what}:\n"
             + "\n".join(lines)
-            + "\n\nResolve it in ReviewQueue on your owner page (/owner/), under "
-            "'Conflicts in your documents'.",
+            + f"\n\nResolve it in ReviewQueue on your owner page "
+            f"({page_address(reverse('sources:inbox'))}), under 'Conflicts in your documents'.",
             from_email=settings.DEFAULT_FROM_EMAIL,
             to=[owner.email],
         )))
-    if messages:
-        _send(messages)
-
-
-def _send(messages: list[tuple[Conflict, EmailMessage]]) -> None:
-    """Send the mails through one connection, each on its own: a mail the server refuses does
-    not stop the others. Mail is best effort (the conflicts are recorded, and the owner's page
-    lists them): a server that cannot be reached is waited for once, not once a mail, since
-    this runs in the request that published."""
-    mailer = mailers.default
-    try:
-        mailer.open()
-    except Exception:
-        log.exception("conflict notification failed", extra={
-            "conflicts": sorted({c.pk for c, _ in messages}), "mails": len(messages)})
-        return
-    try:
-        for conflict, message in messages:
-            try:
-                mailer.send_messages([message])
-            except Exception:
-                log.exception("conflict notification failed", extra={"conflict": conflict.pk})
-    finally:
-        try:
-            mailer.close()
-        except Exception:  # the mails went; a failed goodbye must not fail the request
-            log.exception("closing the mail connection failed")
+    send_each(messages, "conflict notification failed")
 
 
 def _where(side: Any) -> str:

@@ -17,9 +17,8 @@ import hashlib
 import logging
 from typing import Any
 
-from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from reviewqueue.accounts.models import Role
@@ -27,6 +26,7 @@ from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
+from reviewqueue.mailing import mail_to_each, page_address, send_each
 from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem
 from reviewqueue.reviews.selectors.answers import (
     owners_to_ask,
@@ -231,20 +231,20 @@ def _mail_reviewer(email: str, trace_id: str, question: str, reply: str, owner: 
           subject=f"[ReviewQueue] {owner.get_username()} replied about {trace_id}",
           message=f"{owner.get_username()} replied to the held answer you sent them.\n\n"
           f"Question: {question}\n\nReply: {reply}\n\nThe answer is back in the queue; "
-          f"the reply is on its page (/answers/{trace_id}/).")
+          f"the reply is on its page "
+          f"({page_address(reverse('reviews:item', args=[trace_id]))}).")
 
 
 def _mail_owners(emails: list[str], trace_id: str, question: str, note: str, user: Any) -> None:
     _mail(emails, trace_id,
           subject=f"[ReviewQueue] A reviewer asks you about {trace_id}",
           message=f"{user.get_username()} sent you a held answer.\n\nQuestion: {question}\n\n"
-          f"Note: {note}\n\nYou find it in ReviewQueue on your owner page (/owner/), under "
-          "'Answers reviewers sent to you'.")
+          f"Note: {note}\n\nYou find it in ReviewQueue on your owner page "
+          f"({page_address(reverse('sources:inbox'))}), under 'Answers reviewers sent to you'.")
 
 
 def _mail(recipients: list[str], trace_id: str, *, subject: str, message: str) -> None:
-    try:
-        send_mail(subject=subject, message=message, from_email=settings.DEFAULT_FROM_EMAIL,
-                  recipient_list=recipients)
-    except Exception:  # mail is best effort; the hand-off or the reply itself is recorded
-        log.exception("hand-off mail failed", extra={"trace_id": trace_id})
+    """Best effort: the hand-off or the reply itself is recorded. Each owner asked gets their
+    own mail, which names no other."""
+    send_each([({"trace_id": trace_id}, mail)
+               for mail in mail_to_each(subject, message, recipients)], "hand-off mail failed")

@@ -1,0 +1,99 @@
+"""Mails link the page to open at the address people open ReviewQueue at (SITE_URL), and each
+owner asked about an answer gets a mail of their own.
+
+A mail that said "(/owner/)" named a path no mail reader can open; and a hand-off mailed to
+every owner at once showed each of them the others' addresses.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core import mail
+
+from tests.reviews.conftest import fact
+
+pytestmark = pytest.mark.django_db
+
+SITE = "https://reviewqueue.example.com"
+
+
+@pytest.fixture
+def site(settings: Any) -> str:
+    settings.SITE_URL = SITE
+    return SITE
+
+
+def with_mail(user: Any, address: str) -> Any:
+    user.email = address
+    user.save(update_fields=["email"])
+    return user
+
+
+def test_a_conflict_mail_links_the_owner_page_at_the_site_address(
+    site: str, publish: Any, owner: Any, make_user: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with_mail(owner, "olivia@example.test")
+    make_user("oscar", "owner")
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing", facts=[fact("trial_days", 14)])
+        publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30)])
+
+    body = next(m.body for m in mail.outbox if m.to == ["olivia@example.test"])
+    assert f"on your owner page ({site}/owner/)" in body
+
+
+def test_each_owner_asked_gets_a_mail_of_their_own_linking_their_page(
+    site: str, hold: Any, login: Any, reviewer: Any, owner: Any, make_user: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with_mail(owner, "olivia@example.test")
+    oscar = with_mail(make_user("oscar", "owner"), "oscar@example.test")
+    from reviewqueue.sources.models import Document
+
+    # Each of the two documents the held answer cites has its own owner.
+    Document.objects.filter(key="pricing-eu").update(owner=oscar)
+    trace = hold()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = login(reviewer).post(f"/answers/{trace}/send-to-owner",
+                                        {"note": "Which trial length is right?"})
+    assert response.status_code == 302
+
+    asked = [m for m in mail.outbox if "asks you about" in m.subject]
+    assert sorted(m.to for m in asked) == [["olivia@example.test"], ["oscar@example.test"]]
+    assert all(m.cc == [] and m.bcc == [] for m in asked)
+    assert all(f"on your owner page ({site}/owner/)" in m.body for m in asked)
+
+
+def test_the_reply_mail_links_the_answer_page_at_the_site_address(
+    site: str, hold: Any, login: Any, reviewer: Any, owner: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with_mail(reviewer, "alice@example.test")
+    trace = hold()
+    login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "Which one?"})
+    with django_capture_on_commit_callbacks(execute=True):
+        response = login(owner).post(f"/answers/{trace}/owner-reply", {"reply": "The EU one."})
+
+    replies = [m for m in mail.outbox if m.to == ["alice@example.test"]]
+    assert replies, (response.status_code, [m.subject for m in mail.outbox])
+    assert f"the reply is on its page ({site}/answers/{trace}/)" in replies[-1].body
+
+
+def test_a_site_address_that_is_no_address_stops_the_start() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env.update(DJANGO_SETTINGS_MODULE="reviewqueue.settings", DEBUG="0",
+               SITE_URL="reviewqueue.example.com/owner")
+    result = subprocess.run([sys.executable, "-c", "import django; django.setup()"],
+                            cwd=Path(__file__).resolve().parents[2], env=env,
+                            capture_output=True, text=True, timeout=120)
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "SITE_URL must be an http:// or https:// address" in result.stderr
