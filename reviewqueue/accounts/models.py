@@ -49,3 +49,19 @@ class ApiToken(models.Model):
     @staticmethod
     def digest_of(raw: str) -> str:
         return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class LanguagePreference(models.Model):
+    """The language a person last chose or signed in with: mail to them is written in it."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                primary_key=True, related_name="language_preference",
+                                verbose_name=_("user"))
+    language = models.CharField(max_length=8, verbose_name=_("language"))
+
+    class Meta:
+        verbose_name = _("language preference")
+        verbose_name_plural = _("language preferences")
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.language}"

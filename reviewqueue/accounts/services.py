@@ -5,12 +5,13 @@ from __future__ import annotations
 import secrets
 from collections.abc import Collection
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
 from django.db import transaction
 from django.utils import timezone
 
-from reviewqueue.accounts.models import ApiToken, Role
+from reviewqueue.accounts.models import ApiToken, LanguagePreference, Role
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import FieldError
 
@@ -237,3 +238,26 @@ def user_password_changed(*, user: AbstractUser, actor: Actor) -> None:
     Django's own form saved, an admin's own from the admin header."""
     audit_record(actor=actor, action="user.password_changed", object_type="user",
                  object_id=user.get_username())
+
+
+def language_remember(*, user: AbstractUser, language: str) -> None:
+    """Keep `language` as the one `user` is mailed in, when it is one ReviewQueue speaks."""
+    if user.is_authenticated and language in dict(settings.LANGUAGES):
+        LanguagePreference.objects.update_or_create(user=user, defaults={"language": language})
+
+
+def languages_of(users: Collection[AbstractUser]) -> dict[int, str]:
+    """By user id, the language mail to each of `users` is written in (see language_of). One
+    query."""
+    chosen = dict(LanguagePreference.objects.filter(user__in=[u.pk for u in users])
+                  .values_list("user_id", "language"))
+    return {u.pk: chosen.get(u.pk, str(settings.LANGUAGE_CODE)) for u in users}
+
+
+def language_of(user: AbstractUser) -> str:
+    """The language mail to `user` is written in: the one they last chose or signed in with,
+    else the site's. Read with `select_related("language_preference")`, it costs no query."""
+    try:
+        return user.language_preference.language  # type: ignore[attr-defined,no-any-return]
+    except LanguagePreference.DoesNotExist:
+        return str(settings.LANGUAGE_CODE)

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.dispatch import receiver
 
+from reviewqueue.accounts.services import language_remember
 from reviewqueue.accounts.throttle import login_failure_record, login_failures_clear
 
 log = logging.getLogger("reviewqueue.auth")
@@ -32,3 +33,8 @@ def _on_login_failed(
 @receiver(user_logged_in)
 def _on_logged_in(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     login_failures_clear(user.get_username(), request)
+    # The language the sign-in page was read in is the one mail to them is written in, until
+    # they choose another. (A sign-in made in code carries no request language.)
+    language = getattr(request, "LANGUAGE_CODE", None)
+    if language:
+        language_remember(user=user, language=language)

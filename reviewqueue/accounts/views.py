@@ -10,7 +10,9 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
+from django.views.i18n import set_language
 
+from reviewqueue.accounts.services import language_remember
 from reviewqueue.accounts.throttle import login_blocked
 
 
@@ -39,3 +41,13 @@ class ThrottledLoginView(auth_views.LoginView):
         if refused := refuse_throttled_sign_in(request, self.get_form(), next_url):
             return refused
         return super().post(request, *args, **kwargs)
+
+
+def language_choose(request: HttpRequest) -> HttpResponse:
+    """The language menu: Django's own view sets the language of the pages; a signed-in
+    person's choice is also kept for the mail they get."""
+    response = set_language(request)
+    if request.method == "POST":
+        language_remember(user=request.user,  # type: ignore[arg-type]
+                          language=str(request.POST.get("language", "")))
+    return response

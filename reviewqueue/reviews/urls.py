@@ -1,6 +1,6 @@
 from django.urls import path
-from django.views.i18n import set_language
 
+from reviewqueue.accounts.views import language_choose
 from reviewqueue.reviews import views
 
 app_name = "reviews"
@@ -8,7 +8,7 @@ app_name = "reviews"
 urlpatterns = [
     path("", views.queue, name="queue"),
     path("next", views.next_item, name="next"),
-    path("language", set_language, name="set_language"),
+    path("language", language_choose, name="set_language"),
     path("answers/<str:trace_id>/", views.item, name="item"),
     path("answers/<str:trace_id>/claim", views.claim, name="claim"),
     path("answers/<str:trace_id>/release", views.release, name="release"),

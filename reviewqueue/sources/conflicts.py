@@ -24,10 +24,12 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext, override
 
 from reviewqueue import instants
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
+from reviewqueue.accounts.services import language_of
 from reviewqueue.audit.services import WORKER, Actor, audit_chain_lock, audit_record
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import FieldError, NotFound
@@ -340,7 +342,6 @@ def _notify_owners(notices: list[Notice]) -> None:
     document the owner may not read is only said to exist, as on the owner's pages. The
     conflicts, their documents and each owner's sides are read once for all of them: a
     revision opening a dozen conflicts costs the queries of one."""
-    from reviewqueue.sources.forms import as_input
     from reviewqueue.sources.selectors import conflict_sides
 
     conflicts = {c.pk: c for c in Conflict.objects.filter(
@@ -349,8 +350,8 @@ def _notify_owners(notices: list[Notice]) -> None:
     documents = {d.key: d for d in Document.objects.filter(key__in={
         key for n in notices if n.conflict_id in conflicts
         for key in (*conflicts[n.conflict_id].documents, *n.already_told)})
-        .select_related("owner").prefetch_related("owner__groups")}
-    mails: list[tuple[Conflict, Any, str, str]] = []
+        .select_related("owner__language_preference").prefetch_related("owner__groups")}
+    mails: list[tuple[Conflict, Any, Notice]] = []
     for notice in notices:
         conflict = conflicts.get(notice.conflict_id)
         if conflict is None:
@@ -363,46 +364,53 @@ def _notify_owners(notices: list[Notice]) -> None:
         owners = {o for o in owners if o.pk not in told and o.email
                   and has_role(o, Role.OWNER, Role.ADMIN)
                   and (notice.reopened_by is None or Actor.of_user(o) != notice.reopened_by)}
-        name = one_line(f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}")
-        if notice.reopened_by is not None:
-            subject = f"[ReviewQueue] Conflict reopened on {name}"
-            opening = (f"{notice.reopened_by.name.removeprefix('user:')} reopened this "
-                       "conflict, which had been dismissed as expected. ")
-        elif notice.already_told:
-            subject, opening = f"[ReviewQueue] Your document joined the conflict on {name}", ""
-        else:
-            subject, opening = f"[ReviewQueue] Conflict opened on {name}", ""
-        mails += [(conflict, owner, subject, opening)
-                  for owner in sorted(owners, key=lambda o: o.pk)]
+        mails += [(conflict, owner, notice) for owner in sorted(owners, key=lambda o: o.pk)]
     of_owner: dict[int, list[Conflict]] = {}
     owners_by_pk = {}
-    for conflict, owner, _, _ in mails:
+    for conflict, owner, _notice in mails:
         of_owner.setdefault(owner.pk, []).append(conflict)
         owners_by_pk[owner.pk] = owner
     sides = {pk: conflict_sides(of_owner[pk], owner) for pk, owner in owners_by_pk.items()}
     messages: list[tuple[dict[str, Any], EmailMessage]] = []
-    for conflict, owner, subject, opening in mails:
-        # Each value as the owner's pages write it (text as typed, `true`, `"14"` for text
-        # that reads as a number), not as Python does ('14 days', True).
-        lines = [
-            "- a document you may not read" if side.restricted else
-            f"- {side.document.key} ({side.revision.revision}{_where(side)}): "
-            f"{as_input(side.fact.value)}"
-            for side in sides[owner.pk][conflict.pk]
-        ]
-        # A conflict within one document is between values its own revision states.
-        what = ("Documents disagree, at least one of them yours" if len(conflict.documents) > 1
-                else "Your document states different values")
+    for conflict, owner, notice in mails:
+        with override(language_of(owner)):
+            subject, body = _conflict_mail(conflict, notice, sides[owner.pk][conflict.pk])
         messages.append(({"conflict": conflict.pk}, EmailMessage(
-            subject=subject,
-            body=f"{opening}{what}:\n"
-            + "\n".join(lines)
-            + f"\n\nResolve it in ReviewQueue on your owner page "
-            f"({page_address(reverse('sources:inbox'))}), under 'Conflicts in your documents'.",
-            from_email=settings.DEFAULT_FROM_EMAIL,
-            to=[owner.email],
-        )))
+            subject=subject, body=body, from_email=settings.DEFAULT_FROM_EMAIL,
+            to=[owner.email])))
     send_each(messages, "conflict notification failed")
+
+
+def _conflict_mail(conflict: Conflict, notice: Notice, sides: list[Any]) -> tuple[str, str]:
+    """Subject and body of one owner's mail about a conflict, in the active language."""
+    from reviewqueue.sources.forms import as_input
+
+    name = one_line(f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}")
+    opening = ""
+    if notice.reopened_by is not None:
+        subject = gettext("[ReviewQueue] Conflict reopened on %(name)s") % {"name": name}
+        opening = gettext("%(who)s reopened this conflict, which had been dismissed as "
+                          "expected. ") % {"who": notice.reopened_by.name.removeprefix("user:")}
+    elif notice.already_told:
+        subject = gettext("[ReviewQueue] Your document joined the conflict on %(name)s") % {
+            "name": name}
+    else:
+        subject = gettext("[ReviewQueue] Conflict opened on %(name)s") % {"name": name}
+    # Each value as the owner's pages write it (text as typed, `true`, `"14"` for text that
+    # reads as a number), not as Python does ('14 days', True).
+    lines = [
+        "- " + gettext("a document you may not read") if side.restricted else
+        f"- {side.document.key} ({side.revision.revision}{_where(side)}): "
+        f"{as_input(side.fact.value)}"
+        for side in sides
+    ]
+    # A conflict within one document is between values its own revision states.
+    what = (gettext("Documents disagree, at least one of them yours")
+            if len(conflict.documents) > 1 else gettext("Your document states different values"))
+    resolve = gettext("Resolve it in ReviewQueue on your owner page (%(page)s), under "
+                      "'%(section)s'.") % {"page": page_address(reverse("sources:inbox")),
+                                           "section": gettext("Conflicts in your documents")}
+    return subject, f"{opening}{what}:\n" + "\n".join(lines) + f"\n\n{resolve}"
 
 
 def _where(side: Any) -> str:

@@ -21,6 +21,8 @@ from tests.reviews.conftest import fact
 pytestmark = pytest.mark.django_db
 
 SITE = "https://reviewqueue.example.com"
+# Japanese mail puts the address between full-width brackets.
+OPEN, CLOSE = "\N{FULLWIDTH LEFT PARENTHESIS}", "\N{FULLWIDTH RIGHT PARENTHESIS}"
 
 
 @pytest.fixture
@@ -97,3 +99,73 @@ def test_a_site_address_that_is_no_address_stops_the_start() -> None:
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr
     assert "SITE_URL must be an http:// or https:// address" in result.stderr
+
+
+# --- Mail in the recipient's language -----------------------------------------------------------
+
+
+def choose_language(login: Any, user: Any, language: str) -> None:
+    """The person picks `language` from the language menu."""
+    response = login(user).post("/language", {"language": language, "next": "/"})
+    assert response.status_code == 302
+
+
+def test_the_language_chosen_from_the_menu_is_the_one_mail_is_written_in(
+    site: str, publish: Any, owner: Any, make_user: Any, login: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with_mail(owner, "olivia@example.test")
+    oscar = with_mail(make_user("oscar", "owner"), "oscar@example.test")
+    choose_language(login, oscar, "ja")
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing", facts=[fact("trial_days", 14)])
+        publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30)])
+
+    to_oscar = next(m for m in mail.outbox if m.to == ["oscar@example.test"])
+    to_olivia = next(m for m in mail.outbox if m.to == ["olivia@example.test"])
+    assert to_oscar.subject == "[ReviewQueue] trial_days で矛盾が見つかりました"
+    assert "文書どうしの値が食い違っています" in to_oscar.body
+    # The section named is the heading of the page in that language.
+    assert (f"所有者ページ{OPEN}{site}/owner/{CLOSE}の「あなたの文書の矛盾」で解決してください"
+            in to_oscar.body)
+    assert to_olivia.subject == "[ReviewQueue] Conflict opened on trial_days"
+    assert "under 'Conflicts in your documents'" in to_olivia.body
+
+
+def test_signing_in_on_a_japanese_page_keeps_japanese_for_mail(
+    site: str, hold: Any, login: Any, reviewer: Any, owner: Any, client: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with_mail(owner, "olivia@example.test")
+    owner.set_password("pass-olivia-1234")
+    owner.save()
+    response = client.post("/accounts/login/", {"username": "olivia",
+                                                "password": "pass-olivia-1234"},
+                           HTTP_ACCEPT_LANGUAGE="ja")
+    assert response.status_code == 302
+    trace = hold()
+    with django_capture_on_commit_callbacks(execute=True):
+        login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "どちらが正しい?"})
+
+    [asked] = [m for m in mail.outbox if m.to == ["olivia@example.test"]]
+    assert asked.subject == f"[ReviewQueue] レビュアーから {trace} について質問が届いています"
+    assert "メモ: どちらが正しい?" in asked.body
+    assert (f"所有者ページ{OPEN}{site}/owner/{CLOSE}の「レビュアーから送られた回答」にあります"
+            in asked.body)
+
+
+def test_an_owner_replying_in_english_writes_to_a_japanese_reviewer_in_japanese(
+    site: str, hold: Any, login: Any, reviewer: Any, owner: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with_mail(reviewer, "alice@example.test")
+    choose_language(login, reviewer, "ja")
+    trace = hold()
+    login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "Which one?"})
+    with django_capture_on_commit_callbacks(execute=True):
+        login(owner).post(f"/answers/{trace}/owner-reply", {"reply": "The EU one."},
+                          HTTP_ACCEPT_LANGUAGE="en")
+
+    [reply] = [m for m in mail.outbox if m.to == ["alice@example.test"]]
+    assert reply.subject == f"[ReviewQueue] olivia さんが {trace} について返信しました"
+    assert f"返信は回答のページ{OPEN}{site}/answers/{trace}/{CLOSE}にあります" in reply.body

@@ -41,7 +41,7 @@ def test_conflict_mail_names_headings_the_owner_page_has(
 def test_handoff_mail_names_headings_the_owner_page_has(owner: Any, client: Any) -> None:
     from reviewqueue.reviews.services.handoff import _mail_owners
 
-    _mail_owners(["olivia@example.test"], "t-1", "How long?", "Which one?",
+    _mail_owners([("olivia@example.test", "en")], "t-1", "How long?", "Which one?",
                  SimpleNamespace(get_username=lambda: "alice"))
     client.force_login(owner)
     page = client.get("/owner/").content.decode()

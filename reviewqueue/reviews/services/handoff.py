@@ -17,13 +17,16 @@ import hashlib
 import logging
 from typing import Any
 
+from django.core.mail import EmailMessage
 from django.db import transaction
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
+from reviewqueue.accounts.services import language_of, languages_of
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
 from reviewqueue.mailing import mail_to_each, page_address, send_each
@@ -150,10 +153,11 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
                  object_id=trace_id, trace_id=trace_id, before={"waiting_for_owner": was_waiting},
                  after={"waiting_for_owner": True,
                         "owners": sorted(o.get_username() for o in owners)})
-    emails = sorted({o.email for o in owners if o.email})
-    if emails:
+    languages = languages_of([o for o in owners if o.email])
+    recipients = sorted({(o.email, languages[o.pk]) for o in owners if o.email})
+    if recipients:
         question = _start_of(answer.question)
-        transaction.on_commit(lambda: _mail_owners(emails, trace_id, question, note, user))
+        transaction.on_commit(lambda: _mail_owners(recipients, trace_id, question, note, user))
     return item
 
 
@@ -192,8 +196,9 @@ def review_item_owner_reply(*, trace_id: str, user: Any, reply: str, actor: Acto
     if asked_by is not None and asked_by.email \
             and has_role(asked_by, Role.REVIEWER, Role.ADMIN, Role.OWNER) \
             and user_may_read_answer(answer, user_principals(asked_by)):
-        email, asked = asked_by.email, _start_of(answer.question)
-        transaction.on_commit(lambda: _mail_reviewer(email, trace_id, asked, reply, user))
+        to = (asked_by.email, language_of(asked_by))
+        asked = _start_of(answer.question)
+        transaction.on_commit(lambda: _mail_reviewer(to, trace_id, asked, reply, user))
     return question
 
 
@@ -226,25 +231,40 @@ def _why_not_waiting(answer: Answer, question: OwnerQuestion | None) -> NotWaiti
     return NotWaiting("ended")
 
 
-def _mail_reviewer(email: str, trace_id: str, question: str, reply: str, owner: Any) -> None:
-    _mail([email], trace_id,
-          subject=f"[ReviewQueue] {owner.get_username()} replied about {trace_id}",
-          message=f"{owner.get_username()} replied to the held answer you sent them.\n\n"
-          f"Question: {question}\n\nReply: {reply}\n\nThe answer is back in the queue; "
-          f"the reply is on its page "
-          f"({page_address(reverse('reviews:item', args=[trace_id]))}).")
+def _mail_reviewer(to: tuple[str, str], trace_id: str, question: str, reply: str,
+                   owner: Any) -> None:
+    """The owner's reply, to the reviewer who asked, in their language."""
+    email, language = to
+    with translation.override(language):
+        subject = _("[ReviewQueue] %(owner)s replied about %(trace)s") % {
+            "owner": owner.get_username(), "trace": trace_id}
+        message = _("%(owner)s replied to the held answer you sent them.\n\n"
+                    "Question: %(question)s\n\nReply: %(reply)s\n\n"
+                    "The answer is back in the queue; the reply is on its page (%(page)s).") % {
+            "owner": owner.get_username(), "question": question, "reply": reply,
+            "page": page_address(reverse("reviews:item", args=[trace_id]))}
+    _mail(mail_to_each(subject, message, [email]), trace_id)
 
 
-def _mail_owners(emails: list[str], trace_id: str, question: str, note: str, user: Any) -> None:
-    _mail(emails, trace_id,
-          subject=f"[ReviewQueue] A reviewer asks you about {trace_id}",
-          message=f"{user.get_username()} sent you a held answer.\n\nQuestion: {question}\n\n"
-          f"Note: {note}\n\nYou find it in ReviewQueue on your owner page "
-          f"({page_address(reverse('sources:inbox'))}), under 'Answers reviewers sent to you'.")
+def _mail_owners(recipients: list[tuple[str, str]], trace_id: str, question: str, note: str,
+                 user: Any) -> None:
+    """The reviewer's question, to each owner asked (email, language) on their own."""
+    mails = []
+    for language in sorted({language for _email, language in recipients}):
+        with translation.override(language):
+            subject = _("[ReviewQueue] A reviewer asks you about %(trace)s") % {
+                "trace": trace_id}
+            message = _("%(reviewer)s sent you a held answer.\n\nQuestion: %(question)s\n\n"
+                        "Note: %(note)s\n\nYou find it in ReviewQueue on your owner page "
+                        "(%(page)s), under '%(section)s'.") % {
+                "reviewer": user.get_username(), "question": question, "note": note,
+                "page": page_address(reverse("sources:inbox")),
+                "section": _("Answers reviewers sent to you")}
+        mails += mail_to_each(subject, message,
+                              [email for email, lang in recipients if lang == language])
+    _mail(mails, trace_id)
 
 
-def _mail(recipients: list[str], trace_id: str, *, subject: str, message: str) -> None:
-    """Best effort: the hand-off or the reply itself is recorded. Each owner asked gets their
-    own mail, which names no other."""
-    send_each([({"trace_id": trace_id}, mail)
-               for mail in mail_to_each(subject, message, recipients)], "hand-off mail failed")
+def _mail(mails: list[EmailMessage], trace_id: str) -> None:
+    """Best effort: the hand-off or the reply itself is recorded."""
+    send_each([({"trace_id": trace_id}, mail) for mail in mails], "hand-off mail failed")
