@@ -22,6 +22,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -307,3 +308,14 @@ def today() -> dt.date:
     from django.utils import timezone
 
     return timezone.localdate()
+
+
+@pytest.fixture
+def reevaluated() -> Iterator[list[int]]:
+    """The answer ids re-evaluated (the gate itself is not run)."""
+    from reviewqueue.reviews.services import reevaluation
+
+    ids: list[int] = []
+    with mock.patch.object(reevaluation, "answer_reevaluate",
+                           side_effect=lambda **kwargs: ids.append(kwargs["answer_id"])):
+        yield ids

@@ -58,15 +58,6 @@ def sent() -> Iterator[list[int]]:
         yield ids
 
 
-@pytest.fixture
-def reevaluated() -> Iterator[list[int]]:
-    """The answer ids re-evaluated (the gate itself is not run)."""
-    ids: list[int] = []
-    with mock.patch.object(reevaluation, "answer_reevaluate",
-                           side_effect=lambda **kwargs: ids.append(kwargs["answer_id"])):
-        yield ids
-
-
 def test_chunks_waiting_in_a_backlogged_queue_are_not_sent_again(
     sent: list[int], on_commit: Any
 ) -> None:

@@ -9,7 +9,6 @@ a dead letter an admin can send again rather than running once more.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 from unittest import mock
@@ -28,14 +27,6 @@ pytestmark = pytest.mark.django_db
 
 class ProcessDied(BaseException):
     """Stands for the worker's process dying mid-run: nothing after it runs in the task."""
-
-
-@pytest.fixture
-def reevaluated() -> Iterator[list[int]]:
-    ids: list[int] = []
-    with mock.patch.object(reevaluation, "answer_reevaluate",
-                           side_effect=lambda **kwargs: ids.append(kwargs["answer_id"])):
-        yield ids
 
 
 def deliver(chunk: JobChunk) -> int:

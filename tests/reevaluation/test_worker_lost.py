@@ -38,14 +38,19 @@ def kill_pool_processes(worker: Worker) -> None:
         os.kill(int(pid), signal.SIGKILL)
 
 
+def an_answer_on_pricing(publish: Any) -> Any:
+    """An answer citing pricing, published and re-evaluated by the worker first."""
+    publish("pricing", "r1", facts=[fact()])
+    wait_until(lambda: not Job.objects.exclude(state__in=["finished", "failed"]).exists(),
+               timeout=60, message="the first publication's job did not finish")
+    return ingest_answer("pricing-0")
+
+
 def test_a_chunk_whose_worker_dies_every_time_ends_as_a_dead_letter_and_its_job_ends(
     start_worker: Any, publish: Any
 ) -> None:
     worker = start_worker(CELERY_TASK_MAX_RETRIES="2", CELERY_WORKER_LOST_RETRY_DELAY="0")
-    publish("pricing", "r1", facts=[fact()])
-    wait_until(lambda: not Job.objects.exclude(state__in=["finished", "failed"]).exists(),
-               timeout=60, message="the first publication's job did not finish")
-    answer = ingest_answer("pricing-0")
+    answer = an_answer_on_pricing(publish)
 
     with psycopg.connect(worker_database_url(), autocommit=True) as watcher, \
             psycopg.connect(worker_database_url()) as blocker:
@@ -96,10 +101,7 @@ def test_a_chunk_whose_worker_main_process_dies_under_it_comes_back_once_then_is
     # visibility timeout (8 s here), and the chunk's own count of its runs stops it.
     settings = {"REEVALUATION_CHUNK_MAX_RUNS": "1"}
     worker = start_worker(**settings)
-    publish("pricing", "r1", facts=[fact()])
-    wait_until(lambda: not Job.objects.exclude(state__in=["finished", "failed"]).exists(),
-               timeout=60, message="the first publication's job did not finish")
-    answer = ingest_answer("pricing-0")
+    answer = an_answer_on_pricing(publish)
 
     with psycopg.connect(worker_database_url(), autocommit=True) as watcher, \
             psycopg.connect(worker_database_url()) as blocker:
