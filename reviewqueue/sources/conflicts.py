@@ -419,8 +419,8 @@ def _where(side: Any) -> str:
     if not side.shares_revision:
         return ""
     if side.fact.span:
-        return f", passage {side.fact.span}"
-    return f", fact {side.fact.position + 1}"
+        return gettext(", passage %(span)s") % {"span": side.fact.span}
+    return gettext(", fact %(number)s") % {"number": side.fact.position + 1}
 
 
 @transaction.atomic

@@ -276,3 +276,18 @@ def test_a_dismissal_says_an_answer_citing_the_document_is_still_held(
     assert "Dismissed by olivia" in page
     assert ("An answer that retrieved this document, even without citing it, still puts both "
             "values before its reader, so it stays held for a reviewer") in page
+
+
+def test_a_japanese_owner_is_mailed_where_in_the_revision_each_value_is_in_japanese(
+    owner: Any, publish: Any, client: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    owner.email = "olivia@example.test"
+    owner.save(update_fields=["email"])
+    client.force_login(owner)
+    assert client.post("/language", {"language": "ja", "next": "/"}).status_code == 302
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("refunds", **refunds(14, 30))
+    body = mail.outbox[0].body
+    assert "- refunds (r1、パッセージ p1): 14" in body
+    assert "- refunds (r1、パッセージ p2): 30" in body
+    assert "あなたの文書が異なる値を記載しています" in body
