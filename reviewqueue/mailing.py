@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
+from django.core import checks
 from django.core.mail import EmailMessage, mailers
 
 log = logging.getLogger(__name__)
@@ -22,6 +23,19 @@ def page_address(path: str) -> str:
     """A page as a mail names it: at SITE_URL (https://reviewqueue.example.com/owner/), or by
     its path alone where SITE_URL is not set."""
     return f"{settings.SITE_URL}{path}"
+
+
+@checks.register("mail", deploy=True)
+def site_url_set(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """`check --deploy`: a deployment without SITE_URL mails paths no mail reader opens."""
+    if settings.SITE_URL:
+        return []
+    return [checks.Warning(
+        "SITE_URL is not set: mails name ReviewQueue's pages by their path alone (/owner/), "
+        "which no mail reader opens.",
+        hint="Set SITE_URL to the address people open ReviewQueue at, such as "
+             "https://reviewqueue.example.com.",
+        id="reviewqueue.W001")]
 
 
 def mail_to_each(subject: str, body: str, recipients: Sequence[str]) -> list[EmailMessage]:

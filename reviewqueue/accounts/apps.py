@@ -8,4 +8,5 @@ class AccountsConfig(AppConfig):
     verbose_name = _("Accounts and tokens")
 
     def ready(self) -> None:
+        from reviewqueue import mailing  # noqa: F401 (its deploy check: who gets mail lives here)
         from reviewqueue.accounts import schema, signals  # noqa: F401

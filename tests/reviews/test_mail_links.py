@@ -169,3 +169,18 @@ def test_an_owner_replying_in_english_writes_to_a_japanese_reviewer_in_japanese(
     [reply] = [m for m in mail.outbox if m.to == ["alice@example.test"]]
     assert reply.subject == f"[ReviewQueue] olivia さんが {trace} について返信しました"
     assert f"返信は回答のページ{OPEN}{site}/answers/{trace}/{CLOSE}にあります" in reply.body
+
+
+@pytest.mark.parametrize("site_url", ["", SITE])
+def test_a_deployment_without_a_site_address_is_warned_by_its_check(site_url: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env.update(DJANGO_SETTINGS_MODULE="reviewqueue.settings", DEBUG="0", HTTPS="1",
+               ALLOWED_HOSTS="reviewqueue.example.com", SITE_URL=site_url)
+    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy"],
+                            cwd=Path(__file__).resolve().parents[2], env=env,
+                            capture_output=True, text=True, timeout=120)
+
+    said = result.stdout + result.stderr
+    assert ("reviewqueue.W001" in said) == (not site_url), said
+    if not site_url:
+        assert "SITE_URL is not set" in said
