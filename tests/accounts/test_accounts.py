@@ -161,6 +161,7 @@ def test_check_deploy_passes_with_production_settings() -> None:
         ALLOWED_HOSTS="reviewqueue.example",
         DATABASE_URL=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
         EMAIL_HOST="smtp.reviewqueue.example",
+        SITE_URL="https://reviewqueue.example",
     )
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
