@@ -19,7 +19,7 @@ from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.principals import is_valid_principal
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_errors import PayloadTooLarge
-from reviewqueue.storable import INVISIBLE, NOT_STORABLE
+from reviewqueue.storable import INVISIBLE, INVISIBLE_BUT_SPACING, NOT_STORABLE
 
 NOT_A_STRING = serializers.CharField.default_error_messages["invalid"]
 NOT_A_WHOLE_NUMBER = serializers.IntegerField.default_error_messages["invalid"]
@@ -214,11 +214,20 @@ def path_id_problem(value: str) -> str | None:
         return "Must not contain /: this id is part of an address."
     if value in (".", ".."):
         return f"{value!r} cannot be part of an address; use another id."
-    if INVISIBLE.search(value):
+    return lookalike_problem(value)
+
+
+def lookalike_problem(value: str, names: str = "ids", *, spacing: bool = False) -> str | None:
+    """Why a name (an id, a span, a fact's key or subject) could read the same as another that
+    differs, or None. Such names are refused, not cleaned: a key cleaned on one side and kept
+    on the other would silently match nothing, and a conflict between two sources would go
+    unseen. With `spacing`, tabs and line breaks are taken (keys and subjects always took
+    them). The fast intake path asks this too."""
+    if (INVISIBLE_BUT_SPACING if spacing else INVISIBLE).search(value):
         return ("Must not contain control characters, zero-width characters or "
-                "bidirectional marks: they make ids that read alike.")
+                f"bidirectional marks: they make {names} that read alike.")
     if not unicodedata.is_normalized("NFC", value):
-        # "é" as one character or as e and an accent: two ids that read the same.
+        # "é" as one character or as e and an accent: two names that read the same.
         return "Must be in Unicode normal form C (NFC): write each accented letter as one."
     return None
 
@@ -239,6 +248,30 @@ class CiteField(IdField):
         return value
 
 
+class SpanField(IdField):
+    """A passage's span id, as a fact and a retrieved item name it."""
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if problem := lookalike_problem(value):
+            raise serializers.ValidationError(problem)
+        return value
+
+
+class NameField(serializers.CharField):
+    """A fact's or a claim's key or subject: the gate matches them character for character."""
+
+    def __init__(self, *, names: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.names = names
+
+    def to_internal_value(self, data: Any) -> str:
+        value: str = super().to_internal_value(data)
+        if problem := lookalike_problem(value, self.names, spacing=True):
+            raise serializers.ValidationError(problem)
+        return value
+
+
 class PathIdField(IdField):
     """An id that names something in an address: a document or a revision."""
 
@@ -254,6 +287,10 @@ class PrincipalField(serializers.CharField):
 
     def run_validation(self, data: Any = empty) -> Any:
         value = super().run_validation(data)  # a string of at most max_length, not blank
+        if not unicodedata.is_normalized("NFC", value):
+            # "user:café" with e and an accent reads as the user café, and never matches them.
+            raise serializers.ValidationError(
+                "Must be in Unicode normal form C (NFC): write each accented letter as one.")
         if not is_valid_principal(value):
             raise serializers.ValidationError(
                 f"Not a principal: {value!r}; use user:<name>, group:<name> or *.")

@@ -8,12 +8,17 @@ import re
 from typing import Any
 
 NOT_STORABLE = re.compile("[\x00\ud800-\udfff]")
-# Characters that show as nothing, or turn the text around them: control characters, zero-width
-# spaces and joiners, bidirectional marks and overrides, the byte order mark. In an id or a
-# principal they make two names that read the same ("pricing" and "pricing" with a zero-width
-# space), or one that reads as another.
-INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-                       "\u2066-\u2069\ufeff]")
+# Characters that show as nothing, or turn the text around them: control characters, the soft
+# hyphen, zero-width spaces and joiners, bidirectional marks (the Arabic letter mark too) and
+# overrides, the Mongolian vowel separator, the byte order mark and the tag characters. In an
+# id, a key or a principal they make two names that read the same ("pricing" and "pricing"
+# with a zero-width space), or one that reads as another.
+_SHOWN_AS_NOTHING = ("\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069"
+                     "\ufeff\U000e0000-\U000e007f")
+INVISIBLE = re.compile(f"[\x00-\x1f\x7f-\x9f{_SHOWN_AS_NOTHING}]")
+# The same, but for tabs and line breaks: a fact's key or subject is taken with one, which pages
+# and mails show as a space.
+INVISIBLE_BUT_SPACING = re.compile(f"[\x00-\x08\x0e-\x1f\x7f-\x9f{_SHOWN_AS_NOTHING}]")
 
 
 def storable(value: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Collection, Iterable, Mapping
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -45,4 +46,4 @@ def is_valid_principal(value: str) -> bool:
         return True
     kind, sep, name = value.partition(":")
     return (bool(sep) and kind in {"user", "group"} and bool(name.strip()) and len(value) <= 200
-            and not INVISIBLE.search(value))
+            and not INVISIBLE.search(value) and unicodedata.is_normalized("NFC", value))

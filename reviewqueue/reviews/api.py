@@ -25,10 +25,13 @@ from reviewqueue.api_base import (
     IdField,
     InstantField,
     JSONScalarField,
+    NameField,
     PathIdField,
     PrincipalField,
     RoleAndScope,
+    SpanField,
     StrictSerializer,
+    lookalike_problem,
     path_id_problem,
     repeats,
     scalar_problem,
@@ -85,12 +88,13 @@ class RetrievedIn(StrictSerializer):
     cite = CiteField(max_length=200)
     document_id = PathIdField(max_length=200)
     revision = PathIdField(max_length=200)
-    span = IdField(max_length=200, required=False, allow_blank=True, default="")
+    span = SpanField(max_length=200, required=False, allow_blank=True, default="")
 
 
 class ClaimIn(StrictSerializer):
-    subject = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
-    key = serializers.CharField(max_length=200)
+    subject = NameField(names="subjects", max_length=200, required=False, allow_null=True,
+                        default=None)
+    key = NameField(names="keys", max_length=200)
     value = JSONScalarField()
     cite = CiteField(max_length=200)
 
@@ -203,7 +207,8 @@ def _retrieved_item(item: Any) -> RetrievedInput | None:
     span = item.get("span", "")
     if _text(cite, 200) and CITE_ID.fullmatch(cite) and _text(document, 200) \
             and _text(revision, 200) and _text(span, 200, blank=True) \
-            and not path_id_problem(document) and not path_id_problem(revision):
+            and not path_id_problem(document) and not path_id_problem(revision) \
+            and not lookalike_problem(span):
         return RetrievedInput(cite, document, revision, span)
     return None
 
@@ -214,11 +219,12 @@ def _claim(item: Any) -> dict[str, Any] | None:
     subject, key, value, cite = (item.get("subject"), item.get("key"), item.get("value"),
                                  item.get("cite"))
     if not (_text(key, 200) and _text(cite, 200) and CITE_ID.fullmatch(cite) and "value" in item
-            and scalar_problem(value) is None):
+            and scalar_problem(value) is None
+            and not lookalike_problem(key, spacing=True)):
         return None
     if subject is None:
         return {"key": key, "value": value, "cite": cite}
-    if not _text(subject, 200):
+    if not _text(subject, 200) or lookalike_problem(subject, spacing=True):
         return None
     return {"subject": subject, "key": key, "value": value, "cite": cite}
 

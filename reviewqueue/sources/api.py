@@ -17,12 +17,13 @@ from reviewqueue.accounts.principals import may_read, user_principals
 from reviewqueue.api_base import (
     BodyLimitedAPIView,
     DayField,
-    IdField,
     InstantField,
     JSONScalarField,
+    NameField,
     PathIdField,
     PrincipalField,
     RoleAndScope,
+    SpanField,
     StrictSerializer,
     merge_errors,
     repeats,
@@ -35,19 +36,19 @@ from reviewqueue.sources import selectors, services
 
 
 class PassageIn(StrictSerializer):
-    span = IdField(max_length=200)
+    span = SpanField(max_length=200)
     text = serializers.CharField(max_length=100_000, trim_whitespace=False)
 
 
 class FactIn(StrictSerializer):
     # No subject may be sent as absent, "" or null, as a claim's may.
-    subject = serializers.CharField(max_length=200, required=False, allow_blank=True,
-                                    allow_null=True, default="")
-    key = serializers.CharField(max_length=200)
+    subject = NameField(names="subjects", max_length=200, required=False, allow_blank=True,
+                        allow_null=True, default="")
+    key = NameField(names="keys", max_length=200)
     value = JSONScalarField()
     valid_from = DayField()
     valid_until = DayField(allow_null=True, required=False, default=None)
-    span = IdField(max_length=200, required=False, allow_blank=True, default="")
+    span = SpanField(max_length=200, required=False, allow_blank=True, default="")
 
     def cross_field_errors(self, attrs: dict[str, Any]) -> dict[str, Any]:
         start, end = attrs.get("valid_from"), attrs.get("valid_until")
