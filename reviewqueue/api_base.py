@@ -259,7 +259,8 @@ class SpanField(IdField):
 
 
 class NameField(serializers.CharField):
-    """A fact's or a claim's key or subject: the gate matches them character for character."""
+    """A fact's or a claim's key or subject, or an answer's index release: the gate and the
+    queue's filters match them character for character."""
 
     def __init__(self, *, names: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -122,7 +122,7 @@ class AnswerIn(StrictSerializer):
                   "in UTF-8 (the gate counts bytes)",
     )
     asked_by = serializers.ListField(child=PrincipalField(max_length=200), max_length=200)
-    index_release = serializers.CharField(max_length=200, allow_blank=True)
+    index_release = NameField(names="ids", max_length=200, allow_blank=True)
     as_of = DayField(required=False, allow_null=True, default=None)
     retrieved = serializers.ListField(child=RetrievedIn(), max_length=1000)
     claims = serializers.ListField(child=ClaimIn(), max_length=1000)
@@ -250,6 +250,7 @@ def fast_answer_input(raw: Any) -> AnswerInput | None:
         and not answer_is_blank(raw["answer"])
         and answer_bytes_problem(raw["answer"]) is None
         and _text(raw["index_release"], 200, blank=True)
+        and not lookalike_problem(raw["index_release"], spacing=True)
         and type(asked_by) is list and len(asked_by) <= 200
         and all(_text(p, 200) and is_valid_principal(p) for p in asked_by)
         and len(set(asked_by)) == len(asked_by)

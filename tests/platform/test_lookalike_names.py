@@ -135,3 +135,23 @@ def test_a_decomposed_principal_is_refused_in_a_revision_and_an_answer(
         "t-who", asked_by=["group:e\u0301quipe"]), format="json")
     assert answer.status_code == 400
     assert errors(answer) == {"asked_by[0]": NFC}
+
+
+@pytest.mark.parametrize("release", ["2026.10\u200b", "\u202a2026.10", "e\u0301te\u0301-2026"])
+def test_an_index_release_that_reads_as_another_is_refused_on_both_paths(
+    publish: Callable[..., Any], service_api: Any, release: str
+) -> None:
+    """The queue's release filter and the hold-rate page match a release exactly: an answer of
+    "2026.10" with a zero-width space would be listed under a release that reads the same and
+    never found by it."""
+    publish()
+    body = {**answer_body("t-release"), "index_release": release}
+
+    single = service_api.post("/api/v1/answers", body, format="json")
+    batch = service_api.post("/api/v1/answers/batch", {"answers": [body]}, format="json")
+
+    assert single.status_code == 400, single.json()
+    assert set(errors(single)) == {"index_release"}
+    [result] = batch.json()["results"]
+    assert {e["field"]: e["message"] for e in result["errors"]} == errors(single)
+    assert not Answer.objects.exists()
