@@ -19,7 +19,7 @@ from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.principals import is_valid_principal
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_errors import PayloadTooLarge
-from reviewqueue.storable import INVISIBLE, INVISIBLE_BUT_SPACING, NOT_STORABLE
+from reviewqueue.storable import NOT_STORABLE, lookalike_problem
 
 NOT_A_STRING = serializers.CharField.default_error_messages["invalid"]
 NOT_A_WHOLE_NUMBER = serializers.IntegerField.default_error_messages["invalid"]
@@ -215,21 +215,6 @@ def path_id_problem(value: str) -> str | None:
     if value in (".", ".."):
         return f"{value!r} cannot be part of an address; use another id."
     return lookalike_problem(value)
-
-
-def lookalike_problem(value: str, names: str = "ids", *, spacing: bool = False) -> str | None:
-    """Why a name (an id, a span, a fact's key or subject) could read the same as another that
-    differs, or None. Such names are refused, not cleaned: a key cleaned on one side and kept
-    on the other would silently match nothing, and a conflict between two sources would go
-    unseen. With `spacing`, tabs and line breaks are taken (keys and subjects always took
-    them). The fast intake path asks this too."""
-    if (INVISIBLE_BUT_SPACING if spacing else INVISIBLE).search(value):
-        return ("Must not contain control characters, zero-width characters or "
-                f"bidirectional marks: they make {names} that read alike.")
-    if not unicodedata.is_normalized("NFC", value):
-        # "é" as one character or as e and an accent: two names that read the same.
-        return "Must be in Unicode normal form C (NFC): write each accented letter as one."
-    return None
 
 
 CITE_PROBLEM = ("Must be letters A-Z or a-z, digits, or _ . : - only: the answer's "

@@ -5,6 +5,7 @@ kept whatever it holds (the quarantine, error messages) is made storable."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 NOT_STORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -30,3 +31,18 @@ def storable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [storable(v) for v in value]
     return value
+
+
+def lookalike_problem(value: str, names: str = "ids", *, spacing: bool = False) -> str | None:
+    """Why a name (an id, a span, a fact's key or subject) could read the same as another that
+    differs, or None. Such names are refused, not cleaned: a key cleaned on one side and kept
+    on the other would silently match nothing, and a conflict between two sources would go
+    unseen. With `spacing`, tabs and line breaks are taken (keys and subjects always took
+    them). The fast intake path asks this too."""
+    if (INVISIBLE_BUT_SPACING if spacing else INVISIBLE).search(value):
+        return ("Must not contain control characters, zero-width characters or "
+                f"bidirectional marks: they make {names} that read alike.")
+    if not unicodedata.is_normalized("NFC", value):
+        # "é" as one character or as e and an accent: two names that read the same.
+        return "Must be in Unicode normal form C (NFC): write each accented letter as one."
+    return None

@@ -18,6 +18,7 @@ import gating
 from reviewqueue.api_base import FLOAT_LIMIT
 from reviewqueue.reviews.labels import REJECT_REASONS
 from reviewqueue.reviews.services.decisions import MAX_COMMENT_CHARS, DecisionInput
+from reviewqueue.storable import lookalike_problem
 from reviewqueue.textlimit import LimitedText
 from reviewqueue.textmatch import answer_is_blank
 
@@ -147,6 +148,13 @@ class ClaimForm(forms.Form):
             return data  # an empty row is ignored
         if not self.has_error("key") and not (data.get("key") or "").strip():
             self.add_error("key", _("Enter a key."))
+        for name in ("subject", "key"):
+            # As the API refuses them: the gate matches keys character for character, so one
+            # holding an invisible character or a decomposed accent matches no source.
+            if not self.has_error(name) and lookalike_problem((data.get(name) or "").strip(),
+                                                              spacing=True):
+                self.add_error(name, _("Remove invisible characters, or write each accented "
+                                       "letter as one: as typed, it reads like another."))
         if not data.get("cite"):
             self.add_error("cite", _("Choose the source this claim cites."))
         if self.has_error("value"):

@@ -31,3 +31,21 @@ def test_spaces_typed_around_a_text_claim_value_are_left_out(
     assert answer.current_version.claims == [
         {"key": "support_hours", "value": "24/7", "cite": "d1"}]
     assert answer.status == "approved"  # the source says 24/7: the edit holds
+
+
+@pytest.mark.parametrize("typed", ["support_hours\u200b", "cafe\u0301_hours"],
+                         ids=["zero-width space", "decomposed accent"])
+def test_a_typed_key_that_reads_as_another_is_refused_on_its_row(
+    hold: Any, reviewer: Any, login: Any, typed: str
+) -> None:
+    trace = hold()
+    before = Answer.objects.get(trace_id=trace).current_version_id
+    claim = {"key": typed, "value": "24/7", "value_type": "text", "cite": "d1"}
+    response = page_post(login(reviewer), trace, "edit", answer=SUPPORTED_TEXT,
+                         **claims_form(claim))
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "as typed, it reads like another" in html
+    assert typed in html  # what was typed is kept in the form
+    assert Answer.objects.get(trace_id=trace).current_version_id == before
