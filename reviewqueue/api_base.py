@@ -19,7 +19,7 @@ from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.principals import is_valid_principal
 from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_errors import PayloadTooLarge
-from reviewqueue.storable import NOT_STORABLE, lookalike_problem
+from reviewqueue.storable import NOT_NFC, NOT_STORABLE, lookalike_problem
 
 NOT_A_STRING = serializers.CharField.default_error_messages["invalid"]
 NOT_A_WHOLE_NUMBER = serializers.IntegerField.default_error_messages["invalid"]
@@ -275,8 +275,7 @@ class PrincipalField(serializers.CharField):
         value = super().run_validation(data)  # a string of at most max_length, not blank
         if not unicodedata.is_normalized("NFC", value):
             # "user:café" with e and an accent reads as the user café, and never matches them.
-            raise serializers.ValidationError(
-                "Must be in Unicode normal form C (NFC): write each accented letter as one.")
+            raise serializers.ValidationError(NOT_NFC)
         if not is_valid_principal(value):
             raise serializers.ValidationError(
                 f"Not a principal: {value!r}; use user:<name>, group:<name> or *.")

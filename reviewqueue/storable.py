@@ -33,6 +33,9 @@ def storable(value: Any) -> Any:
     return value
 
 
+NOT_NFC = "Must be in Unicode normal form C (NFC): write each accented letter as one."
+
+
 def lookalike_problem(value: str, names: str = "ids", *, spacing: bool = False) -> str | None:
     """Why a name (an id, a span, a fact's key or subject) could read the same as another that
     differs, or None. Such names are refused, not cleaned: a key cleaned on one side and kept
@@ -44,5 +47,5 @@ def lookalike_problem(value: str, names: str = "ids", *, spacing: bool = False) 
                 f"bidirectional marks: they make {names} that read alike.")
     if not unicodedata.is_normalized("NFC", value):
         # "é" as one character or as e and an accent: two names that read the same.
-        return "Must be in Unicode normal form C (NFC): write each accented letter as one."
+        return NOT_NFC
     return None

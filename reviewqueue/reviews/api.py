@@ -624,6 +624,7 @@ class AnswerDetailView(BodyLimitedAPIView):
             # The same 404 whether it does not exist or may not be read: nothing leaks.
             raise NotFound(f"no answer {trace_id!r}")
         body = ingest_body(request, answer)
+        waiting = reevaluation_waiting(answer)
         version = answer.current_version
         assert version is not None
         verdicts = [verdict_body(v) for v in answer.verdicts.all()]
@@ -645,7 +646,7 @@ class AnswerDetailView(BodyLimitedAPIView):
             decisions=AnswerDecisionOut(answer.decisions.all(), many=True,
                                         context={"reads": reads}).data,
             owner_questions=[_owner_question(q, reads) for q in answer.owner_questions.all()],
-            reevaluation_waiting_since=_TIMESTAMP.to_representation(waiting.created_at)
-            if (waiting := reevaluation_waiting(answer)) is not None else None,
+            reevaluation_waiting_since=None if waiting is None
+            else _TIMESTAMP.to_representation(waiting.created_at),
         )
         return Response(body)

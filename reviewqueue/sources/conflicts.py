@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import F, Q
@@ -33,7 +32,7 @@ from reviewqueue.accounts.services import language_of
 from reviewqueue.audit.services import WORKER, Actor, audit_chain_lock, audit_record
 from reviewqueue.errors import Conflict as ConflictError
 from reviewqueue.errors import FieldError, NotFound
-from reviewqueue.mailing import page_address, send_each
+from reviewqueue.mailing import mail_to_each, page_address, send_each
 from reviewqueue.sources.models import Conflict, Document, Fact
 
 log = logging.getLogger(__name__)
@@ -375,9 +374,8 @@ def _notify_owners(notices: list[Notice]) -> None:
     for conflict, owner, notice in mails:
         with override(language_of(owner)):
             subject, body = _conflict_mail(conflict, notice, sides[owner.pk][conflict.pk])
-        messages.append(({"conflict": conflict.pk}, EmailMessage(
-            subject=subject, body=body, from_email=settings.DEFAULT_FROM_EMAIL,
-            to=[owner.email])))
+        messages += [({"conflict": conflict.pk}, mail)
+                     for mail in mail_to_each(subject, body, [owner.email])]
     send_each(messages, "conflict notification failed")
 
 
