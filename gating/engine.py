@@ -16,7 +16,7 @@ import json
 import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 from gating.markers import extract_markers
 
@@ -219,29 +219,63 @@ def _encoded_once(value: tuple[object, ...], scalar: object) -> str:
     return text
 
 
+# Texts by the identity of what they were written from: (object, its text). A caller gating
+# many answers at once hands over the same fact tuples for each (see records._CHECKED); looking
+# one up by identity skips hashing it. Each entry keeps its object alive, so an id is never
+# reused while it is remembered.
+_written: dict[int, tuple[object, object]] = {}
+_W = TypeVar("_W")
+
+
+def _remembered(value: object) -> object:
+    known = _written.get(id(value))
+    return known[1] if known is not None and known[0] is value else None
+
+
+def _remember(value: object, written: _W) -> _W:
+    if len(_written) >= 8192:
+        _written.clear()
+    _written[id(value)] = (value, written)
+    return written
+
+
+def _fact_text(fact: tuple[object, ...], scalar: object) -> str:
+    text = _remembered(fact)
+    if text is None:
+        return _remember(fact, _encoded_once(fact, scalar))
+    return text  # type: ignore[return-value]
+
+
+def _sorted_facts(facts: tuple[FactT, ...]) -> tuple[list[int], str]:
+    """The order that sorts an item's facts by their JSON text, and that JSON array."""
+    known = _remembered(facts)
+    if known is not None:
+        return known  # type: ignore[return-value]
+    texts = [_fact_text(fact, fact[1]) for fact in facts]
+    order = sorted(range(len(facts)), key=texts.__getitem__)
+    return _remember(facts, (order, "[" + ",".join([texts[i] for i in order]) + "]"))
+
+
 def _canonical_items(
     items: Sequence[ItemT], item_statuses: list[list[str]], distinct_ids: bool
-) -> tuple[Sequence[ItemT], list[list[str]]]:
-    """Items (and their statuses) in a canonical order: facts sorted inside each item, items
-    sorted by id, or by their whole canonical form when ids repeat."""
-    canonical = list(items)
-    statuses = list(item_statuses)
-    for index, item in enumerate(items):
-        if len(item[1]) > 1:
-            pairs = sorted(
-                zip(item[1], item_statuses[index], strict=True),
-                key=lambda pair: _encoded_once(pair[0], pair[0][1]),
-            )
-            canonical[index] = (item[0], tuple(f for f, _ in pairs), *item[2:])
-            statuses[index] = [s for _, s in pairs]
+) -> tuple[list[str], list[list[str]]]:
+    """The JSON texts of the items (and their statuses) in a canonical order: facts sorted
+    inside each item, items sorted by id, or by their whole canonical text when ids repeat.
+    Each text is what encode_json gives for the item with its facts sorted."""
+    texts: list[str] = []
+    statuses: list[list[str]] = []
+    for item, item_status in zip(items, item_statuses, strict=True):
+        order, facts_text = _sorted_facts(item[1])
+        texts.append(f"[{encode_json(item[0])},{facts_text},{encode_json(item[2:])[1:]}")
+        statuses.append([item_status[i] for i in order])
     if len(items) > 1:
         if distinct_ids:
-            order = sorted(range(len(items)), key=lambda i: canonical[i][0])
+            order = sorted(range(len(items)), key=lambda i: items[i][0])
         else:
-            order = sorted(range(len(items)), key=lambda i: encode_json(canonical[i]))
-        canonical = [canonical[i] for i in order]
+            order = sorted(range(len(items)), key=texts.__getitem__)
+        texts = [texts[i] for i in order]
         statuses = [statuses[i] for i in order]
-    return canonical, statuses
+    return texts, statuses
 
 
 def fingerprint(
@@ -264,32 +298,30 @@ def fingerprint(
     so their input order does not matter; claims keep theirs (findings refer to them by index).
     ``allowed_principals`` (of evidence and of unresolved ids) arrive sorted and deduplicated
     from validation.
+
+    The JSON is the text ``encode_json`` gives for the tuple of those parts (a test holds it
+    to that), put together from the texts of its facts, each written once for a batch.
     """
-    if len(items) == 1 and len(items[0][1]) < 2:
-        canonical, statuses = items, item_statuses  # one item with one fact: already canonical
-    else:
-        canonical, statuses = _canonical_items(items, item_statuses, distinct_ids)
-    if len(kb) > 1:
-        pairs = sorted(zip(kb, kb_statuses, strict=True),
-                       key=lambda pair: _encoded_once(pair, pair[0][3]))
-        kb = [f for f, _ in pairs]
-        kb_statuses = [s for _, s in pairs]
-    payload = encode_json(
+    item_texts, statuses = _canonical_items(items, item_statuses, distinct_ids)
+    # Kb facts in the order of the text encode_json gives each (fact, status) pair (a status is
+    # a plain word); two with the same text are the same, so ties need no order.
+    kb_sorted = sorted([(f'[{text},"{status}"]', text, status) for text, status in zip(
+        [_fact_text(fact, fact[3]) for fact in kb], kb_statuses, strict=True)])
+    payload = ",".join(
         (
-            GATE_VERSION,
-            claims,
-            answer,
-            sorted(set(principals)) if principals is not None else None,
-            sorted(unresolved) if len(unresolved) > 1 else unresolved,
-            canonical,
-            statuses,
-            kb,
-            kb_statuses,
-            sorted(unresolved_principals) if len(unresolved_principals) > 1
-            else unresolved_principals,
+            encode_json(GATE_VERSION),
+            encode_json(claims),
+            encode_json(answer),
+            encode_json(sorted(set(principals)) if principals is not None else None),
+            encode_json(sorted(unresolved)),
+            f"[{','.join(item_texts)}]",
+            encode_json(statuses),
+            f"[{','.join([text for _, text, _ in kb_sorted])}]",
+            encode_json([status for _, _, status in kb_sorted]),
+            encode_json(sorted(unresolved_principals)),
         )
     )
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return hashlib.sha256(f"[{payload}]".encode()).hexdigest()
 
 
 # Where a value in force comes from: (evidence id, kb document, document).

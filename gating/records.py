@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from gating.engine import (
     ISO_DATE_MEMO,
@@ -636,6 +636,44 @@ def _plain_fact(fact: Fact | KbFact) -> tuple[object, ...] | None:
     return (key, value, fact.valid_from, fact.valid_until, subject or None, span)
 
 
+def _item_facts(facts: tuple[Fact, ...], path: str) -> tuple[FactT, ...]:
+    """An evidence item's facts, checked and flattened."""
+    out: list[FactT] = []
+    for position, fact in enumerate(facts):
+        plain = _plain_fact(fact) if type(fact) is Fact else None
+        if plain is not None:
+            out.append(plain)  # type: ignore[arg-type]
+            continue
+        fact_path = f"{path}.facts[{position}]"
+        if not isinstance(fact, Fact):
+            raise InputError(fact_path, "must be a Fact")
+        out.append((*_typed_fact_core(fact, fact_path), _opt_str(fact.span, f"{fact_path}.span")))
+    return tuple(out)
+
+
+# Input objects checked already, by identity: (object, its flattened form). A caller gating
+# many answers at once hands the gate the same fact objects (a document's facts, a
+# knowledge-base fact) for every answer that cites or claims them; they are frozen, so one
+# check holds for all. Each entry keeps its object alive, so an id is never reused while
+# it is remembered.
+_T = TypeVar("_T")
+_CHECKED: dict[int, tuple[object, Any]] = {}
+_CHECKED_MAX = 4096
+
+
+def _checked_before(value: object) -> Any:
+    """The flattened form of `value` if this very object passed the check before, else None."""
+    known = _CHECKED.get(id(value))
+    return known[1] if known is not None and known[0] is value else None
+
+
+def _remember(value: object, flat: _T) -> _T:
+    if len(_CHECKED) >= _CHECKED_MAX:
+        _CHECKED.clear()
+    _CHECKED[id(value)] = (value, flat)
+    return flat
+
+
 def objects_to_raw(
     claims: Sequence[Claim], evidence: Sequence[Evidence], options: Options
 ) -> tuple[
@@ -681,17 +719,9 @@ def objects_to_raw(
         if not isinstance(item.facts, tuple):
             raise InputError(f"{path}.facts", "must be a tuple of Fact")
         budget.count_facts(len(item.facts), f"{path}.facts")
-        facts: list[FactT] = []
-        for position, fact in enumerate(item.facts):
-            plain = _plain_fact(fact) if type(fact) is Fact else None
-            if plain is not None:
-                facts.append(plain)  # type: ignore[arg-type]
-                continue
-            fact_path = f"{path}.facts[{position}]"
-            if not isinstance(fact, Fact):
-                raise InputError(fact_path, "must be a Fact")
-            facts.append((*_typed_fact_core(fact, fact_path),
-                          _opt_str(fact.span, f"{fact_path}.span")))
+        facts = _checked_before(item.facts)
+        if facts is None:
+            facts = _remember(item.facts, _item_facts(item.facts, path))
         text = _opt_str(item.text, f"{path}.text")
         if text:
             budget.spend(text, f"{path}.text")
@@ -701,7 +731,7 @@ def objects_to_raw(
         items.append(
             (
                 _need_str(item.id, f"{path}.id"),
-                tuple(facts),
+                facts,
                 _opt_str(item.document, f"{path}.document"),
                 _opt_str(item.revision, f"{path}.revision"),
                 _opt_str(item.span, f"{path}.span"),
@@ -729,10 +759,15 @@ def objects_to_raw(
         )
     kb: list[KbT] = []
     for index, kb_fact in enumerate(options.kb_facts):
+        checked = _checked_before(kb_fact)
+        if checked is not None:
+            kb.append(checked)
+            continue
         plain = _plain_fact(kb_fact) if type(kb_fact) is KbFact else None
         if (plain is not None and type(kb_fact.document) is str and kb_fact.document
                 and type(kb_fact.revision) is str and kb_fact.revision):
-            kb.append((kb_fact.document, kb_fact.revision, *plain))  # type: ignore[arg-type]
+            flat: KbT = (kb_fact.document, kb_fact.revision, *plain)  # type: ignore[assignment]
+            kb.append(_remember(kb_fact, flat))
             continue
         path = f"kb_facts[{index}]"
         if not isinstance(kb_fact, KbFact):

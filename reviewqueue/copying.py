@@ -19,6 +19,7 @@ from django.db.models.base import ModelState
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
+from reviewqueue.jsontext import encoder
 from reviewqueue.prepared import prepared_cursor
 
 M = TypeVar("M", bound=models.Model)
@@ -27,11 +28,31 @@ M = TypeVar("M", bound=models.Model)
 FEW = 8
 
 
+class JsonText(str):
+    """A JSON column's value already written as JSON text (the audit log writes its events'
+    canonical text anyway): COPY sends it as it is instead of encoding the value again."""
+
+
+# What json.dumps writes, without the spaces and without building an encoder per value.
+_json_text = encoder()
+
+
+def _copied_json(value: Any) -> Any:
+    """A JSON column's value as COPY takes it: its JSON text (jsonb reads the text)."""
+    return None if value is None else value if type(value) is JsonText else _json_text(value)
+
+
+def _inserted_json(value: Any) -> Any:
+    return None if value is None else Jsonb(value, dumps=_json_text)
+
+
 @cache
 def _plan(model: type[models.Model], with_pk: bool
-          ) -> tuple[str, str, list[tuple[str, Callable[[Any], Any]]], list[str]]:
-    """COPY and INSERT statements for the model's columns, a value adapter per column, and
-    the auto_now columns. Generated columns are left out: PostgreSQL computes them."""
+          ) -> tuple[str, str, list[tuple[str, Callable[[Any], Any]]],
+                     list[tuple[str, Callable[[Any], Any]]], list[str]]:
+    """COPY and INSERT statements for the model's columns, a value adapter per column for
+    each, and the auto_now columns. Generated columns are left out: PostgreSQL computes
+    them."""
     fields = [f for f in model._meta.concrete_fields
               if (with_pk or not f.primary_key) and not f.generated]
     table = connection.ops.quote_name(model._meta.db_table)
@@ -39,15 +60,17 @@ def _plan(model: type[models.Model], with_pk: bool
     copy_sql = f"COPY {table} ({columns}) FROM STDIN"
     pk = connection.ops.quote_name(model._meta.pk.column)  # type: ignore[union-attr]
     insert_sql = f"INSERT INTO {table} ({columns}) VALUES {{rows}} RETURNING {pk} AS pk"
-    getters: list[tuple[str, Callable[[Any], Any]]] = []
-    for f in fields:
-        if isinstance(f, models.JSONField):
-            getters.append((f.attname, lambda v: None if v is None else Jsonb(v)))
-        else:
-            getters.append((f.attname, lambda v: v))
+    copied = [(f.attname, _copied_json if isinstance(f, models.JSONField) else _as_it_is)
+              for f in fields]
+    inserted = [(f.attname, _inserted_json if isinstance(f, models.JSONField) else _as_it_is)
+                for f in fields]
     stamped = [f.attname for f in fields
                if isinstance(f, models.DateTimeField) and (f.auto_now or f.auto_now_add)]
-    return copy_sql, insert_sql, getters, stamped
+    return copy_sql, insert_sql, copied, inserted, stamped
+
+
+def _as_it_is(value: Any) -> Any:
+    return value
 
 
 @cache
@@ -85,14 +108,15 @@ def copy_instances(*groups: Sequence[models.Model]) -> None:
     for instances in groups:
         if not instances:
             continue
-        copy_sql, insert_sql, getters, stamped = _plan(type(instances[0]),
-                                                       instances[0].pk is not None)
-        rows = []
+        copy_sql, insert_sql, copied, inserted, stamped = _plan(type(instances[0]),
+                                                                instances[0].pk is not None)
         for instance in instances:
             for attname in stamped:
                 if getattr(instance, attname) is None:
                     setattr(instance, attname, now)
-            rows.append([adapt(getattr(instance, attname)) for attname, adapt in getters])
+        getters = copied if len(instances) >= FEW else inserted
+        rows = [[adapt(getattr(instance, attname)) for attname, adapt in getters]
+                for instance in instances]
         if len(rows) >= FEW:
             _copy(copy_sql, rows)
             continue
@@ -118,8 +142,8 @@ def copy_instances(*groups: Sequence[models.Model]) -> None:
 def copy_rows(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> None:
     """COPY rows given as {attname: value} with every column but the id, without building
     model instances (for the audit events of a batch)."""
-    copy_sql, _, getters, _ = _plan(model, False)
-    _copy(copy_sql, [[adapt(row[attname]) for attname, adapt in getters] for row in rows])
+    copy_sql, _, copied, _, _ = _plan(model, False)
+    _copy(copy_sql, [[adapt(row[attname]) for attname, adapt in copied] for row in rows])
 
 
 def _copy(sql: str, rows: list[list[Any]]) -> None:

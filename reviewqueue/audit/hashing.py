@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from reviewqueue.jsontext import encoder
+
 GENESIS_HASH = "0" * 64
 
 HASHED_FIELDS = (
@@ -17,9 +19,7 @@ HASHED_FIELDS = (
 )
 
 
-# json.dumps with these options, built once: dumps builds an encoder on every call otherwise.
-_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                              default=str).encode
+_canonical = encoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
 def canonical_event(fields: Any) -> str:
@@ -46,15 +46,26 @@ def as_jsonb_returns(value: Any) -> Any:
     return value
 
 
+def _written_as_jsonb_changes(text: str) -> bool:
+    """Whether jsonb may give back the canonical JSON `text` other than as written: only a
+    float written with an exponent (1e+16), a negative zero or a value JSON has no number for
+    does (or a string that merely holds the same letters)."""
+    return "e+" in text or "-0.0" in text or "NaN" in text or "Infinity" in text
+
+
+def as_jsonb_value(text: str) -> Any:
+    """The value whose canonical JSON is `text`, as jsonb will give it back (as_jsonb_returns
+    only when the text holds a number jsonb changes)."""
+    value = json.loads(text)
+    return as_jsonb_returns(value) if _written_as_jsonb_changes(text) else value
+
+
 def content_sha256(value: Any) -> str:
     """What an audit event records of a row's content that it does not spell out (free text,
     the gate's findings): the SHA-256 of its canonical JSON, taken as jsonb gives the value
     back, so that the row read back later gives the same digest."""
     text = _canonical(value)
-    # Only a float written with an exponent (1e+16), a negative zero or a value JSON has no
-    # number for comes back from jsonb other than as written here: then (or when a string
-    # merely holds the same letters) take the value as jsonb gives it back.
-    if "e+" in text or "-0.0" in text or "NaN" in text or "Infinity" in text:
+    if _written_as_jsonb_changes(text):
         text = _canonical(as_jsonb_returns(value))
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Iterable, Iterator
@@ -19,13 +18,13 @@ from reviewqueue.audit.chain import Anchor, walk
 from reviewqueue.audit.hashing import (
     GENESIS_HASH,
     HASHED_FIELDS,
-    as_jsonb_returns,
+    as_jsonb_value,
     canonical_event,
     event_hash,
     hashed_fields_of,
 )
 from reviewqueue.audit.models import AuditAlert, AuditEvent, QuarantinedPayload, VerificationRun
-from reviewqueue.copying import FEW, copy_instances, copy_rows
+from reviewqueue.copying import FEW, JsonText, copy_instances, copy_rows
 from reviewqueue.middleware import request_id_var, trace_id_var
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.storable import storable
@@ -136,13 +135,16 @@ def audit_chain_lock() -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_CHAIN_LOCK_KEY])
 
 
-def _has_forbidden(value: Any) -> bool:
-    """`_refuse_forbidden` without building paths: most events have nothing to refuse."""
-    if isinstance(value, dict):
-        return any(key in _FORBIDDEN_KEYS or _has_forbidden(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_has_forbidden(item) for item in value)
-    return isinstance(value, str) and "rq_" in value and _RAW_TOKEN.search(value) is not None
+# How a forbidden key shows in canonical JSON text: a key is always written `"key":`.
+_FORBIDDEN_KEYS_WRITTEN = tuple(f'"{key}":' for key in sorted(_FORBIDDEN_KEYS))
+
+
+def _may_be_forbidden(text: str) -> bool:
+    """Whether the canonical JSON `text` of a value may hold what `_refuse_forbidden` refuses:
+    a quick look at the text most events pass, without walking the value. A forbidden key
+    shows as `"text":` and a token as `rq_`; a string that merely contains them only sends
+    the value to the full check."""
+    return "rq_" in text or any(key in text for key in _FORBIDDEN_KEYS_WRITTEN)
 
 
 def _append(entries: list[Entry]) -> list[AuditEvent]:
@@ -154,11 +156,14 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
         return []
     request_id = request_id_var.get()
     rows: list[dict[str, Any]] = []
+    texts: list[tuple[str, str]] = []
     for entry in entries:
         before, after = entry.before or {}, entry.after or {}
-        if _has_forbidden(before) or _has_forbidden(after):
+        before_text, after_text = canonical_event(before), canonical_event(after)
+        if _may_be_forbidden(before_text) or _may_be_forbidden(after_text):
             _refuse_forbidden(before, "before")
             _refuse_forbidden(after, "after")
+        texts.append((before_text, after_text))
         rows.append({
             "actor_type": entry.actor.type,
             "actor": entry.actor.name,
@@ -168,8 +173,8 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
             "trace_id": entry.trace_id or trace_id_var.get(),
             "document_id": entry.document_id,
             "request_id": request_id,
-            "before": as_jsonb_returns(json.loads(canonical_event(before))),
-            "after": as_jsonb_returns(json.loads(canonical_event(after))),
+            "before": as_jsonb_value(before_text),
+            "after": as_jsonb_value(after_text),
         })
     # Serialise appends: two writers reading the same tail would fork the chain. The lock is
     # held until the surrounding transaction commits, so it is taken as late as possible.
@@ -186,6 +191,9 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
         row.update(seq=seq, created_at=now, prev_hash=prev_hash)
         row["hash"] = prev_hash = event_hash(hashed_fields_of(row), prev_hash)
     if len(rows) >= FEW:
+        for row, (before_text, after_text) in zip(rows, texts, strict=True):
+            # The text the value was read from: jsonb takes either as the same value.
+            row["before"], row["after"] = JsonText(before_text), JsonText(after_text)
         copy_rows(AuditEvent, rows)
         return []
     events = [AuditEvent(**row) for row in rows]

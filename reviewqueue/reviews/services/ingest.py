@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -15,6 +14,8 @@ from django.utils import timezone
 from reviewqueue.audit.services import Actor
 from reviewqueue.copying import built, copy_instances
 from reviewqueue.errors import Conflict, DomainError
+from reviewqueue.instants import today
+from reviewqueue.jsontext import encoder
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.replays import fields_differing
 from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
@@ -106,8 +107,7 @@ def _fields_differing(answer: Answer, data: AnswerInput) -> list[str]:
     return fields_differing(stored, data.compared(), sets={"asked_by"})
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_canonical = encoder(sort_keys=True, ensure_ascii=False)
 
 
 def answer_ingest(*, data: AnswerInput, actor: Actor, user: Any = None) -> IngestResult:
@@ -222,6 +222,7 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
     verdicts: list[Verdict] = []
     entered: list[tuple[Answer, Verdict, bool]] = []
     submitter_id = submitter.pk if submitter is not None else None
+    day = today()
     # Rows are tied together by id (`_new_ids`), not by assigning instances to foreign keys:
     # for 500 answers Django's related-object bookkeeping costs more than the gate does.
     cached_verdict = Answer.current_verdict.field  # type: ignore[attr-defined]
@@ -251,7 +252,7 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
         ]
         try:
             run = run_gate(answer=answer, version=version, retrieved=retrieved,
-                           as_of=gate_day(answer), sources=sources)
+                           as_of=gate_day(answer, day), sources=sources)
         except GateInputError as exc:
             out.append(exc)
             continue
