@@ -6,9 +6,10 @@ characters ``A-Z a-z 0-9 _ . : -``; a marker written with Markdown's backslash e
 directly by ``(`` and a link destination is a Markdown link (``[docs](https://...)``), not a
 citation, and is ignored.
 Brackets inside Markdown code are not markers either, nor are those inside a link's
-destination or title: fenced code blocks (`````` ``` `````` or ``~~~``), code spans
-(```plans[0]```), ``(...)`` after a link text and autolinks (``<https://...>``) are blanked
-out before markers are looked for.
+destination or title or inside an HTML comment: fenced code blocks (`````` ``` `````` or
+``~~~``), code spans (```plans[0]```), ``(...)`` after a link text, autolinks
+(``<https://...>``) and comments (``<!-- [d1] -->``) are blanked out before markers are looked
+for.
 """
 
 from __future__ import annotations
@@ -69,7 +70,11 @@ _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})([^\n]*)")
 _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\r?")
 # Outside code, a backslash escapes the character after it, and a run of backticks opens a
 # code span; a blank line (CRLF line ends too) ends the paragraph, and any code span with it.
+# "<!--" opens an HTML comment; the longer pattern is used only on text that has one.
 _ESCAPE_OR_TICKS = re.compile(r"\\.|`+", re.S)
+_ESCAPE_TICKS_OR_COMMENT = re.compile(r"\\.|`+|<!--", re.S)
+_COMMENT_OPEN = "<!--"
+_COMMENT_CLOSE = "-->"
 _PARAGRAPH_END = re.compile(r"\n[ \t\r]*\n")
 _AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9.+\-]{1,31}:[^\s<>]*>")
 _LINK_OPEN = re.compile(r"\]\(")
@@ -111,15 +116,36 @@ def _fences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _code_spans(text: str) -> list[tuple[int, int]]:
+def _code_spans(text: str, *, comments: bool = False) -> list[tuple[int, int]]:
     """CommonMark code spans: a run of backticks not escaped by a backslash, up to the next run
     of exactly as many in the same paragraph (inside a span a backslash escapes nothing). A run
-    with no such partner is literal backticks."""
+    with no such partner is literal backticks.
+
+    With ``comments``, HTML comments too: ``<!--`` not escaped by a backslash, up to the first
+    ``-->`` after it (``<!-->`` and ``<!--->`` are whole comments), across lines and blank lines
+    alike. Whichever of a span and a comment starts first wins, as in CommonMark: a backtick
+    inside a comment opens no span, and ``<!--`` inside a span opens no comment. A comment that
+    is never closed runs to the end of the text. CommonMark shows such an opener as text unless
+    it starts a line, but a renderer that passes it through to HTML leaves everything after it
+    inside the comment: the gate takes the reading in which no hidden marker counts.
+    """
     spans: list[tuple[int, int]] = []
     pos = 0
-    while (match := _ESCAPE_OR_TICKS.search(text, pos)) is not None:
+    scanner = _ESCAPE_TICKS_OR_COMMENT if comments else _ESCAPE_OR_TICKS
+    while (match := scanner.search(text, pos)) is not None:
         pos = match.end()
-        if match.group()[0] == "\\":
+        first = match.group()[0]
+        if first == "\\":
+            continue
+        if first == "<":
+            # The close is looked for once per comment, from just inside the opener ("<!-->"),
+            # and the scan goes on after it: linear however many openers the text holds.
+            closer = text.find(_COMMENT_CLOSE, match.start() + 2)
+            if closer < 0:
+                spans.append((match.start(), len(text)))
+                break
+            pos = closer + len(_COMMENT_CLOSE)
+            spans.append((match.start(), pos))
             continue
         paragraph = _PARAGRAPH_END.search(text, pos)
         limit = paragraph.start() if paragraph else len(text)
@@ -194,16 +220,18 @@ def _link_tail_end(text: str, pos: int) -> int | None:
 
 
 def _prose(text: str) -> str:
-    """``text`` with code and link destinations blanked out, offsets unchanged.
+    """``text`` with code, HTML comments and link destinations blanked out, offsets unchanged.
 
-    Fenced code blocks, code spans, the ``(destination "title")`` of a Markdown link or image and
-    autolinks become spaces (line breaks are kept), so that the brackets in them are not taken
-    for citation markers.
+    Fenced code blocks, code spans, HTML comments, the ``(destination "title")`` of a Markdown
+    link or image and autolinks become spaces (line breaks are kept), so that the brackets in
+    them are not taken for citation markers: none of them shows a reader a citation.
     """
     if "```" in text or "~~~" in text:
         text = _blank(text, _fences(text))
-    if "`" in text:
-        text = _blank(text, _code_spans(text))
+    # After the fences: an opener inside a fenced block is code, already blanked.
+    comments = _COMMENT_OPEN in text
+    if comments or "`" in text:
+        text = _blank(text, _code_spans(text, comments=comments))
     if "](" in text:
         spans: list[tuple[int, int]] = []
         done = 0
@@ -231,8 +259,8 @@ def extract_markers(text: str) -> list[str]:
 
 
 def marker_spans(text: str) -> list[tuple[int, int]]:
-    """Where in ``text`` the markers the gate reads are (none inside code or a link's target),
-    as (start, end) offsets: what a reader of the text sees as citations."""
+    """Where in ``text`` the markers the gate reads are (none inside code, an HTML comment or a
+    link's target), as (start, end) offsets: what a reader of the text sees as citations."""
     if "[" not in text:
         return []
     return [match.span() for match in MARKER_RE.finditer(_prose(text))]
@@ -265,7 +293,8 @@ def split_sentences(text: str, *, cjk: bool = False) -> list[Sentence]:
     sentences: list[Sentence] = []
     start = 0
     length = len(text)
-    # Markers are read from the text with code and link destinations blanked out (same offsets).
+    # Markers are read from the text with code, comments and link destinations blanked out
+    # (same offsets). A sentence that is only a comment is kept, citing nothing.
     scan = _prose(text) if "[" in text else text
     for match in (_CJK_END_RE if cjk else _END_RE).finditer(text):
         if match.group("tail") is not None and _is_abbreviation(text, match.start()):

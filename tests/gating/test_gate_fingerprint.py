@@ -194,13 +194,13 @@ def test_the_verdict_dict_is_json_ready(cases):
 
 
 def test_fingerprints_of_stored_verdicts_stay_as_published(cases):
-    # The README's examples, unchanged since gate 2026.12.4 was released: a change to what the
+    # The README's examples, unchanged since gate 2026.12.5 was released: a change to what the
     # gate outputs (kb_documents on warnings) must not make stored verdicts look stale.
-    assert gating.GATE_VERSION == "2026.12.4"
+    assert gating.GATE_VERSION == "2026.12.5"
     published = {
-        "valid": "6dd270da255b0a3cd815e050001dff893216766528fcd5882edefe4da6b5596d",
-        "future": "8f05c6153fef9ab3fded27808c26e84b711e826962e852e3105f172368dc8522",
-        "conflict": "8ade824fe9451c80535eea77e6ac67f570da6e40a129be792b7ab8562d51a27c",
+        "valid": "9417cbce2d808df0a7ddb2c9cc4383e56459154e37a4a4dbb4e001d4bdb6da44",
+        "future": "8485b2fb0abdc4e7bef3a3033d1daf378cd489e974bc5d14e4660c7be9e9183b",
+        "conflict": "eb4027a77cac24acdaa7547433e4757099df1321b4fe93d47578720dcbe570fc",
     }
     records = {record["id"]: record for record in cases.published()}
     found = {case: _fp(records[case]) for case in published}

@@ -1,0 +1,152 @@
+"""A marker inside an HTML comment is not a citation (gate 2026.12.5): the rendered answer shows
+nothing of ``<!-- [d1] -->``, yet the gate read the marker there, so a long answer whose only
+citation was hidden in a comment went out as a candidate instead of abstaining as uncited.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import gating
+from gating import extract_markers, marker_spans, split_sentences
+
+LONG_TAIL = (
+    " The plan renews every month unless it is cancelled before the renewal date, and the"
+    " trial applies once per customer account in every region we serve, whichever plan the"
+    " customer starts on."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("The trial is 30 days. <!-- [d1] -->", []),
+        ("The trial is 30 days <!--[d1]-->.", []),
+        # A comment may span lines, and blank lines: it ends at the first "-->".
+        ("The trial is 30 days.\n<!--\nsource: [d1]\n\n[d2]\n-->\n", []),
+        # A "--" inside a comment ends nothing; "-->" does.
+        ("The trial is 30 days <!-- [d1] -- [d2] --> [d3].", ["d3"]),
+        # "<!-->" and "<!--->" are whole (empty) comments: what follows them is shown.
+        ("The trial is 30 days <!--> [d1].", ["d1"]),
+        ("The trial is 30 days <!---> [d1].", ["d1"]),
+        ("Shown [d1] <!-- hidden [d2] --> shown [d3] <!-- hidden [d4] -->.", ["d1", "d3"]),
+        # Text after "-->" on the same line is shown, even when the comment opened the line.
+        ("<!-- note --> The trial is 30 days [d1].", ["d1"]),
+    ],
+)
+def test_a_marker_inside_an_html_comment_is_not_read(text, ids):
+    assert extract_markers(text) == ids
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The trial is 30 days. <!-- [d1]",
+        "The trial is 30 days.\n<!--\n[d1]\n\nMore prose [d2].",
+        "The trial is 30 days <!-- unclosed, then a blank line\n\nand [d1] -- > [d2].",
+    ],
+    ids=["inline", "opening-a-line", "across-a-blank-line"],
+)
+def test_an_unclosed_comment_hides_everything_after_it(text):
+    # A renderer that passes the opener through leaves the rest of the page inside the
+    # comment; the gate reads none of it, so that no citation a reader may not see counts.
+    assert extract_markers(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        # In code a comment opener is code: what follows it is prose.
+        ("Write `<!--` to open a comment [d1].", ["d1"]),
+        ("Comments look like `<!-- [d9] -->` in HTML [d1].", ["d1"]),
+        ("```html\n<!-- [d9]\n```\nThe trial is 30 days [d1].", ["d1"]),
+        ("~~~\n<!-- [d9] -->\n~~~\n[d1]", ["d1"]),
+        # An escaped "<" opens no comment (CommonMark shows "<!--").
+        ("Escaped \\<!-- [d1] -->.", ["d1"]),
+        # Whichever starts first wins, as in CommonMark: a backtick inside a comment opens no
+        # code span, and "-->" inside a code span closes no comment.
+        ("Hidden <!-- `x` [d9] --> shown [d1].", ["d1"]),
+        ("Hidden <!-- `a --> b` [d1].", ["d1"]),
+        ("Code `a <!-- b` [d1] -->.", ["d1"]),
+        ("Hidden <!-- [d9] `a --> b` --> [d1].", ["d1"]),
+    ],
+)
+def test_comments_and_code_are_read_together(text, ids):
+    assert extract_markers(text) == ids
+
+
+def test_a_comment_is_blanked_in_marker_spans_and_sentences_with_offsets_kept():
+    answer = "The trial is 30 days. <!-- [d1] --> Support answers in 8 hours [d2]."
+
+    sentences = split_sentences(answer)
+
+    assert marker_spans(answer) == [(answer.index("[d2]"), answer.index("[d2]") + 4)]
+    assert [(s.text, s.markers) for s in sentences] == [
+        ("The trial is 30 days.", ()),
+        ("<!-- [d1] --> Support answers in 8 hours [d2].", ("d2",)),
+    ]
+    assert all(answer[s.start : s.end] == s.text for s in sentences)
+
+
+def test_a_sentence_that_is_only_a_comment_cites_nothing():
+    sentences = split_sentences("The trial is 30 days. <!-- [d1] -->")
+
+    assert [(s.text, s.markers) for s in sentences] == [
+        ("The trial is 30 days.", ()),
+        ("<!-- [d1] -->", ()),
+    ]
+
+
+def test_a_long_answer_whose_only_citation_is_in_a_comment_is_not_a_candidate(cases):
+    claims, evidence, options = gating.parse_record(
+        cases.record(answer="The trial lasts 14 days." + LONG_TAIL + " <!-- [d1] -->"))
+    assert len(options.answer_text or "") > gating.UNCITED_MIN_CHARS
+
+    verdict = gating.evaluate(claims, evidence, options)
+
+    assert (verdict.decision, verdict.reason) == ("abstain", "uncited_answer")
+
+
+def test_the_same_answer_with_the_marker_shown_is_a_candidate(cases):
+    claims, evidence, options = gating.parse_record(
+        cases.record(answer="The trial lasts 14 days [d1]." + LONG_TAIL + " <!-- note -->"))
+
+    verdict = gating.evaluate(claims, evidence, options)
+
+    assert (verdict.decision, verdict.reason) == ("candidate", "supported")
+
+
+def test_a_marker_in_a_comment_citing_nothing_retrieved_does_not_hold_the_answer(cases):
+    # The reader sees only "[d1]", which is supported: the hidden id is no citation.
+    record = cases.record(answer="The trial lasts 14 days [d1]. <!-- see [d9] -->")
+
+    result = gating.evaluate_record(record)
+
+    assert (result["decision"], result["reason"]) == ("candidate", "supported")
+
+
+def test_a_marker_after_a_comment_citing_nothing_retrieved_still_abstains(cases):
+    record = cases.record(answer="The trial lasts 14 days [d1]. <!-- note --> See [d9].")
+
+    result = gating.evaluate_record(record)
+
+    assert (result["decision"], result["reason"]) == ("abstain", "unknown_citation")
+    assert result["findings"][0]["evidence"] == ["d9"]
+
+
+def test_many_comment_openers_are_read_in_one_pass():
+    # At the size limit, openers everywhere and one closer at the end: each opener must not
+    # look for its own closer again (quadratic in the text).
+    text = "<!-- [d1] " * 20_000 + "--> [d2]."
+
+    assert extract_markers(text) == ["d2"]
+
+
+def test_a_long_comment_still_makes_an_answer_without_markers_long(cases):
+    # Step 7b counts the text as written: hiding it in a comment does not shorten an answer
+    # below the length at which it needs a marker.
+    record = cases.record(answer="The trial lasts 14 days. <!--" + LONG_TAIL + " -->")
+
+    result = gating.evaluate_record(record)
+
+    assert (result["decision"], result["reason"]) == ("abstain", "uncited_answer")
