@@ -245,7 +245,11 @@ class SpanField(IdField):
 
 class NameField(serializers.CharField):
     """A fact's or a claim's key or subject, or an answer's index release: the gate and the
-    queue's filters match them character for character."""
+    queue's filters match them character for character.
+
+    A name the serializer's context lists under this field's name in `names_as_they_came` is
+    taken as it is: an edit sends back every claim, and a claim's key stored before such names
+    were refused (a tab in it) is the answer's own, not a new name."""
 
     def __init__(self, *, names: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -253,7 +257,9 @@ class NameField(serializers.CharField):
 
     def to_internal_value(self, data: Any) -> str:
         value: str = super().to_internal_value(data)
-        if problem := lookalike_problem(value, self.names, spacing=True):
+        if value in self.context.get("names_as_they_came", {}).get(self.field_name, ()):
+            return value
+        if problem := lookalike_problem(value, self.names):
             raise serializers.ValidationError(problem)
         return value
 

@@ -220,11 +220,11 @@ def _claim(item: Any) -> dict[str, Any] | None:
                                  item.get("cite"))
     if not (_text(key, 200) and _text(cite, 200) and CITE_ID.fullmatch(cite) and "value" in item
             and scalar_problem(value) is None
-            and not lookalike_problem(key, spacing=True)):
+            and not lookalike_problem(key)):
         return None
     if subject is None:
         return {"key": key, "value": value, "cite": cite}
-    if not _text(subject, 200) or lookalike_problem(subject, spacing=True):
+    if not _text(subject, 200) or lookalike_problem(subject):
         return None
     return {"subject": subject, "key": key, "value": value, "cite": cite}
 
@@ -250,7 +250,7 @@ def fast_answer_input(raw: Any) -> AnswerInput | None:
         and not answer_is_blank(raw["answer"])
         and answer_bytes_problem(raw["answer"]) is None
         and _text(raw["index_release"], 200, blank=True)
-        and not lookalike_problem(raw["index_release"], spacing=True)
+        and not lookalike_problem(raw["index_release"])
         and type(asked_by) is list and len(asked_by) <= 200
         and all(_text(p, 200) and is_valid_principal(p) for p in asked_by)
         and len(set(asked_by)) == len(asked_by)

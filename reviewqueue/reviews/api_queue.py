@@ -347,6 +347,22 @@ class DecisionCreatedOut(serializers.Serializer):
     verdict = VerdictOut()
 
 
+def claim_names(request: Request, trace_id: str) -> dict[str, set[str]]:
+    """The keys and subjects of the answer's claims now, by field, for an edit (which sends
+    back every claim) to keep as they came: one stored before tabs and line breaks were
+    refused in names is the answer's own. No names for an answer the caller may not read: the
+    404 that follows the body's checks says all there is to say of it."""
+    if not (isinstance(request.data, dict) and request.data.get("claims")):
+        return {}
+    answer = Answer.objects.filter(trace_id=trace_id).select_related("current_version").first()
+    if answer is None or answer.current_version is None \
+            or not user_may_read_answer(answer, user_principals(request.user)):
+        return {}
+    claims = [c for c in answer.current_version.claims if isinstance(c, dict)]
+    return {name: {c[name] for c in claims if isinstance(c.get(name), str)}
+            for name in ("key", "subject")}
+
+
 class DecisionView(ReviewerView):
     @extend_schema(
         request=DecisionIn,
@@ -376,7 +392,8 @@ class DecisionView(ReviewerView):
                     "to decide again on the verdict the 409 carries (release it otherwise).",
     )
     def post(self, request: Request, trace_id: str) -> Response:
-        body = DecisionIn(data=request.data)
+        body = DecisionIn(data=request.data, context={
+            "names_as_they_came": claim_names(request, trace_id)})
         body.is_valid(raise_exception=True)
         principals = user_principals(request.user)
         readable_answer(request, trace_id)

@@ -18,7 +18,7 @@ import gating
 from reviewqueue.api_base import FLOAT_LIMIT
 from reviewqueue.reviews.labels import REJECT_REASONS
 from reviewqueue.reviews.services.decisions import MAX_COMMENT_CHARS, DecisionInput
-from reviewqueue.storable import lookalike_problem
+from reviewqueue.storable import CONTROL, lookalike_problem
 from reviewqueue.textlimit import LimitedText
 from reviewqueue.textmatch import answer_is_blank
 
@@ -149,10 +149,22 @@ class ClaimForm(forms.Form):
         if not self.has_error("key") and not (data.get("key") or "").strip():
             self.add_error("key", _("Enter a key."))
         for name in ("subject", "key"):
+            typed = (data.get(name) or "").strip()
+            came = self.initial.get(name)
+            if isinstance(came, str) and came and typed == _browser_lines(came).strip():
+                # Left as it came, though stored before such names were refused (a tab or a
+                # line break in it): it is the answer's own, and taken exactly as it came.
+                data[name] = came
+                continue
             # As the API refuses them: the gate matches keys character for character, so one
-            # holding an invisible character or a decomposed accent matches no source.
-            if not self.has_error(name) and lookalike_problem((data.get(name) or "").strip(),
-                                                              spacing=True):
+            # holding an invisible character or a decomposed accent matches no source, and one
+            # holding a tab or a line break, which the page shows as a space, reads as another.
+            if self.has_error(name) or not lookalike_problem(typed):
+                continue
+            if CONTROL.search(typed):
+                self.add_error(name, _("Remove tabs and line breaks: the page shows them as a "
+                                       "space, so as typed, it reads like another."))
+            else:
                 self.add_error(name, _("Remove invisible characters, or write each accented "
                                        "letter as one: as typed, it reads like another."))
         if not data.get("cite"):

@@ -320,8 +320,9 @@ _NOT_IN_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
 def one_line(text: str) -> str:
-    """`text` fit for a mail's subject: a subject or key may hold a line break, which a mail
-    header refuses (the mail would not go out at all), so each run of them is one space."""
+    """`text` fit for a mail's subject: a subject or key stored before such names were refused
+    may hold a line break, which a mail header refuses (the mail would not go out at all), so
+    each run of them is one space."""
     return _NOT_IN_ONE_LINE.sub(" ", text).strip()
 
 

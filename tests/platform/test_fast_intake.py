@@ -17,11 +17,13 @@ from reviewqueue.reviews.models import Answer, ReviewItem
 from tests.conftest import answer_body
 
 # Values that sit on every edge AnswerIn cares about: blank, padded, too long, NUL, surrogate,
-# wrong type, a trailing newline a regex `$` would let through, a bad day.
+# wrong type, a trailing newline a regex `$` would let through, a bad day, a tab, a line break
+# or another control character inside (refused in names, taken in free text).
 EDGES = st.sampled_from([
     "ok", "", " ", " padded", "padded ", "a\n", "x" * 200, "x" * 201, "x" * 2001, "nul\x00",
     "sur\ud800", 7, 1.5, True, None, [], {}, ["user:a"], "user:a", "group:hr", "*", "user:",
     "2026-10-01", "2026-13-01", "2026-10-01T00:00:00", "t-1", "t 1",
+    "a\tb", "a\nb", "a\r\nb", "a\x0bb", "a\x85b", "a\u2028b", "a\u200bb",
 ])
 FIELDS = ["trace_id", "question", "answer", "asked_by", "index_release", "as_of", "retrieved",
           "claims", "unknown"]
@@ -60,6 +62,22 @@ def test_what_the_fast_path_accepts_answerin_accepts_the_same(
     if fast is not None:
         assert valid, (body, serializer.errors)
         assert fast == serializer.to_input()
+
+
+@pytest.mark.parametrize("where", [("claims", "key"), ("claims", "subject"), "index_release",
+                                   ("retrieved", "span"), ("retrieved", "document_id")],
+                         ids=["claim key", "claim subject", "index_release", "span",
+                              "document_id"])
+@pytest.mark.parametrize("name", ["a\tb", "a\nb", "a\r\nb", "a\x0bb", "a\x85b", "a\u2028b"],
+                         ids=["tab", "LF", "CR LF", "VT", "NEL", "LS"])
+def test_a_name_with_a_tab_or_a_line_break_is_refused_by_both(where: Any, name: str) -> None:
+    """Each such name, not only those the generated bodies above happen to hit."""
+    body = _mutated(answer_body("t-1"), [(where, name)])
+    assert fast_answer_input(body) is None
+    serializer = AnswerIn(data=body)
+    assert not serializer.is_valid()
+    field, *inner = where if isinstance(where, tuple) else (where,)
+    assert (serializer.errors[field][0][inner[0]] if inner else serializer.errors[field])
 
 
 def test_the_fast_path_takes_the_usual_body() -> None:

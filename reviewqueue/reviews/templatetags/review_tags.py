@@ -298,7 +298,7 @@ def _citation_facts(c: Any) -> str:
 # The claim editor's columns: (field, its heading on the page, the label a screen reader gives
 # each input: "Key of claim 2", whether the field's errors are shown after it).
 _CLAIM_COLUMNS = (
-    ("subject", gettext_lazy("Subject"), gettext_lazy("Subject of claim"), False),
+    ("subject", gettext_lazy("Subject"), gettext_lazy("Subject of claim"), True),
     ("key", gettext_lazy("Key"), gettext_lazy("Key of claim"), True),
     ("value", gettext_lazy("Value"), gettext_lazy("Value of claim"), True),
     ("value_type", gettext_lazy("Type"), gettext_lazy("Type of claim"), False),
