@@ -45,10 +45,10 @@ def lookalike_problem(value: str, names: str = "ids") -> str | None:
 
     Keys and subjects once took tabs and line breaks; rows stored then are still read as they
     are (the gate, the pages, the mails), and an edit may send such a name back as it came."""
-    if CONTROL.search(value):
-        return ("Must not contain tabs, line breaks or other control characters: a page shows "
-                f"them as a space or not at all, so they make {names} that read alike.")
-    if INVISIBLE.search(value):
+    if INVISIBLE.search(value):  # one search for the names most bodies hold: none of either
+        if CONTROL.search(value):
+            return ("Must not contain tabs, line breaks or other control characters: a page "
+                    f"shows them as a space or not at all, so they make {names} that read alike.")
         return ("Must not contain control characters, zero-width characters or "
                 f"bidirectional marks: they make {names} that read alike.")
     if not unicodedata.is_normalized("NFC", value):
