@@ -48,6 +48,21 @@ class App:
         return status[0], reply
 
 
+def app_on_documents(database: str) -> App:
+    """The app in this process, on a new scratch database holding the benchmark's documents."""
+    _, env, token = service_database(database)
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    app = App(token)
+    for i in range(DOCS):
+        status, reply = app.call("PUT", f"/api/v1/documents/doc-{i}/revisions/r1",
+                                 json.dumps(revision(i)))
+        assert status[:3] in ("200", "201"), reply
+    return app
+
+
 def cpu_per(count: int, work: Callable[[], None]) -> float:
     """CPU seconds of this process per unit of `work`, which does `count` units."""
     started = time.process_time()
@@ -81,18 +96,9 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=4, help=f"batches of {BATCH} to time")
     args = parser.parse_args()
 
-    _, env, token = service_database("rq_bench_ingest_cpu")
-    os.environ.update(env)
-    import django
-
-    django.setup()
+    app = app_on_documents("rq_bench_ingest_cpu")
     from django.db import connection
 
-    app = App(token)
-    for i in range(DOCS):
-        status, reply = app.call("PUT", f"/api/v1/documents/doc-{i}/revisions/r1",
-                                 json.dumps(revision(i)))
-        assert status[:3] in ("200", "201"), reply
     for i in range(50):  # warm caches, prepared statements and imports
         app.call("POST", "/api/v1/answers", json.dumps(answer(i, "warm")))
         app.call("GET", "/healthz")

@@ -15,21 +15,12 @@ import json
 import os
 import subprocess
 
-from benchmarks.ingest_bench import DOCS, answer, revision, service_database
-from benchmarks.ingest_cpu import BATCH, App
+from benchmarks.ingest_bench import answer
+from benchmarks.ingest_cpu import BATCH, app_on_documents
 
 
 def main() -> None:
-    _, env, token = service_database("rq_bench_ingest_instructions")
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    app = App(token)
-    for i in range(DOCS):
-        status, reply = app.call("PUT", f"/api/v1/documents/doc-{i}/revisions/r1",
-                                 json.dumps(revision(i)))
-        assert status[:3] in ("200", "201"), reply
+    app = app_on_documents("rq_bench_ingest_instructions")
     for prefix in ("warm", "timed"):
         body = json.dumps({"answers": [answer(i, prefix) for i in range(BATCH)]})
         if prefix == "timed":
