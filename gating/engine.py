@@ -16,7 +16,7 @@ import json
 import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from gating.markers import extract_markers
 
@@ -219,41 +219,49 @@ def _encoded_once(value: tuple[object, ...], scalar: object) -> str:
     return text
 
 
-# Texts by the identity of what they were written from: (object, its text). A caller gating
-# many answers at once hands over the same fact tuples for each (see records._CHECKED); looking
-# one up by identity skips hashing it. Each entry keeps its object alive, so an id is never
-# reused while it is remembered.
-_written: dict[int, tuple[object, object]] = {}
+class ByIdentity:
+    """What was made of an input object (its checked form, its JSON text), remembered by the
+    object's identity: a caller gating many answers at once hands the gate the same objects
+    for each (a document's facts, the knowledge base's), and looking one up by identity skips
+    checking or hashing it again. Each entry keeps its object alive, so an id is never reused
+    while it is remembered. Only immutable objects are remembered: tuples, and the frozen
+    type given (a list could change after it was checked)."""
+
+    def __init__(self, frozen: type | None = None) -> None:
+        self.entries: dict[int, tuple[object, Any]] = {}
+        self.kinds = (tuple, frozen)
+
+    def get(self, value: object) -> Any:
+        known = self.entries.get(id(value))
+        return known[1] if known is not None and known[0] is value else None
+
+    def keep(self, value: object, made: _W) -> _W:
+        if type(value) in self.kinds:
+            if len(self.entries) >= 8192:
+                self.entries.clear()
+            self.entries[id(value)] = (value, made)
+        return made
+
+
 _W = TypeVar("_W")
-
-
-def _remembered(value: object) -> object:
-    known = _written.get(id(value))
-    return known[1] if known is not None and known[0] is value else None
-
-
-def _remember(value: object, written: _W) -> _W:
-    if len(_written) >= 8192:
-        _written.clear()
-    _written[id(value)] = (value, written)
-    return written
+_fact_texts = ByIdentity()  # a fact: its JSON text
+_item_facts = ByIdentity()  # an item's facts: their order by text, and their JSON array
+_kb_written = ByIdentity()  # kb facts: the statuses written for, the facts' and statuses' JSON
 
 
 def _fact_text(fact: tuple[object, ...], scalar: object) -> str:
-    text = _remembered(fact)
-    if text is None:
-        return _remember(fact, _encoded_once(fact, scalar))
-    return text  # type: ignore[return-value]
+    text = _fact_texts.get(fact)
+    return text if text is not None else _fact_texts.keep(fact, _encoded_once(fact, scalar))
 
 
 def _sorted_facts(facts: tuple[FactT, ...]) -> tuple[list[int], str]:
     """The order that sorts an item's facts by their JSON text, and that JSON array."""
-    known = _remembered(facts)
+    known = _item_facts.get(facts)
     if known is not None:
-        return known  # type: ignore[return-value]
+        return known  # type: ignore[no-any-return]
     texts = [_fact_text(fact, fact[1]) for fact in facts]
     order = sorted(range(len(facts)), key=texts.__getitem__)
-    return _remember(facts, (order, "[" + ",".join([texts[i] for i in order]) + "]"))
+    return _item_facts.keep(facts, (order, "[" + ",".join([texts[i] for i in order]) + "]"))
 
 
 def _canonical_items(
@@ -276,6 +284,23 @@ def _canonical_items(
         texts = [texts[i] for i in order]
         statuses = [statuses[i] for i in order]
     return texts, statuses
+
+
+def _kb_texts(kb: Sequence[KbT], kb_statuses: list[str]) -> tuple[str, str]:
+    """The JSON arrays of the kb facts and of their statuses, in the order of the text
+    encode_json gives each (fact, status) pair (a status is a plain word; two pairs with the
+    same text are the same, so ties need no order). The answers of a batch that read the same
+    facts hand over the same tuple: its texts are remembered with the statuses they were
+    written for."""
+    known = _kb_written.get(kb)
+    if known is not None and known[0] == kb_statuses:
+        return known[1], known[2]
+    pairs = sorted([(f'[{text},"{status}"]', text, status) for text, status in zip(
+        [_fact_text(fact, fact[3]) for fact in kb], kb_statuses, strict=True)])
+    texts = (f"[{','.join([text for _, text, _ in pairs])}]",
+             encode_json([status for _, _, status in pairs]))
+    _kb_written.keep(kb, (list(kb_statuses), *texts))
+    return texts
 
 
 def fingerprint(
@@ -303,10 +328,7 @@ def fingerprint(
     to that), put together from the texts of its facts, each written once for a batch.
     """
     item_texts, statuses = _canonical_items(items, item_statuses, distinct_ids)
-    # Kb facts in the order of the text encode_json gives each (fact, status) pair (a status is
-    # a plain word); two with the same text are the same, so ties need no order.
-    kb_sorted = sorted([(f'[{text},"{status}"]', text, status) for text, status in zip(
-        [_fact_text(fact, fact[3]) for fact in kb], kb_statuses, strict=True)])
+    kb_text, kb_status_text = _kb_texts(kb, kb_statuses)
     payload = ",".join(
         (
             encode_json(GATE_VERSION),
@@ -316,8 +338,8 @@ def fingerprint(
             encode_json(sorted(unresolved)),
             f"[{','.join(item_texts)}]",
             encode_json(statuses),
-            f"[{','.join([text for _, text, _ in kb_sorted])}]",
-            encode_json([status for _, _, status in kb_sorted]),
+            kb_text,
+            kb_status_text,
             encode_json(sorted(unresolved_principals)),
         )
     )

@@ -18,10 +18,11 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import TypeAlias
 
 from gating.engine import (
     ISO_DATE_MEMO,
+    ByIdentity,
     ClaimT,
     FactT,
     ItemT,
@@ -651,27 +652,40 @@ def _item_facts(facts: tuple[Fact, ...], path: str) -> tuple[FactT, ...]:
     return tuple(out)
 
 
-# Input objects checked already, by identity: (object, its flattened form). A caller gating
-# many answers at once hands the gate the same fact objects (a document's facts, a
-# knowledge-base fact) for every answer that cites or claims them; they are frozen, so one
-# check holds for all. Each entry keeps its object alive, so an id is never reused while
-# it is remembered.
-_T = TypeVar("_T")
-_CHECKED: dict[int, tuple[object, Any]] = {}
-_CHECKED_MAX = 4096
+# Input checked already, by identity (see engine.ByIdentity): an evidence item's facts, a
+# knowledge-base fact, and a whole tuple of knowledge-base facts.
+_checked_item_facts = ByIdentity()
+_checked_kb_fact = ByIdentity(KbFact)
+_checked_kb = ByIdentity()
 
 
-def _checked_before(value: object) -> Any:
-    """The flattened form of `value` if this very object passed the check before, else None."""
-    known = _CHECKED.get(id(value))
-    return known[1] if known is not None and known[0] is value else None
-
-
-def _remember(value: object, flat: _T) -> _T:
-    if len(_CHECKED) >= _CHECKED_MAX:
-        _CHECKED.clear()
-    _CHECKED[id(value)] = (value, flat)
-    return flat
+def _kb_facts(kb_facts: tuple[KbFact, ...]) -> tuple[KbT, ...]:
+    """Knowledge-base facts, checked and flattened (each remembered on its own as well: the
+    same fact comes back in other answers' lists)."""
+    kb: list[KbT] = []
+    for index, kb_fact in enumerate(kb_facts):
+        checked = _checked_kb_fact.get(kb_fact)
+        if checked is not None:
+            kb.append(checked)
+            continue
+        plain = _plain_fact(kb_fact) if type(kb_fact) is KbFact else None
+        if (plain is not None and type(kb_fact.document) is str and kb_fact.document
+                and type(kb_fact.revision) is str and kb_fact.revision):
+            flat: KbT = (kb_fact.document, kb_fact.revision, *plain)  # type: ignore[assignment]
+            kb.append(_checked_kb_fact.keep(kb_fact, flat))
+            continue
+        path = f"kb_facts[{index}]"
+        if not isinstance(kb_fact, KbFact):
+            raise InputError(path, "must be a KbFact")
+        kb.append(
+            (
+                _need_str(kb_fact.document, f"{path}.document"),
+                _need_str(kb_fact.revision, f"{path}.revision"),
+                *_typed_fact_core(kb_fact, path),
+                _opt_str(kb_fact.span, f"{path}.span"),
+            )
+        )
+    return tuple(kb)
 
 
 def objects_to_raw(
@@ -682,7 +696,7 @@ def objects_to_raw(
     str,
     str | None,
     tuple[str, ...] | None,
-    list[KbT],
+    Sequence[KbT],
     list[tuple[str, str]],
     list[UnresolvedPrincipalsT],
 ]:
@@ -719,9 +733,9 @@ def objects_to_raw(
         if not isinstance(item.facts, tuple):
             raise InputError(f"{path}.facts", "must be a tuple of Fact")
         budget.count_facts(len(item.facts), f"{path}.facts")
-        facts = _checked_before(item.facts)
+        facts = _checked_item_facts.get(item.facts)
         if facts is None:
-            facts = _remember(item.facts, _item_facts(item.facts, path))
+            facts = _checked_item_facts.keep(item.facts, _item_facts(item.facts, path))
         text = _opt_str(item.text, f"{path}.text")
         if text:
             budget.spend(text, f"{path}.text")
@@ -757,29 +771,9 @@ def objects_to_raw(
         raise InputError(
             "kb_facts", f"too many kb facts ({len(options.kb_facts)}, limit {MAX_FACTS})"
         )
-    kb: list[KbT] = []
-    for index, kb_fact in enumerate(options.kb_facts):
-        checked = _checked_before(kb_fact)
-        if checked is not None:
-            kb.append(checked)
-            continue
-        plain = _plain_fact(kb_fact) if type(kb_fact) is KbFact else None
-        if (plain is not None and type(kb_fact.document) is str and kb_fact.document
-                and type(kb_fact.revision) is str and kb_fact.revision):
-            flat: KbT = (kb_fact.document, kb_fact.revision, *plain)  # type: ignore[assignment]
-            kb.append(_remember(kb_fact, flat))
-            continue
-        path = f"kb_facts[{index}]"
-        if not isinstance(kb_fact, KbFact):
-            raise InputError(path, "must be a KbFact")
-        kb.append(
-            (
-                _need_str(kb_fact.document, f"{path}.document"),
-                _need_str(kb_fact.revision, f"{path}.revision"),
-                *_typed_fact_core(kb_fact, path),
-                _opt_str(kb_fact.span, f"{path}.span"),
-            )
-        )
+    kb = _checked_kb.get(options.kb_facts)
+    if kb is None:
+        kb = _checked_kb.keep(options.kb_facts, _kb_facts(options.kb_facts))
     pairs = options.unresolved_pairs
     if len(pairs) > MAX_EVIDENCE:
         raise InputError("unresolved", f"too many entries (limit {MAX_EVIDENCE})")

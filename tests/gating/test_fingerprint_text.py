@@ -120,3 +120,26 @@ def test_equal_values_of_different_types_in_shared_facts_are_told_apart():
     digests = [one(value) for value in (1, True, 1.0, 0.0, -0.0, 1, True, 1.0, 0.0, -0.0)]
     assert len(set(digests[:5])) == 5
     assert digests[:5] == digests[5:]
+
+
+@SETTINGS
+@given(inputs(), st.lists(STATUS, min_size=5, max_size=5))
+def test_the_same_kb_tuple_read_on_another_day_is_written_with_that_days_statuses(
+        given_input, other_day):
+    """A batch hands the gate one tuple of kb facts for many answers; an answer asked about
+    another day gives its facts other statuses, and must not get the first one's text."""
+    given_input["kb"] = tuple(given_input["kb"])
+    given_input["items"] = [(*item[:1], tuple(item[1]), *item[2:])
+                            for item in given_input["items"]]
+    assert fingerprint(**given_input) == written_whole(**given_input)
+    again = {**given_input, "kb_statuses": other_day[:len(given_input["kb"])]}
+    assert fingerprint(**again) == written_whole(**again)
+    assert fingerprint(**given_input) == written_whole(**given_input)
+
+
+def test_no_facts_anywhere_is_written_as_empty_arrays():
+    """The empty tuple is one object in Python: as an item's facts and as the kb it must
+    still be written as each."""
+    item = ("d1", (), None, None, None, None, None, False, None)
+    args = ([], [item], [[]], None, None, (), [], [], True, [])
+    assert fingerprint(*args) == written_whole(*args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -106,6 +106,10 @@ class Sources:
     # except the facts the dismissal kept as exceptions.
     kb: dict[str, list[KbRow]]
     gate_facts: dict[int, tuple[gating.Fact, ...]] = field(default_factory=dict)
+    # What knowledge_base_facts gave, by what it was asked: the answers of a batch that claim
+    # the same keys for the same askers, citing the same documents, get the same tuple.
+    kb_facts_given: dict[tuple[frozenset[tuple[str | None, str]], frozenset[str], frozenset[str]],
+                         tuple[gating.KbFact, ...]] = field(default_factory=dict)
     # The cited revisions the store had not received: a late delivery of one changes nothing
     # current, yet the verdict of an answer citing it.
     unreceived: frozenset[tuple[str, str]] = frozenset()
@@ -166,11 +170,17 @@ def _kb_rows_for(sources: Sources, wanted: set[tuple[str | None, str]],
 def knowledge_base_facts(
     sources: Sources, claims: list[gating.Claim], principals: Iterable[str],
     exclude_documents: set[str],
-) -> list[gating.KbFact]:
+) -> tuple[gating.KbFact, ...]:
     """The knowledge-base facts the gate checks `claims` against, for an asker holding
-    `principals` (see _kb_rows_for)."""
-    return [row.fact for row in _kb_rows_for(sources, {(c.subject, c.key) for c in claims},
-                                             principals, exclude_documents)]
+    `principals` (see _kb_rows_for). Asked the same again for another answer of the batch, the
+    same tuple: the gate then checks and writes it once."""
+    wanted = frozenset((c.subject, c.key) for c in claims)
+    asked = (wanted, frozenset(principals), frozenset(exclude_documents))
+    facts = sources.kb_facts_given.get(asked)
+    if facts is None:
+        facts = sources.kb_facts_given[asked] = tuple(
+            row.fact for row in _kb_rows_for(sources, set(wanted), asked[1], exclude_documents))
+    return facts
 
 
 def claims_on_hidden_facts(
@@ -285,7 +295,7 @@ def run_gate(
                 as_of=as_of,
                 answer_text=version.text,
                 principals=tuple(answer.asked_by),
-                kb_facts=tuple(kb),
+                kb_facts=kb,
                 unresolved=tuple(unresolved),
                 unresolved_principals=tuple(unresolved_principals),
             ),
@@ -297,7 +307,7 @@ def run_gate(
 
 
 def _check_fact_limits(evidence: list[gating.Evidence], claims: list[gating.Claim],
-                       kb: list[gating.KbFact]) -> None:
+                       kb: Sequence[gating.KbFact]) -> None:
     """The gate takes at most MAX_FACTS facts of evidence and as many from the rest of the
     knowledge base. Both depend on the store as well as the answer, so only here can they be
     checked; the error says which part of the answer brings them in.
