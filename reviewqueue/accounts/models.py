@@ -31,7 +31,8 @@ class ApiToken(models.Model):
         verbose_name=_("user"),
     )
     name = models.CharField(max_length=100, blank=True, verbose_name=_("name"))
-    prefix = models.CharField(max_length=12, help_text="First characters, for recognising a token",
+    prefix = models.CharField(max_length=12,
+                              help_text=_("First characters, for recognising a token"),
                               verbose_name=_("prefix"))
     digest = models.CharField(max_length=64, unique=True, verbose_name=_("digest"))
     scopes = models.JSONField(default=list, verbose_name=_("scopes"))

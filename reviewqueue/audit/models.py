@@ -89,7 +89,7 @@ class QuarantinedPayload(models.Model):
     trace_id = models.CharField(max_length=200, blank=True, db_index=True,
                                 verbose_name=_("trace ID"))
     size_bytes = models.PositiveIntegerField(verbose_name=_("size (bytes)"))
-    body = models.TextField(help_text="The body as received (truncated when oversized)",
+    body = models.TextField(help_text=_("The body as received (truncated when oversized)"),
                             verbose_name=_("body"))
     truncated = models.BooleanField(default=False, verbose_name=_("truncated"))
     request_id = models.CharField(max_length=64, blank=True, verbose_name=_("request ID"))
@@ -154,26 +154,26 @@ class VerificationRun(models.Model):
                                      verbose_name=_("end hash seen"))
     problem_count = models.BigIntegerField(default=0, verbose_name=_("problem count"))
     problems = models.JSONField(default=list, blank=True,
-                                help_text="The first problems found: seq, problem, detail",
+                                help_text=_("The first problems found: seq, problem, detail"),
                                 verbose_name=_("problems"))
     problems_digest = models.CharField(max_length=64, blank=True, verbose_name=_("problems digest"))
     # The sources checked on the same run (sources/integrity.py): each stored revision against
     # the event that published it. `ok` is the chain's alone, since it decides the anchor.
     sources_checked = models.JSONField(null=True, blank=True,
-                                       help_text="How many revisions and documents were checked",
+                                       help_text=_("How many revisions and documents were checked"),
                                        verbose_name=_("sources checked"))
     sources_problem_count = models.IntegerField(default=0, verbose_name=_("source problem count"))
     sources_problems = models.JSONField(default=list, blank=True,
-                                        help_text="The first differences: name, code, detail",
+                                        help_text=_("The first differences: name, code, detail"),
                                         verbose_name=_("source problems"))
     # And every verdict and decision against the event that recorded it (reviews/integrity.py).
     records_checked = models.JSONField(null=True, blank=True,
-                                       help_text="How many verdicts and decisions were checked",
+                                       help_text=_("How many verdicts and decisions were checked"),
                                        verbose_name=_("records checked"))
     records_problem_count = models.IntegerField(default=0, verbose_name=_("record problem count"))
     records_problems = models.JSONField(
         default=list, blank=True,
-        help_text="The first differences: name, trace_id, code, detail, fields",
+        help_text=_("The first differences: name, trace_id, code, detail, fields"),
         verbose_name=_("record problems"))
 
     class Meta:

@@ -36,39 +36,43 @@ class Job(models.Model):
     document_key = models.CharField(max_length=200, blank=True, verbose_name=_("document key"))
     cause = models.CharField(
         max_length=200, blank=True,
-        help_text="The document whose revision or withdrawal started the job; an answer that "
-                  "does not cite it gets the trigger 'another document changed'",
-                  verbose_name=_("cause"))
+        help_text=_("The document whose revision or withdrawal started the job; an answer "
+                    "that does not cite it gets the trigger 'another document changed'"),
+        verbose_name=_("cause"))
     cause_event = models.BigIntegerField(
         null=True, blank=True,
-        help_text="The audit event (its seq) of the publication, withdrawal or restoration that "
-                  "started the job: the same request again answers with the jobs it started",
-                  verbose_name=_("cause event"))
-    trigger = models.CharField(max_length=16, help_text="Verdict trigger recorded on new verdicts",
+        help_text=_("The audit event (its seq) of the publication, withdrawal or restoration "
+                    "that started the job: the same request again answers with the jobs it "
+                    "started"),
+        verbose_name=_("cause event"))
+    trigger = models.CharField(max_length=16,
+                               help_text=_("Verdict trigger recorded on new verdicts"),
                                verbose_name=_("trigger"))
-    as_of = models.DateField(null=True, blank=True, help_text="The day a validity sweep ran for",
+    as_of = models.DateField(null=True, blank=True, help_text=_("The day a validity sweep ran for"),
                              verbose_name=_("as of"))
     fact_keys = ArrayField(
         models.CharField(max_length=200), null=True, blank=True,
-        help_text="A document job: the fact keys of the document's current revision and the one "
-                  "before it when the job was started (the answers claiming one are re-evaluated "
-                  "too). Read then, not at fan-out: by then newer revisions may have replaced "
-                  "the one that dropped a key. Empty for a job started before this was kept.",
-                  verbose_name=_("fact keys"))
+        help_text=_("A document job: the fact keys of the document's current revision and the "
+                    "one before it when the job was started (the answers claiming one are "
+                    "re-evaluated too). Read then, not at fan-out: by then newer revisions may "
+                    "have replaced the one that dropped a key. Empty for a job started before "
+                    "this was kept."),
+        verbose_name=_("fact keys"))
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING,
                              verbose_name=_("state"))
     total = models.PositiveIntegerField(default=0, verbose_name=_("total"))
-    done = models.PositiveIntegerField(default=0, help_text="Answers re-evaluated",
+    done = models.PositiveIntegerField(default=0, help_text=_("Answers re-evaluated"),
                                        verbose_name=_("re-evaluated"))
-    failed = models.PositiveIntegerField(default=0, help_text="Answers that could not be",
+    failed = models.PositiveIntegerField(default=0,
+                                         help_text=_("Answers that could not be re-evaluated"),
                                          verbose_name=_("failed"))
-    changed = models.PositiveIntegerField(default=0, help_text="Answers that got a new verdict",
+    changed = models.PositiveIntegerField(default=0, help_text=_("Answers that got a new verdict"),
                                           verbose_name=_("new verdicts"))
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                      on_delete=models.SET_NULL, related_name="+",
                                      verbose_name=_("requested by"))
     actor_type = models.CharField(max_length=16, verbose_name=_("actor type"))
-    actor = models.CharField(max_length=200, help_text="Who the new verdicts are audited as",
+    actor = models.CharField(max_length=200, help_text=_("Who the new verdicts are audited as"),
                              verbose_name=_("actor"))
     created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
     started_at = models.DateTimeField(null=True, blank=True, verbose_name=_("started at"))
@@ -153,16 +157,17 @@ class JobChunk(models.Model):
     changed = models.PositiveIntegerField(default=0, verbose_name=_("new verdicts"))
     enqueued_at = models.DateTimeField(null=True, blank=True, verbose_name=_("enqueued at"))
     started_at = models.DateTimeField(null=True, blank=True,
-                                      help_text="When a worker first took the chunk up",
+                                      help_text=_("When a worker first took the chunk up"),
                                       verbose_name=_("started at"))
     last_started_at = models.DateTimeField(
         null=True, blank=True,
-        help_text="When a worker last took the chunk up: a dead letter of one of its answers "
-                  "older than this was left by an earlier run", verbose_name=_("last started at"))
+        help_text=_("When a worker last took the chunk up: a dead letter of one of its "
+                    "answers older than this was left by an earlier run"),
+        verbose_name=_("last started at"))
     runs = models.PositiveIntegerField(
-        default=0, help_text="How often a worker took the chunk up; past "
-                             "REEVALUATION_CHUNK_MAX_RUNS unfinished, it is dead-lettered",
-                             verbose_name=_("runs"))
+        default=0, help_text=_("How often a worker took the chunk up; past "
+                               "REEVALUATION_CHUNK_MAX_RUNS unfinished, it is dead-lettered"),
+        verbose_name=_("runs"))
     finished_at = models.DateTimeField(null=True, blank=True, verbose_name=_("finished at"))
 
     class Meta:
@@ -212,13 +217,13 @@ class DeadLetter(models.Model):
                                    verbose_name=_("retried by"))
     job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL,
                             related_name="+",
-                            help_text="The job whose chunk failed on the answer",
+                            help_text=_("The job whose chunk failed on the answer"),
                             verbose_name=_("job"))
     answer_id = models.BigIntegerField(null=True, blank=True,
-                                       help_text="The one answer that could not be re-evaluated",
+                                       help_text=_("The one answer that could not be re-evaluated"),
                                        verbose_name=_("answer ID"))
     resolved_at = models.DateTimeField(null=True, blank=True,
-                                       help_text="When the answer was re-evaluated after all",
+                                       help_text=_("When the answer was re-evaluated after all"),
                                        verbose_name=_("resolved at"))
 
     class Meta:

@@ -32,7 +32,7 @@ class Answer(models.Model):
     asked_by = ArrayField(models.CharField(max_length=200), default=list,
                           verbose_name=_("asked by"))
     index_release = models.CharField(max_length=200, blank=True, verbose_name=_("index release"))
-    as_of = models.DateField(null=True, blank=True, help_text="The date the upstream asked for",
+    as_of = models.DateField(null=True, blank=True, help_text=_("The date the upstream asked for"),
                              verbose_name=_("as of"))
     status = models.CharField(max_length=16, choices=Status.choices, verbose_name=_("status"))
     status_changed_at = models.DateTimeField(verbose_name=_("status changed at"))
@@ -44,7 +44,7 @@ class Answer(models.Model):
     current_verdict = models.ForeignKey("Verdict", null=True, on_delete=models.PROTECT,
                                         related_name="+", db_index=False,
                                         verbose_name=_("current verdict"))
-    body_digest = models.CharField(max_length=64, help_text="Digest of the submitted body",
+    body_digest = models.CharField(max_length=64, help_text=_("Digest of the submitted body"),
                                    verbose_name=_("body digest"))
     submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
                                      on_delete=models.SET_NULL, related_name="+",
@@ -174,7 +174,7 @@ class Verdict(models.Model):
                                 verbose_name=_("gate decision"))
     reason = models.CharField(max_length=64, verbose_name=_("reason"))
     reasons = ArrayField(models.CharField(max_length=64), default=list,
-                         help_text="Every distinct finding code, primary first",
+                         help_text=_("Every distinct finding code, primary first"),
                          verbose_name=_("reasons"))
     findings = models.JSONField(default=list, verbose_name=_("findings"))
     warnings = models.JSONField(default=list, verbose_name=_("warnings"))
@@ -183,7 +183,7 @@ class Verdict(models.Model):
     as_of = models.DateField(verbose_name=_("as of"))
     next_boundary = models.DateField(null=True, blank=True, verbose_name=_("next boundary"))
     revisions_used = models.JSONField(default=list,
-                                      help_text="[{cite, document, revision, current}]",
+                                      help_text=_("[{cite, document, revision, current}]"),
                                       verbose_name=_("revisions used"))
     trigger = models.CharField(max_length=16, choices=Trigger.choices, verbose_name=_("trigger"))
     created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))

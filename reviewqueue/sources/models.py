@@ -16,7 +16,7 @@ class Document(models.Model):
     one indexed lookup instead of a join per row.
     """
 
-    key = models.CharField(max_length=200, unique=True, help_text="The upstream document_id",
+    key = models.CharField(max_length=200, unique=True, help_text=_("The upstream document_id"),
                            verbose_name=_("key"))
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_documents",
@@ -46,15 +46,15 @@ class Revision(models.Model):
     document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="revisions",
                                  verbose_name=_("document"))
     revision = models.CharField(max_length=200, verbose_name=_("revision"))
-    seq = models.PositiveIntegerField(help_text="Publication order within the document",
+    seq = models.PositiveIntegerField(help_text=_("Publication order within the document"),
                                       verbose_name=_("sequence number"))
     title = models.CharField(max_length=500, verbose_name=_("title"))
     url = models.URLField(max_length=2000, blank=True, verbose_name=_("URL"))
-    updated_at = models.DateTimeField(help_text="When the source itself was last updated",
+    updated_at = models.DateTimeField(help_text=_("When the source itself was last updated"),
                                       verbose_name=_("updated at"))
     allowed_principals = ArrayField(models.CharField(max_length=200),
                                     verbose_name=_("who may read it"))
-    body_digest = models.CharField(max_length=64, help_text="Digest of the published body",
+    body_digest = models.CharField(max_length=64, help_text=_("Digest of the published body"),
                                    verbose_name=_("body digest"))
     published_at = models.DateTimeField(auto_now_add=True, verbose_name=_("published at"))
     published_by = models.ForeignKey(
@@ -113,7 +113,7 @@ class Fact(models.Model):
     key = models.CharField(max_length=200, verbose_name=_("key"))
     value = models.JSONField(verbose_name=_("value"))
     valid_from = models.DateField(verbose_name=_("valid from"))
-    valid_until = models.DateField(null=True, blank=True, help_text="Empty: no end date",
+    valid_until = models.DateField(null=True, blank=True, help_text=_("Empty: no end date"),
                                    verbose_name=_("valid until"))
     span = models.CharField(max_length=200, blank=True, verbose_name=_("span"))
     position = models.PositiveIntegerField(default=0, verbose_name=_("position"))

@@ -16,6 +16,7 @@ from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.services import token_issue
 from reviewqueue.audit.models import VerificationRun
 from reviewqueue.audit.services import SYSTEM
+from reviewqueue.jobs.models import Job
 from reviewqueue.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
@@ -137,3 +138,40 @@ def test_admin_lists_head_their_columns_in_japanese(
     text = page.content.decode()
     assert "イベントの種類" in text and "所要時間" in text and "試行番号" in text
     assert "Event type" not in text and "Duration ms" not in text
+
+
+def test_a_change_page_explains_its_fields_in_japanese(
+    japanese_admin: Client, service: Any
+) -> None:
+    # The help under a field is the model's help text: Japanese beside the Japanese label.
+    token = _issue(service, "ci")
+    page = japanese_admin.get(f"{TOKENS}{token.pk}/change/").content.decode()
+    assert "接頭辞" in page  # the field's label...
+    assert "トークンを見分けるための先頭の数文字" in page  # ...and its help
+    assert "First characters, for recognising a token" not in page
+
+
+def test_a_job_page_explains_its_counts_in_japanese(japanese_admin: Client) -> None:
+    job = Job.objects.create(scope=Job.Scope.VALIDITY, trigger="validity", actor="system",
+                             actor_type="system")
+    page = japanese_admin.get(f"/admin/jobs/job/{job.pk}/change/").content.decode()
+    assert "再評価できなかった回答の数" in page and "新しい判定結果が付いた回答の数" in page
+    assert "Answers that could not be" not in page and "Answers re-evaluated" not in page
+
+
+def test_the_rotated_token_page_is_in_japanese(japanese_admin: Client, service: Any) -> None:
+    old = _issue(service, "publisher")
+    page = japanese_admin.post(TOKENS, {"action": "rotate_selected",
+                                        "_selected_action": [old.pk]}).content.decode()
+    assert f"<strong>rag-service</strong> のトークン <code>{old.prefix}…</code>" in page
+    assert "publisher" in page and "を失効させました" in page
+    assert "表示されるのはこのページだけです" in page and "トークンの一覧に戻る" in page
+    for english in ("is revoked", "shown only on this page", "Back to the tokens",
+                    "<dt>Token</dt>", "<dt>Scopes</dt>"):
+        assert english not in page
+
+
+def test_the_password_page_is_in_japanese(japanese_admin: Client, reviewer: Any) -> None:
+    page = japanese_admin.get(f"/admin/auth/user/{reviewer.pk}/password/").content.decode()
+    assert "<strong>alice</strong> の新しいパスワードを入力してください" in page
+    assert "Enter a new password" not in page and "recorded in the audit log" not in page
