@@ -4,7 +4,13 @@ Standard library only; nothing here knows Django, DRF or Celery. See ``gating/RE
 """
 
 from gating.api import citation_only_pass, evaluate, evaluate_record, parse_record
-from gating.markers import CITE_ID, extract_markers, marker_spans, split_sentences
+from gating.markers import (
+    CITE_ID,
+    comment_spans,
+    extract_markers,
+    marker_spans,
+    split_sentences,
+)
 from gating.model import (
     GATE_VERSION,
     MAX_CLAIMS,
@@ -51,6 +57,7 @@ __all__ = [
     "Verdict",
     "citation_only_pass",
     "claim_asks_about",
+    "comment_spans",
     "evaluate",
     "evaluate_record",
     "extract_markers",

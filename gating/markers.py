@@ -219,6 +219,18 @@ def _link_tail_end(text: str, pos: int) -> int | None:
     return None
 
 
+def comment_spans(text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` the HTML comments are, as (start, end) offsets: what a reader never
+    sees. Read as the gate reads them for markers (see ``_code_spans``): not inside fenced code
+    or a code span, which shows ``<!--`` as it is; a comment never closed runs to the end."""
+    if _COMMENT_OPEN not in text:
+        return []
+    if "```" in text or "~~~" in text:
+        text = _blank(text, _fences(text))
+    return [(start, end) for start, end in _code_spans(text, comments=True)
+            if text.startswith(_COMMENT_OPEN, start)]
+
+
 def _prose(text: str) -> str:
     """``text`` with code, HTML comments and link destinations blanked out, offsets unchanged.
 

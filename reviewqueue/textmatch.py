@@ -47,13 +47,23 @@ def _shows(char: str) -> bool:
 
 def answer_is_blank(text: str) -> bool:
     """Whether an answer's text gives its reader nothing: empty, or only white space,
-    invisible characters and citation markers ("[d1]"), however long. Ingest and edits refuse
-    it: the gate checks the claims, never the wording, and would let it through."""
+    invisible characters, citation markers ("[d1]") and HTML comments ("<!-- [d1] -->", which
+    a reader never sees), however long. Ingest and edits refuse it: the gate checks the claims,
+    never the wording, and would let it through."""
     for char in text:
-        if char == "[":
-            break  # perhaps a marker: the whole text is read below
+        if char == "[" or (char == "<" and "<!--" in text):
+            break  # perhaps a marker or a comment: the whole text is read below
         if _shows(char):
             return False  # the usual answer, which starts with a word
+    if "<!--" in text:
+        # Where the gate says a comment ends (code shows one as it is). Cut out, not blanked:
+        # "[d<!-- -->1]" shows the reader "[d1]", a marker and nothing else.
+        kept: list[str] = []
+        last = 0
+        for start, end in gating.comment_spans(text):
+            kept.append(text[last:start])
+            last = end
+        text = "".join(kept) + text[last:]
     visible = "".join(char for char in text if unicodedata.category(char) != "Cf")
     for start, end in reversed(gating.marker_spans(visible)):
         visible = visible[:start] + visible[end:]

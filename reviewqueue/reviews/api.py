@@ -80,8 +80,8 @@ def answer_bytes_problem(text: str) -> str | None:
     return f"Ensure this text has at most {gating.MAX_TEXT_BYTES} bytes in UTF-8 (it has {size})."
 
 
-BLANK_ANSWER = ("This field may not be blank, nor hold only citation markers: the answer's "
-                "text is what the asker reads.")
+BLANK_ANSWER = ("This field may not be blank, nor hold only citation markers and HTML comments "
+                "(which show nothing): the answer's text is what the asker reads.")
 
 
 class RetrievedIn(StrictSerializer):
@@ -136,7 +136,7 @@ class AnswerIn(StrictSerializer):
 
     def validate_answer(self, value: str) -> str:
         if answer_is_blank(value):
-            # The gate reads the claims, not the wording: a text of spaces or markers alone
+            # The gate reads the claims, not the wording: a text of spaces, markers or comments
             # would be released on its claims with nothing for the asker to read.
             raise serializers.ValidationError(BLANK_ANSWER)
         problem = answer_bytes_problem(value)

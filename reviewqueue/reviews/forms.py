@@ -297,7 +297,11 @@ class EditForm(_DecisionForm):
 
     def clean_answer(self) -> str:
         text: str = self.cleaned_data["answer"]
-        if answer_is_blank(text):  # citation markers alone say nothing to the reader
+        if answer_is_blank(text):
+            if "[" in text or "<!--" in text:  # something was typed, which shows nothing
+                raise forms.ValidationError(_(
+                    "Enter the answer text. Citation markers and HTML comments alone show the "
+                    "reader nothing."), code="required")
             raise forms.ValidationError(_("Enter the answer text."), code="required")
         return text
 

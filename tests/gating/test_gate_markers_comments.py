@@ -145,3 +145,18 @@ def test_a_long_comment_still_makes_an_answer_without_markers_long(cases):
     result = gating.evaluate_record(record)
 
     assert (result["decision"], result["reason"]) == ("abstain", "uncited_answer")
+
+
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        ("No comment [d1].", []),
+        ("<!-- [d1] -->", ["<!-- [d1] -->"]),
+        ("Shown <!-- a --> shown <!--> too <!-- b", ["<!-- a -->", "<!-->", "<!-- b"]),
+        # Code shows a comment as it is; an escaped opener opens nothing.
+        ("`<!-- [d1] -->` and \\<!-- [d2] -->", []),
+        ("```\n<!-- [d1] -->\n```\n<!-- [d2] -->", ["<!-- [d2] -->"]),
+    ],
+)
+def test_comment_spans_are_the_comments_a_reader_never_sees(text, hidden):
+    assert [text[start:end] for start, end in gating.comment_spans(text)] == hidden

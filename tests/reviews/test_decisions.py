@@ -328,6 +328,19 @@ def test_bad_decision_bodies_are_400(hold: Any, api: Any, body: dict[str, Any]) 
 
 # --- Edits ------------------------------------------------------------------------------------
 
+def test_an_edit_to_an_html_comment_alone_is_refused_naming_the_answer(hold: Any,
+                                                                       api: Any) -> None:
+    trace = hold()
+    response = decide(api, trace, action="edit", answer="<!-- [d1] -->",
+                      claims=[{"key": "trial_days", "value": 14, "cite": "d1"}])
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{
+        "field": "answer", "message": "the edited answer text is required (white space, "
+                                      "citation markers and HTML comments alone say nothing)"}]
+    assert not Decision.objects.exists()
+    assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1
+
+
 def test_an_edit_the_gate_abstains_on_is_refused_and_nothing_is_stored(hold: Any,
                                                                         api: Any) -> None:
     trace = hold()

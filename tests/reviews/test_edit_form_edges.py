@@ -237,6 +237,23 @@ def test_an_edit_to_citation_markers_alone_is_refused(hold: Any, reviewer: Any,
     assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1
 
 
+@pytest.mark.parametrize(("language", "says"), [
+    ("en", "Enter the answer text. Citation markers and HTML comments alone show the reader "
+           "nothing."),
+    ("ja", "回答本文を入力してください。引用マーカーや HTML コメントだけでは、読み手には何も表示"
+           "されません。"),
+])
+def test_an_edit_to_an_html_comment_alone_is_refused_saying_it_shows_nothing(
+    hold: Any, reviewer: Any, login: Any, language: str, says: str
+) -> None:
+    trace = hold()
+    response = page_post(login(reviewer, HTTP_ACCEPT_LANGUAGE=language), trace, "edit",
+                         answer="<!-- [d1] -->", **claims_form(TRIAL))
+    assert response.status_code == 400
+    assert says in response.content.decode()
+    assert AnswerVersion.objects.filter(answer__trace_id=trace).count() == 1
+
+
 @pytest.mark.parametrize("blank", ["\n", "\r\n", "\r", " \r\n "])
 def test_a_blank_claim_value_with_a_line_break_survives_an_edit_of_the_text_alone(
     hold: Any, reviewer: Any, login: Any, blank: str

@@ -161,8 +161,8 @@ def validate_decision(data: DecisionInput) -> None:
             raise FieldError("comment", "say why the answer is rejected")
     if data.action == "edit":
         if data.text is None or answer_is_blank(data.text):
-            raise FieldError("answer", "the edited answer text is required (white space and "
-                                       "citation markers alone say nothing)")
+            raise FieldError("answer", "the edited answer text is required (white space, "
+                                       "citation markers and HTML comments alone say nothing)")
         if data.claims is None:
             raise FieldError("claims", "the edited claims are required")
         for index, claim in enumerate(data.claims):
