@@ -52,12 +52,17 @@ class GateRun:
     pinned_day: bool = False
 
 
+def gate_today() -> date:
+    """Today, as the gate takes it (for an answer that names no day of its own)."""
+    return today()
+
+
 def gate_day(answer: Answer, today_is: date | None = None) -> date:
     """The day the gate checks validity on, for ingest, re-evaluation and decisions alike:
     the day the question was about when the answer names one (`as_of`), else today. Every
     path agrees, so re-evaluating with no new source gives the verdict ingest gave. A batch
-    reads today once and passes it as `today_is`: every answer in it is judged on one day,
-    and the clock is not read 500 times."""
+    reads `gate_today` once and passes it as `today_is`: every answer in it is judged on one
+    day, and the clock is not read 500 times."""
     return answer.as_of or today_is or today()
 
 

@@ -14,7 +14,6 @@ from django.utils import timezone
 from reviewqueue.audit.services import Actor
 from reviewqueue.copying import built, copy_instances
 from reviewqueue.errors import Conflict, DomainError
-from reviewqueue.instants import today
 from reviewqueue.jsontext import encoder
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.replays import fields_differing
@@ -22,6 +21,7 @@ from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Ver
 from reviewqueue.reviews.services.evaluation import (
     GateInputError,
     gate_day,
+    gate_today,
     load_sources,
     run_gate,
     verdict_fields,
@@ -222,7 +222,7 @@ def _create_many(items: list[AnswerInput], digests: list[str], actor: Actor,
     verdicts: list[Verdict] = []
     entered: list[tuple[Answer, Verdict, bool]] = []
     submitter_id = submitter.pk if submitter is not None else None
-    day = today()
+    day = gate_today()
     # Rows are tied together by id (`_new_ids`), not by assigning instances to foreign keys:
     # for 500 answers Django's related-object bookkeeping costs more than the gate does.
     cached_verdict = Answer.current_verdict.field  # type: ignore[attr-defined]
