@@ -1,4 +1,5 @@
-"""Python's cyclic garbage collector, held off for the length of one bounded bulk request.
+"""Python's cyclic garbage collector: kept off the objects that live as long as the process,
+and held off for the length of one bounded bulk request.
 
 A 500-answer batch allocates a few hundred thousand short-lived containers (parsed JSON, gate
 input, model rows, audit payloads). Each 700 allocations the collector walks the youngest of
@@ -6,6 +7,10 @@ them, and every so often the whole heap: in a gunicorn worker that was a fifth o
 CPU, and it finds no cycles there, since reference counting frees all of it. Requests of a
 bounded size (the batch endpoint takes 500 answers at most) may run with it off; it is back on
 when they end, and its next pass takes whatever cycles they left.
+
+Its full passes walk every object it tracks. Most of those are the modules, classes and
+settings loaded at start, which live as long as the process: `startup_objects_kept` moves them
+out of its sight once the app is loaded (and reference counting still frees them).
 """
 
 from __future__ import annotations
@@ -29,3 +34,11 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def startup_objects_kept() -> None:
+    """Collect what loading the app left, then keep the collector's full passes off every object
+    alive now (gc.freeze): they are the process's own (modules, classes, settings, the URL
+    map) and stay until it exits."""
+    gc.collect()
+    gc.freeze()

@@ -21,6 +21,8 @@ from typing import Any
 
 from django.core.wsgi import get_wsgi_application
 
+from reviewqueue.gcpause import startup_objects_kept
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewqueue.settings")
 
 Wsgi = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -126,3 +128,4 @@ def _unchunked(stream: Any, limit: int) -> tuple[bytes, bool]:
 
 
 application = utf8_addresses_only(chunked_bodies_read(get_wsgi_application()))
+startup_objects_kept()
