@@ -134,12 +134,7 @@ def answers_ingest(
     digests = [data.digest() for data in items]
     # One answer goes straight to its insert: a replay is rare, and the unique trace_id
     # turns it away there (see the IntegrityError below).
-    stored = {} if len(items) == 1 else {
-        answer.trace_id: answer
-        for answer in Answer.objects.select_related("current_verdict").filter(
-            trace_id__in={data.trace_id for data in items}
-        )
-    }
+    stored = {} if len(items) == 1 else _stored({data.trace_id for data in items})
     results: list[IngestResult | DomainError | None] = [None] * len(items)
     first: dict[str, int] = {}
     for index, data in enumerate(items):
@@ -179,6 +174,21 @@ def answers_ingest(
                 # The first was refused and stored nothing: this one comes after it.
                 results[index] = answers_ingest(items=[data], actor=actor, user=user)[0]
     return [r for r in results if r is not None]
+
+
+def _stored(trace_ids: set[str]) -> dict[str, Answer]:
+    """The stored answers among `trace_ids`, by trace_id. Most batches replay none: a prepared
+    statement with one array parameter finds that out, where the ORM's IN list would send and
+    parse a parameter for each (a few percent of a 500-answer batch)."""
+    with prepared_cursor() as cursor:
+        cursor.execute(f"SELECT trace_id FROM {Answer._meta.db_table} WHERE trace_id = ANY(%s)",
+                       [list(trace_ids)])
+        found = [trace_id for (trace_id,) in cursor.fetchall()]
+    if not found:
+        return {}
+    return {answer.trace_id: answer
+            for answer in Answer.objects.select_related("current_verdict").filter(
+                trace_id__in=found)}
 
 
 def _replayed(answer: Answer, data: AnswerInput, digest: str) -> IngestResult | DomainError:
