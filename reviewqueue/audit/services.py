@@ -20,8 +20,7 @@ from reviewqueue.audit.hashing import (
     HASHED_FIELDS,
     as_jsonb_value,
     canonical_event,
-    event_hash,
-    hashed_fields_of,
+    event_hash_of_texts,
 )
 from reviewqueue.audit.models import AuditAlert, AuditEvent, QuarantinedPayload, VerificationRun
 from reviewqueue.copying import FEW, JsonText, copy_instances, copy_rows
@@ -173,8 +172,6 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
             "trace_id": entry.trace_id or trace_id_var.get(),
             "document_id": entry.document_id,
             "request_id": request_id,
-            "before": as_jsonb_value(before_text),
-            "after": as_jsonb_value(after_text),
         })
     # Serialise appends: two writers reading the same tail would fork the chain. The lock is
     # held until the surrounding transaction commits, so it is taken as late as possible.
@@ -186,16 +183,18 @@ def _append(entries: list[Entry]) -> list[AuditEvent]:
     # Read under the lock, and never before the tail's: hosts whose clocks drift apart append
     # to one chain, and its times must not go backwards along it.
     now = max(timezone.now(), tail[2]) if tail else timezone.now()
-    for row in rows:
+    for row, (before_text, after_text) in zip(rows, texts, strict=True):
         seq += 1
         row.update(seq=seq, created_at=now, prev_hash=prev_hash)
-        row["hash"] = prev_hash = event_hash(hashed_fields_of(row), prev_hash)
+        row["hash"] = prev_hash = event_hash_of_texts(row, before_text, after_text, prev_hash)
     if len(rows) >= FEW:
         for row, (before_text, after_text) in zip(rows, texts, strict=True):
-            # The text the value was read from: jsonb takes either as the same value.
+            # jsonb reads the text as the value the hash was taken of.
             row["before"], row["after"] = JsonText(before_text), JsonText(after_text)
         copy_rows(AuditEvent, rows)
         return []
+    for row, (before_text, after_text) in zip(rows, texts, strict=True):
+        row["before"], row["after"] = as_jsonb_value(before_text), as_jsonb_value(after_text)
     events = [AuditEvent(**row) for row in rows]
     copy_instances(events)
     return events
