@@ -77,9 +77,10 @@ def event_hash(fields: dict[str, Any], prev_hash: str) -> str:
 
 
 # A key the text may have written from a number, a boolean or None (`{1: 2}` is `{"1":2}`):
-# read back, it is a string, which may sort elsewhere. Compact JSON writes a key right after
-# `{` or `,`; a string key that merely looks like one only costs the slower way.
-_KEY_NOT_A_STRING = re.compile(r'[{,]"(?:-?[0-9][^"]*|true|false|null|NaN|-?Infinity)":')
+# read back, it is a string, which may sort elsewhere. Such a key starts with a digit, a minus
+# or the first letter of true, false, null, NaN or Infinity, and only a key is followed by
+# `:`. A string key or value that merely looks like one only costs the slower way.
+_KEY_NOT_A_STRING = re.compile(r'"[-0-9tfnNI][^"]*":')
 
 
 def _reads_back_as_written(text: str) -> bool:
