@@ -38,7 +38,7 @@ def collector_paused() -> Iterator[None]:
 
 def startup_objects_kept() -> None:
     """Collect what loading the app left, then keep the collector's full passes off every object
-    alive now (gc.freeze): they are the process's own (modules, classes, settings, the URL
-    map) and stay until it exits."""
+    alive now (gc.freeze): they are the process's own (modules, classes, settings, middleware)
+    and stay until it exits."""
     gc.collect()
     gc.freeze()
