@@ -10,6 +10,7 @@ or, when left unset, from the column default and stay unknown to Python.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, TypeVar
@@ -46,13 +47,37 @@ def _inserted_json(value: Any) -> Any:
     return None if value is None else Jsonb(value, dumps=_json_text)
 
 
+# The type a column's values are written as in COPY's text format, by the column's type
+# (PostgreSQL reads each text as the column's own type; JSON columns are sent as JSON text).
+# Told the types, psycopg picks each column's writer once for the COPY instead of once a value
+# by the value's Python type, looking inside every list to do so.
+_COPIED_AS = {
+    "bigint": "int8", "integer": "int4", "smallint": "int2", "boolean": "bool", "date": "date",
+    "timestamp with time zone": "timestamptz", "text": "text", "varchar": "text",
+    "jsonb": "text",
+}
+
+
+def _copied_types(fields: list[models.Field[Any, Any]]) -> list[str] | None:
+    """The types to write the fields' values as, or None if one is not in _COPIED_AS (psycopg
+    then picks a writer for each value)."""
+    types = []
+    for f in fields:
+        db_type = re.sub(r"\(\d+\)", "", f.db_type(connection) or "")
+        written = _COPIED_AS.get(db_type.removesuffix("[]"))
+        if written is None:
+            return None
+        types.append(written + "[]" if db_type.endswith("[]") else written)
+    return types
+
+
 @cache
 def _plan(model: type[models.Model], with_pk: bool
-          ) -> tuple[str, str, list[tuple[str, Callable[[Any], Any]]],
+          ) -> tuple[tuple[str, list[str] | None], str, list[tuple[str, Callable[[Any], Any]]],
                      list[tuple[str, Callable[[Any], Any]]], list[str]]:
-    """COPY and INSERT statements for the model's columns, a value adapter per column for
-    each, and the auto_now columns. Generated columns are left out: PostgreSQL computes
-    them."""
+    """COPY (with its columns' types) and INSERT statements for the model's columns, a value
+    adapter per column for each, and the auto_now columns. Generated columns are left out:
+    PostgreSQL computes them."""
     fields = [f for f in model._meta.concrete_fields
               if (with_pk or not f.primary_key) and not f.generated]
     table = connection.ops.quote_name(model._meta.db_table)
@@ -66,7 +91,7 @@ def _plan(model: type[models.Model], with_pk: bool
                 for f in fields]
     stamped = [f.attname for f in fields
                if isinstance(f, models.DateTimeField) and (f.auto_now or f.auto_now_add)]
-    return copy_sql, insert_sql, copied, inserted, stamped
+    return (copy_sql, _copied_types(fields)), insert_sql, copied, inserted, stamped
 
 
 def _as_it_is(value: Any) -> Any:
@@ -146,10 +171,13 @@ def copy_rows(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> None
     _copy(copy_sql, [[adapt(row[attname]) for attname, adapt in copied] for row in rows])
 
 
-def _copy(sql: str, rows: list[list[Any]]) -> None:
+def _copy(statement: tuple[str, list[str] | None], rows: list[list[Any]]) -> None:
     # COPY is psycopg's own: its errors are made Django's here, as `execute` makes them, so
     # that a duplicate key is an IntegrityError to the caller like any other.
+    sql, types = statement
     with connection.wrap_database_errors, connection.cursor() as cursor, \
             cursor.copy(sql) as copy:
+        if types is not None:
+            copy.set_types(types)
         for row in rows:
             copy.write_row(row)
