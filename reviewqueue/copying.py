@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from django.db import connection, models
 from django.db.models.base import ModelState
@@ -71,10 +71,20 @@ def _copied_types(fields: list[models.Field[Any, Any]]) -> list[str] | None:
     return types
 
 
+Adapters = list[tuple[str, Callable[[Any], Any]]]  # (attname, value adapter) per column
+
+
+class _Plan(NamedTuple):
+    copy_sql: str
+    copy_types: list[str] | None  # see _copied_types
+    insert_sql: str
+    copied: Adapters
+    inserted: Adapters
+    stamped: list[str]  # the auto_now columns
+
+
 @cache
-def _plan(model: type[models.Model], with_pk: bool
-          ) -> tuple[tuple[str, list[str] | None], str, list[tuple[str, Callable[[Any], Any]]],
-                     list[tuple[str, Callable[[Any], Any]]], list[str]]:
+def _plan(model: type[models.Model], with_pk: bool) -> _Plan:
     """COPY (with its columns' types) and INSERT statements for the model's columns, a value
     adapter per column for each, and the auto_now columns. Generated columns are left out:
     PostgreSQL computes them."""
@@ -82,16 +92,18 @@ def _plan(model: type[models.Model], with_pk: bool
               if (with_pk or not f.primary_key) and not f.generated]
     table = connection.ops.quote_name(model._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    copy_sql = f"COPY {table} ({columns}) FROM STDIN"
     pk = connection.ops.quote_name(model._meta.pk.column)  # type: ignore[union-attr]
-    insert_sql = f"INSERT INTO {table} ({columns}) VALUES {{rows}} RETURNING {pk} AS pk"
-    copied = [(f.attname, _copied_json if isinstance(f, models.JSONField) else _as_it_is)
-              for f in fields]
-    inserted = [(f.attname, _inserted_json if isinstance(f, models.JSONField) else _as_it_is)
-                for f in fields]
-    stamped = [f.attname for f in fields
-               if isinstance(f, models.DateTimeField) and (f.auto_now or f.auto_now_add)]
-    return (copy_sql, _copied_types(fields)), insert_sql, copied, inserted, stamped
+    return _Plan(
+        copy_sql=f"COPY {table} ({columns}) FROM STDIN",
+        copy_types=_copied_types(fields),
+        insert_sql=f"INSERT INTO {table} ({columns}) VALUES {{rows}} RETURNING {pk} AS pk",
+        copied=[(f.attname, _copied_json if isinstance(f, models.JSONField) else _as_it_is)
+                for f in fields],
+        inserted=[(f.attname, _inserted_json if isinstance(f, models.JSONField) else _as_it_is)
+                  for f in fields],
+        stamped=[f.attname for f in fields
+                 if isinstance(f, models.DateTimeField) and (f.auto_now or f.auto_now_add)],
+    )
 
 
 def _as_it_is(value: Any) -> Any:
@@ -133,20 +145,19 @@ def copy_instances(*groups: Sequence[models.Model]) -> None:
     for instances in groups:
         if not instances:
             continue
-        copy_sql, insert_sql, copied, inserted, stamped = _plan(type(instances[0]),
-                                                                instances[0].pk is not None)
+        plan = _plan(type(instances[0]), instances[0].pk is not None)
         for instance in instances:
-            for attname in stamped:
+            for attname in plan.stamped:
                 if getattr(instance, attname) is None:
                     setattr(instance, attname, now)
-        getters = copied if len(instances) >= FEW else inserted
+        getters = plan.copied if len(instances) >= FEW else plan.inserted
         rows = [[adapt(getattr(instance, attname)) for attname, adapt in getters]
                 for instance in instances]
         if len(rows) >= FEW:
-            _copy(copy_sql, rows)
+            _copy(plan, rows)
             continue
         row_sql = "(" + ", ".join(["%s"] * len(getters)) + ")"
-        few.append((instances, insert_sql.format(rows=", ".join([row_sql] * len(rows))),
+        few.append((instances, plan.insert_sql.format(rows=", ".join([row_sql] * len(rows))),
                     [value for row in rows for value in row]))
     if not few:
         return
@@ -167,17 +178,16 @@ def copy_instances(*groups: Sequence[models.Model]) -> None:
 def copy_rows(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> None:
     """COPY rows given as {attname: value} with every column but the id, without building
     model instances (for the audit events of a batch)."""
-    copy_sql, _, copied, _, _ = _plan(model, False)
-    _copy(copy_sql, [[adapt(row[attname]) for attname, adapt in copied] for row in rows])
+    plan = _plan(model, False)
+    _copy(plan, [[adapt(row[attname]) for attname, adapt in plan.copied] for row in rows])
 
 
-def _copy(statement: tuple[str, list[str] | None], rows: list[list[Any]]) -> None:
+def _copy(plan: _Plan, rows: list[list[Any]]) -> None:
     # COPY is psycopg's own: its errors are made Django's here, as `execute` makes them, so
     # that a duplicate key is an IntegrityError to the caller like any other.
-    sql, types = statement
     with connection.wrap_database_errors, connection.cursor() as cursor, \
-            cursor.copy(sql) as copy:
-        if types is not None:
-            copy.set_types(types)
+            cursor.copy(plan.copy_sql) as copy:
+        if plan.copy_types is not None:
+            copy.set_types(plan.copy_types)
         for row in rows:
             copy.write_row(row)
