@@ -16,7 +16,7 @@ import json
 import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, NamedTuple, TypeAlias, TypeVar
 
 from gating.markers import extract_markers
 
@@ -249,6 +249,64 @@ _item_facts = ByIdentity()  # an item's facts: their order by text, and their JS
 _kb_written = ByIdentity()  # kb facts: the statuses written for, the facts' and statuses' JSON
 
 
+class _Dated(NamedTuple):
+    """What a run reads of some facts (an item's, or the knowledge base's) on one as_of date."""
+
+    statuses: list[str]  # each fact's validity status, in order
+    first_start: str | None  # earliest valid_from after as_of
+    first_end: str | None  # earliest valid_until on or after as_of
+    any_invalid: bool
+    current: dict[str, list[tuple[str | None, JSONScalar]]]  # key: (subject, value) in force
+    # The same as in_force entries, their source named: only for kb facts, whose source is
+    # their own document (an item's is its id, which differs between answers citing it).
+    kb_current: dict[str, list[tuple[str | None, JSONScalar, _Source]]]
+
+
+_dated = ByIdentity()  # facts: the as_of they were dated on (and their shape), their _Dated
+
+
+def _dated_facts(facts: Sequence[Any], as_of: str, at: int) -> _Dated:
+    """The facts' statuses on as_of and what follows from them; a fact's key is at index
+    ``at`` and its value, valid_from, valid_until and subject follow (0 for FactT, 2 for KbT).
+    Remembered by the facts' identity, with the date: the answers of a batch cite the same
+    documents and read the same knowledge base. Well-formed ISO dates order as strings the way
+    the dates do, so nothing is parsed here. The lists returned are shared: read, never
+    changed."""
+    known = _dated.get(facts)
+    if known is not None and known[0] == (as_of, at):
+        return known[1]  # type: ignore[no-any-return]
+    date_ok = ISO_DATE_MEMO.get
+    statuses: list[str] = []
+    first_start = first_end = None
+    any_invalid = False
+    current: dict[str, list[tuple[str | None, JSONScalar]]] = {}
+    kb_current: dict[str, list[tuple[str | None, JSONScalar, _Source]]] = {}
+    for fact in facts:
+        start = fact[at + 2]
+        end = fact[at + 3]
+        if not ((date_ok(start) or is_iso_date(start)) and (date_ok(end) or is_iso_date(end))
+                and start <= end):
+            statuses.append(INVALID)
+            any_invalid = True
+        elif as_of > end:
+            statuses.append(AFTER)
+        else:
+            if as_of < start:
+                statuses.append(BEFORE)
+                if first_start is None or start < first_start:
+                    first_start = start
+            else:
+                statuses.append(CURRENT)
+                current.setdefault(fact[at], []).append((fact[at + 4], fact[at + 1]))
+                if at:
+                    kb_current.setdefault(fact[at], []).append(
+                        (fact[at + 4], fact[at + 1], (None, fact[0], fact[0])))
+            if first_end is None or end < first_end:
+                first_end = end
+    dated = _Dated(statuses, first_start, first_end, any_invalid, current, kb_current)
+    return _dated.keep(facts, ((as_of, at), dated))[1]
+
+
 def _fact_text(fact: tuple[object, ...], scalar: object) -> str:
     text = _fact_texts.get(fact)
     return text if text is not None else _fact_texts.keep(fact, _encoded_once(fact, scalar))
@@ -375,82 +433,41 @@ def run(
     findings: list[FindingT] = []
     add = findings.append
     no_kb: tuple[str, ...] = ()
-    date_ok = ISO_DATE_MEMO.get
 
-    # One pass over the facts: validity status on as_of, the nearest future boundary, and the
-    # index of what holds on as_of (for step 6 and the single-source warning: every retrieved
-    # item counts, cited or not, and so does the rest of the knowledge base). Only keys that
-    # some claim asks about are indexed; an entry is (subject, value, source) and a source is
-    # (evidence id, kb document, document). Well-formed ISO dates order as strings the way the
-    # dates do, so nothing is parsed here.
+    # The facts on as_of (see _dated_facts), and the index of what holds on as_of (for step 6
+    # and the single-source warning: every retrieved item counts, cited or not, and so does the
+    # rest of the knowledge base). Only keys that some claim asks about are indexed; an entry
+    # is (subject, value, source) and a source is (evidence id, kb document, document).
     claim_keys = set(map(_first, claims))
     in_force: dict[str, list[tuple[str | None, JSONScalar, _Source]]]
     in_force = {}
-    item_statuses: list[list[str]] = []
     by_id: dict[str, list[int]] = {}
-    first_start: str | None = None  # earliest valid_from after as_of
-    first_end: str | None = None  # earliest valid_until on or after as_of
-    any_invalid = False
-    for index, item in enumerate(items):
-        statuses: list[str] = []
-        for fact in item[1]:
-            start = fact[2]
-            end = fact[3]
-            if (
-                (date_ok(start) or is_iso_date(start))
-                and (date_ok(end) or is_iso_date(end))
-                and start <= end
-            ):
-                if as_of > end:
-                    statuses.append(AFTER)
-                    continue
-                if as_of < start:
-                    statuses.append(BEFORE)
-                    if first_start is None or start < first_start:
-                        first_start = start
-                else:
-                    statuses.append(CURRENT)
-                    if fact[0] in claim_keys:
-                        entry = (fact[4], fact[1], (item[0], None, item[2]))
-                        group = in_force.get(fact[0])
-                        if group is None:
-                            in_force[fact[0]] = [entry]
-                        else:
-                            group.append(entry)
-                if first_end is None or end < first_end:
-                    first_end = end
-            else:
-                statuses.append(INVALID)
-                any_invalid = True
-        item_statuses.append(statuses)
+    on_dates = [_dated_facts(item[1], as_of, 0) for item in items]
+    for index, (item, on_date) in enumerate(zip(items, on_dates, strict=True)):
+        if on_date.current:
+            cited_as = (item[0], None, item[2])
+            for key in claim_keys:
+                pairs = on_date.current.get(key)
+                if pairs is not None:
+                    group = in_force.setdefault(key, [])
+                    for subject, value in pairs:
+                        group.append((subject, value, cited_as))
         indexes = by_id.get(item[0])
         if indexes is None:
             by_id[item[0]] = [index]
         else:
             indexes.append(index)
-    kb_statuses: list[str] = []
-    for kb_fact in kb:
-        start = kb_fact[4]
-        end = kb_fact[5]
-        if is_iso_date(start) and is_iso_date(end) and start <= end:
-            if as_of > end:
-                kb_statuses.append(AFTER)
-                continue
-            if as_of < start:
-                kb_statuses.append(BEFORE)
-                if first_start is None or start < first_start:
-                    first_start = start
-            else:
-                kb_statuses.append(CURRENT)
-                if kb_fact[2] in claim_keys:
-                    in_force.setdefault(kb_fact[2], []).append(
-                        (kb_fact[6], kb_fact[3], (None, kb_fact[0], kb_fact[0]))
-                    )
-            if first_end is None or end < first_end:
-                first_end = end
-        else:
-            kb_statuses.append(INVALID)
-            any_invalid = True
+    item_statuses = [on_date.statuses for on_date in on_dates]
+    kb_dated = _dated_facts(kb, as_of, 2)
+    kb_statuses = kb_dated.statuses
+    for key in claim_keys:
+        entries = kb_dated.kb_current.get(key)
+        if entries is not None:
+            in_force.setdefault(key, []).extend(entries)
+    on_dates.append(kb_dated)
+    first_start = min([d.first_start for d in on_dates if d.first_start is not None], default=None)
+    first_end = min([d.first_end for d in on_dates if d.first_end is not None], default=None)
+    any_invalid = any(d.any_invalid for d in on_dates)
 
     markers = extract_markers(answer) if answer else []
     unresolved_why = dict(unresolved) if unresolved else {}

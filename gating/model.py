@@ -152,6 +152,8 @@ class Options:
     ) = field(default=())
 
     def __post_init__(self) -> None:
+        if self.unresolved == () and self.unresolved_principals == ():
+            return  # nearly every answer: all its cites resolved, nothing to normalise
         pairs = tuple(
             self.unresolved.items() if isinstance(self.unresolved, Mapping) else self.unresolved
         )

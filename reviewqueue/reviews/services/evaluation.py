@@ -350,13 +350,12 @@ def verdict_fields(run: GateRun, trigger: str) -> dict[str, Any]:
     for finding in result.findings:
         if finding.code not in codes:
             codes.append(finding.code)
-    data = result.to_dict()
     return {
         "decision": result.decision,
         "reason": result.reason,
         "reasons": codes,
-        "findings": data["findings"],
-        "warnings": data["warnings"],
+        "findings": [finding.to_dict() for finding in result.findings],
+        "warnings": [warning.to_dict() for warning in result.warnings],
         "fingerprint": result.fingerprint,
         "gate_version": result.gate_version,
         "as_of": result.as_of,
