@@ -10,6 +10,7 @@ or, when left unset, from the column default and stay unknown to Python.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -78,7 +79,11 @@ class _Plan(NamedTuple):
     copy_sql: str
     copy_types: list[str] | None  # see _copied_types
     insert_sql: str
-    copied: Adapters
+    # A row's values for COPY in one call (an instance's attributes, or a dict's items), and
+    # the positions of its JSON columns, whose values go as text (_copied_json).
+    attributes: Callable[[Any], tuple[Any, ...]]
+    items: Callable[[Any], tuple[Any, ...]]
+    json_at: list[int]
     inserted: Adapters
     stamped: list[str]  # the auto_now columns
 
@@ -93,12 +98,15 @@ def _plan(model: type[models.Model], with_pk: bool) -> _Plan:
     table = connection.ops.quote_name(model._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     pk = connection.ops.quote_name(model._meta.pk.column)  # type: ignore[union-attr]
+    attnames = [f.attname for f in fields]
+    assert len(attnames) > 1  # a getter of one name gives the value, not a 1-tuple
     return _Plan(
         copy_sql=f"COPY {table} ({columns}) FROM STDIN",
         copy_types=_copied_types(fields),
         insert_sql=f"INSERT INTO {table} ({columns}) VALUES {{rows}} RETURNING {pk} AS pk",
-        copied=[(f.attname, _copied_json if isinstance(f, models.JSONField) else _as_it_is)
-                for f in fields],
+        attributes=operator.attrgetter(*attnames),
+        items=operator.itemgetter(*attnames),
+        json_at=[i for i, f in enumerate(fields) if isinstance(f, models.JSONField)],
         inserted=[(f.attname, _inserted_json if isinstance(f, models.JSONField) else _as_it_is)
                   for f in fields],
         stamped=[f.attname for f in fields
@@ -150,13 +158,12 @@ def copy_instances(*groups: Sequence[models.Model]) -> None:
             for attname in plan.stamped:
                 if getattr(instance, attname) is None:
                     setattr(instance, attname, now)
-        getters = plan.copied if len(instances) >= FEW else plan.inserted
-        rows = [[adapt(getattr(instance, attname)) for attname, adapt in getters]
-                for instance in instances]
-        if len(rows) >= FEW:
-            _copy(plan, rows)
+        if len(instances) >= FEW:
+            _copy(plan, [plan.attributes(instance) for instance in instances])
             continue
-        row_sql = "(" + ", ".join(["%s"] * len(getters)) + ")"
+        rows = [[adapt(getattr(instance, attname)) for attname, adapt in plan.inserted]
+                for instance in instances]
+        row_sql = "(" + ", ".join(["%s"] * len(plan.inserted)) + ")"
         few.append((instances, plan.insert_sql.format(rows=", ".join([row_sql] * len(rows))),
                     [value for row in rows for value in row]))
     if not few:
@@ -179,15 +186,22 @@ def copy_rows(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> None
     """COPY rows given as {attname: value} with every column but the id, without building
     model instances (for the audit events of a batch)."""
     plan = _plan(model, False)
-    _copy(plan, [[adapt(row[attname]) for attname, adapt in plan.copied] for row in rows])
+    _copy(plan, [plan.items(row) for row in rows])
 
 
-def _copy(plan: _Plan, rows: list[list[Any]]) -> None:
+def _copy(plan: _Plan, rows: list[tuple[Any, ...]]) -> None:
     # COPY is psycopg's own: its errors are made Django's here, as `execute` makes them, so
     # that a duplicate key is an IntegrityError to the caller like any other.
     with connection.wrap_database_errors, connection.cursor() as cursor, \
             cursor.copy(plan.copy_sql) as copy:
         if plan.copy_types is not None:
             copy.set_types(plan.copy_types)
-        for row in rows:
-            copy.write_row(row)
+        if not plan.json_at:
+            for row in rows:
+                copy.write_row(row)
+            return
+        for values in rows:
+            written = list(values)
+            for at in plan.json_at:
+                written[at] = _copied_json(written[at])
+            copy.write_row(written)
