@@ -234,6 +234,8 @@ class _RecordBudget:
 
 
 def _iso_as_of(value: object, path: str) -> str:
+    if type(value) is datetime.date:
+        return value.isoformat()
     if type(value) is str and is_iso_date(value):
         return value
     if isinstance(value, datetime.datetime):
@@ -492,8 +494,13 @@ def _check_unresolved(pairs: Sequence[object]) -> list[tuple[str, str]]:
 
 
 def _principal_set(value: object, path: str) -> tuple[str, ...]:
-    """Allowed principals are a set: stored sorted and without repeats."""
-    return tuple(sorted(set(_str_tuple(value, path, MAX_PRINCIPALS))))
+    """Allowed principals are a set: stored sorted and without repeats. A tuple is remembered
+    by identity: the items citing one document share its tuple."""
+    known = _checked_principals.get(value)
+    if known is not None:
+        return known  # type: ignore[no-any-return]
+    return _checked_principals.keep(value,
+                                    tuple(sorted(set(_str_tuple(value, path, MAX_PRINCIPALS)))))
 
 
 def parse_raw(record: object, default_as_of: datetime.date | None = None) -> RawCase:
@@ -657,6 +664,7 @@ def _item_facts(facts: tuple[Fact, ...], path: str) -> tuple[FactT, ...]:
 _checked_item_facts = ByIdentity()
 _checked_kb_fact = ByIdentity(KbFact)
 _checked_kb = ByIdentity()
+_checked_principals = ByIdentity()
 
 
 def _kb_facts(kb_facts: tuple[KbFact, ...]) -> tuple[KbT, ...]:
