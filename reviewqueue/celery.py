@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_prerun, worker_ready
+from celery.signals import task_prerun, worker_process_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewqueue.settings")
 
@@ -35,6 +35,16 @@ def catch_up_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
         app.send_task("jobs.resume_stalled")
     except Exception as exc:  # the broker will be retried by beat; a worker must still start
         log.warning("catch-up not enqueued", extra={"error": type(exc).__name__})
+
+
+@worker_process_init.connect
+def keep_startup_objects(**kwargs: Any) -> None:
+    """A process that runs tasks has loaded Django, the models and every task module: as the
+    web app does once loaded (reviewqueue.gcpause), it keeps the collector's full passes off
+    those, which live as long as the process."""
+    from reviewqueue.gcpause import startup_objects_kept
+
+    startup_objects_kept()
 
 
 @task_prerun.connect

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 from unittest import mock
 
 import kombu.exceptions
+import pytest
 import redis.exceptions
 from celery.schedules import crontab
 from django.conf import settings
@@ -32,6 +36,9 @@ def test_the_visibility_timeout_outlasts_the_hard_time_limit() -> None:
     assert visibility > settings.CELERY_TASK_RETRY_BACKOFF_MAX
 
 
+# Importing the task modules runs Django's checks (Celery's Django fix-up), which read the
+# database.
+@pytest.mark.django_db
 def test_the_validity_sweep_runs_daily_shortly_after_midnight() -> None:
     app.loader.import_default_modules()
     entry = app.conf.beat_schedule["reevaluate-validity-boundaries"]
@@ -40,6 +47,7 @@ def test_the_validity_sweep_runs_daily_shortly_after_midnight() -> None:
     assert entry["task"] in app.tasks
 
 
+@pytest.mark.django_db  # as above
 def test_every_scheduled_task_exists() -> None:
     app.loader.import_default_modules()
     for name, entry in app.conf.beat_schedule.items():
@@ -68,3 +76,20 @@ def test_a_worker_starts_even_when_the_catch_up_cannot_be_sent(settings: Any) ->
     with mock.patch.object(app, "send_task",
                            side_effect=kombu.exceptions.OperationalError("down")):
         catch_up_when_a_worker_starts()  # logs, does not raise
+
+
+def test_a_process_that_runs_tasks_keeps_its_startup_objects_out_of_full_collections() -> None:
+    """In a fresh process, as a worker starts one: once Django and every task module are
+    loaded, the process's start (worker_process_init) leaves what it loaded out of the
+    collector's passes, so a full pass walks few objects."""
+    script = ("import gc, django; django.setup(); "
+              "from celery.signals import worker_process_init; "
+              "from reviewqueue.celery import app; app.loader.import_default_modules(); "
+              "worker_process_init.send(sender='test'); "
+              "print(gc.get_freeze_count(), len(gc.get_objects()))")
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "reviewqueue.settings"}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=120, cwd=settings.BASE_DIR)
+    assert result.returncode == 0, result.stderr
+    frozen, walked = map(int, result.stdout.split())
+    assert frozen > 10 * walked, (frozen, walked)
