@@ -322,6 +322,23 @@ def _sorted_facts(facts: tuple[FactT, ...]) -> tuple[list[int], str]:
     return _item_facts.keep(facts, (order, "[" + ",".join([texts[i] for i in order]) + "]"))
 
 
+_ascii_string = json.encoder.encode_basestring_ascii  # a str as encode_json writes it
+_item_tails: dict[tuple[object, ...], str] = {}
+
+
+def _item_tail_text(tail: tuple[object, ...]) -> str:
+    """encode_json(tail) without its opening bracket: the fields of an item after its facts
+    (document, revision, span, text, allowed principals, superseded, current revision),
+    remembered by value. The answers citing one passage repeat them, and equal values here are
+    written alike: each is a string, None, a tuple of strings or a bool (checked as such)."""
+    text = _item_tails.get(tail)
+    if text is None:
+        if len(_item_tails) >= 8192:
+            _item_tails.clear()
+        text = _item_tails[tail] = encode_json(tail)[1:]
+    return text
+
+
 def _canonical_items(
     items: Sequence[ItemT], item_statuses: list[list[str]], distinct_ids: bool
 ) -> tuple[list[str], list[list[str]]]:
@@ -332,7 +349,7 @@ def _canonical_items(
     statuses: list[list[str]] = []
     for item, item_status in zip(items, item_statuses, strict=True):
         order, facts_text = _sorted_facts(item[1])
-        texts.append(f"[{encode_json(item[0])},{facts_text},{encode_json(item[2:])[1:]}")
+        texts.append(f"[{_ascii_string(item[0])},{facts_text},{_item_tail_text(item[2:])}")
         statuses.append([item_status[i] for i in order])
     if len(items) > 1:
         if distinct_ids:
