@@ -6,6 +6,9 @@ Tests under tests/gating never touch Django; everything else runs on PostgreSQL.
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -241,3 +244,17 @@ def _celery_eager_unless_worker(request: Any) -> Any:
     from django.utils import translation
 
     translation.deactivate()
+
+
+def frozen_and_walked(start: str) -> tuple[int, int]:
+    """In a fresh process, as a server or a worker starts one: run the statements `start`, then
+    count the objects gc.freeze keeps out of the collector's passes and those it still walks."""
+    from django.conf import settings
+
+    script = f"import gc; {start}; print(gc.get_freeze_count(), len(gc.get_objects()))"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "reviewqueue.settings"}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=120, cwd=settings.BASE_DIR)
+    assert result.returncode == 0, result.stderr
+    frozen, walked = map(int, result.stdout.split())
+    return frozen, walked

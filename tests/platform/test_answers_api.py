@@ -2,19 +2,15 @@ from __future__ import annotations
 
 import gc
 import json
-import os
-import subprocess
-import sys
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from reviewqueue.audit.models import AuditEvent, QuarantinedPayload
 from reviewqueue.reviews.models import Answer, AnswerVersion, ReviewItem, Verdict
-from tests.conftest import answer_body
+from tests.conftest import answer_body, frozen_and_walked
 
 pytestmark = pytest.mark.django_db
 
@@ -365,13 +361,7 @@ class TestBatch:
     def test_the_served_app_keeps_its_startup_objects_out_of_full_collections(self) -> None:
         # In a process as gunicorn starts one: loading the WSGI app leaves what it loaded (most
         # objects alive) out of the collector's passes, so a full pass walks few of them.
-        script = ("import gc, reviewqueue.wsgi; "
-                  "print(gc.get_freeze_count(), len(gc.get_objects()))")
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "reviewqueue.settings"}
-        result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                                text=True, timeout=120, cwd=settings.BASE_DIR)
-        assert result.returncode == 0, result.stderr
-        frozen, walked = map(int, result.stdout.split())
+        frozen, walked = frozen_and_walked("import reviewqueue.wsgi")
         assert frozen > 10 * walked, (frozen, walked)
 
     def test_more_than_500_items_is_refused(self, service_api: Any, service: Any) -> None:

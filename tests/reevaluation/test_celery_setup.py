@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 from unittest import mock
 
@@ -16,6 +13,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from reviewqueue.celery import app, catch_up_when_a_worker_starts
+from tests.conftest import frozen_and_walked
 
 
 def test_celery_reads_its_settings_from_django_under_the_celery_namespace() -> None:
@@ -82,14 +80,8 @@ def test_a_process_that_runs_tasks_keeps_its_startup_objects_out_of_full_collect
     """In a fresh process, as a worker starts one: once Django and every task module are
     loaded, the process's start (worker_process_init) leaves what it loaded out of the
     collector's passes, so a full pass walks few objects."""
-    script = ("import gc, django; django.setup(); "
-              "from celery.signals import worker_process_init; "
-              "from reviewqueue.celery import app; app.loader.import_default_modules(); "
-              "worker_process_init.send(sender='test'); "
-              "print(gc.get_freeze_count(), len(gc.get_objects()))")
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "reviewqueue.settings"}
-    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                            text=True, timeout=120, cwd=settings.BASE_DIR)
-    assert result.returncode == 0, result.stderr
-    frozen, walked = map(int, result.stdout.split())
+    frozen, walked = frozen_and_walked(
+        "import django; django.setup(); from celery.signals import worker_process_init; "
+        "from reviewqueue.celery import app; app.loader.import_default_modules(); "
+        "worker_process_init.send(sender='test')")
     assert frozen > 10 * walked, (frozen, walked)
