@@ -72,27 +72,23 @@ def _copied_types(fields: list[models.Field[Any, Any]]) -> list[str] | None:
     return types
 
 
-Adapters = list[tuple[str, Callable[[Any], Any]]]  # (attname, value adapter) per column
-
-
 class _Plan(NamedTuple):
     copy_sql: str
     copy_types: list[str] | None  # see _copied_types
     insert_sql: str
-    # A row's values for COPY in one call (an instance's attributes, or a dict's items), and
-    # the positions of its JSON columns, whose values go as text (_copied_json).
+    # A row's values in one call (an instance's attributes, or a dict's items), and the
+    # positions of its JSON columns, whose values are adapted (_adapted).
     attributes: Callable[[Any], tuple[Any, ...]]
     items: Callable[[Any], tuple[Any, ...]]
     json_at: list[int]
-    inserted: Adapters
     stamped: list[str]  # the auto_now columns
 
 
 @cache
 def _plan(model: type[models.Model], with_pk: bool) -> _Plan:
-    """COPY (with its columns' types) and INSERT statements for the model's columns, a value
-    adapter per column for each, and the auto_now columns. Generated columns are left out:
-    PostgreSQL computes them."""
+    """COPY (with its columns' types) and INSERT statements for the model's columns, how to
+    read a row's values, and the auto_now columns. Generated columns are left out: PostgreSQL
+    computes them."""
     fields = [f for f in model._meta.concrete_fields
               if (with_pk or not f.primary_key) and not f.generated]
     table = connection.ops.quote_name(model._meta.db_table)
@@ -107,15 +103,21 @@ def _plan(model: type[models.Model], with_pk: bool) -> _Plan:
         attributes=operator.attrgetter(*attnames),
         items=operator.itemgetter(*attnames),
         json_at=[i for i, f in enumerate(fields) if isinstance(f, models.JSONField)],
-        inserted=[(f.attname, _inserted_json if isinstance(f, models.JSONField) else _as_it_is)
-                  for f in fields],
         stamped=[f.attname for f in fields
                  if isinstance(f, models.DateTimeField) and (f.auto_now or f.auto_now_add)],
     )
 
 
-def _as_it_is(value: Any) -> Any:
-    return value
+def _adapted(values: tuple[Any, ...], json_at: list[int],
+             adapt: Callable[[Any], Any]) -> Sequence[Any]:
+    """A row's values, those of its JSON columns adapted by `adapt` (_copied_json for COPY,
+    _inserted_json for INSERT)."""
+    if not json_at:
+        return values
+    row = list(values)
+    for at in json_at:
+        row[at] = adapt(row[at])
+    return row
 
 
 @cache
@@ -161,9 +163,9 @@ def copy_instances(*groups: Sequence[models.Model]) -> None:
         if len(instances) >= FEW:
             _copy(plan, [plan.attributes(instance) for instance in instances])
             continue
-        rows = [[adapt(getattr(instance, attname)) for attname, adapt in plan.inserted]
+        rows = [_adapted(plan.attributes(instance), plan.json_at, _inserted_json)
                 for instance in instances]
-        row_sql = "(" + ", ".join(["%s"] * len(plan.inserted)) + ")"
+        row_sql = "(" + ", ".join(["%s"] * len(rows[0])) + ")"
         few.append((instances, plan.insert_sql.format(rows=", ".join([row_sql] * len(rows))),
                     [value for row in rows for value in row]))
     if not few:
@@ -196,12 +198,5 @@ def _copy(plan: _Plan, rows: list[tuple[Any, ...]]) -> None:
             cursor.copy(plan.copy_sql) as copy:
         if plan.copy_types is not None:
             copy.set_types(plan.copy_types)
-        if not plan.json_at:
-            for row in rows:
-                copy.write_row(row)
-            return
         for values in rows:
-            written = list(values)
-            for at in plan.json_at:
-                written[at] = _copied_json(written[at])
-            copy.write_row(written)
+            copy.write_row(_adapted(values, plan.json_at, _copied_json))
