@@ -9,13 +9,14 @@ Brackets inside Markdown code are not markers either, nor are those inside a lin
 destination or title or inside an HTML comment: fenced code blocks (`````` ``` `````` or
 ``~~~``), code spans (```plans[0]```), ``(...)`` after a link text, autolinks
 (``<https://...>``) and comments (``<!-- [d1] -->``) are blanked out before markers are looked
-for.
+for. A comment inside a marker hides nothing of it: ``[d<!-- -->1]`` shows ``[d1]``.
 """
 
 from __future__ import annotations
 
 import re
 import string
+from collections.abc import Iterator
 
 from gating.model import Sentence
 
@@ -28,8 +29,20 @@ CITE_ID = re.compile(_ID)
 _MARKER_ID = r"(?:[A-Za-z0-9_.:\-]|\\[_.:\-])+"
 MARKER_RE = re.compile(
     rf"\[\s*({_MARKER_ID}(?:\s*\\?,\s*{_MARKER_ID})*)\s*(?:\\\]|\](?!\())")
-_SPLIT_IDS = re.compile(r"\s*\\?,\s*")
+# An HTML comment shows nothing, so one inside a marker leaves the marker the reader sees:
+# `[d<!-- -->1]` shows [d1]. Comments are blanked with this character in the text markers are
+# read from, and where it occurs, markers are read with it allowed (and dropped) between any
+# two of their characters. Stored text never holds it (NUL is refused at the door).
+_HIDDEN = "\x00"
+_HIDDEN_ID = r"(?:(?:[A-Za-z0-9_.:\-]|\\[_.:\-])\x00*)+"
+_HIDDEN_MARKER_RE = re.compile(
+    rf"\[[\s\x00]*({_HIDDEN_ID}(?:[\s\x00]*\\?,[\s\x00]*{_HIDDEN_ID})*)[\s\x00]*(?:\\\]|\](?!\())")
+_SPLIT_IDS = re.compile(r"[\s\x00]*\\?,[\s\x00]*")
 _ESCAPED = re.compile(r"\\(.)")
+
+
+def _markers_in(text: str) -> Iterator[re.Match[str]]:
+    return (_HIDDEN_MARKER_RE if _HIDDEN in text else MARKER_RE).finditer(text)
 
 # A sentence ends at . ! or ? (optionally followed by closing quotes or brackets), then any
 # markers that follow the punctuation, then whitespace or the end of the text. A blank line ends
@@ -55,8 +68,8 @@ _WORD_CHARS = frozenset(string.ascii_letters + ".")
 
 def _ids_in(text: str) -> list[str]:
     seen: dict[str, None] = {}
-    for match in MARKER_RE.finditer(text):
-        for ident in _SPLIT_IDS.split(match.group(1)):
+    for match in _markers_in(text):
+        for ident in _SPLIT_IDS.split(match.group(1).replace(_HIDDEN, "")):
             seen.setdefault(_ESCAPED.sub(r"\1", ident) if "\\" in ident else ident, None)
     return list(seen)
 
@@ -75,6 +88,9 @@ _ESCAPE_OR_TICKS = re.compile(r"\\.|`+", re.S)
 _ESCAPE_TICKS_OR_COMMENT = re.compile(r"\\.|`+|<!--", re.S)
 _COMMENT_OPEN = "<!--"
 _COMMENT_CLOSE = "-->"
+# A browser ends a comment at "--!>" too (after the opener: "<!--!>" ends nothing), and shows
+# what follows, though CommonMark reads on to the next "-->".
+_COMMENT_BANG_CLOSE = "--!>"
 _PARAGRAPH_END = re.compile(r"\n[ \t\r]*\n")
 _AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9.+\-]{1,31}:[^\s<>]*>")
 _LINK_OPEN = re.compile(r"\]\(")
@@ -83,14 +99,18 @@ _BLANK_LINE = re.compile(r"[ \t\r]*(?:\n|$)")
 
 
 def _blank(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` with each span's characters (newlines apart) turned into spaces."""
+    """``text`` with each span's characters (newlines apart) turned into spaces, and each HTML
+    comment's (newlines too) into ``_HIDDEN``: markers are read across a comment, not a space."""
     if not spans:
         return text
     pieces: list[str] = []
     last = 0
     for start, end in spans:
         pieces.append(text[last:start])
-        pieces.append(_NOT_NEWLINE.sub(" ", text[start:end]))
+        if text.startswith(_COMMENT_OPEN, start):
+            pieces.append(_HIDDEN * (end - start))
+        else:
+            pieces.append(_NOT_NEWLINE.sub(" ", text[start:end]))
         last = end
     pieces.append(text[last:])
     return "".join(pieces)
@@ -122,12 +142,13 @@ def _code_spans(text: str, *, comments: bool = False) -> list[tuple[int, int]]:
     with no such partner is literal backticks.
 
     With ``comments``, HTML comments too: ``<!--`` not escaped by a backslash, up to the first
-    ``-->`` after it (``<!-->`` and ``<!--->`` are whole comments), across lines and blank lines
-    alike. Whichever of a span and a comment starts first wins, as in CommonMark: a backtick
-    inside a comment opens no span, and ``<!--`` inside a span opens no comment. A comment that
-    is never closed runs to the end of the text. CommonMark shows such an opener as text unless
-    it starts a line, but a renderer that passes it through to HTML leaves everything after it
-    inside the comment: the gate takes the reading in which no hidden marker counts.
+    ``-->`` or ``--!>`` after it (``<!-->`` and ``<!--->`` are whole comments), across lines
+    and blank lines alike. Whichever of a span and a comment starts first wins, as in
+    CommonMark: a backtick inside a comment opens no span, and ``<!--`` inside a span opens no
+    comment. A comment that is never closed runs to the end of the text. CommonMark shows such
+    an opener as text unless it starts a line, but a renderer that passes it through to HTML
+    leaves everything after it inside the comment: the gate takes the reading in which no
+    hidden marker counts.
     """
     spans: list[tuple[int, int]] = []
     pos = 0
@@ -141,10 +162,14 @@ def _code_spans(text: str, *, comments: bool = False) -> list[tuple[int, int]]:
             # The close is looked for once per comment, from just inside the opener ("<!-->"),
             # and the scan goes on after it: linear however many openers the text holds.
             closer = text.find(_COMMENT_CLOSE, match.start() + 2)
-            if closer < 0:
+            bang = text.find(_COMMENT_BANG_CLOSE, match.end(), None if closer < 0 else closer)
+            if bang >= 0:
+                closer, pos = bang, bang + len(_COMMENT_BANG_CLOSE)
+            elif closer < 0:
                 spans.append((match.start(), len(text)))
                 break
-            pos = closer + len(_COMMENT_CLOSE)
+            else:
+                pos = closer + len(_COMMENT_CLOSE)
             spans.append((match.start(), pos))
             continue
         paragraph = _PARAGRAPH_END.search(text, pos)
@@ -275,7 +300,7 @@ def marker_spans(text: str) -> list[tuple[int, int]]:
     link's target), as (start, end) offsets: what a reader of the text sees as citations."""
     if "[" not in text:
         return []
-    return [match.span() for match in MARKER_RE.finditer(_prose(text))]
+    return [match.span() for match in _markers_in(_prose(text))]
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:

@@ -194,13 +194,13 @@ def test_the_verdict_dict_is_json_ready(cases):
 
 
 def test_fingerprints_of_stored_verdicts_stay_as_published(cases):
-    # The README's examples, unchanged since gate 2026.12.5 was released: a change to what the
+    # The README's examples, unchanged since gate 2026.12.6 was released: a change to what the
     # gate outputs (kb_documents on warnings) must not make stored verdicts look stale.
-    assert gating.GATE_VERSION == "2026.12.5"
+    assert gating.GATE_VERSION == "2026.12.6"
     published = {
-        "valid": "9417cbce2d808df0a7ddb2c9cc4383e56459154e37a4a4dbb4e001d4bdb6da44",
-        "future": "8485b2fb0abdc4e7bef3a3033d1daf378cd489e974bc5d14e4660c7be9e9183b",
-        "conflict": "eb4027a77cac24acdaa7547433e4757099df1321b4fe93d47578720dcbe570fc",
+        "valid": "fba761f0195c8cb5e14e1ab0825b1086ce3ddf181564b2f2439a559f9556c032",
+        "future": "e0407df0f9f5c569104b6eaa9281edcd0521b6350cb8c7104ab23f4ea650e4d1",
+        "conflict": "c9adad4029a8804802df05240e81e92574de9ba3eaa735b79e437a3dbe273052",
     }
     records = {record["id"]: record for record in cases.published()}
     found = {case: _fp(records[case]) for case in published}

@@ -160,3 +160,48 @@ def test_a_long_comment_still_makes_an_answer_without_markers_long(cases):
 )
 def test_comment_spans_are_the_comments_a_reader_never_sees(text, hidden):
     assert [text[start:end] for start, end in gating.comment_spans(text)] == hidden
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        # A comment inside a marker hides nothing of it (gate 2026.12.6): the reader sees the
+        # marker whole, and so does the gate.
+        ("The trial is 30 days [d<!-- -->1].", ["d1"]),
+        ("The trial is 30 days [<!-- a -->d1<!-- b -->].", ["d1"]),
+        ("The trial is 30 days [d1,<!-- -->\nd2] and [d<!--\n\n-->3].", ["d1", "d2", "d3"]),
+        ("Escaped [pricing\\<!-- -->_faq].", []),
+        # A comment between the bracket and "(" makes no link: CommonMark wants them adjacent.
+        ("The trial is 30 days [d1]<!-- -->(per the FAQ).", ["d1"]),
+        # A comment inside a link's text leaves it a link.
+        ("See [d<!-- -->1](https://example.org/faq).", []),
+        # A browser ends a comment at "--!>" and shows what follows; "<!--!>" ends nothing.
+        ("Hidden <!-- [d9] --!> shown [d1] --> [d2].", ["d1", "d2"]),
+        ("Hidden <!--!> [d9] --> shown [d1].", ["d1"]),
+        ("Hidden <!---!> [d9] --> shown [d1].", ["d1"]),
+    ],
+)
+def test_what_a_comment_leaves_shown_is_read(text, ids):
+    assert extract_markers(text) == ids
+
+
+def test_a_marker_split_by_a_comment_keeps_its_whole_span_and_sentence():
+    answer = "The trial is 30 days [d<!-- x -->1]. Support answers in 8 hours [d2]."
+
+    sentences = split_sentences(answer)
+
+    start = answer.index("[d<!--")
+    assert marker_spans(answer) == [(start, answer.index("].") + 1),
+                                    (answer.index("[d2]"), answer.index("[d2]") + 4)]
+    assert [s.markers for s in sentences] == [("d1",), ("d2",)]
+
+
+def test_a_marker_split_by_a_comment_citing_nothing_retrieved_abstains(cases):
+    # The reader sees "[d9]", a citation of nothing the answer retrieved: before 2026.12.6 the
+    # gate read no marker there and passed the answer as supported.
+    record = cases.record(answer="The trial lasts 14 days [d1]. See also [d<!-- -->9].")
+
+    result = gating.evaluate_record(record)
+
+    assert (result["decision"], result["reason"]) == ("abstain", "unknown_citation")
+    assert result["findings"][0]["evidence"] == ["d9"]

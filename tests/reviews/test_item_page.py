@@ -363,6 +363,8 @@ def test_diff_segments_rebuild_both_texts(before: str, after: str) -> None:
     ("Write `a  ,  b` [d1].", [["Write `a  ,  b`", "[d1]", "."]]),
     # Code is read in the whole answer, as the gate reads it, even where a sentence ends in it.
     ("Run `x. [d1] y` now [d2].", [["Run `x. [d1]"], ["y` now", "[d2]", "."]]),
+    # A comment inside a marker hides nothing of it: the reader sees [d1], drawn as such.
+    ("Fourteen days [d<!-- x -->1].", [["Fourteen days", "[d1]", "."]]),
 ])
 def test_only_the_markers_the_gate_reads_become_citations_in_their_place(
     answer: str, parts: list[list[str]]
