@@ -34,10 +34,13 @@ MARKER_RE = re.compile(
 # read from, and where it occurs, markers are read with it allowed (and dropped) between any
 # two of their characters. Stored text never holds it (NUL is refused at the door).
 _HIDDEN = "\x00"
-_HIDDEN_ID = r"(?:(?:[A-Za-z0-9_.:\-]|\\[_.:\-])\x00*)+"
+# Possessive: a run of them is never shared out between two parts of the pattern (which,
+# tried again at every split, made a long comment after an opening bracket quadratic).
+_HIDDEN_ID = r"(?:(?:[A-Za-z0-9_.:\-]|\\[_.:\-])\x00*+)++"
 _HIDDEN_MARKER_RE = re.compile(
-    rf"\[[\s\x00]*({_HIDDEN_ID}(?:[\s\x00]*\\?,[\s\x00]*{_HIDDEN_ID})*)[\s\x00]*(?:\\\]|\](?!\())")
-_SPLIT_IDS = re.compile(r"[\s\x00]*\\?,[\s\x00]*")
+    rf"\[[\s\x00]*+({_HIDDEN_ID}(?:[\s\x00]*+\\?,[\s\x00]*+{_HIDDEN_ID})*+)[\s\x00]*+"
+    rf"(?:\\\]|\](?!\())")
+_SPLIT_IDS = re.compile(r"\s*\\?,\s*")
 _ESCAPED = re.compile(r"\\(.)")
 
 

@@ -6,6 +6,8 @@ citation was hidden in a comment went out as a candidate instead of abstaining a
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import gating
 from gating import extract_markers, marker_spans, split_sentences
@@ -137,6 +139,14 @@ def test_many_comment_openers_are_read_in_one_pass():
     assert extract_markers(text) == ["d2"]
 
 
+def test_a_long_comment_after_an_opening_bracket_is_read_in_one_pass():
+    # At the size limit: the comment's hidden characters are read once, not shared out again
+    # and again between the parts of a marker that never closes (quadratic: minutes here).
+    text = "[d1<!--" + "x" * 200_000 + "--> no closing bracket, then [d2]."
+
+    assert extract_markers(text) == ["d2"]
+
+
 def test_a_long_comment_still_makes_an_answer_without_markers_long(cases):
     # Step 7b counts the text as written: hiding it in a comment does not shorten an answer
     # below the length at which it needs a marker.
@@ -205,3 +215,19 @@ def test_a_marker_split_by_a_comment_citing_nothing_retrieved_abstains(cases):
 
     assert (result["decision"], result["reason"]) == ("abstain", "unknown_citation")
     assert result["findings"][0]["evidence"] == ["d9"]
+
+
+_PROSE = st.sampled_from(["[", "]", "[d", "1]", "d", "1", ",", " ", ".", "\n", "x", "[d1]"])
+_COMMENT = st.text(alphabet="ab [d9]\n", max_size=6).map(lambda inner: f"<!--{inner}-->")
+
+
+@settings(max_examples=500)
+@given(st.lists(st.one_of(_PROSE, _COMMENT), max_size=16))
+@example(["[d", "<!---->", "1]"])
+def test_markers_are_read_as_if_the_comments_were_cut_out(pieces):
+    # What a reader sees of text and comments is the text alone, joined where the comments
+    # stood: the gate reads the same markers in both.
+    text = "".join(pieces)
+    cut = "".join(piece for piece in pieces if not piece.startswith("<!--"))
+
+    assert extract_markers(text) == extract_markers(cut)
