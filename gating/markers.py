@@ -93,7 +93,7 @@ _COMMENT_OPEN = "<!--"
 _COMMENT_CLOSE = "-->"
 # A browser ends a comment at "--!>" too (after the opener: "<!--!>" ends nothing), and shows
 # what follows, though CommonMark reads on to the next "-->".
-_COMMENT_BANG_CLOSE = "--!>"
+_COMMENT_END = re.compile(r"--!?>")
 _PARAGRAPH_END = re.compile(r"\n[ \t\r]*\n")
 _AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9.+\-]{1,31}:[^\s<>]*>")
 _LINK_OPEN = re.compile(r"\]\(")
@@ -101,16 +101,20 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 _BLANK_LINE = re.compile(r"[ \t\r]*(?:\n|$)")
 
 
-def _blank(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` with each span's characters (newlines apart) turned into spaces, and each HTML
-    comment's (newlines too) into ``_HIDDEN``: markers are read across a comment, not a space."""
+def _blank(text: str, spans: list[tuple[int, int]], *, joined: bool = False) -> str:
+    """``text`` with each span's characters (newlines apart) turned into spaces. With
+    ``joined``, a comment that every reading hides whole (closed by ``-->``, with no blank line
+    in it) becomes ``_HIDDEN`` instead, newlines too: markers are read across it. CommonMark
+    shows one that a blank line cuts, or that only ``--!>`` closes, as text."""
     if not spans:
         return text
     pieces: list[str] = []
     last = 0
     for start, end in spans:
         pieces.append(text[last:start])
-        if text.startswith(_COMMENT_OPEN, start):
+        if joined and text.startswith(_COMMENT_OPEN, start) \
+                and text.startswith(_COMMENT_CLOSE, end - len(_COMMENT_CLOSE)) \
+                and not _PARAGRAPH_END.search(text, start, end):
             pieces.append(_HIDDEN * (end - start))
         else:
             pieces.append(_NOT_NEWLINE.sub(" ", text[start:end]))
@@ -156,27 +160,33 @@ def _code_spans(text: str, *, comments: bool = False) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     pos = 0
     scanner = _ESCAPE_TICKS_OR_COMMENT if comments else _ESCAPE_OR_TICKS
+    # The next paragraph end found so far (-2: not looked for yet, -1: there is none), looked
+    # for again only once the scan has passed it: linear however many backtick runs a long
+    # paragraph holds.
+    paragraph = -2
     while (match := scanner.search(text, pos)) is not None:
         pos = match.end()
         first = match.group()[0]
         if first == "\\":
             continue
         if first == "<":
-            # The close is looked for once per comment, from just inside the opener ("<!-->"),
-            # and the scan goes on after it: linear however many openers the text holds.
-            closer = text.find(_COMMENT_CLOSE, match.start() + 2)
-            bang = text.find(_COMMENT_BANG_CLOSE, match.end(), None if closer < 0 else closer)
-            if bang >= 0:
-                closer, pos = bang, bang + len(_COMMENT_BANG_CLOSE)
-            elif closer < 0:
-                spans.append((match.start(), len(text)))
+            start = match.start()
+            # "-->" may start just inside the opener ("<!-->" is whole), "--!>" only after it.
+            # The scan goes on after the end: each character is read once however many
+            # openers the text holds.
+            end = _COMMENT_END.search(text, start + 2)
+            while end is not None and end.start() < pos and end.group() == "--!>":
+                end = _COMMENT_END.search(text, end.start() + 1)
+            if end is None:
+                spans.append((start, len(text)))
                 break
-            else:
-                pos = closer + len(_COMMENT_CLOSE)
-            spans.append((match.start(), pos))
+            pos = end.end()
+            spans.append((start, pos))
             continue
-        paragraph = _PARAGRAPH_END.search(text, pos)
-        limit = paragraph.start() if paragraph else len(text)
+        if paragraph != -1 and paragraph < pos:
+            found = _PARAGRAPH_END.search(text, pos)
+            paragraph = found.start() if found else -1
+        limit = paragraph if paragraph >= 0 else len(text)
         ticks = len(match.group())
         close = re.compile(rf"(?<!`)`{{{ticks}}}(?!`)").search(text, pos, limit)
         if close is not None:
@@ -194,16 +204,24 @@ def _skip_space(text: str, pos: int) -> int:
             if newline:
                 break
             newline = True
-        elif char not in " \t\r":
+        elif char not in " \t\r\x00":  # and what a comment hid
             break
         pos += 1
     return pos
 
 
-def _link_tail_end(text: str, pos: int) -> int | None:
+# How deep parentheses may nest in a bare link destination (CommonMark lets an implementation
+# set a limit; cmark's is this one). Deeper, it is no destination. Without a limit, a text of
+# "]((a)" repeated had each of its "](" read to the end of the text.
+_MAX_PAREN_DEPTH = 32
+
+
+def _link_tail_end(text: str, pos: int,
+                   titles: dict[str, tuple[int, int, int | None]]) -> int | None:
     """Where the ``)`` closing a link's ``(destination "title")`` is, ``pos`` being just after
     the ``(``; ``None`` when what follows is not a destination (CommonMark's rules, simplified:
-    no spaces in a bare destination, parentheses balanced, backslash escapes)."""
+    no spaces in a bare destination, parentheses balanced, backslash escapes). ``titles``
+    remembers the titles read so far in ``text`` (``_title_end``)."""
     length = len(text)
     pos = _skip_space(text, pos)
     if pos < length and text[pos] == "<":
@@ -224,6 +242,8 @@ def _link_tail_end(text: str, pos: int) -> int | None:
                 break
             if char == "(":
                 depth += 1
+                if depth > _MAX_PAREN_DEPTH:
+                    return None
             elif char == ")":
                 if depth == 0:
                     break
@@ -233,18 +253,39 @@ def _link_tail_end(text: str, pos: int) -> int | None:
             return None
     after = _skip_space(text, pos)
     if after < length and after > pos and text[after] in "\"'(":
-        close = ")" if text[after] == "(" else text[after]
-        pos = after + 1
-        while pos < length and text[pos] != close:
-            if text[pos] == "\n" and _BLANK_LINE.match(text, pos + 1):
-                return None  # a blank line ends the paragraph, and the title with it
-            pos += 2 if text[pos] == "\\" else 1
-        if pos >= length:
+        end = _title_end(text, after + 1, ")" if text[after] == "(" else text[after], titles)
+        if end is None:
             return None
-        after = _skip_space(text, pos + 1)
+        after = _skip_space(text, end + 1)
     if after < length and text[after] == ")":
         return after
     return None
+
+
+def _title_end(text: str, pos: int, close: str,
+               titles: dict[str, tuple[int, int, int | None]]) -> int | None:
+    """Where a link title that starts at ``pos`` ends: its ``close`` not escaped by a
+    backslash, or ``None`` when a blank line or the end of the text comes first.
+
+    Each read is remembered by its closing character as (start, where it stopped, result). A
+    title starting inside an earlier read of the same character, up to where that one stopped,
+    ends as it did: the character before a title is its opener, never a backslash, so from
+    there both read the same characters. Without that, a text of "](a (" repeated had each
+    title read to the end of the text."""
+    known = titles.get(close)
+    if known is not None and known[0] <= pos <= known[1]:
+        return known[2]
+    start, length, found = pos, len(text), None
+    while pos < length:
+        char = text[pos]
+        if char == close:
+            found = pos
+            break
+        if char == "\n" and _BLANK_LINE.match(text, pos + 1):
+            break  # a blank line ends the paragraph, and the title with it
+        pos += 2 if char == "\\" else 1
+    titles[close] = (start, min(pos, length), found)
+    return found
 
 
 def comment_spans(text: str) -> list[tuple[int, int]]:
@@ -271,14 +312,15 @@ def _prose(text: str) -> str:
     # After the fences: an opener inside a fenced block is code, already blanked.
     comments = _COMMENT_OPEN in text
     if comments or "`" in text:
-        text = _blank(text, _code_spans(text, comments=comments))
+        text = _blank(text, _code_spans(text, comments=comments), joined=comments)
     if "](" in text:
         spans: list[tuple[int, int]] = []
         done = 0
+        titles: dict[str, tuple[int, int, int | None]] = {}
         for match in _LINK_OPEN.finditer(text):
             if match.end() <= done:
                 continue
-            end = _link_tail_end(text, match.end())
+            end = _link_tail_end(text, match.end(), titles)
             if end is not None:
                 spans.append((match.end(), end))
                 done = end
@@ -336,8 +378,11 @@ def split_sentences(text: str, *, cjk: bool = False) -> list[Sentence]:
     # Markers are read from the text with code, comments and link destinations blanked out
     # (same offsets). A sentence that is only a comment is kept, citing nothing.
     scan = _prose(text) if "[" in text else text
-    for match in (_CJK_END_RE if cjk else _END_RE).finditer(text):
-        if match.group("tail") is not None and _is_abbreviation(text, match.start()):
+    # Ends are read with comments blanked (offsets kept): none falls inside what the reader
+    # never sees, such as the full stop of "[d<!-- x. -->1]".
+    ends = _blank(text, comment_spans(text)) if _COMMENT_OPEN in text else text
+    for match in (_CJK_END_RE if cjk else _END_RE).finditer(ends):
+        if match.group("tail") is not None and _is_abbreviation(ends, match.start()):
             continue
         end = match.end() if match.group("tail") is not None else match.start()
         _append(sentences, text, scan, start, end)

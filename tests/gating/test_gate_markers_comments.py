@@ -5,12 +5,14 @@ citation was hidden in a comment went out as a candidate instead of abstaining a
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import gating
-from gating import extract_markers, marker_spans, split_sentences
+from gating import extract_markers, marker_spans, markers, split_sentences
 from tests.gating.test_gate_markers_escaped import LONG_TAIL
 
 
@@ -139,6 +141,58 @@ def test_many_comment_openers_are_read_in_one_pass():
     assert extract_markers(text) == ["d2"]
 
 
+class _Counted:
+    """A compiled pattern that counts the characters its searches read."""
+
+    def __init__(self, pattern):
+        self.pattern, self.read = pattern, 0
+
+    def search(self, text, pos=0, endpos=None):
+        end = len(text) if endpos is None else endpos
+        found = self.pattern.search(text, pos, end)
+        self.read += (found.end() if found else end) - pos
+        return found
+
+
+def _work(text):
+    """What reading `text` costs the marker reader, the same on every machine: the lines of
+    gating/markers.py run, and the characters its searches for comment and paragraph ends
+    read."""
+    patterns = {name: _Counted(getattr(markers, name))
+                for name in ("_COMMENT_END", "_PARAGRAPH_END")}
+    lines = 0
+
+    def in_markers(frame, event, arg):
+        nonlocal lines
+        lines += event == "line"
+        return in_markers
+
+    def calls(frame, event, arg):
+        return in_markers if frame.f_code.co_filename == markers.__file__ else None
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name, counted in patterns.items():
+            patch.setattr(markers, name, counted)
+        sys.settrace(calls)
+        try:
+            extract_markers(text)
+            split_sentences(text)
+        finally:
+            sys.settrace(None)
+    return lines + sum(counted.read for counted in patterns.values())
+
+
+@pytest.mark.parametrize("filler", ["<!-- a --!>", "<!----!>x", "`a` ", "]((a)", "](a (",
+                                    "](<a ", "](a 'b", "](", "[a<!--x-->", "[d<!-- x. -->1]. "])
+def test_reading_grows_as_the_text_does(filler):
+    # Each of these once made every comment opener, backtick run or "](" read on to the end
+    # of the text: minutes at the answer size limit. Twice the text must cost about twice.
+    def text(size):
+        return "[d1] " + filler * (size // len(filler)) + " [d2]."
+
+    assert _work(text(20_000)) < 2.5 * _work(text(10_000))
+
+
 def test_a_long_comment_after_an_opening_bracket_is_read_in_one_pass():
     # At the size limit: the comment's hidden characters are read once, not shared out again
     # and again between the parts of a marker that never closes (quadratic: minutes here).
@@ -179,7 +233,11 @@ def test_comment_spans_are_the_comments_a_reader_never_sees(text, hidden):
         # marker whole, and so does the gate.
         ("The trial is 30 days [d<!-- -->1].", ["d1"]),
         ("The trial is 30 days [<!-- a -->d1<!-- b -->].", ["d1"]),
-        ("The trial is 30 days [d1,<!-- -->\nd2] and [d<!--\n\n-->3].", ["d1", "d2", "d3"]),
+        ("The trial is 30 days [d1,<!-- -->\nd2] and [d<!--\n-->3].", ["d1", "d2", "d3"]),
+        # Only where every reading hides the comment: CommonMark ends a paragraph at a blank
+        # line, and shows a comment that only "--!>" closes as text.
+        ("The trial is 30 days [d<!--\n\n-->3].", []),
+        ("The trial is 30 days [d<!-- --!>3].", []),
         ("Escaped [pricing\\<!-- -->_faq].", []),
         # A comment between the bracket and "(" makes no link: CommonMark wants them adjacent.
         ("The trial is 30 days [d1]<!-- -->(per the FAQ).", ["d1"]),
@@ -206,6 +264,16 @@ def test_a_marker_split_by_a_comment_keeps_its_whole_span_and_sentence():
     assert [s.markers for s in sentences] == [("d1",), ("d2",)]
 
 
+@pytest.mark.parametrize(
+    "answer", ["The trial is 30 days [d<!-- x. -->1]. Next [d2].",
+               "The trial is 30 days. [d<!-- ] -->1] Next [d2]."])
+def test_a_sentence_does_not_end_inside_a_comment(answer):
+    sentences = split_sentences(answer)
+
+    assert [s.markers for s in sentences] == [("d1",), ("d2",)]
+    assert [(s.start, s.end) for s in sentences][0] == (0, answer.index("Next") - 1)
+
+
 def test_a_marker_split_by_a_comment_citing_nothing_retrieved_abstains(cases):
     # The reader sees "[d9]", a citation of nothing the answer retrieved: before 2026.12.6 the
     # gate read no marker there and passed the answer as supported.
@@ -218,7 +286,7 @@ def test_a_marker_split_by_a_comment_citing_nothing_retrieved_abstains(cases):
 
 
 _PROSE = st.sampled_from(["[", "]", "[d", "1]", "d", "1", ",", " ", ".", "\n", "x", "[d1]"])
-_COMMENT = st.text(alphabet="ab [d9]\n", max_size=6).map(lambda inner: f"<!--{inner}-->")
+_COMMENT = st.text(alphabet="ab [d9]", max_size=6).map(lambda inner: f"<!--{inner}-->")
 
 
 @settings(max_examples=500)
