@@ -50,16 +50,20 @@ def _markers_in(text: str) -> Iterator[re.Match[str]]:
 # A sentence ends at . ! or ? (optionally followed by closing quotes or brackets), then any
 # markers that follow the punctuation, then whitespace or the end of the text. A blank line ends
 # a sentence too, punctuation or not.
+#
+# A run of marks is read from its first mark only, and whole (possessive): tried again from each
+# mark inside it, a long run followed by a letter was read once per mark (quadratic). A match
+# always takes the whole run anyway, since what follows a shorter one is another mark.
 _END_RE = re.compile(
-    r"""[.!?]+["'\u2019\u201d)]*(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?=\s|$)|\n\s*\n""",
+    r"""(?<![.!?])[.!?]++["'\u2019\u201d)]*+(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?=\s|$)|\n\s*\n""",
 )
 # With ``cjk``, a sentence also ends at a Japanese full stop, exclamation or question mark
 # (U+3002, U+FF01, U+FF1F) and the markers right after it, whatever follows: Japanese puts no
 # space there. Followed by a closing bracket or quote, the mark ends a quotation inside the
 # sentence, not the sentence.
 _CJK_END_RE = re.compile(
-    r"""(?:[.!?]+["'\u2019\u201d)]*"""
-    r"""|(?P<cjk>[\u3002\uff01\uff1f]+(?![\u3002\uff01\uff1f\u300d\u300f\uff09"'\u2019\u201d)])))"""
+    r"""(?:(?<![.!?])[.!?]++["'\u2019\u201d)]*+"""
+    r"""|(?P<cjk>(?<![\u3002\uff01\uff1f])[\u3002\uff01\uff1f]++(?![\u3002\uff01\uff1f\u300d\u300f\uff09"'\u2019\u201d)])))"""
     r"""(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?(cjk)|(?=\s|$))|\n\s*\n""",
 )
 # Words after which a full stop usually does not end a sentence.
@@ -307,6 +311,9 @@ def _prose(text: str) -> str:
     link or image and autolinks become spaces (line breaks are kept), so that the brackets in
     them are not taken for citation markers: none of them shows a reader a citation.
     """
+    if _HIDDEN in text:
+        # CommonMark shows a NUL as U+FFFD, which ends an id: only a comment may join one.
+        text = text.replace(_HIDDEN, "\ufffd")
     if "```" in text or "~~~" in text:
         text = _blank(text, _fences(text))
     # After the fences: an opener inside a fenced block is code, already blanked.
