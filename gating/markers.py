@@ -32,7 +32,7 @@ MARKER_RE = re.compile(
 # An HTML comment shows nothing, so one inside a marker leaves the marker the reader sees:
 # `[d<!-- -->1]` shows [d1]. Comments are blanked with this character in the text markers are
 # read from, and where it occurs, markers are read with it allowed (and dropped) between any
-# two of their characters. Stored text never holds it (NUL is refused at the door).
+# two of their characters. A NUL of the text itself is read as CommonMark shows it, U+FFFD.
 _HIDDEN = "\x00"
 # Possessive: a run of them is never shared out between two parts of the pattern (which,
 # tried again at every split, made a long comment after an opening bracket quadratic).
@@ -46,6 +46,7 @@ _ESCAPED = re.compile(r"\\(.)")
 
 def _markers_in(text: str) -> Iterator[re.Match[str]]:
     return (_HIDDEN_MARKER_RE if _HIDDEN in text else MARKER_RE).finditer(text)
+
 
 # A sentence ends at . ! or ? (optionally followed by closing quotes or brackets), then any
 # markers that follow the punctuation, then whitespace or the end of the text. A blank line ends
