@@ -219,10 +219,11 @@ def _skip_space(text: str, pos: int) -> int:
 # set a limit; cmark's is this one). Deeper, it is no destination. Without a limit, a text of
 # "]((a)" repeated had each of its "](" read to the end of the text.
 _MAX_PAREN_DEPTH = 32
+# The link titles read so far in one text, by closing character (``_title_end``).
+_Titles = dict[str, tuple[int, int, int | None]]
 
 
-def _link_tail_end(text: str, pos: int,
-                   titles: dict[str, tuple[int, int, int | None]]) -> int | None:
+def _link_tail_end(text: str, pos: int, titles: _Titles) -> int | None:
     """Where the ``)`` closing a link's ``(destination "title")`` is, ``pos`` being just after
     the ``(``; ``None`` when what follows is not a destination (CommonMark's rules, simplified:
     no spaces in a bare destination, parentheses balanced, backslash escapes). ``titles``
@@ -267,8 +268,7 @@ def _link_tail_end(text: str, pos: int,
     return None
 
 
-def _title_end(text: str, pos: int, close: str,
-               titles: dict[str, tuple[int, int, int | None]]) -> int | None:
+def _title_end(text: str, pos: int, close: str, titles: _Titles) -> int | None:
     """Where a link title that starts at ``pos`` ends: its ``close`` not escaped by a
     backslash, or ``None`` when a blank line or the end of the text comes first.
 
@@ -324,7 +324,7 @@ def _prose(text: str) -> str:
     if "](" in text:
         spans: list[tuple[int, int]] = []
         done = 0
-        titles: dict[str, tuple[int, int, int | None]] = {}
+        titles: _Titles = {}
         for match in _LINK_OPEN.finditer(text):
             if match.end() <= done:
                 continue
