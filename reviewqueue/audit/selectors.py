@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 from reviewqueue.accounts.principals import may_read
 from reviewqueue.audit.hashing import GENESIS_HASH, HASHED_FIELDS, event_hash, hashed_fields_of
 from reviewqueue.audit.models import AuditAlert, AuditEvent, VerificationRun
+from reviewqueue.parsers import unique_keys
 from reviewqueue.snapshot import in_one_snapshot
 
 PAGE_SIZE = 50
@@ -671,7 +672,7 @@ def _revision_used(used: dict[str, Any]) -> dict[str, Any]:
 
 
 # What a revision body holds that only a reader of the revision may see.
-_READERS_ONLY = ("title", "passages", "facts")
+_READERS_ONLY = ("title", "note", "passages", "facts")
 
 
 def _not_shown(value: Any) -> str:
@@ -741,29 +742,39 @@ def _hide_answer_text(data: Any) -> Any:
             for key, value in data.items()}
 
 
+_HIDDEN_TEXT_NAMES = tuple(sorted({*_READERS_ONLY, *_ANSWER_TEXT, "document_id"}))
+
+
+def _may_name_hidden_text(body: str) -> bool:
+    """Whether a body that is no JSON object may still hold a field hidden from some readers:
+    a name of one anywhere, in any case and form (`passages=` of a form, a key of a cut JSON
+    body), or an escape that could spell one (`p\\u0061ssages`, `p%61ssages`)."""
+    lowered = body.lower()
+    return "\\" in body or "%" in body or any(name in lowered for name in _HIDDEN_TEXT_NAMES)
+
+
 def quarantined_body_shown(payload: Any, principals: frozenset[str]) -> str:
     """A refused body as an admin holding `principals` may read it.
 
     A revision's title, note, passage texts and fact values, when the admin may not read the
     revision (by the principals the body itself declares), and an answer's or a decision's
     text, when the body names or was sent for an answer citing a document the admin may not
-    read (or one the store has not received), are replaced by their length; a body too broken
-    to tell whose they are shows only its size. What is stored stays whole: nothing refused
-    is dropped."""
+    read (or one the store has not received), are replaced by their length. A body too broken
+    to tell whose they are shows only its size: one that is not a JSON object (a form, a
+    truncated body), or one giving a key twice (the API refuses it because it cannot tell
+    which value was meant, so neither can this: `allowed_principals` twice, say). What is
+    stored stays whole: nothing refused is dropped."""
     body: str = payload.body
     answer_documents = _answer_documents(payload)
-    # A quick way out for a body that cannot name those fields: no backslash (a JSON escape
-    # could spell "p\u0061ssages") and none of their names.
-    if not answer_documents and "\\" not in body and not any(
-            f'"{name}"' in body for name in (*_READERS_ONLY, "document_id")):
-        return body
     try:
-        data = json.loads(body)
-    except ValueError:
+        data = json.loads(body, object_pairs_hook=unique_keys)
+    except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
-        return _("[%(n)s characters not shown: this body is not a JSON object, and may hold "
-                 "text you may not read]") % {"n": len(body)}
+        if not answer_documents and not _may_name_hidden_text(body):
+            return body  # broken JSON of no document's text: shown for what it is
+        return _("[%(n)s characters not shown: this body is not one JSON object with each key "
+                 "once, and may hold text you may not read]") % {"n": len(body)}
     documents = answer_documents | _named_documents(data)
     if documents and not _may_read_all(documents, principals):
         return json.dumps(_hide_answer_text(data), ensure_ascii=False, indent=2)
@@ -773,10 +784,9 @@ def quarantined_body_shown(payload: Any, principals: frozenset[str]) -> str:
             and may_read(allowed, principals)):
         return body
     shown = dict(data)
-    if "title" in shown:
-        shown["title"] = _not_shown(shown["title"])
-    if isinstance(shown.get("note"), str):
-        shown["note"] = _not_shown(shown["note"])
+    for name in ("title", "note"):
+        if name in shown:
+            shown[name] = _not_shown(shown[name])
     if "passages" in shown:
         shown["passages"] = _hide_in_items(shown["passages"], "text")
     if "facts" in shown:
