@@ -149,6 +149,27 @@ def test_an_id_written_exactly_is_that_document_though_another_differs_only_in_c
         "lower", "upper"]
 
 
+def test_a_hidden_documents_id_does_not_take_the_filter_from_a_readable_title(
+    hold: Any, publish: Any, reviewer: Any, login: Any, make_user: Any, token_client: Any
+) -> None:
+    # An HR document whose id is what the reviewer types, the title of a document they read:
+    # were it matched as an exact id, the reviewer's rows would vanish, telling them it exists.
+    publish("pricing-eu", "r2", title="Eurotrial", facts=[fact("trial_days", 30)],
+            passages=[{"span": "p1", "text": "In the EU the free trial lasts 30 days."}],
+            updated_at="2026-10-02T09:00:00Z")
+    hold("eu", retrieved=[{"cite": "d1", "document_id": "pricing-eu", "revision": "r2",
+                           "span": "p1"}])
+    make_user("hugo", "owner", groups=("hr",))
+    publish("Eurotrial", owner="hugo", principals=["group:hr"], title="HR only",
+            facts=[fact("bonus", 1)])
+
+    page = login(reviewer).get("/", {"document": "Eurotrial"})
+    assert traces(page.context["page"]) == ["eu"]
+    api = token_client(reviewer, scopes=["review"]).get("/api/v1/queue",
+                                                        {"document": "Eurotrial"})
+    assert [row["trace_id"] for row in api.json()["results"]] == ["eu"]
+
+
 def test_a_document_filter_that_names_nothing_offers_the_documents_containing_it(
     hold: Any, publish: Any, reviewer: Any, login: Any, owner: Any
 ) -> None:

@@ -193,7 +193,8 @@ def readable_rows(rows: QuerySet[Any], principals: Iterable[str], answer: str) -
 
 
 def _filtered(qs: QuerySet[ReviewItem], filters: QueueFilters, user: Any,
-              now: datetime, *, with_reason: bool = True) -> QuerySet[ReviewItem]:
+              principals: Iterable[str], now: datetime, *, with_reason: bool = True
+              ) -> QuerySet[ReviewItem]:
     if with_reason and filters.reason:
         qs = qs.filter(primary_reason=filters.reason)
     if filters.release:
@@ -202,9 +203,12 @@ def _filtered(qs: QuerySet[ReviewItem], filters: QueueFilters, user: Any,
         # A document id or a title as the queue shows it, in any case: reviewers know
         # documents by title. An id written exactly is that document alone, though another
         # id differs from it only in case. One subquery, run once; visibility is checked as
-        # for any row.
-        exact = Document.objects.filter(key=filters.document)
-        named = Document.objects.filter(
+        # for any row. Only documents the reader may read are matched: a hidden one's id,
+        # written as a readable one's title, would otherwise take the filter from it and tell
+        # the reader that the hidden id exists.
+        readable = readable_documents(principals)
+        exact = readable.filter(key=filters.document)
+        named = readable.filter(
             Q(key=filters.document)
             | ~Exists(exact) & (Q(key__iexact=filters.document)
                                 | Q(current_revision__title__iexact=filters.document))
@@ -230,7 +234,8 @@ def queue_queryset(*, principals: Iterable[str], filters: QueueFilters, user: An
                    now: datetime | None = None) -> QuerySet[ReviewItem]:
     """The filtered, visible queue, in the filters' order."""
     now = now or timezone.now()
-    return _in_order(_filtered(visible_items(principals), filters, user, now),
+    principals = list(principals)
+    return _in_order(_filtered(visible_items(principals), filters, user, principals, now),
                      newest_first=filters.newest_first)
 
 
@@ -249,7 +254,8 @@ def page_queryset(*, principals: Iterable[str], filters: QueueFilters, user: Any
     earlier row.
     """
     now = now or timezone.now()
-    qs = _filtered(visible_items(principals), filters, user, now)
+    principals = list(principals)
+    qs = _filtered(visible_items(principals), filters, user, principals, now)
     qs = qs.select_related("answer", "leased_by", "owner_question")
     if cursor is None:
         return _in_order(qs, newest_first=filters.newest_first)
@@ -330,7 +336,9 @@ def reason_counts(*, principals: Iterable[str], filters: QueueFilters, user: Any
     (primary_reason, answer_id) index, so a backlog of millions costs what 1001 costs.
     """
     now = now or timezone.now()
-    base = _filtered(visible_items(list(principals)), filters, user, now, with_reason=False)
+    principals = list(principals)
+    base = _filtered(visible_items(principals), filters, user, principals, now,
+                     with_reason=False)
     parts: list[str] = []
     params: list[Any] = []
     for reason in REASONS:
