@@ -768,14 +768,20 @@ def quarantined_body_shown(payload: Any, principals: frozenset[str]) -> str:
     answer_documents = _answer_documents(payload)
     try:
         data = json.loads(body, object_pairs_hook=unique_keys)
-    except (ValueError, RecursionError):
-        data = None
-    if not isinstance(data, dict):
-        if not answer_documents and not _may_name_hidden_text(body):
-            return body  # broken JSON of no document's text: shown for what it is
-        return _("[%(n)s characters not shown: this body is not one JSON object with each key "
-                 "once, and may hold text you may not read]") % {"n": len(body)}
-    documents = answer_documents | _named_documents(data)
+        if isinstance(data, dict):
+            return _redacted(body, data, answer_documents | _named_documents(data),
+                             principals)
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python reads
+        pass
+    if not answer_documents and not _may_name_hidden_text(body):
+        return body  # broken JSON of no document's text: shown for what it is
+    return _("[%(n)s characters not shown: this body could not be read as one JSON object "
+             "with each key once, and may hold text you may not read]") % {"n": len(body)}
+
+
+def _redacted(body: str, data: dict[str, Any], documents: set[str],
+              principals: frozenset[str]) -> str:
+    """`body`, read as `data`, naming `documents`, as `quarantined_body_shown` shows it."""
     if documents and not _may_read_all(documents, principals):
         return json.dumps(_hide_answer_text(data), ensure_ascii=False, indent=2)
     allowed = data.get("allowed_principals")

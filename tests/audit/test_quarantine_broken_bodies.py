@@ -100,9 +100,10 @@ def test_broken_json_naming_no_hidden_field_is_shown_as_it_came(
 
 
 @pytest.mark.django_db
-def test_a_body_nested_too_deeply_shows_its_size(service_api: Any,
+@pytest.mark.parametrize("depth", [900, 100_000])
+def test_a_body_nested_too_deeply_shows_its_size(depth: int, service_api: Any,
                                                  admin_client: Client) -> None:
-    body = '{"note": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    body = '{"claims": ' + "[" * depth + "]" * depth + ', "document_id": "hr-pay"}'
     response = service_api.post("/api/v1/answers", body, content_type="application/json")
     assert response.status_code == 400, response.content
 
