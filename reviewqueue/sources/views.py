@@ -646,10 +646,10 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
         # what they say (a withdrawn document has no current revision to refuse on; on one
         # that has, a form of an older revision gets the page of the current one).
         return _refuse_unreadable(request, document, based)
-    formset = _fact_formset(based, request.POST)
-    # Compared only with a revision the person may read: against another, which passages
-    # come back as typed would tell whether a guess is what it says.
+    # Compared only with a revision the person may read: against another, which values,
+    # dates and passages come back as typed would tell whether a guess is what it says.
     readable = based is None or selectors.may_read_revision(request.user, document, based)
+    formset = _fact_formset(based if readable else None, request.POST)
     passages = _posted_passages(request.POST, based if readable else None)
     passage_errors = {span: error for span, text in passages.items()
                       if (error := passage_error(text))}
