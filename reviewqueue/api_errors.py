@@ -142,6 +142,8 @@ def quarantine_from_request(request: Any, response: Response) -> None:
         # refused for its size only in part (what it held was never read).
         max_bytes=(settings.QUARANTINE_OVERSIZED_BYTES if response.status_code == 413
                    else settings.API_MAX_BODY_BYTES),
+        # Read as the API read it: in the charset the request names, else UTF-8.
+        charset=getattr(request, "encoding", None) or "utf-8",
     )
 
 

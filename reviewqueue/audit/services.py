@@ -210,13 +210,20 @@ def quarantine_payload(
     body: bytes,
     trace_id: str = "",
     max_bytes: int = 64 * 1024,
+    charset: str = "utf-8",
 ) -> QuarantinedPayload:
-    """Keep a refused body. Oversized bodies are kept truncated, with their real size."""
+    """Keep a refused body, read in the `charset` it was sent in. Oversized bodies are kept
+    truncated, with their real size."""
     # A hostile body (field names included, which the errors repeat) must still be kept, not
     # turn into a 500.
     errors, endpoint, trace_id = storable(errors), storable(endpoint), storable(trace_id)
     truncated = len(body) > max_bytes
-    text = storable(body[:max_bytes].decode("utf-8", errors="replace"))
+    # A byte the charset cannot read is kept as its \xNN escape, not replaced: nothing is lost.
+    try:
+        text = body[:max_bytes].decode(charset, errors="backslashreplace")
+    except LookupError:  # no such charset, or none for text ("rot13")
+        text = body[:max_bytes].decode("utf-8", errors="backslashreplace")
+    text = storable(text)
     with transaction.atomic():
         return QuarantinedPayload.objects.create(
             endpoint=endpoint[:200],

@@ -268,6 +268,24 @@ def test_a_body_that_is_not_json_is_a_clear_415_and_kept(
     assert QuarantinedPayload.objects.get().body == "trace_id=t-1"
 
 
+@pytest.mark.django_db
+def test_a_body_is_kept_as_it_was_sent_in_its_charset(service_api: Any) -> None:
+    # Read in the charset it names, as the API read it; a byte no charset can read is kept
+    # as its escape, not replaced.
+    latin = json.dumps({**answer_body("t-café-1"), "asked_by": "nobody"}, ensure_ascii=False)
+    response = service_api.post("/api/v1/answers", data=latin.encode("latin-1"),
+                                content_type="application/json; charset=iso-8859-1")
+    assert response.status_code == 400, response.content
+    assert "asked_by" in fields(response)
+    assert QuarantinedPayload.objects.get().body == latin
+
+    broken = b'{"trace_id": "t-\xff", "question": 1}'
+    assert service_api.post("/api/v1/answers", data=broken,
+                            content_type="application/json").status_code == 400
+    assert QuarantinedPayload.objects.latest("pk").body == '{"trace_id": "t-\\xff", ' \
+        '"question": 1}'
+
+
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
     return SchemaGenerator().get_schema(request=None, public=True)  # type: ignore[no-any-return]
