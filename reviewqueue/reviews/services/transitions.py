@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 import gating
@@ -31,7 +32,8 @@ def status_after(current: str | None, decision: str) -> str:
     - An approved answer stays approved while the gate still says candidate; any other verdict
       sends it back to the queue, where the earlier approval is shown (answer_apply_verdict
       keeps it approved when the verdict is the very one the reviewer approved).
-    - Otherwise the verdict decides: candidate, held (review) or abstained.
+    - Otherwise the verdict decides: candidate, held (review) or abstained. An answer that
+      was approved once is never abstained: answer_apply_verdict holds it, approval shown.
     """
     if current == Answer.Status.REJECTED:
         return Answer.Status.REJECTED
@@ -178,6 +180,19 @@ def says_the_same(verdict_id: int, verdict: Verdict) -> bool:
     return plain(said) == plain([getattr(verdict, name) for name in _SAID])
 
 
+def _last_approval(answer: Answer) -> Decision | None:
+    """The answer's last decision that approved it: an approve, or an edit whose own verdict
+    let it through (`status_after_decision`). An edit the gate still held approved nothing."""
+    return (
+        Decision.objects.filter(answer=answer)
+        .filter(Q(action=Decision.Action.APPROVE)
+                | Q(action=Decision.Action.EDIT,
+                    new_version__verdicts__trigger=Verdict.Trigger.EDIT,
+                    new_version__verdicts__decision=Verdict.Decision.CANDIDATE))
+        .order_by("-id").first()
+    )
+
+
 def answer_apply_verdict(
     *, answer: Answer, verdict: Verdict, actor: Actor, cause: str
 ) -> str:
@@ -186,26 +201,23 @@ def answer_apply_verdict(
     assert transaction.get_connection().in_atomic_block
     old_status = answer.status or None
     new_status = status_after(old_status, verdict.decision)
-    # The approval a held answer shows: the last approve or edit, when it comes back to the
-    # queue from APPROVED, or from CANDIDATE (an approved answer the gate let through by itself
-    # for a while: the approval is its history, and its verdict may come back).
+    # The approval a held answer shows: its last approval, when it comes back to the queue
+    # from APPROVED, or from CANDIDATE (an approved answer the gate let through by itself for
+    # a while: the approval is its history, and its verdict may come back).
     earlier_approval: Decision | None = None
     item: ReviewItem | None = None
     if old_status in (Answer.Status.APPROVED, Answer.Status.CANDIDATE) \
-            and new_status == Answer.Status.HELD:
-        earlier_approval = (
-            Decision.objects.filter(answer=answer, action__in=["approve", "edit"])
-            .order_by("-id").first()
-        )
+            and new_status in (Answer.Status.HELD, Answer.Status.ABSTAINED):
+        earlier_approval = _last_approval(answer)
     elif old_status == Answer.Status.HELD:
         # Locked: a hand-off to the owner committing meanwhile is seen, not overwritten.
         item = (ReviewItem.objects.select_for_update(of=("self",))
                 .select_related("earlier_approval").filter(answer=answer).first())
         earlier_approval = item.earlier_approval if item is not None else None
-        if new_status == Answer.Status.ABSTAINED and earlier_approval is not None:
-            # Back from an approval, it stays with a person, as an approved answer whose
-            # gate abstains does: however many changes came between, the approval is shown.
-            new_status = Answer.Status.HELD
+    if new_status == Answer.Status.ABSTAINED and earlier_approval is not None:
+        # Back from an approval, it stays with a person, as an approved answer whose gate
+        # abstains does: however many changes came between, the approval is shown.
+        new_status = Answer.Status.HELD
     if (new_status == Answer.Status.HELD and earlier_approval is not None
             and earlier_approval.action == "approve"
             and says_the_same(earlier_approval.verdict_id, verdict)):
