@@ -509,15 +509,21 @@ def _claim_facts(facts: Iterable[FactView], key: str, subject: str | None) -> li
 # --- The page -----------------------------------------------------------------------------------
 
 
-def _earlier_approval(answer: Answer, item: Any, decisions: list[Decision]) -> Decision | None:
+def _earlier_approval(answer: Answer, item: Any, decisions: list[Decision],
+                      verdicts: list[Verdict]) -> Decision | None:
     """The approval a change of sources sent back to the queue: on the queue entry while the
     answer waits there; once the gate passes it again by itself (a candidate, no longer
-    queued), its latest approval, shown as history rather than as the answer's status."""
+    queued), its latest approval, shown as history rather than as the answer's status: an
+    approve, or an edit its own verdict let through (as `transitions` counts them)."""
     if item is not None:
         return item.earlier_approval
     if answer.status != Answer.Status.CANDIDATE:
         return None
-    return next((d for d in decisions if d.action == Decision.Action.APPROVE), None)
+    approving_edits = {v.version_id for v in verdicts if v.trigger == Verdict.Trigger.EDIT
+                       and v.decision == Verdict.Decision.CANDIDATE}
+    return next((d for d in decisions if d.action == Decision.Action.APPROVE
+                 or (d.action == Decision.Action.EDIT and d.new_version_id in approving_edits)),
+                None)
 
 def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
     """The item page of `trace_id`, or None when it does not exist or the user may not read
@@ -681,7 +687,7 @@ def item_page(*, trace_id: str, user: Any) -> ItemPage | None:
         verdicts=[VerdictView(v, v.pk == verdict.pk, _revisions_shown(v.revisions_used, titles))
                   for v in verdicts],
         decisions=[DecisionView(d) for d in decisions],
-        earlier_approval=_earlier_approval(answer, item, decisions),
+        earlier_approval=_earlier_approval(answer, item, decisions, verdicts),
         owner_questions=questions,
         wait_ends=_wait_ends(answer, item, questions, decisions),
         cites=[r.cite for r in retrieved],
