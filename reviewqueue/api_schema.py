@@ -5,7 +5,8 @@ the view, a request can also be refused before it runs: no valid token or sessio
 role or token scope that may not call it (403), too many requests (429), an answer, job or
 document one may not read or that does not exist (404, for paths naming one), an address or
 query parameter that is not UTF-8 or holds a NUL (400), and a body that is invalid, too large
-or not JSON (400, 413, 415, for operations that read one). Those share the API's error body.
+or not JSON (400, 413, 415; a POST or DELETE that reads none refuses one with the same
+codes). Those share the API's error body.
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ WITH_BODY = {
     "413": "The body is larger than the API takes",
     "415": "The body's Content-Type is not one the operation reads (application/json)",
 }
-# A POST or DELETE that reads no body refuses one rather than ignore what it says.
+# A POST or DELETE that reads no body refuses one rather than ignore what it says (its size
+# is checked first, as any body's is).
 WITHOUT_BODY = {"400": "A body other than {} was sent (`body` in errors): this operation "
                        "takes none",
+                "413": WITH_BODY["413"],
                 "415": "A body was sent with a Content-Type other than application/json"}
 
 

@@ -470,6 +470,21 @@ def test_a_form_body_where_none_is_read_is_a_415_the_schema_documents(
         assert "415" in schema["paths"][path][method]["responses"], path
 
 
+def test_a_body_too_large_where_none_is_read_is_a_413_the_schema_documents(
+    hold: Any, reviewer: Any, token_client: Any, schema: dict[str, Any], settings: Any,  # noqa: F811
+) -> None:
+    trace = hold()
+    settings.API_MAX_BODY_BYTES = 100
+    response = token_client(reviewer).post(f"/api/v1/answers/{trace}/claim",
+                                           json.dumps({"x": "a" * 200}),
+                                           content_type="application/json")
+    assert response.status_code == 413
+    for path, method in [("/api/v1/answers/{trace_id}/claim", "post"),
+                         ("/api/v1/documents/{document_id}", "delete"),
+                         ("/api/v1/documents/{document_id}/restore", "post")]:
+        assert "413" in schema["paths"][path][method]["responses"], path
+
+
 def test_the_schema_gives_the_queue_page_size_bounds(schema: dict[str, Any], reviewer: Any,
                                                      token_client: Any) -> None:
     limit = next(p for p in schema["paths"]["/api/v1/queue"]["get"]["parameters"]
