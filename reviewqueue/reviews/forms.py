@@ -4,7 +4,6 @@ and the claims table's inputs, written directly."""
 from __future__ import annotations
 
 import html
-import json
 import math
 import re
 from typing import Any
@@ -18,6 +17,7 @@ import gating
 from reviewqueue.api_base import FLOAT_LIMIT
 from reviewqueue.reviews.labels import REJECT_REASONS
 from reviewqueue.reviews.services.decisions import MAX_COMMENT_CHARS, DecisionInput
+from reviewqueue.sources.forms import read_json
 from reviewqueue.storable import CONTROL, lookalike_problem
 from reviewqueue.textlimit import LimitedText
 from reviewqueue.textmatch import answer_is_blank
@@ -234,7 +234,7 @@ def _looks_typed(text: str) -> bool:
     """Whether a text value reads as a number or boolean the gate takes (29, 2.5, true): not
     NaN, an infinity or a whole number past 64 bits, which only text can hold."""
     try:
-        value = json.loads(text)
+        value = read_json(text)
     except ValueError:
         return False
     if isinstance(value, bool):

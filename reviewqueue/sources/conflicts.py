@@ -338,6 +338,17 @@ class Notice:
 
 
 def _notify_owners(notices: list[Notice]) -> None:
+    """Best effort, as sending is (see reviewqueue.mailing): this runs once the change has
+    committed, and the owners' pages list the conflicts, mailed or not. A mail that cannot
+    be written is logged with its traceback, not a failure of the request."""
+    try:
+        _mail_owners(notices)
+    except Exception:
+        log.exception("conflict notification failed",
+                      extra={"conflicts": sorted({n.conflict_id for n in notices})})
+
+
+def _mail_owners(notices: list[Notice]) -> None:
     """Mail each owner of each conflict's documents, one mail per conflict: a side from a
     document the owner may not read is only said to exist, as on the owner's pages. The
     conflicts, their documents and each owner's sides are read once for all of them: a

@@ -66,16 +66,26 @@ DISMISS_REASONS = [(code, DISMISS_LABELS[code]) for code in DISMISSAL_CODES]
 DISMISS_REASONS_SHOWN = {**dict(DISMISS_REASONS), "other": _("Other")}
 
 
+def read_json(text: str) -> Any:
+    """What `text` stands for as JSON, or ValueError where it is not JSON. Brackets nested
+    deeper than Python's decoder goes (a text value of 1,500 `[`, which the API takes) are
+    not JSON here either: the decoder raises RecursionError for them, not ValueError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def _plain_reading(text: str) -> Any:
     """What `text`, typed without quotes, stands for: JSON (`14`, `true`, `"x"`), digits
     typed full width by an input method (U+FF10 to U+FF19) as the number they show, else the
     text itself."""
     try:
-        return json.loads(text)
+        return read_json(text)
     except ValueError:
         pass
     try:
-        number = json.loads(unicodedata.normalize("NFKC", text))
+        number = read_json(unicodedata.normalize("NFKC", text))
     except ValueError:
         return text
     return number if isinstance(number, (int, float)) and not isinstance(number, bool) else text
@@ -129,7 +139,7 @@ class FactValueField(LimitedText):
         forms.CharField.validate(self, value)  # required: `""` is typed, not empty
         text = value.strip()
         try:
-            typed = json.loads(text)
+            typed = read_json(text)
         except ValueError:
             typed = text
         self.validate_length(typed if isinstance(typed, str) else text)
@@ -151,7 +161,7 @@ class FactEditForm(forms.Form):
         before = self.initial.get("value")
         if isinstance(value, str) and before is not None and not raw.strip().startswith('"'):
             try:
-                was = json.loads(before)
+                was = read_json(before)
             except ValueError:
                 was = before  # plain text
             if isinstance(was, bool):
@@ -166,7 +176,7 @@ class FactEditForm(forms.Form):
             # 30.0 over 30: the gate tells them apart (a claim of 30 no longer matches), so a
             # whole number stays one unless the owner writes it as one.
             try:
-                was = json.loads(before)
+                was = read_json(before)
             except ValueError:
                 was = None
             if isinstance(was, int) and not isinstance(was, bool):

@@ -1,5 +1,6 @@
 """Events removed from the end of the log are found whatever came before: a chain already
-broken somewhere, or an older anchor given by hand. An export line cannot say two things."""
+broken somewhere, or an older anchor given by hand. An export line cannot say two things, nor
+be nested deeper than Python reads."""
 
 from __future__ import annotations
 
@@ -92,6 +93,15 @@ def test_a_line_giving_a_key_twice_is_refused(
     export = tmp_path / "audit.jsonl"
     export.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     with pytest.raises(CommandError, match=r"audit.jsonl:3: the key 'after' is given twice"):
+        call_command("verify_audit", "--jsonl", str(export), stdout=io.StringIO())
+
+
+def test_a_line_nested_too_deeply_to_read_is_refused(tmp_path: Path) -> None:
+    """Python's decoder gives up on brackets nested this deep with a RecursionError: the
+    line is not JSON it can read, said as for any other."""
+    export = tmp_path / "audit.jsonl"
+    export.write_text("[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(CommandError, match=r"audit.jsonl:1: not JSON \(nested too deeply\)"):
         call_command("verify_audit", "--jsonl", str(export), stdout=io.StringIO())
 
 

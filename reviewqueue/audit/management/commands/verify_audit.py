@@ -50,6 +50,8 @@ def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
                 row = json.loads(line, object_pairs_hook=_one_value_per_key)
             except json.JSONDecodeError as exc:
                 raise CommandError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            except RecursionError:  # brackets nested deeper than Python's decoder goes
+                raise CommandError(f"{path}:{number}: not JSON (nested too deeply)") from None
             except _DuplicateKey as exc:
                 raise CommandError(f"{path}:{number}: the key {exc.args[0]!r} is given twice "
                                    "in one object, so the line does not say one thing: not "
