@@ -126,3 +126,10 @@ def test_a_rewritten_chain_stays_named_the_night_after(
     assert _problems(run) == [(4, "rewritten")]
     assert run.tip_hash == ""
     assert AuditAlert.objects.count() == 1
+
+
+def test_a_line_with_a_number_longer_than_python_reads_is_refused(tmp_path: Path) -> None:
+    export = tmp_path / "audit.jsonl"
+    export.write_text('{"seq": ' + "9" * 5000 + "}\n", encoding="utf-8")
+    with pytest.raises(CommandError, match=r"audit.jsonl:1: not JSON \(Exceeds the limit"):
+        call_command("verify_audit", "--jsonl", str(export), stdout=io.StringIO())

@@ -56,6 +56,8 @@ def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
                 raise CommandError(f"{path}:{number}: the key {exc.args[0]!r} is given twice "
                                    "in one object, so the line does not say one thing: not "
                                    "an export of the audit log") from None
+            except ValueError as exc:  # a number longer than Python reads (4,300 digits)
+                raise CommandError(f"{path}:{number}: not JSON ({exc})") from None
             missing = ([name for name in _EVENT_FIELDS if name not in row]
                        if isinstance(row, dict) else list(_EVENT_FIELDS))
             if missing:
