@@ -519,6 +519,11 @@ def _render_item(request: HttpRequest, page: ItemPage, *, status: int = 200,
     return render(request, "reviews/item.html", context, status=status)
 
 
+def _posted_id(shown: str) -> int | None:
+    """The id a form's hidden field carries, None when it names none."""
+    return int(shown) if shown.isascii() and shown.isdigit() and len(shown) < 19 else None
+
+
 @require_POST
 @reviewer_required
 def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
@@ -535,9 +540,8 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     # asks again about the claims that do not hold now, whatever the page showed, unless it
     # was made on an older verdict that told otherwise: that is refused as stale, with what
     # changed. (One that told the same is decided on: it asks too.)
-    posted = request.POST.get("approve-verdict", "")
-    asks = (posted.isascii() and posted.isdigit() and len(posted) < 19
-            and page.asks_despite(int(posted)))
+    posted = _posted_id(request.POST.get("approve-verdict", ""))
+    asks = posted is not None and page.asks_despite(posted)
     form = (ApproveForm(request.POST, contradicted=page.contradicted if asks else None,
                         unchecked=page.unchecked)
             if action == "approve" else form_class(request.POST))
@@ -726,6 +730,7 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
     from reviewqueue.reviews.services.handoff import (
         AlreadyAsked,
         NoOwnerToAsk,
+        VerdictChanged,
         review_item_send_to_owner,
     )
 
@@ -733,19 +738,24 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
     note = str(request.POST.get("note", ""))
     seen: Any = ...
     if "asked" in request.POST:
-        shown = request.POST["asked"]
-        seen = int(shown) if shown.isascii() and shown.isdigit() and len(shown) < 19 else None
+        seen = _posted_id(request.POST["asked"])
     try:
         review_item_send_to_owner(trace_id=trace_id, user=request.user, note=note,
-                                  actor=_actor(request), seen_question=seen)
+                                  actor=_actor(request), seen_question=seen,
+                                  seen_verdict=_posted_id(request.POST.get("verdict", "")))
     except NotFound as exc:
         raise Http404("No such answer") from exc
-    except AlreadyAsked as exc:
-        asked = exc.question
-        text = _("Not sent: %(who)s asked the owners on %(when)s and no one has replied yet; "
-                 "the question is below. What you wrote is kept here to copy.") % {
-            "who": asked.asked_by.get_username() if asked.asked_by else _("A reviewer"),
-            "when": _when(asked.asked_at)}
+    except (AlreadyAsked, VerdictChanged) as exc:
+        if isinstance(exc, VerdictChanged):
+            text = _("Not sent: the sources changed while you were reviewing, and the verdict "
+                     "with them; read it below before asking the owners. What you wrote is "
+                     "kept here to copy.")
+        else:
+            asked = exc.question
+            text = _("Not sent: %(who)s asked the owners on %(when)s and no one has replied "
+                     "yet; the question is below. What you wrote is kept here to copy.") % {
+                "who": asked.asked_by.get_username() if asked.asked_by else _("A reviewer"),
+                "when": _when(asked.asked_at)}
         messages.warning(request, text)
         fresh = item_page(trace_id=trace_id, user=request.user)
         if fresh is None:

@@ -256,3 +256,40 @@ def test_a_long_question_is_mailed_cut_with_a_sign_that_it_goes_on(
     # The mail quotes the question's start; the owner's page has it whole.
     shown = body.split("Question: ", 1)[1].split("\n", 1)[0]
     assert shown == question[:300] + "…"
+
+
+def test_a_hand_off_from_a_page_whose_verdict_changed_is_not_sent_and_the_note_is_kept(
+    hold: Any, login: Any, reviewer: Any, owner_with_mail: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from reviewqueue.reviews.models import Answer
+    from tests.reviews.conftest import owner_corrects
+
+    trace = hold()  # held on 14 days against 30
+    client = login(reviewer)
+    page = client.get(f"/answers/{trace}/").content.decode()
+    seen = Answer.objects.get(trace_id=trace).current_verdict_id
+    assert f'name="verdict" value="{seen}"' in page
+    # Meanwhile the owner makes the EU trial 45 days: the question the page invites is moot.
+    with django_capture_on_commit_callbacks(execute=True):
+        owner_corrects("pricing-eu", owner_with_mail, 45,
+                       "In the EU the free trial lasts 45 days.", "new EU offer")
+    sent = len(mail.outbox)
+    assert Answer.objects.get(trace_id=trace).current_verdict_id != seen
+
+    response = client.post(f"/answers/{trace}/send-to-owner",
+                           {"note": "Is it 14 or 30 days?", "asked": "", "verdict": seen})
+
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "Not sent: the sources changed while you were reviewing" in html
+    assert "Is it 14 or 30 days?" in html  # kept to copy
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert not item.waiting_for_owner and item.owner_question is None
+    assert len(mail.outbox) == sent
+    # Sent again from the page as it now is, it goes.
+    current = Answer.objects.get(trace_id=trace).current_verdict_id
+    again = client.post(f"/answers/{trace}/send-to-owner",
+                        {"note": "Is it 14 or 45 days?", "asked": "", "verdict": current})
+    assert again.status_code == 302
+    assert ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner

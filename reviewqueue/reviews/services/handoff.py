@@ -37,6 +37,7 @@ from reviewqueue.reviews.selectors.answers import (
     user_may_read_answer,
 )
 from reviewqueue.reviews.services.leases import LeasedByOther, NotHeld
+from reviewqueue.reviews.services.transitions import says_the_same
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,17 @@ class AlreadyAsked(Conflict):
     def __init__(self, question: OwnerQuestion) -> None:
         super().__init__("the owners are already asked about this answer")
         self.question = question
+
+
+class VerdictChanged(Conflict):
+    """The answer's verdict changed since the sending page showed it (`seen_verdict`), to one
+    that tells something else: what the reviewer would ask the owners may no longer hold."""
+
+    code = "stale_verdict"
+
+    def __init__(self) -> None:
+        super().__init__("the sources changed while you were reviewing; read the current "
+                         "verdict before asking the owners")
 
 
 class NotWaiting(Conflict):
@@ -127,13 +139,19 @@ def _locked_item(trace_id: str) -> tuple[Answer, ReviewItem | None]:
 
 @transaction.atomic
 def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Actor,
-                              seen_question: int | object | None = ...) -> ReviewItem:
+                              seen_question: int | object | None = ...,
+                              seen_verdict: int | None = None) -> ReviewItem:
     """`seen_question`: the latest question the sending page showed (None: none), when the
-    page says it; a question asked since, still waiting, refuses the hand-off."""
+    page says it; a question asked since, still waiting, refuses the hand-off. `seen_verdict`:
+    the verdict the page showed, when it says it; one made current since that tells something
+    else refuses it too, as it would a decision."""
     note = _written("note", note, "say what the owner should look at")
     answer, item = _locked_item(trace_id)
     if item is None:
         raise NotHeld(answer)
+    if seen_verdict is not None and answer.current_verdict_id is not None \
+            and not says_the_same(seen_verdict, answer.current_verdict):
+        raise VerdictChanged()
     if (seen_question is not ... and item.waiting_for_owner
             and item.owner_question is not None and item.owner_question_id != seen_question):
         raise AlreadyAsked(item.owner_question)
