@@ -3,8 +3,8 @@
 Who may do and read what (roles, groups, tokens, whether an account is active) changes only
 through reviewqueue.accounts.services, which writes each change to the audit log: roles and
 groups with `manage.py adduser`, tokens with `issue_token`, `revoke_token` and `rotate_token`.
-The admin actions below (revoke or rotate tokens, deactivate users, change a password) call
-those same services with the signed-in admin as the actor.
+The admin actions below (revoke tokens or rotate one's own, deactivate users, change a
+password) call those same services with the signed-in admin as the actor.
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ class ApiTokenAdmin(ReadOnlyAdmin):
     fields = ("prefix", "user", "name", "scopes", "created_at", "last_used_at", "revoked_at")
     actions = ["revoke_selected", "rotate_selected"]
     list_help = _("Tokens are issued with `manage.py issue_token NAME` (the only time a token is "
-                 "shown), revoked here or with `manage.py revoke_token`, and rotated here or "
-                 "with `manage.py rotate_token`.")
+                 "shown), revoked here or with `manage.py revoke_token`, and rotated with "
+                 "`manage.py rotate_token` (here, your own only).")
 
     @admin.display(description=_("scopes"))
     def scope_list(self, token: ApiToken) -> str:
@@ -120,12 +120,21 @@ class ApiTokenAdmin(ReadOnlyAdmin):
                   permissions=["revoke"], location=LIST_AND_FORM)
     def rotate_selected(self, request: HttpRequest,
                         queryset: QuerySet[ApiToken]) -> HttpResponse | None:
-        """For a token that leaked: its holder gets a successor with the same name and scopes,
-        shown on the page this returns and nowhere else."""
+        """For a token of yours that leaked: you get a successor with the same name and scopes,
+        shown on the page this returns and nowhere else. Another's is refused: its successor
+        would be shown to you, and with it whatever its holder may read and do (a service
+        reads every answer), which being an admin is no reason to."""
         ids = list(queryset.values_list("pk", flat=True)[:2])
         if len(ids) != 1:
             self.message_user(request, gettext("Rotate one token at a time: its successor is "
                                                "shown once, on its own page."), messages.ERROR)
+            return None
+        if queryset.exclude(user=request.user).exists():
+            self.message_user(request, gettext(
+                "Only your own tokens are rotated here: another's successor would be shown to "
+                "you, and with it what its holder may read and do. Revoke it here, and have "
+                "its successor issued to its holder with manage.py rotate_token."),
+                messages.ERROR)
             return None
         try:
             raw = token_replace(token_id=ids[0], actor=Actor.of_user(request.user))

@@ -46,6 +46,16 @@ def test_a_refused_rotation_is_said_in_japanese(japanese_admin: Client, service:
     assert "Rotate one token at a time" not in page  # ...and so is the refusal
 
 
+def test_a_rotation_of_anothers_token_is_refused_in_japanese(japanese_admin: Client,
+                                                            service: Any) -> None:
+    token = _issue(service, "publisher")
+    page = japanese_admin.post(TOKENS, {"action": "rotate_selected",
+                                        "_selected_action": [token.pk]},
+                               follow=True).content.decode()
+    assert "差し替えられるのは自分のトークンだけです" in page
+    assert "Only your own tokens" not in page
+
+
 def test_the_dead_letters_retry_action_is_named_in_japanese(japanese_admin: Client) -> None:
     page = japanese_admin.get("/admin/jobs/deadletter/").content.decode()
     assert "操作" in page
@@ -159,11 +169,11 @@ def test_a_job_page_explains_its_counts_in_japanese(japanese_admin: Client) -> N
     assert "Answers that could not be" not in page and "Answers re-evaluated" not in page
 
 
-def test_the_rotated_token_page_is_in_japanese(japanese_admin: Client, service: Any) -> None:
-    old = _issue(service, "publisher")
+def test_the_rotated_token_page_is_in_japanese(japanese_admin: Client, admin_user: Any) -> None:
+    old = _issue(admin_user, "publisher")
     page = japanese_admin.post(TOKENS, {"action": "rotate_selected",
                                         "_selected_action": [old.pk]}).content.decode()
-    assert f"<strong>rag-service</strong> のトークン <code>{old.prefix}…</code>" in page
+    assert f"<strong>ada</strong> のトークン <code>{old.prefix}…</code>" in page
     assert "publisher" in page and "を失効させました" in page
     assert "表示されるのはこのページだけです" in page and "トークンの一覧に戻る" in page
     for english in ("is revoked", "shown only on this page", "Back to the tokens",

@@ -1,5 +1,7 @@
-"""An admin rotates a leaked token from the admin: the ticked token is revoked and its successor,
-with the same holder, name and scopes, is shown once on the page that answers the action."""
+"""An admin rotates a leaked token of their own from the admin: the ticked token is revoked and
+its successor, with the same holder, name and scopes, is shown once on the page that answers the
+action. Another's token is only revoked there: its successor would be shown to the admin, and
+with it what its holder may read and do."""
 
 from __future__ import annotations
 
@@ -41,9 +43,9 @@ def _messages(response: Any) -> list[str]:
 
 
 def test_the_successor_is_shown_once_and_works_and_the_old_token_stops(
-    admin_client: Client, service: Any
+    admin_client: Client, admin_user: Any
 ) -> None:
-    old = _issue(service, "publisher", ["publish", "read"])
+    old = _issue(admin_user, "dashboard", ["read"])
     response = _rotate(admin_client, old)
     assert response.status_code == 200
     assert "no-store" in response["Cache-Control"]
@@ -51,7 +53,7 @@ def test_the_successor_is_shown_once_and_works_and_the_old_token_stops(
     raw = _shown_token(page)
     assert "shown only on this page" in page
     new = ApiToken.objects.get(digest=ApiToken.digest_of(raw))
-    assert (new.user_id, new.name, new.scopes) == (service.pk, "publisher", ["publish", "read"])
+    assert (new.user_id, new.name, new.scopes) == (admin_user.pk, "dashboard", ["read"])
     assert new.prefix in page and old.prefix in page
     old.refresh_from_db()
     assert old.revoked_at is not None and new.revoked_at is None
@@ -73,21 +75,21 @@ def test_the_successor_is_shown_once_and_works_and_the_old_token_stops(
 
 
 def test_it_rotates_the_ticked_token_not_one_sharing_its_prefix(
-    admin_client: Client, service: Any
+    admin_client: Client, admin_user: Any
 ) -> None:
-    ticked = _issue(service, "publisher", ["publish", "read"])
-    other = _issue(service, "dashboard", ["read"])
+    ticked = _issue(admin_user, "dashboard", ["read"])
+    other = _issue(admin_user, "scripts", ["read"])
     ApiToken.objects.filter(pk=other.pk).update(prefix=ticked.prefix)
     raw = _shown_token(_rotate(admin_client, ticked).content.decode())
-    assert ApiToken.objects.get(digest=ApiToken.digest_of(raw)).name == "publisher"
+    assert ApiToken.objects.get(digest=ApiToken.digest_of(raw)).name == "dashboard"
     assert ApiToken.objects.get(pk=other.pk).revoked_at is None
 
 
 def test_two_ticked_tokens_are_refused_and_nothing_changes(
-    admin_client: Client, service: Any
+    admin_client: Client, admin_user: Any
 ) -> None:
-    first = _issue(service, "publisher", ["publish"])
-    second = _issue(service, "dashboard", ["read"])
+    first = _issue(admin_user, "dashboard", ["read"])
+    second = _issue(admin_user, "scripts", ["read"])
     response = _rotate(admin_client, first, second)
     assert response.status_code == 302
     assert _messages(response) == [
@@ -96,23 +98,35 @@ def test_two_ticked_tokens_are_refused_and_nothing_changes(
     assert not AuditEvent.objects.filter(action="token.revoked").exists()
 
 
-@pytest.mark.parametrize("why", ["revoked", "deactivated"])
-def test_a_token_that_no_longer_works_is_not_rotated(
-    admin_client: Client, service: Any, why: str
-) -> None:
-    token = _issue(service, "publisher", ["publish"])
-    if why == "revoked":
-        ApiToken.objects.filter(pk=token.pk).update(revoked_at=token.created_at)
-        expected = "token: it has been revoked; issue a new one with manage.py issue_token"
-    else:
-        # Deactivating through the service revokes the tokens too; an account switched off
-        # some other way (a data fix) may still hold an active one.
-        type(service).objects.filter(pk=service.pk).update(is_active=False)
-        expected = "token: rag-service is deactivated; reactivate the account first"
+def test_a_revoked_token_is_not_rotated(admin_client: Client, admin_user: Any) -> None:
+    token = _issue(admin_user, "dashboard", ["read"])
+    ApiToken.objects.filter(pk=token.pk).update(revoked_at=token.created_at)
     response = _rotate(admin_client, token)
     assert response.status_code == 302
-    assert _messages(response) == [expected]
-    assert ApiToken.objects.filter(user=service).count() == 1
+    assert _messages(response) == [
+        "token: it has been revoked; issue a new one with manage.py issue_token"]
+    assert ApiToken.objects.filter(user=admin_user).count() == 1
+
+
+@pytest.mark.parametrize("holder", ["service", "hr_reviewer"])
+def test_anothers_token_is_not_rotated_here_so_its_successor_is_never_shown_to_the_admin(
+    admin_client: Client, holder: str, request: Any
+) -> None:
+    # A service reads every answer, an HR reviewer HR's: the admin would read them too, and
+    # act in their name, holding the successor.
+    user = request.getfixturevalue(holder)
+    token = _issue(user, "publisher", ["read"])
+    response = _rotate(admin_client, token)
+    assert response.status_code == 302
+    assert "rq_" not in response.content.decode()
+    assert _messages(response) == [
+        "Only your own tokens are rotated here: another's successor would be shown to you, and "
+        "with it what its holder may read and do. Revoke it here, and have its successor issued "
+        "to its holder with manage.py rotate_token."]
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is None
+    assert ApiToken.objects.filter(user=user).count() == 1
+    assert not AuditEvent.objects.filter(action__in=["token.revoked", "token.issued"],
+                                         actor="user:ada").exists()
 
 
 def test_a_reviewer_with_staff_access_cannot_rotate(
@@ -129,14 +143,14 @@ def test_a_reviewer_with_staff_access_cannot_rotate(
 
 
 def test_the_list_says_which_of_the_two_rows_still_works(
-    admin_client: Client, service: Any
+    admin_client: Client, admin_user: Any
 ) -> None:
-    old = _issue(service, "publisher", ["publish", "read"])
+    old = _issue(admin_user, "dashboard", ["read"])
     raw = _shown_token(_rotate(admin_client, old).content.decode())
     new = ApiToken.objects.get(digest=ApiToken.digest_of(raw))
     page = admin_client.get(TOKENS).content.decode()
     rows = {prefix: " ".join(re.sub(r"<[^>]+>", " ", row).split())
             for prefix in (old.prefix, new.prefix)
             for row in re.findall(rf"<tr>.*?{prefix}.*?</tr>", page, re.S)}
-    assert "publisher publish, read active" in rows[new.prefix]
-    assert "publisher publish, read revoked 20" in rows[old.prefix]
+    assert "dashboard read active" in rows[new.prefix]
+    assert "dashboard read revoked 20" in rows[old.prefix]
