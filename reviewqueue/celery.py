@@ -24,14 +24,15 @@ app.autodiscover_tasks()
 
 @worker_ready.connect
 def catch_up_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
-    """Catch up on work a stopped fleet missed: a midnight validity sweep that found no worker,
-    and jobs whose messages were lost. Both are safe to run more than once."""
+    """Catch up on work a stopped fleet missed: a validity sweep and a conflict close that
+    found no worker, and jobs whose messages were lost. All are safe to run more than once."""
     from django.conf import settings
 
     if not settings.REEVALUATION_CATCH_UP_ON_START:
         return
     try:
         app.send_task("jobs.sweep_validity_boundaries")
+        app.send_task("sources.close_ended_conflicts")
         app.send_task("jobs.resume_stalled")
     except Exception as exc:  # the broker will be retried by beat; a worker must still start
         log.warning("catch-up not enqueued", extra={"error": type(exc).__name__})

@@ -209,13 +209,17 @@ CELERY_TASK_RETRY_BACKOFF_MAX = min(
 # Beat: the validity sweep runs daily shortly after midnight in TIME_ZONE (and once when a
 # worker starts, see reviewqueue/celery.py). Other areas add their own keys.
 CELERY_BEAT_SCHEDULE = {
+    # The day's validity sweep and conflict close, asked for every hour at five past rather
+    # than once at 00:05: beat never sends again a task whose send failed (a broker down at
+    # that minute), so a daily entry would lose the day. Once the day's work is done, each
+    # finds nothing to do.
     "reevaluate-validity-boundaries": {
         "task": "jobs.sweep_validity_boundaries",
-        "schedule": crontab(hour=0, minute=5),
+        "schedule": crontab(minute=5),
     },
     "close-ended-conflicts": {
         "task": "sources.close_ended_conflicts",
-        "schedule": crontab(hour=0, minute=5),
+        "schedule": crontab(minute=5),
     },
     "resume-stalled-jobs": {
         "task": "jobs.resume_stalled",

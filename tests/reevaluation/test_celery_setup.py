@@ -37,12 +37,18 @@ def test_the_visibility_timeout_outlasts_the_hard_time_limit() -> None:
 # Importing the task modules runs Django's checks (Celery's Django fix-up), which read the
 # database.
 @pytest.mark.django_db
-def test_the_validity_sweep_runs_daily_shortly_after_midnight() -> None:
+@pytest.mark.parametrize("entry, task", [
+    ("reevaluate-validity-boundaries", "jobs.sweep_validity_boundaries"),
+    ("close-ended-conflicts", "sources.close_ended_conflicts"),
+])
+def test_the_days_sweep_and_close_are_asked_for_every_hour_from_just_after_midnight(
+        entry: str, task: str) -> None:
+    # Every hour, not once a day: beat does not send again a task whose send failed.
     app.loader.import_default_modules()
-    entry = app.conf.beat_schedule["reevaluate-validity-boundaries"]
-    assert entry["task"] == "jobs.sweep_validity_boundaries"
-    assert entry["schedule"] == crontab(hour=0, minute=5)
-    assert entry["task"] in app.tasks
+    scheduled = app.conf.beat_schedule[entry]
+    assert scheduled["task"] == task
+    assert scheduled["schedule"] == crontab(minute=5)
+    assert scheduled["task"] in app.tasks
 
 
 @pytest.mark.django_db  # as above
@@ -61,11 +67,13 @@ def test_reevaluation_tasks_retry_transient_errors_with_backoff_and_jitter() -> 
     assert task.max_retries == settings.CELERY_TASK_MAX_RETRIES
 
 
-def test_a_starting_worker_catches_up_on_the_sweep_and_stalled_jobs(settings: Any) -> None:
+def test_a_starting_worker_catches_up_on_the_sweep_the_close_and_stalled_jobs(
+        settings: Any) -> None:
     settings.REEVALUATION_CATCH_UP_ON_START = True
     with mock.patch.object(app, "send_task") as send:
         catch_up_when_a_worker_starts()
     assert [c.args[0] for c in send.call_args_list] == ["jobs.sweep_validity_boundaries",
+                                                         "sources.close_ended_conflicts",
                                                          "jobs.resume_stalled"]
 
 
