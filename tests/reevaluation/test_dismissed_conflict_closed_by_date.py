@@ -53,7 +53,7 @@ def test_a_dismissed_conflict_closed_by_date_re_evaluates_the_answers_claiming_i
     answer = current(answer)
     assert answer.status == "candidate"  # the dismissed pair is hidden from the gate
 
-    # 1 July: basic-b's fact has ended, the daily tasks run (beat runs both at 00:05).
+    # 1 July: basic-b's fact has ended, the daily tasks run (beat asks for both from 00:05).
     settings.REEVALUATION_TODAY = dt.date(2027, 7, 1)
     with on_commit():
         close_ended_conflicts()
