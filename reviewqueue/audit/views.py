@@ -106,6 +106,7 @@ def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
     name = (_("Answer %(trace)s") if kind == "answer"
             else _("Verdict #%(id)s of %(trace)s") if kind == "verdict"
             else _("An owner's reply on %(trace)s") if kind == "reply"
+            else _("A reviewer's question to the owners on %(trace)s") if kind == "question"
             else _("Decision #%(id)s of %(trace)s")) % values
     if kind == "answer" and problem.get("code") == "changed":
         label = _("changed after its last audit event (%(fields)s)") % {"fields": ", ".join(
@@ -371,6 +372,7 @@ LOGGED_FIELDS = {
     "read_passages": gettext_lazy("passages expanded"),
     "version": gettext_lazy("version"), "decided_on_version": gettext_lazy("version decided on"),
     "reply": gettext_lazy("reply"), "replied_by": gettext_lazy("who replied"),
+    "question": gettext_lazy("question"), "asked_by": gettext_lazy("who asked"),
     "answer": gettext_lazy("the answer it belongs to"),
     "verdict_sha256": gettext_lazy("findings, warnings, fingerprint or revisions used"),
     "version_sha256": gettext_lazy("text or claims of the version judged"),

@@ -36,8 +36,8 @@ CHUNK = 2000
 
 @dataclass(frozen=True)
 class RecordProblem:
-    """One row that differs: an "answer", a "verdict", a "decision" or an owner's "reply" (`kind`,
-    a reply by its question's id) by its id, and
+    """One row that differs: an "answer", a "verdict", a "decision", an owner's "reply" or a
+    reviewer's "question" to the owners (`kind`; a reply by its question's id) by its id, and
     its answer's trace_id; `code` is "unrecorded" (no event recorded it), "changed" (`fields`
     differ from what its event recorded, "answer" when it now belongs to another answer; of an
     answer, "status" or "current_verdict" as its last event left them, or "current_version" not
@@ -407,43 +407,56 @@ def records_check() -> RecordsCheck:
 
 
 def _replies_against_log(check: RecordsCheck) -> None:
-    """Every owner's reply against the event that recorded it, which keeps its digest and who
-    wrote it: an answer's replies, oldest first, and its `review_item.owner_replied` events, in
-    the chain's order, go one with the other. A reply rewritten in the table would otherwise
-    tell the reviewer what no owner wrote."""
+    """Every owner's reply and every reviewer's question to the owners against the event that
+    recorded it, which keeps its digest and who wrote it. A reply rewritten in the table would
+    otherwise tell the reviewer what no owner wrote; a question rewritten, have the owner seem
+    to answer what nobody asked."""
+    username = get_user_model().USERNAME_FIELD
+    _texts_against_log(
+        check, "reply", "review_item.owner_replied", "reply_sha256", "replied_by",
+        OwnerQuestion.objects.filter(replied_at__isnull=False)
+        .order_by("answer_id", "replied_at", "pk")
+        .values_list("pk", "answer__trace_id", "reply", f"replied_by__{username}"))
+    _texts_against_log(
+        check, "question", "review_item.sent_to_owner", "note_sha256", "asked_by",
+        OwnerQuestion.objects.order_by("answer_id", "asked_at", "pk")
+        .values_list("pk", "answer__trace_id", "note", f"asked_by__{username}"))
+
+
+def _texts_against_log(check: RecordsCheck, kind: str, action: str, digest: str, by_field: str,
+                       rows: Any) -> None:
+    """Rows (id, trace_id, text, author's username) of one answer, oldest first, and the
+    answer's `action` events, in the chain's order, go one with the other: each text against
+    the `digest` its event keeps (events from before it was kept have none) and its author
+    against the event's actor."""
     logged: dict[str, list[tuple[int, str, Any]]] = {}
     for seq, trace_id, actor, after in (
-            AuditEvent.objects.filter(action="review_item.owner_replied").order_by("seq")
+            AuditEvent.objects.filter(action=action).order_by("seq")
             .values_list("seq", "trace_id", "actor", "after").iterator(chunk_size=CHUNK)):
         logged.setdefault(trace_id, []).append((seq, actor, after))
-    username = f"replied_by__{get_user_model().USERNAME_FIELD}"
-    replies = (OwnerQuestion.objects.filter(replied_at__isnull=False)
-               .order_by("answer_id", "replied_at", "pk")
-               .values_list("pk", "answer__trace_id", "reply", username))
     taken: dict[str, int] = {}
-    for pk, trace_id, reply, by in replies.iterator(chunk_size=CHUNK):
+    for pk, trace_id, text, by in rows.iterator(chunk_size=CHUNK):
         index = taken[trace_id] = taken.get(trace_id, -1) + 1
         events = logged.get(trace_id, [])
-        name = f"reply #{pk} of answer {trace_id}"
+        name = f"{kind} #{pk} of answer {trace_id}"
         if index >= len(events):
-            check.found(RecordProblem("reply", pk, trace_id, "unrecorded", (
+            check.found(RecordProblem(kind, pk, trace_id, "unrecorded", (
                 f"{name}: no audit event recorded it (not made through ReviewQueue, or its "
-                "event was taken out of the log)"), evidence=content_sha256([reply, by])))
+                "event was taken out of the log)"), evidence=content_sha256([text, by])))
             continue
         seq, actor, after = events[index]
         after = after if isinstance(after, dict) else {}
         changed = [f for f, differs in (
-            ("reply", "reply_sha256" in after and after["reply_sha256"]
-             != hashlib.sha256(reply.encode()).hexdigest()),
-            ("replied_by", str(actor).split(" ")[0] != f"user:{by}")) if differs]
+            (kind, digest in after and after[digest] != hashlib.sha256(text.encode()).hexdigest()),
+            (by_field, str(actor).split(" ")[0] != f"user:{by}")) if differs]
         if changed and _intact(seq):
-            check.found(RecordProblem("reply", pk, trace_id, "changed", (
+            check.found(RecordProblem(kind, pk, trace_id, "changed", (
                 f"{name}: changed after its audit event recorded it ({', '.join(changed)})"),
-                tuple(changed), content_sha256([reply, by])))
+                tuple(changed), content_sha256([text, by])))
     for trace_id, events in logged.items():
         for seq, _actor, _after in events[taken.get(trace_id, -1) + 1:]:
-            check.found(RecordProblem("reply", 0, trace_id, "missing", (
-                f"reply of answer {trace_id}: audit event #{seq} recorded it, and it is no "
+            check.found(RecordProblem(kind, 0, trace_id, "missing", (
+                f"{kind} of answer {trace_id}: audit event #{seq} recorded it, and it is no "
                 "longer stored (deleted)")))
 
 

@@ -11,8 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from reviewqueue.audit.services import Actor, audit_verify
+from reviewqueue.reviews.models import Answer, OwnerQuestion
 from reviewqueue.reviews.services import handoff
 from reviewqueue.sources.conflicts import conflict_dismiss
 from reviewqueue.sources.models import Conflict
@@ -39,6 +41,39 @@ def test_an_owner_reply_rewritten_in_the_table_fails_the_verification(
     assert _unchanged()
     with tampering() as cursor:
         cursor.execute("UPDATE reviews_ownerquestion SET reply = 'Both are right, approve it.'")
+
+    assert not _unchanged()
+
+
+@pytest.mark.parametrize("tamper", [
+    "UPDATE reviews_ownerquestion SET note = 'Should we promise 90 days to EU customers?'",
+    "UPDATE reviews_ownerquestion SET asked_by_id = (SELECT id FROM auth_user "
+    "WHERE username = 'olivia')",
+    "DELETE FROM reviews_reviewitem; DELETE FROM reviews_ownerquestion",
+])
+def test_a_question_to_the_owners_rewritten_or_deleted_in_the_table_fails_the_verification(
+    hold: Callable[..., str], reviewer: Any, owner: Any, tamper: str
+) -> None:
+    # The owner's reply stands beside the question: a question rewritten would have them
+    # seem to answer what nobody asked.
+    trace = hold()
+    handoff.review_item_send_to_owner(trace_id=trace, user=reviewer,
+                                      note="Is 14 days still right for the EU?",
+                                      actor=Actor.of_user(reviewer))
+    assert _unchanged()
+    with tampering() as cursor:
+        cursor.execute(tamper)
+
+    assert not _unchanged()
+
+
+def test_a_question_to_the_owners_made_in_the_table_fails_the_verification(
+    hold: Callable[..., str], reviewer: Any, owner: Any
+) -> None:
+    trace = hold()
+    assert _unchanged()
+    OwnerQuestion.objects.create(answer=Answer.objects.get(trace_id=trace), asked_by=reviewer,
+                                 asked_at=timezone.now(), note="Approve it?", owners=[owner.pk])
 
     assert not _unchanged()
 

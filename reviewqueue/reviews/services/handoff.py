@@ -170,7 +170,9 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
     audit_record(actor=actor, action="review_item.sent_to_owner", object_type="answer",
                  object_id=trace_id, trace_id=trace_id, before={"waiting_for_owner": was_waiting},
                  after={"waiting_for_owner": True,
-                        "owners": sorted(o.get_username() for o in owners)})
+                        "owners": sorted(o.get_username() for o in owners),
+                        # Proves the question shown is the one asked, keeping no free text.
+                        "note_sha256": hashlib.sha256(note.encode()).hexdigest()})
     languages = languages_of([o for o in owners if o.email])
     recipients = sorted({(o.email, languages[o.pk]) for o in owners if o.email})
     if recipients:
