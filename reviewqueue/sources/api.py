@@ -95,7 +95,8 @@ class RevisionIn(StrictSerializer):
         owner, address = attrs.get("owner"), self.context.get("address")
         if owner is not None and address is not None:
             problem = services.revision_owner_problem(address["document_id"],
-                                                      address["revision"], owner)
+                                                      address["revision"], owner,
+                                                      attrs.get("updated_at"))
             if problem is not None:
                 errors["owner"] = [problem]
         return errors

@@ -198,15 +198,18 @@ def _new_owner(username: str) -> Any:
     return owner
 
 
-def revision_owner_problem(document_key: str, revision: str, owner: str) -> str | None:
+def revision_owner_problem(document_key: str, revision: str, owner: str,
+                           updated_at: datetime | None) -> str | None:
     """What publishing `revision` would say of the owner it names, or None, asked before the
     publish so that a bad body's every error comes in one round (the publish asks again, under
-    the document's lock): the document's owner is kept, and a revision already received is a
-    replay or a conflict, whoever it names."""
+    the document's lock): the document's owner is kept, a revision already received is a
+    replay or a conflict, and a late one changes no owner, whoever it names."""
     document = Document.objects.select_related("owner").filter(key=document_key).first()
     if document is not None and (
             owner == document.owner.get_username()
-            or Revision.objects.filter(document=document, revision=revision).exists()):
+            or Revision.objects.filter(document=document, revision=revision).exists()
+            or (updated_at is not None and Revision.objects.filter(
+                document=document, updated_at__gt=updated_at).exists())):
         return None
     try:
         _new_owner(owner)
@@ -226,7 +229,8 @@ def revision_publish(
     The same body again changes nothing; a different body for an existing revision is a
     conflict. Answers citing the document are re-evaluated after the transaction commits.
     The owner named must be an active owner (or admin) when it is new to the document; the
-    document's current owner is kept as they are, even deactivated since.
+    document's current owner is kept as they are, even deactivated since. A late revision
+    changes no owner: the one it names is only logged, whoever they are now.
     """
     digest = data.digest()
     # Lock the document: concurrent publishes of one document are applied one at a time.
@@ -256,12 +260,14 @@ def revision_publish(
                 {"field": name, "message": "differs from the body first published with this "
                                            "revision id"} for name in fields]},
         )
-    owner = (document.owner if data.owner == document.owner.get_username()
-             else _new_owner(data.owner))
 
     seq = (document.revisions.aggregate(m=Max("seq"))["m"] or 0) + 1
     newest = document.revisions.order_by(*Revision.NEWEST_FIRST).first()
     late = newest is not None and newest.updated_at > data.updated_at
+    # A late revision, retried, names the owner it named when it was written, who may have
+    # left since: its event logs that name, but it makes nobody the document's owner.
+    owner = (document.owner if late or data.owner == document.owner.get_username()
+             else _new_owner(data.owner))
     new = Revision.objects.create(
         document=document,
         revision=revision,

@@ -138,3 +138,17 @@ def test_a_principal_given_twice_is_named_with_the_other_errors(
         "allowed_principals[2]": "'group:sales' is already in the list.",
         "allowed_principals[4]": "'*' is already in the list.",
     }
+
+
+def test_the_owner_of_a_late_revision_is_not_looked_at(
+    service_api: Any, owner: Any, reviewer: Any
+) -> None:
+    """A late revision changes no owner: whoever it names is not what the caller has to fix."""
+    newer = dict(revision_body(), updated_at="2026-11-01T09:00:00Z")
+    assert service_api.put("/api/v1/documents/pricing/revisions/r2", newer,
+                           format="json").status_code == 201
+    body = revision_body(owner=reviewer.username)
+    del body["title"]
+    assert errors(service_api.put(URL, body, format="json")) == {
+        "title": "This field is required."}
+    assert Revision.objects.count() == 1

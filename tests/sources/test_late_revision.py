@@ -1,6 +1,7 @@
 """A revision delivered late (older, by its `updated_at`, than one the store already has) is
 kept but never replaces the newer one: the answers generated from it find it, the knowledge base
-goes on saying what the newer revision says, and the owner's page and the audit log say so."""
+goes on saying what the newer revision says, the document keeps its owner, and the owner's page
+and the audit log say so."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from reviewqueue.accounts.services import user_deactivate
 from reviewqueue.audit.models import AuditEvent
+from reviewqueue.audit.services import SYSTEM
 from reviewqueue.reviews.models import Answer
 from reviewqueue.sources.integrity import sources_check
 from reviewqueue.sources.models import Document
@@ -69,6 +72,55 @@ def test_a_late_revision_is_kept_but_the_newer_one_stays_current(
     page = client.get("/owner/documents/pricing/").content.decode()
     assert page.count("data-late") == 1
     assert "received late: older than r2, so not made current" in page
+
+
+def test_a_late_revision_naming_an_owner_who_has_left_since_is_kept_and_changes_no_owner(
+    service_api: Any, owner: Any, make_user: Any, submit: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """r1 named olivia when it was written; r2, received first, handed the document to oscar,
+    and olivia has left since. The document system's retried r1 still names her."""
+    make_user("oscar", "owner")
+    assert put(service_api, "r2", NEWER, owner="oscar", facts=days_fact(30)).status_code == 201
+    with django_capture_on_commit_callbacks(execute=True):
+        submit("t-1", claims=[{"key": "trial_days", "value": 14, "cite": "d1"}])
+    user_deactivate(user=owner, actor=SYSTEM)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        late = put(service_api, "r1", "2026-10-01T09:00:00Z", owner="olivia",
+                   facts=days_fact(14))
+    assert late.status_code == 201, late.content
+    assert late.json()["current"] is False
+    document = Document.objects.select_related("current_revision", "owner").get(key="pricing")
+    assert (document.current_revision.revision, document.owner.username) == ("r2", "oscar")
+    # The answer generated from r1 no longer waits for it.
+    verdict = Answer.objects.select_related("current_verdict").get(
+        trace_id="t-1").current_verdict
+    assert (verdict.reason, verdict.trigger) == ("superseded_revision", "revision")
+    event = AuditEvent.objects.filter(action="revision.published").latest("seq")
+    assert (event.after["revision_owner"], event.after["owner"]) == ("olivia", "oscar")
+    assert sources_check().problems == []
+    # Retried again, it is a replay.
+    again = put(service_api, "r1", "2026-10-01T09:00:00Z", owner="olivia", facts=days_fact(14))
+    assert again.status_code == 200, again.content
+
+
+def test_only_a_late_revision_may_name_an_owner_who_has_left(
+    service_api: Any, owner: Any, make_user: Any,
+) -> None:
+    make_user("oscar", "owner")
+    put(service_api, "r2", NEWER, owner="oscar")
+    user_deactivate(user=owner, actor=SYSTEM)
+    assert put(service_api, "r1", "2026-10-01T09:00:00Z", owner="olivia").status_code == 201
+    # As new as the current revision, or newer, it would make her the owner: refused.
+    for revision, updated_at in (("r3", NEWER), ("r4", "2026-12-01T09:00:00Z")):
+        response = put(service_api, revision, updated_at, owner="olivia")
+        assert response.status_code == 400, revision
+        assert response.json()["errors"] == [{"field": "owner",
+                                              "message": "no active user named 'olivia'"}]
+    document = Document.objects.select_related("current_revision", "owner").get(key="pricing")
+    assert (document.current_revision.revision, document.owner.username) == ("r2", "oscar")
+    assert document.revisions.count() == 2
 
 
 def test_a_late_revision_leaves_a_withdrawn_document_withdrawn_and_restore_takes_the_newest(
