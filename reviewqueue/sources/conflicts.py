@@ -182,8 +182,9 @@ def conflicts_refresh(
     close_only: bool = False, by: str = "",
 ) -> list[ConflictChange]:
     """Open, close or reopen the conflicts on these (subject, key) pairs, after a change of
-    the document `cause` (whose events name it). With `close_only`, only close those whose
-    documents no longer disagree. Caller's transaction."""
+    the document `cause` (whose events name it). With `close_only`, no status but closed is
+    given: those whose documents no longer disagree close, and those still disagreeing keep
+    their status, without the documents whose facts have ended. Caller's transaction."""
     if today is None:
         # The gate's today: a date pinned for a drill (REEVALUATION_TODAY) holds here too, or
         # a publish would reopen what the daily close has just closed on the pinned day.
@@ -209,14 +210,17 @@ def conflicts_refresh(
         conflict = existing.get(pair)
         before = conflict.status if conflict else None
         was_between = tuple(conflict.documents) if before == Conflict.Status.OPEN else ()
-        if disagreeing and close_only:
-            continue
         if disagreeing:
             signature = _signature(disagreeing)
             documents = sorted({f.revision.document.key for f in disagreeing})
             if conflict is None:
                 conflict = Conflict(subject=pair[0], key=pair[1], opened_at=now)
-            if _still_dismissed(conflict, disagreeing):
+            if close_only:
+                # A document whose facts ended leaves the conflict, and the others still
+                # disagree: it stays open, or dismissed, as after a withdrawal (what is left
+                # is among the revisions the dismissal judged).
+                after = conflict.status
+            elif _still_dismissed(conflict, disagreeing):
                 after = Conflict.Status.DISMISSED
             else:
                 after = Conflict.Status.OPEN
@@ -277,8 +281,9 @@ def conflicts_refresh(
 def conflicts_close_ended(*, today: date | None = None) -> list[ConflictChange]:
     """Close the conflicts whose documents disagreed only over periods that have now ended:
     no document changed, so no publish closed them. Run daily by a beat task; the events
-    name no document and say `"by": "validity"`. A conflict still disagreeing is left as it
-    is (a dismissal is not reopened because one of its facts ended)."""
+    name no document and say `"by": "validity"`. A conflict still disagreeing keeps its
+    status (a dismissal is not reopened because one of its facts ended), but a document whose
+    facts in it have all ended leaves it: its owner has nothing left to act on."""
     pairs = set(Conflict.objects.exclude(status=Conflict.Status.CLOSED)
                 .values_list("subject", "key"))
     changes = conflicts_refresh(pairs=pairs, actor=WORKER, cause="", today=today,
@@ -287,7 +292,8 @@ def conflicts_close_ended(*, today: date | None = None) -> list[ConflictChange]:
     # disagree with an answer's claim (one naming no subject, say): re-evaluate, as a
     # reopening would. The validity sweep cannot see this: those facts gave no boundary.
     for change in changes:
-        if change.before == Conflict.Status.DISMISSED:
+        if (change.before == Conflict.Status.DISMISSED
+                and change.after == Conflict.Status.CLOSED):
             reevaluate_documents(change.conflict.documents, trigger="validity", actor=WORKER)
     return changes
 

@@ -19,9 +19,12 @@ def close_ended_conflicts() -> int:
     to close (its retries, and a dead letter sent again, close what has ended by their day)."""
     from reviewqueue.instants import today
     from reviewqueue.sources.conflicts import conflicts_close_ended
+    from reviewqueue.sources.models import Conflict
 
     day = today()
-    closed = conflicts_close_ended(today=day)
+    # The conflicts that go on without a document whose facts ended are not counted.
+    closed = [change for change in conflicts_close_ended(today=day)
+              if change.after == Conflict.Status.CLOSED]
     log.info("conflicts closed by date", extra={"day": day.isoformat(),
                                                 "conflicts": [c.conflict.pk for c in closed]})
     return len(closed)
