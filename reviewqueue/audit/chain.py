@@ -30,7 +30,9 @@ from reviewqueue.audit.hashing import GENESIS_HASH, event_hash, hashed_fields_of
 MAX_LISTED = 100
 
 PARTIAL_NOTE = ("Not a full export: each event's own hash checked; only a full export proves "
-                "nothing was removed.")
+                "nothing was removed, and an event the file does not follow with the next one "
+                "is vouched for only by its own hash, which anyone can compute again (check the "
+                "file with --against-log where its log is).")
 
 
 class Problem:

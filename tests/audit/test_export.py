@@ -222,7 +222,9 @@ def test_a_filtered_export_is_checked_event_by_event_not_called_deleted(
     output = _verify_file(export, "--partial")
     assert output.startswith(
         "Audit export PARTIAL. Not a full export: each event's own hash checked; only a full "
-        "export proves nothing was removed.")
+        "export proves nothing was removed, and an event the file does not follow with the next "
+        "one is vouched for only by its own hash, which anyone can compute again (check the "
+        "file with --against-log where its log is).")
     assert "It holds event #4, without the 3 events before #4." in output
     assert "Its one event matches its own hash." in output
     assert "deleted" not in output
@@ -264,6 +266,35 @@ def test_an_edited_event_in_a_filtered_export_is_named(
     export.write_text(json.dumps(edited) + "\n", encoding="utf-8")
     with pytest.raises(CommandError, match="Event #5 is the first bad event: its content"):
         _verify_file(export, "--partial")
+
+
+def test_an_edited_and_hashed_again_event_of_a_filtered_export_fails_against_the_log(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    # Its one event has no successor in the file: edited and hashed again, the file alone
+    # cannot tell. The log can.
+    chain(6)
+    export = _export(admin_client, tmp_path, "?trace_id=t-2")
+    assert "Each of its events is the log's event of that seq." in _verify_file(
+        export, "--partial", "--against-log")
+    edited = json.loads(_lines(export)[0])
+    edited["actor"] = "user:somebody-else"
+    edited["hash"] = event_hash(hashed_fields_of(edited), edited["prev_hash"])
+    export.write_text(json.dumps(edited) + "\n", encoding="utf-8")
+    assert "Its one event matches its own hash." in _verify_file(export, "--partial")
+
+    with pytest.raises(CommandError) as failure:
+        _verify_file(export, "--partial", "--against-log")
+    assert failure.value.returncode == 1
+    assert str(failure.value).startswith(
+        "Audit export FAILED: its chain holds, but it is not the log's.")
+    assert (f"1 of its events are not the log's event of that seq (edited, or not in the "
+            f"log): #{edited['seq']}.") in str(failure.value)
+
+
+def test_against_the_log_needs_an_export() -> None:
+    with pytest.raises(CommandError, match="--against-log applies to an export"):
+        call_command("verify_audit", "--against-log", stdout=io.StringIO())
 
 
 def test_a_full_export_with_events_cut_out_fails(

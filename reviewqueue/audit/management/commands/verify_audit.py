@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reviewqueue.audit.chain import Anchor, problem_lines, walk
 from reviewqueue.audit.hashing import HASHED_FIELDS
-from reviewqueue.audit.models import VerificationRun
+from reviewqueue.audit.models import AuditEvent, VerificationRun
 from reviewqueue.audit.services import audit_verify
 from reviewqueue.reviews.integrity import records_report
 from reviewqueue.sources.integrity import sources_report
@@ -70,6 +70,46 @@ def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
             yield row
 
 
+_AGAINST_LOG_CHUNK = 5000
+
+
+class _AgainstLog:
+    """The export's events, passed on as read, each compared with the event of its seq in
+    this database's log, a chunk at a time: one that differs (edited, then hashed again, which
+    the file alone cannot show when the event after it is not in the file) or that the log
+    lacks is counted, the first few named."""
+
+    def __init__(self, rows: Iterator[dict[str, Any]]) -> None:
+        self.rows = rows
+        self.differ: list[int] = []
+        self.count = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        chunk: dict[int, Any] = {}
+        for row in self.rows:
+            chunk[row["seq"]] = row["hash"]
+            if len(chunk) >= _AGAINST_LOG_CHUNK:
+                self._compare(chunk)
+                chunk = {}
+            yield row
+        self._compare(chunk)
+
+    def _compare(self, chunk: dict[int, Any]) -> None:
+        stored = dict(AuditEvent.objects.filter(seq__in=list(chunk)).values_list("seq", "hash"))
+        for seq, digest in chunk.items():
+            if stored.get(seq) != digest:
+                self.count += 1
+                if len(self.differ) < 10:
+                    self.differ.append(seq)
+
+    def report(self) -> str:
+        if not self.count:
+            return "Each of its events is the log's event of that seq."
+        named = ", ".join(f"#{seq}" for seq in self.differ)
+        return (f"{self.count} of its events are not the log's event of that seq "
+                f"(edited, or not in the log): {named}.")
+
+
 def _anchor(text: str) -> Anchor:
     seq, _, digest = text.partition(":")
     if not (seq.isdigit() and int(seq) > 0 and len(digest) == 64
@@ -118,6 +158,13 @@ class Command(BaseCommand):
                  "events, are checked. Only a full export proves that nothing was removed.",
         )
         parser.add_argument(
+            "--against-log", action="store_true",
+            help="With --jsonl: also compare each event of the file with the event of the same "
+                 "seq in this database's log (the file must be an export of it). This proves a "
+                 "search's export: an event it does not follow with the next one is otherwise "
+                 "vouched for only by its own hash, which anyone can compute again.",
+        )
+        parser.add_argument(
             "--anchor", type=_anchor, default=None, metavar="SEQ:HASH",
             help="Check the log (or the export) against an anchor kept outside the database "
                  "(printed by an earlier run): that event must be there with that hash.",
@@ -128,19 +175,28 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["partial"] and options["jsonl"] is None:
-            raise CommandError("--partial applies to an export: give it with --jsonl FILE")
+        for option in ("partial", "against_log"):
+            if options[option] and options["jsonl"] is None:
+                raise CommandError(f"--{option.replace('_', '-')} applies to an export: give it "
+                                   "with --jsonl FILE")
         sources_ok = True  # checked with the database's log only
         if options["jsonl"] is not None:
+            rows: Any = _jsonl_rows(options["jsonl"])
+            against = _AgainstLog(rows) if options["against_log"] else None
             # Strict unless told otherwise: a file with events cut out of its middle must not
             # pass for a search's export. --partial is the auditor saying it is one.
-            report = walk(_jsonl_rows(options["jsonl"]), anchor=options["anchor"],
+            report = walk(against or rows, anchor=options["anchor"],
                           allow_partial=options["partial"])
             ok, message, lines = report.ok, report.describe(), report.problem_lines()
             heading = "Audit export PARTIAL." if report.partial else "Audit chain OK."
             if not ok and not options["partial"]:
                 message += ("\n(A search's export lacks events by design: check it with "
                             "--partial.)")
+            if against is not None:
+                message += f"\nAgainst the log: {against.report()}"
+                if ok and against.count:
+                    raise CommandError("Audit export FAILED: its chain holds, but it is not "
+                                       f"the log's. {message}", returncode=1)
         else:
             run = audit_verify(trigger=VerificationRun.Trigger.COMMAND,
                                requested_by="verify_audit command",
