@@ -863,6 +863,8 @@ def _not_waiting_text(exc: Any, username: str) -> str:
         "left": _("Not sent: a new verdict took this answer out of the queue meanwhile."),
         "replied": _("Not sent: %(who)s replied first, and the answer is back with the "
                      "reviewers."),
+        "edited": _("Not sent: %(who)s edited this answer meanwhile, which ended the wait "
+                    "for the owners; it is still held, with the edited text below."),
         "ended": _("Not sent: a new revision gave this answer a new verdict, which ended the "
                    "wait for the owners."),
         "asked_again": _("Not sent: %(who)s has asked a new question since this page was "

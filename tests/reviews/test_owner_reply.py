@@ -268,6 +268,24 @@ def test_a_reply_after_a_new_verdict_says_the_wait_ended(
         "the owners. What you wrote is kept here to copy.", "Hm")
 
 
+def test_a_reply_after_the_reviewer_edited_the_answer_says_so_not_a_new_revision(
+    sent: str, login: Any, owner: Any, reviewer: Any, token_client: Any
+) -> None:
+    from reviewqueue.reviews.models import Answer
+    from tests.reviews.test_decisions import decide
+
+    answer = Answer.objects.get(trace_id=sent)
+    edited = decide(token_client(reviewer), sent, action="edit",
+                    answer="The free trial lasts 14 days in the US [d1].",
+                    claims=answer.current_version.claims, claims_checked=True)
+    assert edited.status_code == 201, edited.content
+    assert Answer.objects.get(trace_id=sent).status == "held"  # the sources still disagree
+    assert refused(login(owner).post(f"/answers/{sent}/owner-reply", {"reply": "Hm"})) == (
+        409, "Not sent: alice edited this answer meanwhile, which ended the wait for the owners; "
+        "it is still held, with the edited text below. What you wrote is kept here to copy.",
+        "Hm")
+
+
 def test_a_reply_to_a_question_asked_again_meanwhile_is_not_sent_to_the_new_one(
     sent: str, login: Any, owner: Any, reviewer: Any
 ) -> None:

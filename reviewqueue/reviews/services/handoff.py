@@ -90,8 +90,9 @@ class VerdictChanged(Conflict):
 class NotWaiting(Conflict):
     """A reply to a question that no longer waits for one. `why`: "decided" (by `who`),
     "left" (a new verdict took the answer out of the queue), "replied" (`who` replied first),
-    "ended" (a new verdict ended the wait) or "asked_again" (`who` asked another question
-    since the page was shown)."""
+    "edited" (`who` edited the answer, which the gate still holds), "ended" (a new verdict
+    ended the wait) or "asked_again" (`who` asked another question since the page was
+    shown)."""
 
     code = "not_waiting_for_owner"
 
@@ -248,6 +249,11 @@ def _why_not_waiting(answer: Answer, question: OwnerQuestion | None) -> NotWaiti
         return NotWaiting("decided", _username(decision.reviewer) if decision else "")
     if answer.status != Answer.Status.HELD:
         return NotWaiting("left")
+    edit = (Decision.objects.filter(answer=answer, action=Decision.Action.EDIT,
+                                    created_at__gte=question.asked_at)
+            .select_related("reviewer").order_by("-id").first() if question else None)
+    if edit is not None:  # the gate still holds the edited text: the wait ended with it
+        return NotWaiting("edited", _username(edit.reviewer))
     return NotWaiting("ended")
 
 
