@@ -187,3 +187,12 @@ def edited_answer(publish: Callable[..., Any], submit: Callable[..., Any], revie
                                             text="In the US the trial lasts 14 days [d1].",
                                             claims=[{"key": "trial_days", "value": 14,
                                                      "cite": "d1"}]))
+
+
+def body_shown(client: Any, payload: Any) -> str:
+    """The quarantined body as the admin page shows it to `client`'s admin (HTML-escaped)."""
+    page = client.get(f"/admin/audit/quarantinedpayload/{payload.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    start = html.index('<pre class="quarantined-body">')
+    return str(html[start:html.index("</pre>", start)])

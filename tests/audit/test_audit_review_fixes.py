@@ -17,6 +17,7 @@ import pytest
 from django.test import Client
 
 from reviewqueue.audit.models import AuditEvent, QuarantinedPayload
+from tests.audit.conftest import body_shown
 from tests.conftest import answer_body, revision_body
 
 QUARANTINE = "/admin/audit/quarantinedpayload/"
@@ -70,14 +71,6 @@ def refused_hr_revision(service_api: Any) -> QuarantinedPayload:
     return QuarantinedPayload.objects.get()
 
 
-def _body_shown(client: Client, payload: QuarantinedPayload) -> str:
-    page = client.get(f"{QUARANTINE}{payload.pk}/change/")
-    assert page.status_code == 200
-    html = page.content.decode()
-    start = html.index('<pre class="quarantined-body">')
-    return html[start:html.index("</pre>", start)]
-
-
 @pytest.mark.django_db
 def test_the_quarantine_hides_passages_of_a_revision_the_admin_may_not_read(
     refused_hr_revision: QuarantinedPayload, admin_client: Client, make_user: Any
@@ -85,8 +78,8 @@ def test_the_quarantine_hides_passages_of_a_revision_the_admin_may_not_read(
     hr_admin = Client()
     hr_admin.force_login(make_user("hilda", "admin", groups=("hr",)))
 
-    hidden = _body_shown(admin_client, refused_hr_revision)
-    shown = _body_shown(hr_admin, refused_hr_revision)
+    hidden = body_shown(admin_client, refused_hr_revision)
+    shown = body_shown(hr_admin, refused_hr_revision)
 
     assert SECRET not in hidden
     assert f"[{len(SECRET)} characters not shown: a revision you may not read]" in hidden
@@ -106,7 +99,7 @@ def test_a_broken_body_that_may_hold_passages_shows_only_its_size(
     assert response.status_code == 400
     payload = QuarantinedPayload.objects.get()
 
-    shown = _body_shown(admin_client, payload)
+    shown = body_shown(admin_client, payload)
 
     assert SECRET not in shown
     assert f"[{len(broken)} characters not shown" in shown
@@ -130,7 +123,7 @@ def test_the_quarantine_page_shows_no_title_fact_value_or_raw_body_of_a_hidden_r
 
     for secret in (SECRET, "HR-TITLE", "HR-FACT-VALUE"):
         assert secret not in html
-    shown = unescape(_body_shown(admin_client, payload))
+    shown = unescape(body_shown(admin_client, payload))
     assert '"band_top"' in shown and "not a date" in shown
     assert f"[{len('HR-TITLE')} characters not shown: a revision you may not read]" in shown
     assert html.count("not a date") == 1  # the raw body is not shown beside it
@@ -209,14 +202,14 @@ def test_a_refused_answer_citing_a_document_the_admin_may_not_read_hides_its_tex
     assert response.status_code == 400
     payload = QuarantinedPayload.objects.get()
 
-    hidden = unescape(_body_shown(admin_client, payload))
+    hidden = unescape(body_shown(admin_client, payload))
     assert SECRET not in hidden and "How long is the free trial?" not in hidden
     assert (f"[{len(SECRET) + 6} characters not shown: it names a document you may not read]"
             in hidden)
     # What the errors are about, and whose it is, stays readable.
     assert '"extra": 1' in hidden and '"document_id": "hr-pay"' in hidden
     assert '"trace_id": "t-hr"' in hidden
-    assert SECRET in unescape(_body_shown(hr_admin, payload))
+    assert SECRET in unescape(body_shown(hr_admin, payload))
 
 
 @pytest.mark.django_db
@@ -235,9 +228,9 @@ def test_a_refused_decision_on_an_answer_the_admin_may_not_read_hides_its_commen
     assert response.status_code == 400
     payload = QuarantinedPayload.objects.get()
 
-    hidden = unescape(_body_shown(admin_client, payload))
+    hidden = unescape(body_shown(admin_client, payload))
     assert SECRET not in hidden and '"verdict": "x"' in hidden
-    assert SECRET in unescape(_body_shown(hr_admin, payload))
+    assert SECRET in unescape(body_shown(hr_admin, payload))
 
 
 @pytest.mark.django_db
@@ -249,5 +242,5 @@ def test_a_refused_revisions_note_is_hidden_with_its_passages(
     assert service_api.put("/api/v1/documents/hr-pay/revisions/r1", body,
                            format="json").status_code == 400
 
-    hidden = unescape(_body_shown(admin_client, QuarantinedPayload.objects.get()))
+    hidden = unescape(body_shown(admin_client, QuarantinedPayload.objects.get()))
     assert SECRET not in hidden and "not a date" in hidden

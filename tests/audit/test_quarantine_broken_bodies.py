@@ -13,19 +13,14 @@ import pytest
 from django.test import Client
 
 from reviewqueue.audit.models import QuarantinedPayload
+from tests.audit.conftest import body_shown
 from tests.conftest import revision_body
 
-QUARANTINE = "/admin/audit/quarantinedpayload/"
 SECRET = "SECRET-SALARY-BANDS are 90k"
 
 
 def _shown(client: Client) -> str:
-    payload = QuarantinedPayload.objects.get()
-    page = client.get(f"{QUARANTINE}{payload.pk}/change/")
-    assert page.status_code == 200
-    html = page.content.decode()
-    start = html.index('<pre class="quarantined-body">')
-    return html[start:html.index("</pre>", start)]
+    return body_shown(client, QuarantinedPayload.objects.latest("pk"))
 
 
 @pytest.mark.django_db
