@@ -377,7 +377,11 @@ class DecisionView(ReviewerView):
             404: OpenApiResponse(description="No such answer, or one you may not read"),
             409: OpenApiResponse(description="`stale_verdict` (with the current verdict), "
                                              "`not_held` (with the `decision` that approved "
-                                             "or rejected it), `leased_by_other`, or "
+                                             "or rejected it), `recorded_before` (the same "
+                                             "decision of yours was recorded, and the answer "
+                                             "has come back to the queue since: with that "
+                                             "`decision` and the `current_verdict` id; nothing "
+                                             "is claimed), `leased_by_other`, or "
                                              "`approve_refused`: the current verdict "
                                              "abstains, so the answer can only be rejected "
                                              "or edited"),

@@ -84,6 +84,7 @@ from reviewqueue.reviews.services.decisions import (
     ClaimsOnHiddenFacts,
     ClaimsUnsaid,
     EditRefused,
+    RecordedBefore,
     StaleVerdict,
     answer_decide,
     passage_expansion_record,
@@ -593,6 +594,10 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
         said = _not_held(exc)
         messages.info(request, said)
         return _render_refused(request, trace_id, action, why=said)
+    except RecordedBefore as exc:
+        said = _recorded_before(exc.decision)
+        messages.info(request, said)
+        return _render_refused(request, trace_id, action, why=said)
     except (ClaimsOnHiddenFacts, ClaimsUnsaid) as exc:
         # Each claim named by its number on the page; the unsaid ones at the box that lets
         # the reviewer confirm them.
@@ -655,6 +660,19 @@ def _refusal(exc: FieldError) -> str:
     if exc.field_message == NOTHING_CHANGED:
         return _("The edit changes nothing; approve the answer instead.")
     return exc.field_message
+
+
+def _recorded_before(decision: Any) -> str:
+    """An approval sent again after the answer it approved came back to the queue."""
+    said = {
+        "approve": _("Nothing new was recorded: you approved this answer at %(when)s, and it "
+                     "has come back to the queue since, as its sources changed. Read the "
+                     "current verdict and decide again."),
+        "edit": _("Nothing new was recorded: you edited this answer at %(when)s, and it has "
+                  "come back to the queue since, as its sources changed. Read the current "
+                  "verdict and decide again."),
+    }[decision.action]  # a rejection is final: the answer never comes back
+    return said % {"when": _when(decision.created_at)}
 
 
 def _not_held(refusal: NotHeld) -> str:

@@ -275,6 +275,32 @@ def test_another_decision_after_one_is_409_naming_the_one_made(
     assert Decision.objects.count() == 1
 
 
+def test_an_approval_sent_again_after_the_answer_came_back_says_it_was_recorded(
+    hold: Any, api: Any, publish: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # The first reply was lost; meanwhile a source changed and the answer came back.
+    trace = hold()
+    body = {"action": "approve", "verdict": current_verdict_id(trace), "comment": "Checked."}
+    made = decide(api, trace, **body).json()["decision"]
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing-eu", revision="r2", title="Pricing in the EU",
+                facts=[fact("trial_days", 45)],
+                passages=[{"span": "p1", "text": "In the EU the free trial lasts 45 days."}])
+    assert Answer.objects.get(trace_id=trace).status == "held"
+
+    retry = decide(api, trace, **body)
+
+    assert retry.status_code == 409
+    refusal = retry.json()
+    assert (refusal["error"], refusal["status"]) == ("recorded_before", "held")
+    assert (refusal["decision"]["id"], refusal["decision"]["action"]) == (made["id"], "approve")
+    assert refusal["current_verdict"] == current_verdict_id(trace)
+    assert Decision.objects.count() == 1
+    item = ReviewItem.objects.get(answer__trace_id=trace)
+    assert item.leased_by_id is None  # nothing claimed for a retry
+    assert item.earlier_approval_id == made["id"]
+
+
 def test_the_same_edit_sent_again_stores_one_version(hold: Any, api: Any) -> None:
     trace = hold()
     edit = {"action": "edit", "answer": "The trial lasts 14 days, in short [d1].",
@@ -449,6 +475,27 @@ def test_a_double_click_on_approve_says_it_was_approved(
     page = client.get("/").content.decode()
     assert f'Approved <a href="/answers/{trace}/">{trace}</a>: “' in page
     assert "Not saved" not in page
+    assert Decision.objects.count() == 1
+
+
+def test_an_approval_sent_again_from_the_page_after_the_answer_came_back_says_so(
+    hold: Any, reviewer: Any, login: Any, publish: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    trace = hold()
+    client = login(reviewer)
+    seen = current_verdict_id(trace)
+    assert page_post(client, trace, "approve", comment="ok").status_code == 302
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing-eu", revision="r2", title="Pricing in the EU",
+                facts=[fact("trial_days", 45)],
+                passages=[{"span": "p1", "text": "In the EU the free trial lasts 45 days."}])
+    made = timezone.localtime(Decision.objects.get().created_at)
+    response = page_post(client, trace, "approve", comment="ok", verdict=seen)
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert (f"Nothing new was recorded: you approved this answer at {made:%H:%M} UTC, and it "
+            "has come back to the queue since, as its sources changed.") in page
     assert Decision.objects.count() == 1
 
 

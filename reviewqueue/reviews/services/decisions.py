@@ -19,6 +19,7 @@ import gating
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.audit.services import Actor, audit_chain_lock
 from reviewqueue.errors import Conflict, DomainError, FieldError, NotFound
+from reviewqueue.instants import instant_text
 from reviewqueue.reviews.labels import REJECT_REASONS
 from reviewqueue.reviews.models import (
     Answer,
@@ -82,6 +83,25 @@ class StaleVerdict(Conflict):
         self.verdict = verdict
         # The verdict the reviewer decided on was of an older version of the answer.
         self.edited = edited
+
+
+class RecordedBefore(Conflict):
+    """The reviewer's decision, sent again (a client's retry after a lost reply, a second
+    tab), was recorded, and the answer has come back to the queue since: its sources changed.
+    Nothing is recorded or claimed; they decide again on the current verdict."""
+
+    code = "recorded_before"
+
+    def __init__(self, answer: Answer, decision: Decision) -> None:
+        super().__init__(
+            f"your {decision.action} of verdict {decision.verdict_id} was recorded at "
+            f"{instant_text(decision.created_at)}, and the answer has come back to the queue "
+            "since (its sources changed): decide again on the current verdict",
+            extra={"status": answer.status, "current_verdict": answer.current_verdict_id,
+                   "decision": {"id": decision.pk, "action": decision.action,
+                                "reviewer": decision.reviewer.get_username(),
+                                "created_at": instant_text(decision.created_at)}})
+        self.decision = decision
 
 
 class EditRefused(DomainError):
@@ -238,6 +258,9 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
                                   status=answer.status, replayed=True)
         if decided:  # only a decision approves or rejects: the last one took it out
             raise NotHeld(answer, decided=last)
+        if last is not None and _same_decision(last, user, data):
+            # Theirs stands in the history, and the answer is back: said before any claim.
+            raise RecordedBefore(answer, last)
     if answer.status != Answer.Status.HELD:
         raise NotHeld(answer)
     if data.verdict_id != answer.current_verdict_id and not Verdict.objects.filter(
