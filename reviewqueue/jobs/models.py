@@ -139,6 +139,10 @@ class JobChunk(models.Model):
     `enqueued_at` is the same for every chunk sent in one batch (they go out in `number`
     order); `started_at` is when a worker first took the chunk up. Together they let
     `jobs_resume_stalled` tell a chunk still queued from one whose message was lost.
+
+    `changed_ids` are the answers this job gave a new verdict, each one appended in the
+    transaction that stored the verdict: a run that dies after it is still counted, once, and
+    a verdict another job (or a reviewer) made meanwhile is not. `changed` is counted from it.
     """
 
     class State(models.TextChoices):
@@ -155,6 +159,8 @@ class JobChunk(models.Model):
     done = models.PositiveIntegerField(default=0, verbose_name=_("re-evaluated"))
     failed = models.PositiveIntegerField(default=0, verbose_name=_("failed"))
     changed = models.PositiveIntegerField(default=0, verbose_name=_("new verdicts"))
+    changed_ids = ArrayField(models.BigIntegerField(), default=list, blank=True,
+                             verbose_name=_("Answers that got a new verdict"))
     enqueued_at = models.DateTimeField(null=True, blank=True, verbose_name=_("enqueued at"))
     started_at = models.DateTimeField(null=True, blank=True,
                                       help_text=_("When a worker first took the chunk up"),

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet, Value
+from django.db.models import Exists, F, Func, Max, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -342,10 +342,11 @@ def _finish_job_if_complete(job_id: Any) -> None:
 
 
 @transaction.atomic
-def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int,
+def chunk_finish(*, chunk_id: int, done: int, failed: int, changed_ids: Iterable[int] = (),
                  done_ids: Iterable[int] = ()) -> bool:
     """Count a chunk into its job, once. Returns False when another delivery of the same
-    message already did. `done_ids`: the answers this run re-evaluated."""
+    message already did. `done_ids`: the answers this run re-evaluated; `changed_ids`: those
+    of them it gave a new verdict."""
     chunk = JobChunk.objects.select_for_update().filter(pk=chunk_id).first()
     if chunk is None or chunk.state == JobChunk.State.FINISHED:
         return False
@@ -353,17 +354,14 @@ def chunk_finish(*, chunk_id: int, done: int, failed: int, changed: int,
     # re-evaluated since from their own dead letters. Its figures are replaced now.
     before = ((chunk.done, chunk.failed, chunk.changed) if chunk.state == JobChunk.State.DEAD
               else (0, 0, 0))
-    if chunk.started_at is not None and chunk.last_started_at != chunk.started_at:
-        # A retried chunk (a lost connection, a dead chunk sent again) ran its answers again,
-        # and those the first attempt changed came out unchanged: count, from the store, the
-        # answers with a verdict newer than the chunk's first start. Only then: a chunk run
-        # once counts what it changed itself, not what another job (or a decision) changed
-        # while it ran.
-        changed = max(changed, Verdict.objects.filter(
-            answer_id__in=chunk.answer_ids, created_at__gte=chunk.started_at,
-        ).values("answer_id").distinct().count())
+    done_ids = list(done_ids)
+    # An earlier run of the chunk (a lost connection, a dead chunk sent again) may have given
+    # some answers their new verdict: this run found them unchanged. The chunk noted each one
+    # as its verdict committed. Only the answers done count: one this run failed on is counted
+    # when its dead letter goes through.
+    changed = len((set(chunk.changed_ids) | set(changed_ids)) & set(done_ids))
     now = timezone.now()
-    if done_ids := list(done_ids):
+    if done_ids:
         # A dead letter of an answer this run re-evaluated after all: left by an earlier run
         # of this chunk (delivered again, retried, a dead chunk sent again), which counts it
         # done now, or by another job, whose figures keep the failure. Either way the answer
@@ -411,22 +409,27 @@ def chunk_finish_early(*, chunk_id: int, task_name: str, answer_ids: list[int], 
     if rest:
         moved = set(rest)
         chunk.answer_ids = [answer_id for answer_id in chunk.answer_ids if answer_id not in moved]
-        chunk.save(update_fields=["answer_ids"])
-        _chunk_add(job_id=chunk.job_id, answer_ids=rest)
+        # An earlier run's new verdicts go with their answers: the new chunk counts them.
+        changed_ids = chunk.changed_ids
+        chunk.changed_ids = [answer_id for answer_id in changed_ids if answer_id not in moved]
+        chunk.save(update_fields=["answer_ids", "changed_ids"])
+        _chunk_add(job_id=chunk.job_id, answer_ids=rest,
+                   changed_ids=[answer_id for answer_id in changed_ids if answer_id in moved])
     chunk_finish(chunk_id=chunk.pk, done=outcome.done, failed=len(errors),
-                 changed=outcome.changed, done_ids=outcome.done_ids)
+                 changed_ids=outcome.changed_ids, done_ids=outcome.done_ids)
     log.warning("chunk stopped by its time limit", extra={
         "job": str(chunk.job_id), "chunk": chunk.pk, "done": outcome.done,
         "failed": len(errors), "sent_on": len(rest)})
 
 
-def _chunk_add(*, job_id: Any, answer_ids: list[int]) -> None:
-    """Store `answer_ids` as a new chunk of the job and send it after the commit."""
+def _chunk_add(*, job_id: Any, answer_ids: list[int], changed_ids: list[int]) -> None:
+    """Store `answer_ids` as a new chunk of the job and send it after the commit. `changed_ids`:
+    those of them the job gave a new verdict already."""
     # The job's row lock keeps two chunks split at once from taking the same number.
     Job.objects.select_for_update().filter(pk=job_id).values_list("pk").first()
     last = JobChunk.objects.filter(job_id=job_id).aggregate(last=Max("number"))["last"]
     chunk = JobChunk.objects.create(job_id=job_id, number=(last or 0) + 1, answer_ids=answer_ids,
-                                    enqueued_at=timezone.now())
+                                    changed_ids=changed_ids, enqueued_at=timezone.now())
     # A dead chunk sent again belongs to a job that was over; it has work again.
     Job.objects.filter(pk=job_id, state=Job.State.FINISHED).update(
         state=Job.State.RUNNING, finished_at=None)
@@ -449,11 +452,20 @@ def chunk_mark_dead(*, chunk_id: int) -> None:
     _finish_job_if_complete(chunk.job_id)
 
 
+def chunk_record_changed(*, chunk_id: int, answer_id: int) -> None:
+    """Note on the chunk that its job gave the answer a new verdict. Called in the transaction
+    that stores the verdict, so the two commit together; only an answer that changed costs
+    this query. The chunk's row stays locked until then: another copy of the same message waits
+    for it, nothing else does."""
+    JobChunk.objects.filter(pk=chunk_id).update(
+        changed_ids=Func(F("changed_ids"), Value(answer_id), function="array_append",
+                         output_field=JobChunk._meta.get_field("changed_ids")))
+
+
 def chunk_mark_started(*, chunk_id: int) -> int:
     """Record that a worker took the chunk up; returns how often one has, this time included.
     Only the first start is kept as `started_at`: a redelivery of a chunk that was already
-    running must not make it look freshly started. Every run is stamped as the last, though:
-    see `chunk_finish`."""
+    running must not make it look freshly started. Every run is stamped as the last, though."""
     now = timezone.now()
     runs = (JobChunk.objects.filter(pk=chunk_id)
             .update(started_at=Coalesce("started_at", Value(now)), last_started_at=now,
@@ -631,24 +643,35 @@ def dead_letter_reevaluate(*, dead_letter_id: int) -> bool:
                                answer_id=letter.answer_id)
             return False
         return _dead_letter_resolve(letter_id=letter.pk, job_id=letter.job_id,
-                                    answer_id=letter.answer_id, changed=outcome.changed)
+                                    answer_id=letter.answer_id, changed=bool(outcome.changed))
 
 
-def _dead_letter_resolve(*, letter_id: int, job_id: Any, answer_id: int, changed: int) -> bool:
+def _dead_letter_resolve(*, letter_id: int, job_id: Any, answer_id: int, changed: bool) -> bool:
     # The chunk first, as chunk_finish locks it: the two count the same answer.
     chunk = _chunk_holding(job_id=job_id, answer_id=answer_id)
     if not DeadLetter.objects.filter(pk=letter_id, resolved_at__isnull=True).update(
             resolved_at=timezone.now()):
         return False  # another retry of the same letter got there first
-    if chunk is not None and chunk.state != JobChunk.State.PENDING and chunk.failed > 0:
+    if chunk is None:
+        return True
+    fields: list[str] = []
+    if changed and answer_id not in chunk.changed_ids:
+        # Noted as a run of the chunk notes it: a dead chunk sent again counts it still.
+        chunk.changed_ids.append(answer_id)
+        fields.append("changed_ids")
+    if chunk.state != JobChunk.State.PENDING and chunk.failed > 0:
         # The chunk counted the answer as failed (a finished chunk, or a dead one: all of its
-        # answers). A pending chunk will count it when it finishes.
+        # answers). A pending chunk will count it when it finishes. Changed by this retry, or
+        # by a run of the chunk before it failed there.
+        changed_now = int(answer_id in chunk.changed_ids)
         chunk.done += 1
         chunk.failed -= 1
-        chunk.changed += changed
-        chunk.save(update_fields=["done", "failed", "changed"])
+        chunk.changed += changed_now
+        chunk.save(update_fields=[*fields, "done", "failed", "changed"])
         Job.objects.filter(pk=chunk.job_id).update(
-            done=F("done") + 1, failed=F("failed") - 1, changed=F("changed") + changed)
+            done=F("done") + 1, failed=F("failed") - 1, changed=F("changed") + changed_now)
+    elif fields:
+        chunk.save(update_fields=fields)
     return True
 
 

@@ -49,6 +49,7 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
         chunk_finish_early,
         chunk_mark_dead,
         chunk_mark_started,
+        chunk_record_changed,
         dead_letter_record,
     )
     from reviewqueue.reviews.services.reevaluation import OutOfTime, answers_reevaluate
@@ -82,10 +83,14 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
     # before the limit itself, which strikes wherever the code is (inside a query, say).
     deadline = (time.monotonic() + settings.CELERY_TASK_SOFT_TIME_LIMIT * 0.75
                 if chunk_id is not None else None)
+    # Each answer that gets a new verdict is noted on the chunk as it commits: a run that dies
+    # after it, and a run again that finds it unchanged, still count it.
+    on_change = (None if chunk_id is None else
+                 lambda answer_id: chunk_record_changed(chunk_id=chunk_id, answer_id=answer_id))
     try:
         outcome = answers_reevaluate(answer_ids=answer_ids, trigger=trigger, actor=actor,
                                      cause=cause, reraise=PASS_THROUGH_ERRORS,
-                                     deadline=deadline)
+                                     deadline=deadline, on_change=on_change)
     except (SoftTimeLimitExceeded, OutOfTime) as exc:
         if chunk_id is None:
             raise
@@ -108,7 +113,7 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
                            job_id=job_id if chunk_id is not None else None, answer_id=answer_id)
     if chunk_id is not None:
         chunk_finish(chunk_id=chunk_id, done=outcome.done, failed=len(outcome.errors),
-                     changed=outcome.changed, done_ids=outcome.done_ids)
+                     changed_ids=outcome.changed_ids, done_ids=outcome.done_ids)
     log.info("reevaluated answers", extra={
         "job": job_id, "chunk": chunk_id, "count": len(answer_ids), "changed": outcome.changed,
         "failed": len(outcome.errors), "trigger": trigger,

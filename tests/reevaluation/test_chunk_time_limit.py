@@ -113,3 +113,42 @@ def test_a_chunk_stops_between_two_answers_before_its_time_limit_strikes(
     assert not DeadLetter.objects.exists()
     assert list(job.chunks.order_by("number").values_list("answer_ids", flat=True)) == [
         [1, 2], [3], [4]]
+
+
+class ProcessDied(BaseException):
+    """Stands for the worker's process dying mid-run: nothing after it runs in the task."""
+
+
+def test_the_new_verdicts_of_an_earlier_run_go_on_with_the_answers_sent_on(
+    job: Job, on_commit: Any
+) -> None:
+    """The first run gives 1 and 3 their new verdicts, then its worker dies. Run again, it
+    finds them unchanged and the limit strikes on 3: 3 and 4 go on as a new chunk, which
+    counts the verdict of 3."""
+    runs: list[int] = []
+
+    def reevaluate(*, answer_id: int, on_change: Any = None, **kwargs: Any) -> Any:
+        if answer_id == 1:
+            runs.append(1)
+        if len(runs) == 1:  # the first run
+            if answer_id == 4:
+                raise ProcessDied()
+            if answer_id in (1, 3):
+                on_change(answer_id)  # committed with the new verdict
+                return object()
+        elif answer_id == 3 and len(runs) == 2:
+            runs.append(3)
+            raise SoftTimeLimitExceeded()
+        return None
+
+    with mock.patch.object(reevaluation, "answer_reevaluate", side_effect=reevaluate):
+        chunk = job.chunks.get(number=0)
+        with pytest.raises(ProcessDied):
+            tasks.reevaluate_answers(chunk.answer_ids, "manual", job_id=str(job.pk),
+                                     chunk_id=chunk.pk)
+        run_chunk_on_a_worker(job, on_commit)  # the message comes back
+
+    job.refresh_from_db()
+    assert (job.state, job.done, job.failed, job.changed) == ("finished", 4, 0, 2)
+    assert list(job.chunks.order_by("number").values_list("answer_ids", "changed")) == [
+        ([1, 2], 1), ([3, 4], 1)]

@@ -9,8 +9,9 @@ from unittest import mock
 
 import pytest
 
-from reviewqueue.jobs.models import DeadLetter, Job
+from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.jobs.services import job_start_for_answers
+from reviewqueue.reviews import tasks
 from reviewqueue.reviews.models import Answer
 from reviewqueue.reviews.services import reevaluation
 from tests.reevaluation.conftest import fact
@@ -105,3 +106,41 @@ def test_a_dead_letter_sent_again_that_fails_again_leaves_the_answer_failed(
     assert figures(token_client(admin_user), job) == ("finished", 2, 1, 1, 1)
     [again] = DeadLetter.objects.all()  # the same letter, with the latest error
     assert (again.pk, again.error_message, again.resolved_at) == (letter.pk, "still broken", None)
+
+
+class ProcessDied(BaseException):
+    """Stands for the worker's process dying mid-run: nothing after it runs in the task."""
+
+
+def test_an_answer_a_run_changed_and_a_later_run_failed_on_counts_once_it_goes_through(
+    publish: Any, publish_doc: Any, ingest: Any, admin_client: Any, admin_user: Any,
+    token_client: Any, on_commit: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The first run gives the first answer its new verdict and dies. Run again, it fails on
+    that answer: the job counts it failed, not changed, until its dead letter goes through."""
+    publish_doc("pricing", "r1", facts=[fact(14)])
+    first, second = ingest("t-1"), ingest("t-2")
+    with django_capture_on_commit_callbacks(execute=False):  # no job's message is run yet
+        publish("pricing", "r2", facts=[fact(21)])
+        job = job_start_for_answers([first.pk, second.pk], "manual", None)
+    chunk = JobChunk.objects.get(job=job)
+    original = reevaluation.answer_reevaluate
+
+    def dies_on_second(*, answer_id: int, **kwargs: Any) -> Any:
+        if answer_id == second.pk:
+            raise ProcessDied()
+        return original(answer_id=answer_id, **kwargs)
+
+    with mock.patch.object(reevaluation, "answer_reevaluate", side_effect=dies_on_second), \
+            pytest.raises(ProcessDied):
+        tasks.reevaluate_answers(chunk.answer_ids, "manual", job_id=str(job.pk),
+                                 chunk_id=chunk.pk)
+    with failing_on(first):  # the message comes back
+        tasks.reevaluate_answers(chunk.answer_ids, "manual", job_id=str(job.pk),
+                                 chunk_id=chunk.pk)
+    assert figures(token_client(admin_user), job) == ("finished", 2, 1, 1, 1)
+
+    with on_commit():
+        retry_from_the_admin(admin_client, DeadLetter.objects.get())
+
+    assert figures(token_client(admin_user), job) == ("finished", 2, 2, 0, 2)

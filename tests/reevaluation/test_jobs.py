@@ -62,7 +62,8 @@ def test_a_chunk_delivered_twice_is_counted_once(five_answers: list[Answer], pub
         publish("pricing", "r2", facts=[fact()])
     chunk = JobChunk.objects.order_by("number").first()
 
-    assert chunk_finish(chunk_id=chunk.pk, done=2, failed=0, changed=2) is False
+    assert chunk_finish(chunk_id=chunk.pk, done=2, failed=0, changed_ids=chunk.answer_ids,
+                        done_ids=chunk.answer_ids) is False
 
     job = last_job()
     assert (job.done, job.failed) == (5, 0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -30,10 +30,12 @@ from reviewqueue.sources.selectors import (
 
 
 def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER,
-                      cause: str = "") -> Verdict | None:
+                      cause: str = "",
+                      on_change: Callable[[int], None] | None = None) -> Verdict | None:
     """Gate the answer's current version on the current revisions and today. `cause`: the
     document whose change this follows; for an answer that does not cite it, a new verdict's
-    trigger says that another document changed.
+    trigger says that another document changed. `on_change` is called with the answer's id
+    when it gets a new verdict, in the same transaction: what it writes commits with the verdict.
 
     Returns the verdict that became current, or None when nothing changed: the fingerprint
     equals the current verdict's, or the answer is gone. Safe to run twice and concurrently:
@@ -69,6 +71,8 @@ def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER,
                                           cause=trigger)
         record_cleared(answer=answer, old_status=old_status, new_status=new_status,
                        verdict=verdict, trigger=trigger, actor=actor)
+        if on_change is not None:
+            on_change(answer_id)
         return verdict
 
 
@@ -122,6 +126,7 @@ def answers_reevaluate(
     cause: str = "",
     reraise: tuple[type[BaseException], ...] = (OperationalError, InterfaceError),
     deadline: float | None = None,
+    on_change: Callable[[int], None] | None = None,
 ) -> BatchOutcome:
     """Re-evaluate each answer in its own transaction.
 
@@ -131,7 +136,7 @@ def answers_reevaluate(
     got, as `error.batch_outcome`: a time limit must not count the answers done before it as
     failed. Past `deadline` (time.monotonic()), the batch stops between two answers, after
     one at least, with `OutOfTime`: stopped there, rather than by a time limit raised in the
-    middle of a query, it leaves its connection sound.
+    middle of a query, it leaves its connection sound. `on_change`: see `answer_reevaluate`.
     """
     outcome = BatchOutcome()
     for answer_id in answer_ids:
@@ -142,7 +147,7 @@ def answers_reevaluate(
             raise stop
         try:
             verdict = answer_reevaluate(answer_id=answer_id, trigger=trigger, actor=actor,
-                                        cause=cause)
+                                        cause=cause, on_change=on_change)
         except reraise as exc:
             exc.batch_outcome = outcome  # type: ignore[attr-defined]
             raise
