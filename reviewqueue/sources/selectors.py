@@ -1196,17 +1196,27 @@ def _resting_on(facts: list[Fact], rows: list[tuple[Any, ...]]) -> dict[int, lis
 
 
 def answers_waiting_on(document_key: str, user: Any) -> int:
-    """How many held answers citing `document_key` a reviewer sent to its owners, of those
-    `user` may read in full: a new revision gives each a new verdict, which sends it back to
-    the reviewers. One that `user` may not read is not theirs to know of."""
+    """How many held answers a reviewer sent to the owners of `document_key` wait on it, of
+    those `user` may read in full: a new revision of it gives each a new verdict that shows
+    the reviewer something else, which ends the wait and sends it back to the reviewers. An
+    answer waits on the document when its verdict's hold rests on it (held_cites, the rule
+    the transition that ends the wait applies): one that only retrieved the document keeps
+    waiting. One that `user` may not read is not theirs to know of. One query: the answers
+    waiting for their owners are few, and each is read with its verdict."""
     from reviewqueue.accounts.principals import user_principals
     from reviewqueue.reviews.models import ReviewItem
     from reviewqueue.reviews.selectors.queue import readable_rows
+    from reviewqueue.reviews.services.transitions import held_cites
 
     waiting = ReviewItem.objects.filter(waiting_for_owner=True,
                                         answer__retrieved__document_key=document_key)
-    return (readable_rows(waiting, user_principals(user), "answer_id")
-            .values("answer_id").distinct().count())
+    rows = (readable_rows(waiting, user_principals(user), "answer_id")
+            .values_list("answer_id", "answer__retrieved__cite",
+                         "answer__current_verdict__findings",
+                         "answer__current_verdict__version__claims",
+                         "answer__current_verdict__version__text"))
+    return len({answer_id for answer_id, cite, findings, claims, text in rows
+                if cite in held_cites(findings or [], claims or [], text or "")})
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The message an owner's correction ends with counts the held answers reviewers sent to the
 owners that cite the document. Only answers the owner may read may be counted: one that also
 retrieved a document they may not read is not theirs to know of, let alone that a reviewer
-asked its owners about it."""
+asked its owners about it. Nor one that only retrieved the document: its new revision does
+not end that wait."""
 
 from __future__ import annotations
 
@@ -55,3 +56,41 @@ def test_a_correction_says_nothing_of_a_hand_off_the_owner_may_not_read(
     # Not "1 held answer citing this document waits for an owner's reply": olivia may not
     # read it, and was not asked about it.
     assert "waits for an owner" not in shown
+
+
+def test_a_correction_counts_only_hand_offs_whose_wait_it_ends(
+    publish: Any, service_api: Any, make_user: Any, owner: Any, reviewer: Any,
+    login: Any, django_capture_on_commit_callbacks: Any,  # noqa: F811
+) -> None:
+    make_user("oscar", "owner")
+    publish("pricing", owner="oscar", facts=[fact("trial_days", 14)])
+    publish("pricing-eu", owner="oscar", facts=[fact("trial_days", 30)])
+    publish("faq", facts=[fact("support_hours", "24/7")],
+            passages=[{"span": "p1", "text": "Support is available 24/7."}])
+    # Both retrieve olivia's faq; t-cites also cites it, by a marker in its text.
+    for trace_id, text in (("t-retrieves", "It lasts 30 days [d2]."),
+                           ("t-cites", "It lasts 30 days [d2], with support 24/7 [d3].")):
+        body = {"trace_id": trace_id, "question": "How long is the EU trial?", "answer": text,
+                "asked_by": ["*"], "index_release": "2026.10",
+                "retrieved": [{"cite": c, "document_id": d, "revision": "r1", "span": "p1"}
+                              for c, d in (("d1", "pricing"), ("d2", "pricing-eu"),
+                                           ("d3", "faq"))],
+                "claims": [{"key": "trial_days", "value": 30, "cite": "d2"}]}
+        response = service_api.post("/api/v1/answers", body, format="json")
+        assert response.json()["status"] == "held", response.content
+        review_item_send_to_owner(trace_id=trace_id, user=reviewer,
+                                  note="Which trial applies?", actor=Actor.of_user(reviewer))
+
+    client = login(owner)
+    action = "/owner/documents/faq/publish"
+    page = client.get("/owner/documents/faq/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(action, posted_back(page, action, **{"facts-0-value": "9-17"},
+                                                    **PASSAGES_CHECKED), follow=True)
+    shown = response.content.decode()
+
+    assert ("1 held answer citing this document waits for an owner&#x27;s reply: with its "
+            "new verdict it goes back to the reviewers, and the hand-off ends.") in shown
+    # And so it went: the answer that only retrieved the faq still waits.
+    waiting = dict(ReviewItem.objects.values_list("answer__trace_id", "waiting_for_owner"))
+    assert waiting == {"t-retrieves": True, "t-cites": False}

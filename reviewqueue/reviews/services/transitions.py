@@ -126,6 +126,15 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
     ])
 
 
+def held_cites(findings: list[dict[str, Any]], claims: list[dict[str, Any]], text: str
+               ) -> set[Any]:
+    """The retrieved items whose revisions a verdict holds an answer for (`_held_for`): those
+    a claim or a marker in `text` cites, or a finding names by its id. A new revision of
+    another document the answer retrieved changes nothing the reviewer reads."""
+    return ({claim.get("cite") for claim in claims} | set(gating.extract_markers(text))
+            | {cite for f in findings for cite in f.get("evidence") or ()})
+
+
 def _held_for(decision: str, reasons: list[str], findings: list[dict[str, Any]],
               revisions_used: list[dict[str, Any]], claims: list[dict[str, Any]],
               text: str) -> object:
@@ -135,8 +144,7 @@ def _held_for(decision: str, reasons: list[str], findings: list[dict[str, Any]],
     documents a finding names, nor those it only retrieved: one that joins a conflict the
     owners were asked about, or a new revision of a document nothing rests on, leaves their
     question the one to answer."""
-    cited = ({claim.get("cite") for claim in claims} | set(gating.extract_markers(text))
-             | {cite for f in findings for cite in f.get("evidence") or ()})
+    cited = held_cites(findings, claims, text)
     return json.dumps([decision, reasons,
                        [[f.get("code"), f.get("claim"), f.get("evidence")] for f in findings],
                        # Ingest keeps the order the answer listed them in; re-evaluation, its own.
