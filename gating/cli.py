@@ -129,7 +129,8 @@ def evaluate_stream(stream: IO[bytes], out: Writer, as_of: datetime.date) -> int
             continue
         try:
             record, end = scan(text, 0)
-            if end != len(text) and text[end:].strip():
+            # JSON's own whitespace only: a no-break space after the value is extra data.
+            if end != len(text) and text[end:].strip(" \t\r\n"):
                 raise ValueError("extra data after the JSON value")
         except (ValueError, StopIteration, RecursionError):
             line = _parse_line(number, raw)

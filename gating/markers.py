@@ -9,11 +9,14 @@ Brackets inside Markdown code are not markers either, nor are those inside a lin
 destination or title or inside an HTML comment: fenced code blocks (`````` ``` `````` or
 ``~~~``), code spans (```plans[0]```), ``(...)`` after a link text, autolinks
 (``<https://...>``) and comments (``<!-- [d1] -->``) are blanked out before markers are looked
-for. A comment inside a marker hides nothing of it: ``[d<!-- -->1]`` shows ``[d1]``.
+for. A comment inside a marker hides nothing of it: ``[d<!-- -->1]`` shows ``[d1]``. A
+character reference shows the character it names, so ``&#91;d9&#93;`` is the marker ``[d9]``,
+and a bracket so written, or escaped (``\\[d9](x)``), opens no link: the reader sees ``[d9]``.
 """
 
 from __future__ import annotations
 
+import html.entities
 import re
 import string
 from collections.abc import Iterator
@@ -42,6 +45,17 @@ _HIDDEN_MARKER_RE = re.compile(
     rf"(?:\\\]|\](?!\())")
 _SPLIT_IDS = re.compile(r"\s*\\?,\s*")
 _ESCAPED = re.compile(r"\\(.)")
+
+# A character reference (``&#91;``, ``&#x5D;``, ``&lsqb;``) shows a reader the character it
+# names, outside code. Those naming a character a marker is made of are read as that
+# character, with _HIDDEN for the rest of the reference (offsets kept): ``&#91;d9&#93;`` is the
+# marker the reader sees, and its span covers both references (an opening bracket is put
+# first, a closing one last). A bracket so written is text, never a link's: ``&#91;d9&#93;(x)``
+# shows ``[d9](x)``.
+_MARKER_CHARS = frozenset(string.ascii_letters + string.digits + "_.:-, []\t")
+_REFERENCE = re.compile(r"&(?:#([0-9]{1,7})|#[xX]([0-9A-Fa-f]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));")
+_NAMED = {name[:-1]: char for name, char in html.entities.html5.items()
+          if name.endswith(";") and char in _MARKER_CHARS}
 
 
 def _markers_in(text: str) -> Iterator[re.Match[str]]:
@@ -305,6 +319,38 @@ def comment_spans(text: str) -> list[tuple[int, int]]:
             if text.startswith(_COMMENT_OPEN, start)]
 
 
+def _referenced(match: re.Match[str]) -> str:
+    decimal, hexadecimal, name = match.groups()
+    if name is not None:
+        char = _NAMED.get(name)
+    else:
+        code = int(decimal) if decimal is not None else int(hexadecimal, 16)
+        char = chr(code) if code < 0x110000 and chr(code) in _MARKER_CHARS else None
+    if char is None:
+        return match.group()
+    hidden = _HIDDEN * (len(match.group()) - 1)
+    return hidden + char if char == "]" else char + hidden
+
+
+def _no_link_opens(raw: str, text: str, close: int, since: int) -> bool:
+    """Whether the ``]`` at ``close`` of ``text`` (``raw`` before its character references
+    were read) starts no link: it or the ``[`` it closes is a reference, which is text, or that
+    ``[`` is escaped by a backslash (``\\[d9](x)`` shows ``[d9](x)``). The ``[`` is the
+    nearest bracket before it, looked for back to ``since`` only (where the last ``](`` was
+    looked at: nearer than that, no bracket), so each character is read once in all."""
+    if raw[close] != "]":
+        return True
+    opener = max(text.rfind("[", since, close), text.rfind("]", since, close))
+    if opener < 0 or text[opener] != "[":
+        return False
+    if raw[opener] != "[":
+        return True
+    backslashes = 0
+    while opener - backslashes > 0 and text[opener - backslashes - 1] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
 def _prose(text: str) -> str:
     """``text`` with code, HTML comments and link destinations blanked out, offsets unchanged.
 
@@ -321,19 +367,25 @@ def _prose(text: str) -> str:
     comments = _COMMENT_OPEN in text
     if comments or "`" in text:
         text = _blank(text, _code_spans(text, comments=comments), joined=comments)
+    raw = text
+    if "&" in text:
+        text = _REFERENCE.sub(_referenced, text)
     if "](" in text:
         spans: list[tuple[int, int]] = []
-        done = 0
+        done = since = 0
         titles: _Titles = {}
         for match in _LINK_OPEN.finditer(text):
+            looked, since = since, match.start()
             if match.end() <= done:
                 continue
-            end = _link_tail_end(text, match.end(), titles)
+            end = (None if _no_link_opens(raw, text, match.start(), looked)
+                   else _link_tail_end(text, match.end(), titles))
             if end is not None:
                 spans.append((match.end(), end))
                 done = end
             else:
-                # "[d9](per the policy)" is no link: a reader sees the marker, so does the gate.
+                # "[d9](per the policy)", "\\[d9](x)" and "&#91;d9&#93;(x)" are no links: a
+                # reader sees the marker, so does the gate.
                 spans.append((match.end() - 1, match.end()))
         text = _blank(text, spans)
     if "<" in text:
@@ -341,9 +393,14 @@ def _prose(text: str) -> str:
     return text
 
 
+def _may_cite(text: str) -> bool:
+    """Whether ``text`` may hold a marker: a bracket, or a character reference for one."""
+    return "[" in text or "&" in text
+
+
 def extract_markers(text: str) -> list[str]:
     """Return the ids cited by markers in ``text``, each once, in order of first appearance."""
-    if "[" not in text:
+    if not _may_cite(text):
         return []
     return _ids_in(_prose(text))
 
@@ -351,7 +408,7 @@ def extract_markers(text: str) -> list[str]:
 def marker_spans(text: str) -> list[tuple[int, int]]:
     """Where in ``text`` the markers the gate reads are (none inside code, an HTML comment or a
     link's target), as (start, end) offsets: what a reader of the text sees as citations."""
-    if "[" not in text:
+    if not _may_cite(text):
         return []
     return [match.span() for match in _markers_in(_prose(text))]
 
@@ -385,7 +442,7 @@ def split_sentences(text: str, *, cjk: bool = False) -> list[Sentence]:
     length = len(text)
     # Markers are read from the text with code, comments and link destinations blanked out
     # (same offsets). A sentence that is only a comment is kept, citing nothing.
-    scan = _prose(text) if "[" in text else text
+    scan = _prose(text) if _may_cite(text) else text
     # Ends are read with comments blanked (offsets kept): none falls inside what the reader
     # never sees, such as the full stop of "[d<!-- x. -->1]".
     ends = _blank(text, comment_spans(text)) if _COMMENT_OPEN in text else text
@@ -408,5 +465,5 @@ def _append(sentences: list[Sentence], text: str, scan: str, start: int, end: in
     if start == end:
         return
     chunk = text[start:end]
-    markers = tuple(_ids_in(scan[start:end])) if "[" in chunk else ()
+    markers = tuple(_ids_in(scan[start:end])) if _may_cite(chunk) else ()
     sentences.append(Sentence(text=chunk, markers=markers, start=start, end=end))

@@ -363,7 +363,7 @@ def _evidence_item(raw: object, path: str, budget: _RecordBudget) -> ItemT:
         )
     else:
         for name in (*FLAT_FACT_FIELDS, "subject"):
-            if name in raw:
+            if raw.get(name) is not None:  # null: an optional field left out
                 raise InputError(
                     f"{path}.{name}", "not allowed next to facts (put it inside each fact)"
                 )

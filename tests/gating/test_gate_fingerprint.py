@@ -194,13 +194,13 @@ def test_the_verdict_dict_is_json_ready(cases):
 
 
 def test_fingerprints_of_stored_verdicts_stay_as_published(cases):
-    # The README's examples, unchanged since gate 2026.12.6 was released: a change to what the
+    # The README's examples, unchanged since gate 2026.12.7 was released: a change to what the
     # gate outputs (kb_documents on warnings) must not make stored verdicts look stale.
-    assert gating.GATE_VERSION == "2026.12.6"
+    assert gating.GATE_VERSION == "2026.12.7"
     published = {
-        "valid": "fba761f0195c8cb5e14e1ab0825b1086ce3ddf181564b2f2439a559f9556c032",
-        "future": "e0407df0f9f5c569104b6eaa9281edcd0521b6350cb8c7104ab23f4ea650e4d1",
-        "conflict": "c9adad4029a8804802df05240e81e92574de9ba3eaa735b79e437a3dbe273052",
+        "valid": "e376dd17421d991d1c31b112018f7ce2e1bf1e866353cde442c433138594603f",
+        "future": "fbe51c09d0777b8d816b6c9cbd69e58211299fa74019ba5709f17df50ad35f75",
+        "conflict": "fc9ef32ad21c8548bcdedc60c10f6c1d6edea92132518a2f4538a17921f4d245",
     }
     records = {record["id"]: record for record in cases.published()}
     found = {case: _fp(records[case]) for case in published}
