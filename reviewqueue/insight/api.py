@@ -13,7 +13,7 @@ from reviewqueue.api_base import RoleAndScope
 from reviewqueue.api_errors import error_body, flatten_errors
 from reviewqueue.insight import snapshots
 from reviewqueue.insight.forms import WINDOW_PARAMS, WindowForm
-from reviewqueue.params import unexpected_params
+from reviewqueue.params import param_problems
 
 
 class MetricsView(APIView):
@@ -47,11 +47,12 @@ class MetricsView(APIView):
                    400: OpenApiResponse(description="An unknown or invalid parameter")},
     )
     def get(self, request: Request) -> Response:
-        problems = unexpected_params(request.query_params, WINDOW_PARAMS)
+        # By name, as given: a name may hold a colon ("team:name").
+        problems = param_problems(request.query_params, WINDOW_PARAMS)
         if problems:
-            errors = [{"field": p.split(":")[0], "message": p.split(": ", 1)[1]}
-                      for p in problems]
-            return Response(error_body("invalid", "; ".join(problems), errors), status=400)
+            errors = [{"field": name, "message": problem} for name, problem in problems.items()]
+            summary = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
+            return Response(error_body("invalid", summary, errors), status=400)
         form = WindowForm(request.query_params)
         if not form.is_valid():
             errors = flatten_errors({k: [str(m) for m in v] for k, v in form.errors.items()})

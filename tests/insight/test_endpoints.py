@@ -279,11 +279,13 @@ def test_the_metrics_api_says_when_the_figures_are_still_being_computed(
                                "bucket": "day"}}
 
 
-def test_the_metrics_api_refuses_an_unknown_parameter(admin_api: Any) -> None:
-    response = admin_api.get("/api/v1/metrics?limit=5")
+@pytest.mark.parametrize("name", ["limit", "team:name"])
+def test_the_metrics_api_refuses_an_unknown_parameter_by_its_name(admin_api: Any,
+                                                                  name: str) -> None:
+    response = admin_api.get(f"/api/v1/metrics?{name}=5")
     assert response.status_code == 400
-    assert response.json()["errors"] == [{"field": "limit",
-                                          "message": "not a search parameter"}]
+    assert response.json()["errors"] == [{"field": name, "message": "not a search parameter"}]
+    assert response.json()["detail"] == f"{name}: not a search parameter"
 
 
 @pytest.mark.parametrize("day", ["10/04/2026", "2026-1-4", "2026-10-4", " 2026-10-04x"])
