@@ -371,9 +371,15 @@ def renew(request: HttpRequest, trace_id: str) -> HttpResponse:
                              "message": _("This answer is no longer waiting for review.")},
                             status=409)
     except LeaseLost as exc:
-        return JsonResponse({"error": exc.code, "message": _(
-            "Your lease on this answer has ended: it expired or an admin broke it. Reload "
-            "the page and start reviewing again to decide.")}, status=409)
+        said = {
+            "released": _("You released this answer, in another tab or window: nobody is "
+                          "working on it now. Reload the page and start reviewing again to "
+                          "decide."),
+            "broken": _("Your lease on this answer has ended: an admin broke it. Reload the "
+                        "page and start reviewing again to decide."),
+        }.get(exc.why or "", _("Your lease on this answer has ended: it expired. Reload the "
+                               "page and start reviewing again to decide."))
+        return JsonResponse({"error": exc.code, "message": said}, status=409)
     until = timezone.localtime(lease.until) if lease.until else None
     # `until_shown` as the page writes it, for the page to show the renewed time.
     return JsonResponse({"holder": lease.holder,

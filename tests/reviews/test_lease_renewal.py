@@ -36,7 +36,9 @@ def test_renewal_after_an_admin_broke_the_lease_is_409_and_leaves_the_item_free(
     assert response.status_code == 409
     body = response.json()
     assert body["error"] == "lease_lost"
-    assert "Your lease on this answer has ended" in body["message"]  # item.js shows `message`
+    # item.js shows `message`
+    assert body["message"] == ("Your lease on this answer has ended: an admin broke it. Reload "
+                               "the page and start reviewing again to decide.")
     assert holder(trace) is None
     html = alice.get(f"/answers/{trace}/").content.decode()
     assert "Nobody is working on this answer." in html
@@ -68,8 +70,24 @@ def test_renewal_of_an_expired_lease_does_not_claim_the_item_again(
     response = renew(alice, trace)
     assert response.status_code == 409
     assert response.json()["error"] == "lease_lost"
+    assert response.json()["message"].startswith(
+        "Your lease on this answer has ended: it expired.")
     item = ReviewItem.objects.get(answer__trace_id=trace)
     assert item.lease_until < timezone.now()
+
+
+def test_a_lease_released_from_another_tab_is_said_so_not_blamed_on_an_admin(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold()
+    alice = login(reviewer)
+    alice.post(f"/answers/{trace}/claim")
+    alice.post(f"/answers/{trace}/release")  # the same answer open in a second tab
+    response = renew(alice, trace)
+    assert response.status_code == 409
+    assert response.json()["message"] == (
+        "You released this answer, in another tab or window: nobody is working on it now. "
+        "Reload the page and start reviewing again to decide.")
 
 
 def test_renewal_of_an_item_one_never_claimed_is_409(hold: Any, reviewer: Any,

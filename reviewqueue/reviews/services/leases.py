@@ -59,13 +59,14 @@ class LeasedByOther(Conflict):
 
 
 class LeaseLost(Conflict):
-    """The user's lease ended (it expired, was released or an admin broke it) and nobody
-    holds the item now."""
+    """The user's lease ended and nobody holds the item now. `why`, when known: "released"
+    (by the user, from another tab or window), "broken" (by an admin) or "expired"."""
 
     code = "lease_lost"
 
-    def __init__(self) -> None:
+    def __init__(self, why: str | None = None) -> None:
         super().__init__("your lease on this answer has ended")
+        self.why = why
 
 
 class AdminOnly(DomainError):
@@ -185,7 +186,23 @@ def lease_renew(*, answer: Answer, user: Any) -> LeaseState:
         raise NotHeld(answer)
     if holder[1] is not None and holder[1] > now:
         raise LeasedByOther(*holder)
-    raise LeaseLost
+    raise LeaseLost(_why_lost(answer, user))
+
+
+def _why_lost(answer: Answer, user: Any) -> str:
+    """How the user's lease on the free item ended, by the last lease event of its answer:
+    released by them, broken by an admin, or else it expired (which records nothing)."""
+    from reviewqueue.audit.models import AuditEvent
+
+    last = (AuditEvent.objects.filter(trace_id=answer.trace_id, action__in=[
+        "lease.claimed", "lease.released", "lease.broken"]).order_by("-seq")
+        .values_list("action", "actor").first())
+    if last is None:
+        return "expired"
+    action, actor = last
+    if action == "lease.released" and actor.split(" ")[0] == f"user:{user.get_username()}":
+        return "released"
+    return "broken" if action == "lease.broken" else "expired"
 
 
 def lease_leave(*, answer: Answer, user: Any, seen_until: datetime) -> bool:
