@@ -164,6 +164,32 @@
     addCounters(document);
   });
 
+  // Text typed in a form that asks for it (data-unsent-guard: a decision, a note or a reply)
+  // and not sent: leaving the page asks first, as the text would go with it. Sending that
+  // form is no loss; sending another one (Re-evaluate now, Release, Sign out) or following a
+  // link is, and asks too.
+  var unsent = [];
+  function guarded(form) {
+    return !!form && (form.hasAttribute("data-unsent-guard") || !!form.closest("#decide"));
+  }
+  function unsentBesides(form) {
+    return unsent.some(function (other) { return other !== form; });
+  }
+  document.addEventListener("input", function (event) {
+    var form = event.target.form;
+    if (guarded(form) && unsent.indexOf(form) < 0) unsent.push(form);
+  });
+  // On the window, after every page script's own handler: a form one of them stopped is
+  // not sent, and keeps asking.
+  window.addEventListener("submit", function (event) {
+    if (!event.defaultPrevented) {
+      unsent = unsent.filter(function (form) { return form !== event.target; });
+    }
+  });
+  window.addEventListener("beforeunload", function (event) {
+    if (unsent.length) { event.preventDefault(); event.returnValue = ""; }
+  });
+
   document.addEventListener("keydown", function (event) {
     if (event.key === "?" && !isTyping(event) && !hasModifier(event)) {
       event.preventDefault();
@@ -171,5 +197,6 @@
     }
   });
 
-  window.ReviewQueue = { shortcutsOff: shortcutsOff, csrfToken: csrfToken, addCounters: addCounters };
+  window.ReviewQueue = { shortcutsOff: shortcutsOff, csrfToken: csrfToken, addCounters: addCounters,
+                         unsentBesides: unsentBesides };
 })();

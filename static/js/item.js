@@ -286,23 +286,13 @@
     event.preventDefault();
     leaveThenGo(link.href);
   });
-  // A decision form, or the note to the owners, typed in and not sent: leaving asks first,
-  // as the text would go with the page. Sending it (or another form) is no loss.
-  var unsent = [];
-  document.addEventListener("input", function (event) {
-    var form = event.target.form;
-    if (form && (form.closest("#decide") || form.hasAttribute("data-unsent-guard")) &&
-        unsent.indexOf(form) < 0) unsent.push(form);
-  });
+  // A second press while the first form is on its way sends nothing more. Unless text typed
+  // in another form would be lost (common.js asks first): the reader may stay, and then the
+  // next press must go.
   var sending = false;
   document.addEventListener("submit", function (event) {
-    // A second press while the first is on its way sends nothing more.
     if (sending) { event.preventDefault(); return; }
-    sending = true;
-    unsent = unsent.filter(function (form) { return form !== event.target; });
-  });
-  window.addEventListener("beforeunload", function (event) {
-    if (!sending && unsent.length) { event.preventDefault(); event.returnValue = ""; }
+    if (!window.ReviewQueue.unsentBesides(event.target)) sending = true;
   });
   window.addEventListener("beforeunload", function () { if (workspace) leaving(); });
   window.addEventListener("pagehide", function () { if (workspace) leaving(); });

@@ -176,3 +176,49 @@ def test_several_claims_are_added_in_one_edit(
     claims = Answer.objects.get(trace_id="t-1").current_version.claims
     assert [(c["key"], c["value"], c["cite"]) for c in claims] == [
         ("trial_days", 14, "d1"), ("support_hours", "24/7", "d1"), ("trial_days", 30, "d2")]
+
+
+def test_a_form_that_sends_nothing_typed_asks_first_and_may_be_sent_after(
+    alice_on_t1: Any, live_server: Any
+) -> None:
+    # "Re-evaluate now" leaves for the job's page: the rewrite would go with this one.
+    page = alice_on_t1
+    answers: list[bool] = [False, True]
+    asked: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        asked.append(dialog.type)
+        (dialog.accept if answers.pop(0) else dialog.dismiss)()
+
+    page.on("dialog", answer)
+    page.locator("#decide [data-action=edit] summary").click()
+    page.locator("#decide textarea[name=edit-answer]").fill(REWRITE)
+    reevaluate = page.get_by_role("button", name="Re-evaluate now")
+    reevaluate.click()
+    page.wait_for_timeout(1500)
+    assert asked == ["beforeunload"]
+    assert page.url == f"{live_server.url}/answers/t-1/"
+    expect(page.locator("#decide textarea[name=edit-answer]")).to_have_value(REWRITE)
+    # Staying was a choice, not a lost press: the button still goes, once confirmed.
+    reevaluate.click()
+    page.wait_for_url(f"{live_server.url}/jobs/**")
+    assert asked == ["beforeunload", "beforeunload"]
+
+
+def test_an_owner_leaving_a_reply_typed_in_the_inbox_is_asked_first(
+    hold: Any, reviewer: Any, owner: Any, sign_in: Any, live_server: Any
+) -> None:
+    from reviewqueue.audit.services import Actor
+    from reviewqueue.reviews.services.handoff import review_item_send_to_owner
+
+    trace = hold()
+    review_item_send_to_owner(trace_id=trace, user=reviewer, note="Which trial holds?",
+                              actor=Actor.of_user(reviewer))
+    page = sign_in("olivia", lands="/owner/")
+    asked: list[str] = []
+    page.on("dialog", lambda dialog: (asked.append(dialog.type), dialog.dismiss()))
+    page.locator(f"#reply-{trace}").fill("14 days is right.")
+    page.get_by_role("link", name="Owner inbox").first.click()
+    page.wait_for_timeout(1500)
+    assert asked == ["beforeunload"]
+    expect(page.locator(f"#reply-{trace}")).to_have_value("14 days is right.")
