@@ -9,6 +9,8 @@ a dead letter an admin can send again rather than running once more.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 from unittest import mock
@@ -27,6 +29,22 @@ pytestmark = pytest.mark.django_db
 
 class ProcessDied(BaseException):
     """Stands for the worker's process dying mid-run: nothing after it runs in the task."""
+
+
+@contextmanager
+def dying_at(answer_id: int) -> Iterator[None]:
+    """The worker's process dies as its run comes to `answer_id`: those before it are done."""
+    original = reevaluation.answer_reevaluate
+
+    def reevaluate(*, answer_id: int, **kwargs: Any) -> Any:
+        if answer_id == dies_at:
+            raise ProcessDied()
+        return original(answer_id=answer_id, **kwargs)
+
+    dies_at = answer_id
+    with mock.patch.object(reevaluation, "answer_reevaluate", side_effect=reevaluate), \
+            pytest.raises(ProcessDied):
+        yield
 
 
 def deliver(chunk: JobChunk) -> int:

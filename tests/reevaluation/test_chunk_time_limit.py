@@ -15,6 +15,7 @@ from reviewqueue.jobs.models import DeadLetter, Job
 from reviewqueue.reviews import tasks
 from reviewqueue.reviews.services import reevaluation
 from tests.reevaluation.builders import job_with_one_chunk
+from tests.reevaluation.test_chunk_runs import ProcessDied
 
 pytestmark = pytest.mark.django_db
 
@@ -113,10 +114,6 @@ def test_a_chunk_stops_between_two_answers_before_its_time_limit_strikes(
     assert not DeadLetter.objects.exists()
     assert list(job.chunks.order_by("number").values_list("answer_ids", flat=True)) == [
         [1, 2], [3], [4]]
-
-
-class ProcessDied(BaseException):
-    """Stands for the worker's process dying mid-run: nothing after it runs in the task."""
 
 
 def test_the_new_verdicts_of_an_earlier_run_go_on_with_the_answers_sent_on(

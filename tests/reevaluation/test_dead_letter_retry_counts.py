@@ -15,6 +15,7 @@ from reviewqueue.reviews import tasks
 from reviewqueue.reviews.models import Answer
 from reviewqueue.reviews.services import reevaluation
 from tests.reevaluation.conftest import fact
+from tests.reevaluation.test_chunk_runs import dying_at
 
 pytestmark = pytest.mark.django_db
 
@@ -108,10 +109,6 @@ def test_a_dead_letter_sent_again_that_fails_again_leaves_the_answer_failed(
     assert (again.pk, again.error_message, again.resolved_at) == (letter.pk, "still broken", None)
 
 
-class ProcessDied(BaseException):
-    """Stands for the worker's process dying mid-run: nothing after it runs in the task."""
-
-
 def test_an_answer_a_run_changed_and_a_later_run_failed_on_counts_once_it_goes_through(
     publish: Any, publish_doc: Any, ingest: Any, admin_client: Any, admin_user: Any,
     token_client: Any, on_commit: Any, django_capture_on_commit_callbacks: Any,
@@ -124,15 +121,7 @@ def test_an_answer_a_run_changed_and_a_later_run_failed_on_counts_once_it_goes_t
         publish("pricing", "r2", facts=[fact(21)])
         job = job_start_for_answers([first.pk, second.pk], "manual", None)
     chunk = JobChunk.objects.get(job=job)
-    original = reevaluation.answer_reevaluate
-
-    def dies_on_second(*, answer_id: int, **kwargs: Any) -> Any:
-        if answer_id == second.pk:
-            raise ProcessDied()
-        return original(answer_id=answer_id, **kwargs)
-
-    with mock.patch.object(reevaluation, "answer_reevaluate", side_effect=dies_on_second), \
-            pytest.raises(ProcessDied):
+    with dying_at(second.pk):
         tasks.reevaluate_answers(chunk.answer_ids, "manual", job_id=str(job.pk),
                                  chunk_id=chunk.pk)
     with failing_on(first):  # the message comes back

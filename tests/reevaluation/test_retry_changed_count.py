@@ -17,6 +17,7 @@ from reviewqueue.reviews import tasks
 from reviewqueue.reviews.models import Verdict
 from reviewqueue.reviews.services import reevaluation
 from tests.reevaluation.conftest import fact
+from tests.reevaluation.test_chunk_runs import dying_at
 
 pytestmark = pytest.mark.django_db
 
@@ -50,10 +51,6 @@ def test_a_chunk_retried_after_a_lost_connection_counts_every_new_verdict(
     assert (job.state, job.done, job.failed) == ("finished", 2, 0)
     assert job.changed == new_verdicts, job.summary
     assert "2 of 2 re-evaluated, 2 with a new verdict" in job.summary
-
-
-class ProcessDied(BaseException):
-    """Stands for the worker's process dying mid-run: nothing after it runs in the task."""
 
 
 def deliver(job: Job) -> None:
@@ -102,16 +99,8 @@ def test_the_verdicts_of_a_run_that_died_are_counted_once_by_the_job_that_made_t
     # The other job's worker took its chunk up first and lost its connection at once.
     chunk_mark_started(chunk_id=JobChunk.objects.get(job=other).pk)
     before = Verdict.objects.count()
-    original = reevaluation.answer_reevaluate
-
-    def dies_on_second(*, answer_id: int, **kwargs: Any) -> Any:
-        if answer_id == second.pk:
-            raise ProcessDied()
-        return original(answer_id=answer_id, **kwargs)
-
     # The first run gives the first answer its new verdict, then its worker dies.
-    with mock.patch.object(reevaluation, "answer_reevaluate", side_effect=dies_on_second), \
-            pytest.raises(ProcessDied):
+    with dying_at(second.pk):
         deliver(mine)
     assert Verdict.objects.count() - before == 1
     deliver(mine)  # the message comes back: the first answer is unchanged now
