@@ -15,9 +15,9 @@ from django.utils.translation import gettext_lazy as _
 
 import gating
 from reviewqueue.api_base import FLOAT_LIMIT
+from reviewqueue.jsontext import read_json
 from reviewqueue.reviews.labels import REJECT_REASONS
 from reviewqueue.reviews.services.decisions import MAX_COMMENT_CHARS, DecisionInput
-from reviewqueue.sources.forms import read_json
 from reviewqueue.storable import CONTROL, lookalike_problem
 from reviewqueue.textlimit import LimitedText
 from reviewqueue.textmatch import answer_is_blank

@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy as _
 
 from gating import MAX_INT, MIN_INT
 from reviewqueue.api_base import MAX_SCALAR_CHARS, scalar_problem
+from reviewqueue.jsontext import read_json
 from reviewqueue.params import DayField
 from reviewqueue.sources.conflicts import DISMISSAL_CODES, DISMISSAL_DETAIL_MAX_CHARS
 from reviewqueue.sources.selectors import document_keys_named
@@ -64,16 +65,6 @@ DISMISS_LABELS = {
 DISMISS_REASONS = [(code, DISMISS_LABELS[code]) for code in DISMISSAL_CODES]
 # How a stored reason's code reads once the form is gone.
 DISMISS_REASONS_SHOWN = {**dict(DISMISS_REASONS), "other": _("Other")}
-
-
-def read_json(text: str) -> Any:
-    """What `text` stands for as JSON, or ValueError where it is not JSON. Brackets nested
-    deeper than Python's decoder goes (a text value of 1,500 `[`, which the API takes) are
-    not JSON here either: the decoder raises RecursionError for them, not ValueError."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
 
 
 def _plain_reading(text: str) -> Any:
