@@ -26,8 +26,10 @@ def _client_address(request: Any) -> str:
 
 def _user_key(username: str) -> str:
     """The username's counter, under the name Django's sign-in form checks the password of:
-    stripped and NFKC-normalised ("alice " and a full-width "alice" are alice), then lowered."""
-    return "login-fail:user:" + unicodedata.normalize("NFKC", username.strip()).lower()
+    stripped and NFKC-normalised ("alice " and a full-width "alice" are alice), then lowered.
+    Cut to the form's 150 characters only then: cut first, a name padded with spaces would
+    count under "" while its password was checked."""
+    return "login-fail:user:" + unicodedata.normalize("NFKC", username.strip()).lower()[:150]
 
 
 def _limits(username: str, request: Any) -> list[tuple[str, int]]:

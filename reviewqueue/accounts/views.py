@@ -20,7 +20,7 @@ def refuse_throttled_sign_in(request: HttpRequest, form: Any = None,
                              next_url: str = "") -> HttpResponse | None:
     """A 429 sign-in page when the username or the client has failed too often, else None.
     Every view that checks a password (this site's and the Django admin's) asks first."""
-    username = str(request.POST.get("username", ""))[:150]
+    username = str(request.POST.get("username", ""))  # cut by the throttle, once stripped
     if not login_blocked(username, request):
         return None
     minutes = max(1, settings.LOGIN_FAILURE_WINDOW_SECONDS // 60)

@@ -51,6 +51,23 @@ def test_the_admin_sign_in_still_works_below_the_limit(client: Client, admin_use
     assert client.get("/admin/").status_code == 200
 
 
+@pytest.mark.parametrize("url", ["/accounts/login/", "/admin/login/"])
+def test_a_username_padded_with_spaces_counts_against_the_same_account(
+        admin_user: Any, url: str) -> None:
+    # Django's form strips the spaces and checks ada's password: the throttle counts ada too.
+    # Each try from another address, so that only the account's limit can hold.
+    padded = " " * 150 + "ada"
+    for n in range(3):
+        Client(REMOTE_ADDR=f"192.0.2.{n}").post(url, {"username": padded, "password": "wrong"})
+
+    response = Client(REMOTE_ADDR="192.0.2.9").post(url, {"username": padded,
+                                                          "password": PASSWORD})
+
+    assert response.status_code == 429
+    assert Client(REMOTE_ADDR="192.0.2.10").post(
+        url, {"username": "ada", "password": PASSWORD}).status_code == 429
+
+
 # --- Behind the TLS proxy every request comes from the proxy's address -------------------------
 
 PROXY = "10.0.0.2"
