@@ -91,7 +91,6 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "reviewqueue.middleware.RequestIdMiddleware",
-    "reviewqueue.middleware.RefuseNulMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -105,6 +104,9 @@ MIDDLEWARE = [
     "reviewqueue.middleware.FormAddressMiddleware",
     "reviewqueue.middleware.PrivatePagesMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: the 400 it answers with goes out through every middleware above, with the same
+    # security headers as any page (it names the parameter it refuses).
+    "reviewqueue.middleware.RefuseNulMiddleware",
 ]
 
 ROOT_URLCONF = "reviewqueue.urls"

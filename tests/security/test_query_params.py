@@ -113,6 +113,15 @@ def test_a_nul_character_is_a_clear_400(world: World, db: Any, who: str, method:
     assert b"contains a NUL character" in response.content
     if url.startswith("/api/"):
         assert response.json()["errors"][0]["message"] == "contains a NUL character"
+    assert_security_headers(response)
+
+
+def assert_security_headers(response: Any) -> None:
+    """A refusal that names what it refuses goes out with the headers any page has."""
+    missing = [name for name in ("Content-Security-Policy", "X-Frame-Options",
+                                 "X-Content-Type-Options", "Referrer-Policy")
+               if not response.has_header(name)]
+    assert missing == []
 
 
 def test_a_huge_admin_page_number_is_not_an_error(world: World, db: Any) -> None:
@@ -151,6 +160,7 @@ def test_a_query_parameter_that_is_not_utf8_is_a_clear_400(world: World, db: Any
     response = _signed_in(world, who).get(url)
     assert response.status_code == 400
     assert b"is not valid UTF-8" in response.content
+    assert_security_headers(response)
     if url.startswith("/api/"):
         [error] = response.json()["errors"]
         assert error == {"field": url.split("?")[1].split("=")[0],
