@@ -1205,8 +1205,8 @@ def answers_waiting_on(document_key: str, user: Any) -> int:
     waiting for their owners are few, and each is read with its verdict."""
     from reviewqueue.accounts.principals import user_principals
     from reviewqueue.reviews.models import ReviewItem
+    from reviewqueue.reviews.selectors.answers import held_cites
     from reviewqueue.reviews.selectors.queue import readable_rows
-    from reviewqueue.reviews.services.transitions import held_cites
 
     waiting = ReviewItem.objects.filter(waiting_for_owner=True,
                                         answer__retrieved__document_key=document_key)

@@ -6,6 +6,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db.models import Prefetch, QuerySet
 
+import gating
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.principals import may_read, may_read_every, user_principals
 from reviewqueue.accounts.roles import has_role, remember_groups
@@ -177,3 +178,13 @@ def owners_who_may_read(answer: Answer, owners: list[Any]) -> list[Any]:
     allowed = dict(Document.objects.filter(key__in=cited).values_list("key", "allowed_principals"))
     return [o for o in owners if has_role(o, Role.OWNER, Role.ADMIN)
             and may_read_every(cited, allowed, user_principals(o))]
+
+
+def held_cites(findings: list[dict[str, Any]], claims: list[dict[str, Any]], text: str
+               ) -> set[Any]:
+    """The retrieved items whose revisions a verdict holds an answer for (the transitions'
+    `_held_for`, and the owners' count of the waits a publish ends): those a claim or a marker
+    in `text` cites, or a finding names by its id. A new revision of another document the
+    answer retrieved changes nothing the reviewer reads."""
+    return ({claim.get("cite") for claim in claims} | set(gating.extract_markers(text))
+            | {cite for f in findings for cite in f.get("evidence") or ()})

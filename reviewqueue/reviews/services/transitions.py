@@ -12,10 +12,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-import gating
 from reviewqueue.audit.services import Actor, Entry, audit_record, audit_record_many
 from reviewqueue.copying import built, copy_instances
 from reviewqueue.reviews.models import Answer, Decision, ReviewItem, Verdict
+from reviewqueue.reviews.selectors.answers import held_cites
 from reviewqueue.reviews.signals import answers_status_changed
 
 _STATUS_FOR_DECISION = {
@@ -124,15 +124,6 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
         _verdict_event(answer, verdict, None, answer.status, None, "ingest", actor, sample)
         for answer, verdict, sample in entered
     ])
-
-
-def held_cites(findings: list[dict[str, Any]], claims: list[dict[str, Any]], text: str
-               ) -> set[Any]:
-    """The retrieved items whose revisions a verdict holds an answer for (`_held_for`): those
-    a claim or a marker in `text` cites, or a finding names by its id. A new revision of
-    another document the answer retrieved changes nothing the reviewer reads."""
-    return ({claim.get("cite") for claim in claims} | set(gating.extract_markers(text))
-            | {cite for f in findings for cite in f.get("evidence") or ()})
 
 
 def _held_for(decision: str, reasons: list[str], findings: list[dict[str, Any]],
