@@ -19,6 +19,7 @@ from django.utils import timezone
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.principals import user_principals
 from reviewqueue.accounts.roles import has_role
+from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, DomainError
 from reviewqueue.instants import instant_text
@@ -192,8 +193,6 @@ def lease_renew(*, answer: Answer, user: Any) -> LeaseState:
 def _why_lost(answer: Answer, user: Any) -> str:
     """How the user's lease on the free item ended, by the last lease event of its answer:
     released by them, broken by an admin, or else it expired (which records nothing)."""
-    from reviewqueue.audit.models import AuditEvent
-
     last = (AuditEvent.objects.filter(trace_id=answer.trace_id, action__in=[
         "lease.claimed", "lease.released", "lease.broken"]).order_by("-seq")
         .values_list("action", "actor").first())
