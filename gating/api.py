@@ -27,8 +27,10 @@ def evaluate(claims: Sequence[Claim], evidence: Sequence[Evidence], options: Opt
     raw_claims, items, as_of, answer, principals, kb, unresolved, allowed = objects_to_raw(
         claims, evidence, options
     )
+    # Typed input is what a caller gating many answers at once builds: it hands the same
+    # Fact tuples to each, and the engine remembers what it made of them.
     decision, reason, findings, warnings, digest, boundary = engine.run(
-        raw_claims, items, as_of, answer, principals, kb, unresolved, allowed
+        raw_claims, items, as_of, answer, principals, kb, unresolved, allowed, shared=True
     )
     return Verdict(
         decision=decision,

@@ -256,31 +256,37 @@ class _Dated(NamedTuple):
     first_start: str | None  # earliest valid_from after as_of
     first_end: str | None  # earliest valid_until on or after as_of
     any_invalid: bool
-    current: dict[str, list[tuple[str | None, JSONScalar]]]  # key: (subject, value) in force
-    # The same as in_force entries, their source named: only for kb facts, whose source is
-    # their own document (an item's is its id, which differs between answers citing it).
+    # Only for an item's facts: key: (subject, value) in force.
+    current: dict[str, list[tuple[str | None, JSONScalar]]]
+    # Only for kb facts: the same as in_force entries, their source named (a kb fact's is its
+    # own document; an item's is its id, which differs between answers citing it).
     kb_current: dict[str, list[tuple[str | None, JSONScalar, _Source]]]
 
 
 _dated = ByIdentity()  # facts: the as_of they were dated on (and their shape), their _Dated
+_NOT_KB: dict[str, list[tuple[str | None, JSONScalar, _Source]]] = {}  # an item's kb_current
+_NO_FACTS = _Dated([], None, None, False, {}, _NOT_KB)
 
 
-def _dated_facts(facts: Sequence[Any], as_of: str, at: int) -> _Dated:
+def _dated_facts(facts: Sequence[Any], as_of: str, at: int, shared: bool) -> _Dated:
     """The facts' statuses on as_of and what follows from them; a fact's key is at index
     ``at`` and its value, valid_from, valid_until and subject follow (0 for FactT, 2 for KbT).
-    Remembered by the facts' identity, with the date: the answers of a batch cite the same
-    documents and read the same knowledge base. Well-formed ISO dates order as strings the way
-    the dates do, so nothing is parsed here. The lists returned are shared: read, never
-    changed."""
-    known = _dated.get(facts)
-    if known is not None and known[0] == (as_of, at):
-        return known[1]  # type: ignore[no-any-return]
+    When ``shared``, remembered by the facts' identity, with the date: the answers of a batch
+    cite the same documents and read the same knowledge base. Well-formed ISO dates order as
+    strings the way the dates do, so nothing is parsed here. The lists returned may be
+    shared: read, never changed."""
+    if not facts:
+        return _NO_FACTS
+    if shared:
+        known = _dated.get(facts)
+        if known is not None and known[0] == (as_of, at):
+            return known[1]  # type: ignore[no-any-return]
     date_ok = ISO_DATE_MEMO.get
     statuses: list[str] = []
     first_start = first_end = None
     any_invalid = False
     current: dict[str, list[tuple[str | None, JSONScalar]]] = {}
-    kb_current: dict[str, list[tuple[str | None, JSONScalar, _Source]]] = {}
+    kb_current = {} if at else _NOT_KB
     for fact in facts:
         start = fact[at + 2]
         end = fact[at + 3]
@@ -297,14 +303,15 @@ def _dated_facts(facts: Sequence[Any], as_of: str, at: int) -> _Dated:
                     first_start = start
             else:
                 statuses.append(CURRENT)
-                current.setdefault(fact[at], []).append((fact[at + 4], fact[at + 1]))
                 if at:
                     kb_current.setdefault(fact[at], []).append(
                         (fact[at + 4], fact[at + 1], (None, fact[0], fact[0])))
+                else:
+                    current.setdefault(fact[0], []).append((fact[4], fact[1]))
             if first_end is None or end < first_end:
                 first_end = end
     dated = _Dated(statuses, first_start, first_end, any_invalid, current, kb_current)
-    return _dated.keep(facts, ((as_of, at), dated))[1]
+    return _dated.keep(facts, ((as_of, at), dated))[1] if shared else dated
 
 
 def _fact_text(fact: tuple[object, ...], scalar: object) -> str:
@@ -389,6 +396,7 @@ def fingerprint(
     unresolved: Sequence[tuple[str, str]],
     distinct_ids: bool,
     unresolved_principals: Sequence[UnresolvedPrincipalsT] = (),
+    shared: bool = False,
 ) -> str:
     """SHA-256 (hex) of the compact JSON of the canonical inputs and the gate version.
 
@@ -399,9 +407,56 @@ def fingerprint(
     ``allowed_principals`` (of evidence and of unresolved ids) arrive sorted and deduplicated
     from validation.
 
-    The JSON is the text ``encode_json`` gives for the tuple of those parts (a test holds it
-    to that), put together from the texts of its facts, each written once for a batch.
+    The JSON is the text ``encode_json`` gives for the tuple of those parts. Input read once
+    (a record of the command line) is written in one encoder call; with ``shared``, the text
+    is put together from the texts of its facts, each written once for a batch that hands the
+    same fact tuples to many answers. A test holds both to the same digest.
     """
+    if shared:
+        return _fingerprint_shared(claims, items, item_statuses, answer, principals, kb,
+                                   kb_statuses, unresolved, distinct_ids, unresolved_principals)
+    if len(items) > 1 or (items and len(items[0][1]) > 1):
+        canonical: list[tuple[ItemT, list[str]]] = []
+        for item, statuses in zip(items, item_statuses, strict=True):
+            facts = item[1]
+            if len(facts) > 1:
+                texts = [encode_json(fact) for fact in facts]
+                order = sorted(range(len(facts)), key=texts.__getitem__)
+                item = (item[0], tuple([facts[i] for i in order]), *item[2:])
+                statuses = [statuses[i] for i in order]
+            canonical.append((item, statuses))
+        canonical.sort(key=(lambda pair: pair[0][0]) if distinct_ids
+                       else (lambda pair: encode_json(pair[0])))
+        items = [item for item, _ in canonical]
+        item_statuses = [statuses for _, statuses in canonical]
+    if len(kb) > 1:
+        kb_pairs = sorted(zip(kb, kb_statuses, strict=True), key=encode_json)
+        kb = [fact for fact, _ in kb_pairs]
+        kb_statuses = [status for _, status in kb_pairs]
+    payload = encode_json((
+        GATE_VERSION, claims, answer,
+        sorted(set(principals)) if principals is not None else None,
+        sorted(unresolved) if len(unresolved) > 1 else unresolved,
+        items, item_statuses, kb, kb_statuses,
+        sorted(unresolved_principals) if len(unresolved_principals) > 1
+        else unresolved_principals,
+    ))
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _fingerprint_shared(
+    claims: Sequence[ClaimT],
+    items: Sequence[ItemT],
+    item_statuses: list[list[str]],
+    answer: str | None,
+    principals: tuple[str, ...] | None,
+    kb: Sequence[KbT],
+    kb_statuses: list[str],
+    unresolved: Sequence[tuple[str, str]],
+    distinct_ids: bool,
+    unresolved_principals: Sequence[UnresolvedPrincipalsT],
+) -> str:
+    """``fingerprint`` for a batch: the same text, from the facts' texts written once."""
     item_texts, statuses = _canonical_items(items, item_statuses, distinct_ids)
     kb_text, kb_status_text = _kb_texts(kb, kb_statuses)
     # The leading parts in one call: each call to the encoder costs about as much as a short
@@ -438,11 +493,14 @@ def run(
     kb: Sequence[KbT] = (),
     unresolved: Sequence[tuple[str, str]] = (),
     unresolved_principals: Sequence[UnresolvedPrincipalsT] = (),
+    shared: bool = False,
 ) -> ResultT:
     """Run every step on validated input; ``as_of`` is an ISO date string.
 
     ``unresolved_principals`` are the allowed principals of unresolved ids whose document is
-    known: step 0 reads them as it reads those of evidence items.
+    known: step 0 reads them as it reads those of evidence items. ``shared`` says the caller
+    hands the same fact tuples to many runs (a batch): what is made of them is then remembered
+    by their identity. The result is the same either way.
 
     This is the hot path of ``python -m gating evaluate``: it prefers local names and plain
     loops to helpers, and builds message text only for problems it has found.
@@ -459,7 +517,7 @@ def run(
     in_force: dict[str, list[tuple[str | None, JSONScalar, _Source]]]
     in_force = {}
     by_id: dict[str, list[int]] = {}
-    on_dates = [_dated_facts(item[1], as_of, 0) for item in items]
+    on_dates = [_dated_facts(item[1], as_of, 0, shared) for item in items]
     for index, (item, on_date) in enumerate(zip(items, on_dates, strict=True)):
         if on_date.current:
             cited_as = (item[0], None, item[2])
@@ -475,16 +533,22 @@ def run(
         else:
             indexes.append(index)
     item_statuses = [on_date.statuses for on_date in on_dates]
-    kb_dated = _dated_facts(kb, as_of, 2)
+    kb_dated = _dated_facts(kb, as_of, 2, shared)
     kb_statuses = kb_dated.statuses
     for key in claim_keys:
         entries = kb_dated.kb_current.get(key)
         if entries is not None:
             in_force.setdefault(key, []).extend(entries)
     on_dates.append(kb_dated)
-    first_start = min([d.first_start for d in on_dates if d.first_start is not None], default=None)
-    first_end = min([d.first_end for d in on_dates if d.first_end is not None], default=None)
-    any_invalid = any(d.any_invalid for d in on_dates)
+    first_start = first_end = None
+    any_invalid = False
+    for on_date in on_dates:
+        start, end = on_date.first_start, on_date.first_end
+        if start is not None and (first_start is None or start < first_start):
+            first_start = start
+        if end is not None and (first_end is None or end < first_end):
+            first_end = end
+        any_invalid = any_invalid or on_date.any_invalid
 
     markers = extract_markers(answer) if answer else []
     unresolved_why = dict(unresolved) if unresolved else {}
@@ -689,6 +753,7 @@ def run(
         unresolved,
         len(by_id) == len(items),
         unresolved_principals,
+        shared,
     )
     return decision, reason, findings, warnings, digest, boundary
 

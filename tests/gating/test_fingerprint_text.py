@@ -1,7 +1,7 @@
-"""The fingerprint is put together from texts written once per fact (and remembered by the
-identity of the fact tuples a batch shares). It must stay the SHA-256 of exactly what
-encode_json gives for the canonical tuple, whatever the input, the order, or what was seen
-before."""
+"""The fingerprint of a batch's answer is put together from texts written once per fact (and
+remembered by the identity of the fact tuples a batch shares); a record's is written in one
+call. Both must stay the SHA-256 of exactly what encode_json gives for the canonical tuple,
+whatever the input, the order, or what was seen before."""
 
 from __future__ import annotations
 
@@ -80,14 +80,16 @@ def written_whole(claims: Any, items: Any, item_statuses: Any, answer: Any, prin
 @SETTINGS
 @given(inputs())
 def test_the_fingerprint_is_the_digest_of_the_whole_canonical_text(given_input):
-    assert fingerprint(**given_input) == written_whole(**given_input)
+    whole = written_whole(**given_input)
+    assert fingerprint(**given_input) == whole
+    assert fingerprint(**given_input, shared=True) == whole
     # Again with the very same objects, now remembered by identity.
-    assert fingerprint(**given_input) == written_whole(**given_input)
+    assert fingerprint(**given_input, shared=True) == whole
 
 
 @SETTINGS
-@given(inputs(), st.randoms(use_true_random=False))
-def test_the_order_of_items_facts_and_kb_facts_does_not_matter(given_input, random):
+@given(inputs(), st.randoms(use_true_random=False), st.booleans())
+def test_the_order_of_items_facts_and_kb_facts_does_not_matter(given_input, random, shared):
     # A fact's status depends on the fact (its dates) and the day only: equal facts share it.
     def status(fact: tuple[Any, ...]) -> str:
         return [BEFORE, CURRENT, AFTER, INVALID][len(encode_json(fact)) % 4]
@@ -106,7 +108,7 @@ def test_the_order_of_items_facts_and_kb_facts_does_not_matter(given_input, rand
                 "items": [i for i, _ in shuffled_evidence],
                 "item_statuses": [s for _, s in shuffled_evidence],
                 "kb": [f for f, _ in kb], "kb_statuses": [s for _, s in kb]}
-    assert fingerprint(**shuffled) == fingerprint(**given_input)
+    assert fingerprint(**shuffled, shared=shared) == fingerprint(**given_input, shared=shared)
 
 
 def test_equal_values_of_different_types_in_shared_facts_are_told_apart():
@@ -115,7 +117,7 @@ def test_equal_values_of_different_types_in_shared_facts_are_told_apart():
     def one(value: object) -> str:
         fact = ("k", value, "2026-01-01", "9999-12-31", None, None)
         item = ("d1", (fact,), None, None, None, None, None, False, None)
-        return fingerprint([], [item], [[CURRENT]], None, None, [], [], [], True)
+        return fingerprint([], [item], [[CURRENT]], None, None, [], [], [], True, shared=True)
 
     digests = [one(value) for value in (1, True, 1.0, 0.0, -0.0, 1, True, 1.0, 0.0, -0.0)]
     assert len(set(digests[:5])) == 5
@@ -131,10 +133,10 @@ def test_the_same_kb_tuple_read_on_another_day_is_written_with_that_days_statuse
     given_input["kb"] = tuple(given_input["kb"])
     given_input["items"] = [(*item[:1], tuple(item[1]), *item[2:])
                             for item in given_input["items"]]
-    assert fingerprint(**given_input) == written_whole(**given_input)
+    assert fingerprint(**given_input, shared=True) == written_whole(**given_input)
     again = {**given_input, "kb_statuses": other_day[:len(given_input["kb"])]}
-    assert fingerprint(**again) == written_whole(**again)
-    assert fingerprint(**given_input) == written_whole(**given_input)
+    assert fingerprint(**again, shared=True) == written_whole(**again)
+    assert fingerprint(**given_input, shared=True) == written_whole(**given_input)
 
 
 def test_no_facts_anywhere_is_written_as_empty_arrays():
@@ -142,4 +144,4 @@ def test_no_facts_anywhere_is_written_as_empty_arrays():
     still be written as each."""
     item = ("d1", (), None, None, None, None, None, False, None)
     args = ([], [item], [[]], None, None, (), [], [], True, [])
-    assert fingerprint(*args) == written_whole(*args)
+    assert fingerprint(*args) == fingerprint(*args, shared=True) == written_whole(*args)
