@@ -128,6 +128,7 @@ FIELDS: dict[str, Field] = {
     "verdict_revisions": Field(gettext_lazy("new verdict's revisions"), _revisions),
     "verdict_sha256": Field(gettext_lazy("verdict (SHA-256)"), limit=DIGEST),
     "version_sha256": Field(gettext_lazy("text and claims (SHA-256)"), limit=DIGEST),
+    "body_sha256": Field(gettext_lazy("body submitted (SHA-256)"), limit=DIGEST),
     "audit_sample": Field(gettext_lazy("audit sample")),
     "waiting_for_owner": Field(gettext_lazy("waiting for owner")),
     "owners": Field(gettext_lazy("owners")),

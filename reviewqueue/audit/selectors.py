@@ -442,6 +442,9 @@ class Timeline:
     # When the answer no longer stands where the last event that set its status left it (see
     # _status_against_log): that event's seq, status and verdict.
     status_against_log: dict[str, Any] | None = None
+    # The seq of the ingest event whose body digest the answer no longer gives (see
+    # _body_against_log).
+    body_changed_since: int | None = None
 
 
 def _event_checks(events: list[AuditEvent]) -> dict[int, str]:
@@ -490,7 +493,9 @@ def answer_timeline(trace_id: str) -> Timeline | None:
                                                            object_id=trace_id))
         .order_by("seq")[:TIMELINE_LIMIT]
     )
-    documents = sorted({item.document_key for item in answer.retrieved.all()})
+    retrieved = list(answer.retrieved.order_by("pk").values_list(
+        "cite", "document_key", "revision", "span"))
+    documents = sorted({item[1] for item in retrieved})
     about_sources = Q(document_id__in=documents)
     if documents and (conflicts := _conflict_events(documents)) is not None:
         about_sources |= conflicts
@@ -547,7 +552,31 @@ def answer_timeline(trace_id: str) -> Timeline | None:
                       for x in (verdicts, decisions, versions, events, source_events)),
         status_against_log=(_status_against_log(answer, events, checks)
                             if every_event_read else None),
+        body_changed_since=_body_against_log(answer, retrieved, verdicts, events, checks),
     )
+
+
+def _body_against_log(answer: Any, retrieved: list[Any], verdicts: list[Any],
+                      events: list[AuditEvent], checks: dict[int, str]) -> int | None:
+    """The seq of the answer's ingest event when the body it recorded (its digest) is no
+    longer what the answer's row, first version and retrieved items give: its question, who
+    asked, its day or its citations were changed in the table (the records check of a
+    verification finds the same). None when they match, when the event holds no digest (it is
+    older than that), or when the event was itself edited (its own card says so)."""
+    from reviewqueue.reviews.models import AnswerVersion  # audit sits below reviews
+
+    ingested = next((e for e in events if e.action == "answer.ingested"
+                     and e.object_id == answer.trace_id), None)
+    logged = (ingested.after.get("body_sha256")
+              if ingested is not None and isinstance(ingested.after, dict) else None)
+    if ingested is None or logged is None or checks.get(ingested.seq) == "edited":
+        return None
+    # The first verdict judged the first version; read on its own only when not listed.
+    first = next((v.version for v in verdicts if v.version.number == 1), None) \
+        or AnswerVersion.objects.filter(answer=answer, number=1).first()
+    now = answer.submitted_sha256(first.text if first else "", first.claims if first else [],
+                                  retrieved)
+    return None if now == logged == answer.body_digest else ingested.seq
 
 
 def _status_against_log(answer: Any, events: list[AuditEvent], checks: dict[int, str]

@@ -108,7 +108,8 @@ def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
             else _("An owner's reply on %(trace)s") if kind == "reply"
             else _("A reviewer's question to the owners on %(trace)s") if kind == "question"
             else _("Decision #%(id)s of %(trace)s")) % values
-    if kind == "answer" and problem.get("code") == "changed":
+    if kind == "answer" and problem.get("code") == "changed" \
+            and "body" not in (problem.get("fields") or ()):  # its ingest event recorded that
         label = _("changed after its last audit event (%(fields)s)") % {"fields": ", ".join(
             str(LOGGED_FIELDS.get(f, f)) for f in problem.get("fields") or [])}
     elif problem.get("code") == "unrecorded":
@@ -379,6 +380,8 @@ LOGGED_FIELDS = {
     "status": gettext_lazy("status"),
     "current_verdict": gettext_lazy("current verdict"),
     "current_version": gettext_lazy("current version, not the one its verdict judged"),
+    "body": gettext_lazy("the body submitted: question, who asked, day, index release, "
+                         "citations, or first text and claims"),
 }
 
 

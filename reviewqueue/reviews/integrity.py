@@ -28,7 +28,14 @@ from reviewqueue.audit.selectors import (
     logged_rows,
     verdict_as_logged,
 )
-from reviewqueue.reviews.models import Answer, AnswerVersion, Decision, OwnerQuestion, Verdict
+from reviewqueue.reviews.models import (
+    Answer,
+    AnswerVersion,
+    Decision,
+    OwnerQuestion,
+    RetrievedItem,
+    Verdict,
+)
 from reviewqueue.snapshot import in_one_snapshot
 
 CHUNK = 2000
@@ -283,11 +290,17 @@ def _missing(kind: str, logged: _Logged) -> RecordProblem:
 # last id read: with the range bounded on both sides PostgreSQL read and sorted every answer
 # left for each page when the table's statistics were stale (quadratic: 100,000 answers took
 # 15 s).
+#
+# With it, the answer's ingest event: the digest of the body submitted, which events from
+# before it was recorded do not hold.
 _ANSWERS_SQL = """
 SELECT a.id, a.trace_id, a.status, a.current_verdict_id, e.seq, e.after -> 'status',
-       e.after -> 'verdict', a.current_version_id, v.version_id
+       e.after -> 'verdict', a.current_version_id, v.version_id,
+       i.seq, i.after ->> 'body_sha256', a.body_digest, a.question, a.asked_by,
+       a.index_release, a.as_of
 FROM (
-    SELECT id, trace_id, status, current_verdict_id, current_version_id FROM {answer}
+    SELECT id, trace_id, status, current_verdict_id, current_version_id, body_digest, question,
+           asked_by, index_release, as_of FROM {answer}
     WHERE id > %s ORDER BY id LIMIT %s
 ) a
 LEFT JOIN {verdict} v ON v.id = a.current_verdict_id
@@ -296,8 +309,34 @@ LEFT JOIN LATERAL (
     WHERE object_type = 'answer' AND object_id = a.trace_id AND after ? 'status'
     ORDER BY seq DESC LIMIT 1
 ) e ON true
+LEFT JOIN LATERAL (
+    SELECT seq, after FROM {event}
+    WHERE object_type = 'answer' AND object_id = a.trace_id AND action = 'answer.ingested'
+    ORDER BY seq LIMIT 1
+) i ON true
 WHERE a.id <= %s
 ORDER BY a.id"""
+
+
+class _AnswerRow(NamedTuple):  # what Answer.submitted_sha256 reads of an Answer
+    trace_id: str
+    question: str
+    asked_by: list[str]
+    index_release: str
+    as_of: Any
+
+
+def _first_versions_and_items(ids: list[int]) -> tuple[dict[int, tuple[str, Any]],
+                                                       dict[int, list[Any]]]:
+    """Of the answers `ids`: each first version's text and claims, and each one's retrieved
+    items in the order stored. Two queries."""
+    versions = {answer: (text, claims) for answer, text, claims in AnswerVersion.objects.filter(
+        answer_id__in=ids, number=1).values_list("answer_id", "text", "claims")}
+    items: dict[int, list[Any]] = {}
+    for answer, *item in RetrievedItem.objects.filter(answer_id__in=ids).order_by("pk") \
+            .values_list("answer_id", "cite", "document_key", "revision", "span"):
+        items.setdefault(answer, []).append(item)
+    return versions, items
 
 
 def _answers_against_log(check: RecordsCheck, last: int) -> None:
@@ -312,12 +351,19 @@ def _answers_against_log(check: RecordsCheck, last: int) -> None:
         while True:
             cursor.execute(sql, [after, CHUNK, last])
             rows = cursor.fetchall()
+            versions, items = _first_versions_and_items([row[0] for row in rows])
             for (pk, trace_id, status, verdict_id, seq, logged_status, logged_verdict,
-                 version_id, judged_id) in rows:
+                 version_id, judged_id, ingest_seq, logged_body, digest, *fields) in rows:
                 check.answers += 1
                 check.found(_answer_problem(pk, trace_id, status, verdict_id, seq,
                                             _json(logged_status), _json(logged_verdict),
                                             version_id, judged_id))
+                if logged_body is not None:
+                    text, claims = versions.get(pk, ("", []))
+                    now = Answer.submitted_sha256(cast(Any, _AnswerRow(trace_id, *fields)),
+                                                  text, claims, items.get(pk, []))
+                    check.found(_body_problem(pk, trace_id, ingest_seq, logged_body, digest,
+                                              now))
             if len(rows) < CHUNK:
                 return
             after = rows[-1][0]
@@ -365,6 +411,22 @@ def _answer_problem(pk: int, trace_id: str, status: str, verdict_id: int | None,
     return RecordProblem("answer", pk, trace_id, "changed", (
         f"{name}: changed after its last audit event ({said})"), tuple(changed),
         content_sha256([status, verdict_id, version_id]))
+
+
+def _body_problem(pk: int, trace_id: str, seq: int, logged: str, digest: str,
+                  now: str) -> RecordProblem | None:
+    """An answer whose question, askers, day, index release, citations or first text and
+    claims no longer give the digest its ingest event recorded: a re-evaluation would judge
+    it on a body nobody sent (askers widened in the table turn an abstention into a
+    candidate), or whose stored digest is not that one (a replay of another body would be
+    taken as this one). The log keeps only the digest, so which field changed cannot be
+    told."""
+    if now == logged == digest or not _intact(seq):
+        return None
+    return RecordProblem("answer", pk, trace_id, "changed", (
+        f"answer {trace_id}: its body (question, askers, as_of, index release, citations, or "
+        f"first text and claims) changed after audit event #{seq} recorded it"), ("body",),
+        now)
 
 
 @in_one_snapshot

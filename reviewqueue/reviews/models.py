@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
+from datetime import date
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -10,6 +13,33 @@ from django.db.models import Func
 from django.utils.translation import gettext_lazy as _
 
 from reviewqueue.audit.hashing import content_sha256
+from reviewqueue.jsontext import encoder
+
+_canonical = encoder(sort_keys=True, ensure_ascii=False)
+
+
+def answer_body(*, trace_id: str, question: str, text: str, asked_by: Sequence[str],
+                index_release: str, as_of: date | None, retrieved: Iterable[Sequence[str]],
+                claims: Sequence[Any]) -> dict[str, Any]:
+    """An answer's body as it was submitted, field by field: what a replay of its trace_id is
+    compared on, and what `body_sha256` digests. `retrieved` is each item's cite, document,
+    revision and span, in the order sent; `text` and `claims` are the first version's."""
+    return {
+        "trace_id": trace_id,
+        "question": question,
+        "answer": text,
+        "asked_by": list(asked_by),
+        "index_release": index_release,
+        "as_of": as_of.isoformat() if as_of else None,
+        "retrieved": [list(item) for item in retrieved],
+        "claims": list(claims),
+    }
+
+
+def body_sha256(body: dict[str, Any]) -> str:
+    """`Answer.body_digest` of a body from `answer_body`. The ingest event records it, so the
+    question, askers, day and citations an answer is judged on are vouched for by the log."""
+    return hashlib.sha256(_canonical(body).encode()).hexdigest()
 
 
 class Answer(models.Model):
@@ -64,6 +94,16 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return self.trace_id
+
+    def submitted_sha256(self, text: str, claims: Sequence[Any],
+                         retrieved: Iterable[Sequence[str]]) -> str:
+        """`body_sha256` of the body this row, with its first version's `text` and `claims`
+        and its `retrieved` items (cite, document, revision, span, in the order stored), gives
+        now: the digest its ingest event recorded, unless one of them was changed since."""
+        return body_sha256(answer_body(
+            trace_id=self.trace_id, question=self.question, text=text, asked_by=self.asked_by,
+            index_release=self.index_release, as_of=self.as_of, retrieved=retrieved,
+            claims=claims))
 
 
 class AnswerVersion(models.Model):

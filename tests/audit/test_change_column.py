@@ -131,6 +131,7 @@ def test_a_verdict_names_its_decision_reason_and_cause(admin_client: Any, held: 
                      f"verdict (SHA-256): {held.current_verdict.content_sha256()[:11]}…",
                      f"text and claims (SHA-256): "
                      f"{held.current_version.content_sha256()[:11]}…",
+                     f"body submitted (SHA-256): {held.body_digest[:11]}…",
                      "audit sample: no"]
 
 

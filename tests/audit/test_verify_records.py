@@ -266,7 +266,11 @@ def test_a_rewritten_answer_text_or_finding_fails_the_verification(
     said = _refused()
 
     assert said.startswith(CHAIN_INTACT)
-    assert "Records CHANGED: 2 problem(s)" in said
+    assert "Records CHANGED: 3 problem(s)" in said
+    # The first version's text is part of the body submitted, which the ingest event vouches
+    # for as well.
+    assert "answer t-story: its body (question, askers, as_of, index release, citations, or " \
+        "first text and claims) changed after audit event #" in said
     # The version is vouched for by the event of the first verdict made on it.
     assert (f"verdict #{first.pk} of answer t-story: changed after its audit event recorded "
             "it (text or claims of the version judged)") in said
@@ -391,6 +395,7 @@ def test_the_timeline_of_an_untouched_answer_says_nothing_of_its_status(
     assert "Changed after its last audit event" not in page
     assert "No audit event recorded its status" not in page
     assert "Its text or claims were changed" not in page
+    assert 'data-against-log="body"' not in page
     assert page.count("✓ Matches what its audit event recorded.") == 3  # 2 verdicts, 1 decision
 
 
@@ -525,3 +530,85 @@ def test_acknowledging_a_records_alert_says_what_it_was_about(
         said[language] = [str(m) for m in response.context["messages"]]
     assert said["en"] == ["Alert about changed answers, verdicts or decisions acknowledged."]
     assert len(said["ja"]) == 1 and "None" not in said["ja"][0] and "Alert" not in said["ja"][0]
+
+
+@pytest.mark.parametrize("change", [
+    # A reviewer of the HR group may read what was held from an asker who may not.
+    "UPDATE reviews_answer SET asked_by = array_append(asked_by, 'group:hr') WHERE id = %s",
+    "UPDATE reviews_answer SET question = 'Something nobody asked?' WHERE id = %s",
+    "UPDATE reviews_answer SET as_of = '2020-01-01' WHERE id = %s",
+    "UPDATE reviews_retrieveditem SET revision = 'r9' WHERE answer_id = %s AND cite = 'd2'",
+    "DELETE FROM reviews_retrieveditem WHERE answer_id = %s AND cite = 'd2'",
+    "UPDATE reviews_answer SET body_digest = repeat('0', 64) WHERE id = %s",
+])
+def test_an_answer_s_body_changed_in_the_table_fails_the_verification(
+    change: str, answer_story: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    """Who asked, the question, the day and the citations are what every later verdict is
+    computed from (askers widened in the table turn an abstention into a candidate at the
+    next re-evaluation): the ingest event records the digest of the body submitted."""
+    story = answer_story("t-story")
+    answer_story("t-other")
+    with tamper() as cursor:
+        cursor.execute(change, [story.pk])
+
+    said = _refused()
+
+    assert "Records CHANGED: 1 problem(s) in 2 answers," in said
+    assert re.search(r"answer t-story: its body \(question, askers, as_of, index release, "
+                     r"citations, or first text and claims\) changed after audit event #\d+ "
+                     r"recorded it", said), said
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    listed = [re.sub(r"<[^>]+>", "", item) for item in re.findall(
+        r"<li>(.*?)</li>", page[page.index('data-testid="records-problems"'):], re.S)][:1]
+    assert listed == [
+        "Answer t-story: changed after its audit event recorded it (the body submitted: "
+        "question, who asked, day, index release, citations, or first text and claims)"]
+    timeline = admin_client.get("/audit/answers/t-story/",
+                                HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert re.search(r'data-against-log="body">Changed after audit event #\d+ recorded it: its '
+                     "question, who asked, its day, index release, citations, or first text "
+                     "and claims are not what was submitted.", timeline), timeline
+    other = admin_client.get("/audit/answers/t-other/").content.decode()
+    assert 'data-against-log="body"' not in other
+
+
+def test_the_ingest_event_records_the_digest_of_the_body_submitted(
+    answer_story: Callable[..., Any], admin_client: Any
+) -> None:
+    from reviewqueue.audit.models import AuditEvent
+
+    story = answer_story("t-story")
+    event = AuditEvent.objects.get(action="answer.ingested", trace_id="t-story")
+    assert event.after["body_sha256"] == story.body_digest
+    page = admin_client.get("/audit/answers/t-story/", HTTP_ACCEPT_LANGUAGE="en")
+    assert "body submitted (SHA-256)" in page.content.decode()
+
+
+def test_an_answer_ingested_before_its_body_was_recorded_is_not_blamed(
+    answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    """Events from before the digest was recorded hold none: nothing to compare with. The
+    chain is rehashed here as if that event had been written so."""
+    from reviewqueue.audit.models import AuditEvent
+
+    from reviewqueue.audit.hashing import event_hash, hashed_fields_of
+
+    answer_story("t-story")
+    ingested = AuditEvent.objects.get(action="answer.ingested", trace_id="t-story")
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET after = after - 'body_sha256' "
+                       "WHERE seq = %s", [ingested.seq])
+        prev = AuditEvent.objects.get(seq=ingested.seq - 1).hash
+        for row in AuditEvent.objects.filter(seq__gte=ingested.seq).order_by("seq").values():
+            digest = event_hash(hashed_fields_of(row), prev)
+            cursor.execute("UPDATE audit_auditevent SET prev_hash = %s, hash = %s "
+                           "WHERE seq = %s", [prev, digest, row["seq"]])
+            prev = digest
+    run = verify()
+    assert run.ok and run.records_ok, run.records_problems
+    with tamper() as cursor:
+        cursor.execute("UPDATE reviews_answer SET question = 'Changed?' WHERE trace_id = "
+                       "'t-story'")
+    run = verify()
+    assert run.ok and run.records_ok, run.records_problems

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -14,10 +13,16 @@ from django.utils import timezone
 from reviewqueue.audit.services import Actor
 from reviewqueue.copying import built, copy_instances
 from reviewqueue.errors import Conflict, DomainError
-from reviewqueue.jsontext import encoder
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.replays import fields_differing
-from reviewqueue.reviews.models import Answer, AnswerVersion, RetrievedItem, Verdict
+from reviewqueue.reviews.models import (
+    Answer,
+    AnswerVersion,
+    RetrievedItem,
+    Verdict,
+    answer_body,
+    body_sha256,
+)
 from reviewqueue.reviews.services.evaluation import (
     GateInputError,
     gate_day,
@@ -52,19 +57,14 @@ class AnswerInput:
 
     def compared(self) -> dict[str, Any]:
         """What a replay is compared on, field by field."""
-        return {
-            "trace_id": self.trace_id,
-            "question": self.question,
-            "answer": self.answer,
-            "asked_by": list(self.asked_by),
-            "index_release": self.index_release,
-            "as_of": self.as_of.isoformat() if self.as_of else None,
-            "retrieved": [[r.cite, r.document_id, r.revision, r.span] for r in self.retrieved],
-            "claims": list(self.claims),
-        }
+        return answer_body(
+            trace_id=self.trace_id, question=self.question, text=self.answer,
+            asked_by=self.asked_by, index_release=self.index_release, as_of=self.as_of,
+            retrieved=[(r.cite, r.document_id, r.revision, r.span) for r in self.retrieved],
+            claims=self.claims)
 
     def digest(self) -> str:
-        return hashlib.sha256(_canonical(self.compared()).encode()).hexdigest()
+        return body_sha256(self.compared())
 
 
 @dataclass(frozen=True)
@@ -93,21 +93,13 @@ def _fields_differing(answer: Answer, data: AnswerInput) -> list[str]:
     back from its first version and retrieved items (two queries). Who asked, in another
     order, is the same."""
     first = answer.versions.filter(number=1).values("text", "claims").first() or {}
-    stored = {
-        "trace_id": answer.trace_id,
-        "question": answer.question,
-        "answer": first.get("text"),
-        "asked_by": list(answer.asked_by),
-        "index_release": answer.index_release,
-        "as_of": answer.as_of.isoformat() if answer.as_of else None,
-        "retrieved": [list(item) for item in answer.retrieved.order_by("pk").values_list(
-            "cite", "document_key", "revision", "span")],
-        "claims": first.get("claims"),
-    }
+    stored = answer_body(
+        trace_id=answer.trace_id, question=answer.question, text=first.get("text"),
+        asked_by=answer.asked_by, index_release=answer.index_release, as_of=answer.as_of,
+        retrieved=answer.retrieved.order_by("pk").values_list(
+            "cite", "document_key", "revision", "span"),
+        claims=first.get("claims") or [])
     return fields_differing(stored, data.compared(), sets={"asked_by"})
-
-
-_canonical = encoder(sort_keys=True, ensure_ascii=False)
 
 
 def answer_ingest(*, data: AnswerInput, actor: Actor, user: Any = None) -> IngestResult:

@@ -77,8 +77,11 @@ def _verdict_event(answer: Answer, verdict: Verdict, old_status: str | None, new
     }
     if cause == "ingest":
         # The first verdict on the answer's first version: its event vouches for the text and
-        # claims judged (an edit's decision event does for the versions after it).
+        # claims judged (an edit's decision event does for the versions after it), and for the
+        # body submitted: the question, who asked, the day and the citations every later
+        # verdict is computed from.
         after["version_sha256"] = verdict.version.content_sha256()
+        after["body_sha256"] = answer.body_digest
     if old_verdict_id is not None and verdict.pk < old_verdict_id:
         # A verdict is never stored twice: the gate gave back one the answer had before.
         after["earlier_verdict"] = True
