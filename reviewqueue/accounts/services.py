@@ -95,7 +95,10 @@ def token_issue(
         action="token.issued",
         object_type="api_token",
         object_id=token.pk,
-        after={"user": user.username, "prefix": token.prefix, "scopes": list(scopes)},
+        # The digest the token is known by: a row whose digest was swapped for another
+        # token's, letting someone else's token in under this one's name, is then found.
+        after={"user": user.username, "prefix": token.prefix, "scopes": list(scopes),
+               "token_sha256": token.digest},
     )
     return raw
 

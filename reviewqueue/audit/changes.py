@@ -165,6 +165,7 @@ FIELDS: dict[str, Field] = {
     "user": Field(gettext_lazy("user")),
     "prefix": Field(gettext_lazy("token prefix")),
     "scopes": Field(gettext_lazy("scopes")),
+    "token_sha256": Field(gettext_lazy("token (SHA-256)"), limit=DIGEST),
     "groups": Field(gettext_lazy("groups")),
     # Alerts about the chain
     "acknowledged": Field(gettext_lazy("acknowledged")),

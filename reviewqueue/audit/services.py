@@ -354,13 +354,13 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
                 run.sources_problems))
         if not run.records_ok and not _same_findings(run, previous, "records"):
             AuditAlert.objects.create(run=run, problem=RECORDS_CHANGED, message=_findings_message(
-                "Answers, verdicts or decisions differ from the audit events that recorded "
-                "them", run.records_problem_count, run.records_problems))
+                "Answers, verdicts, decisions or API tokens differ from the audit events "
+                "that recorded them", run.records_problem_count, run.records_problems))
     if not run.sources_ok:
         log.error("sources changed", extra={"problems": run.sources_problem_count,
                                             "trigger": trigger})
     if not run.records_ok:
-        log.error("answers, verdicts or decisions changed", extra={
+        log.error("answers, verdicts, decisions or API tokens changed", extra={
             "problems": run.records_problem_count, "trigger": trigger})
     if report.ok:
         log.info("audit chain verified", extra={"events": report.checked, "trigger": trigger,
@@ -411,7 +411,7 @@ def _check_records(run: VerificationRun) -> None:
 
     check = records_check()  # keeps its first problems (as many as listed), counts them all
     run.records_checked = {"answers": check.answers, "verdicts": check.verdicts,
-                           "decisions": check.decisions}
+                           "decisions": check.decisions, "tokens": check.tokens}
     run.records_problem_count = check.problem_count
     run.records_problems = [p.as_dict() for p in check.problems]
 

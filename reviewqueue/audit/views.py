@@ -99,11 +99,17 @@ def _status_context() -> dict[str, Any]:
 
 
 def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
-    """An answer, verdict or decision that differs from its event, as the status box lists it:
-    named in the reader's language, linked to its answer's timeline."""
+    """An answer, verdict, decision or API token that differs from its event, as the status
+    box lists it: named in the reader's language, linked to its answer's timeline (a token, to
+    its page in the admin)."""
     values = {"id": problem.get("id"), "trace": problem.get("trace_id", "")}
     kind = problem.get("kind")
+    if kind == "token":  # no answer: linked to the token in the admin
+        url = reverse("admin:accounts_apitoken_change", args=[problem.get("id")])
+    else:
+        url = reverse("audit:timeline", args=[problem.get("trace_id", "")])
     name = (_("Answer %(trace)s") if kind == "answer"
+            else _("API token #%(id)s") if kind == "token"
             else _("Verdict #%(id)s of %(trace)s") if kind == "verdict"
             else _("An owner's reply on %(trace)s") if kind == "reply"
             else _("A reviewer's question to the owners on %(trace)s") if kind == "question"
@@ -120,8 +126,7 @@ def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
     else:
         label = _("changed after its audit event recorded it (%(fields)s)") % {"fields": ", ".join(
             str(LOGGED_FIELDS.get(f, f)) for f in problem.get("fields") or [])}
-    return {"name": name, "label": label,
-            "url": reverse("audit:timeline", args=[problem.get("trace_id", "")])}
+    return {"name": name, "label": label, "url": url}
 
 
 def _alert_shown(alert: Any, previous: VerificationRun | None) -> dict[str, Any]:
@@ -382,6 +387,9 @@ LOGGED_FIELDS = {
     "current_version": gettext_lazy("current version, not the one its verdict judged"),
     "body": gettext_lazy("the body submitted: question, who asked, day, index release, "
                          "citations, or first text and claims"),
+    "user": gettext_lazy("user"), "prefix": gettext_lazy("token prefix"),
+    "scopes": gettext_lazy("scopes"), "token_sha256": gettext_lazy("the token itself"),
+    "revoked": gettext_lazy("revoked"),
 }
 
 
@@ -436,7 +444,8 @@ def acknowledge_alert(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("No such alert")
     # An alert about sources or records names no event: the chain itself was intact.
     said = (_("Alert about changed sources acknowledged.") if alert.problem == SOURCES_CHANGED
-            else _("Alert about changed answers, verdicts or decisions acknowledged.")
+            else _("Alert about changed answers, verdicts, decisions or API tokens "
+                   "acknowledged.")
             if alert.problem == RECORDS_CHANGED or alert.first_bad_seq is None
             else _("Alert about event #%(seq)s acknowledged.") % {"seq": alert.first_bad_seq})
     messages.info(request, said)

@@ -1,5 +1,6 @@
-"""Whether each verdict and each decision is still the row its audit event recorded, and each
-answer still where its last event left it.
+"""Whether each verdict and each decision is still the row its audit event recorded, each
+answer still where its last event left it and still the body its ingest event recorded, and
+each API token still what the events that issued and revoked it recorded.
 
 Verdicts and decisions have no hash of their own, and PostgreSQL refuses to update or delete
 them; someone with the database's own rights can still do either, or insert a row that no
@@ -78,6 +79,7 @@ class RecordsCheck:
     answers: int = 0
     verdicts: int = 0
     decisions: int = 0
+    tokens: int = 0
     problem_count: int = 0
     problems: list[RecordProblem] = field(default_factory=list)
 
@@ -292,15 +294,14 @@ def _missing(kind: str, logged: _Logged) -> RecordProblem:
 # 15 s).
 #
 # With it, the answer's ingest event: the digest of the body submitted, which events from
-# before it was recorded do not hold.
+# before it was recorded do not hold (the body is read by `_submitted`: with the question and
+# askers in this page, PostgreSQL read the whole table and sorted it for each page).
 _ANSWERS_SQL = """
 SELECT a.id, a.trace_id, a.status, a.current_verdict_id, e.seq, e.after -> 'status',
        e.after -> 'verdict', a.current_version_id, v.version_id,
-       i.seq, i.after ->> 'body_sha256', a.body_digest, a.question, a.asked_by,
-       a.index_release, a.as_of
+       i.seq, i.after ->> 'body_sha256'
 FROM (
-    SELECT id, trace_id, status, current_verdict_id, current_version_id, body_digest, question,
-           asked_by, index_release, as_of FROM {answer}
+    SELECT id, trace_id, status, current_verdict_id, current_version_id FROM {answer}
     WHERE id > %s ORDER BY id LIMIT %s
 ) a
 LEFT JOIN {verdict} v ON v.id = a.current_verdict_id
@@ -326,24 +327,35 @@ class _AnswerRow(NamedTuple):  # what Answer.submitted_sha256 reads of an Answer
     as_of: Any
 
 
-def _first_versions_and_items(ids: list[int]) -> tuple[dict[int, tuple[str, Any]],
-                                                       dict[int, list[Any]]]:
-    """Of the answers `ids`: each first version's text and claims, and each one's retrieved
-    items in the order stored. Two queries."""
+def _submitted(after: int, last: int) -> dict[int, tuple[str, str]]:
+    """Of the answers with ids in (after, last]: the digest of the body each one's row, first
+    version and retrieved items give now, and the digest its row stores. Three queries, each
+    a range of an index on the answer's id (a list of a page's ids took PostgreSQL three
+    times as long)."""
     versions = {answer: (text, claims) for answer, text, claims in AnswerVersion.objects.filter(
-        answer_id__in=ids, number=1).values_list("answer_id", "text", "claims")}
+        answer_id__gt=after, answer_id__lte=last, number=1)
+        .values_list("answer_id", "text", "claims")}
     items: dict[int, list[Any]] = {}
-    for answer, *item in RetrievedItem.objects.filter(answer_id__in=ids).order_by("pk") \
-            .values_list("answer_id", "cite", "document_key", "revision", "span"):
+    for answer, *item in (RetrievedItem.objects.filter(answer_id__gt=after, answer_id__lte=last)
+                          .order_by("pk")
+                          .values_list("answer_id", "cite", "document_key", "revision", "span")):
         items.setdefault(answer, []).append(item)
-    return versions, items
+    digests = {}
+    for pk, stored, *fields in (Answer.objects.filter(pk__gt=after, pk__lte=last).values_list(
+            "pk", "body_digest", "trace_id", "question", "asked_by", "index_release", "as_of")):
+        text, claims = versions.get(pk, ("", []))
+        now = Answer.submitted_sha256(cast(Any, _AnswerRow(*fields)), text, claims,
+                                      items.get(pk, []))
+        digests[pk] = (now, stored)
+    return digests
 
 
 def _answers_against_log(check: RecordsCheck, last: int) -> None:
     """Every answer up to id `last` against the last event that set its status: an answer
     moved to another status in the table (a rejection turned into an approval), pointed at
     another verdict or at a version its verdict did not judge, or one no event recorded, is a
-    problem. Its status and current version are what the service is told."""
+    problem. Its status and current version are what the service is told. So is one whose
+    body no longer gives the digest its ingest event recorded (`_body_problem`)."""
     sql = _ANSWERS_SQL.format(answer=Answer._meta.db_table, verdict=Verdict._meta.db_table,
                               event=AuditEvent._meta.db_table)
     after = 0
@@ -351,19 +363,16 @@ def _answers_against_log(check: RecordsCheck, last: int) -> None:
         while True:
             cursor.execute(sql, [after, CHUNK, last])
             rows = cursor.fetchall()
-            versions, items = _first_versions_and_items([row[0] for row in rows])
+            bodies = _submitted(after, rows[-1][0]) if rows else {}
             for (pk, trace_id, status, verdict_id, seq, logged_status, logged_verdict,
-                 version_id, judged_id, ingest_seq, logged_body, digest, *fields) in rows:
+                 version_id, judged_id, ingest_seq, logged_body) in rows:
                 check.answers += 1
                 check.found(_answer_problem(pk, trace_id, status, verdict_id, seq,
                                             _json(logged_status), _json(logged_verdict),
                                             version_id, judged_id))
-                if logged_body is not None:
-                    text, claims = versions.get(pk, ("", []))
-                    now = Answer.submitted_sha256(cast(Any, _AnswerRow(trace_id, *fields)),
-                                                  text, claims, items.get(pk, []))
-                    check.found(_body_problem(pk, trace_id, ingest_seq, logged_body, digest,
-                                              now))
+                if logged_body is not None and pk in bodies:
+                    check.found(_body_problem(pk, trace_id, ingest_seq, logged_body,
+                                              *bodies[pk]))
             if len(rows) < CHUNK:
                 return
             after = rows[-1][0]
@@ -413,8 +422,8 @@ def _answer_problem(pk: int, trace_id: str, status: str, verdict_id: int | None,
         content_sha256([status, verdict_id, version_id]))
 
 
-def _body_problem(pk: int, trace_id: str, seq: int, logged: str, digest: str,
-                  now: str) -> RecordProblem | None:
+def _body_problem(pk: int, trace_id: str, seq: int, logged: str, now: str,
+                  digest: str) -> RecordProblem | None:
     """An answer whose question, askers, day, index release, citations or first text and
     claims no longer give the digest its ingest event recorded: a re-evaluation would judge
     it on a body nobody sent (askers widened in the table turn an abstention into a
@@ -465,7 +474,61 @@ def records_check() -> RecordsCheck:
                              logged_decisions.logged(pk)))
     logged_decisions.rest(Decision)
     _replies_against_log(check)
+    _tokens_against_log(check)
     return check
+
+
+def _tokens_against_log(check: RecordsCheck) -> None:
+    """Every API token against the events that issued and revoked it: a token inserted by hand
+    (no event issued it), one whose user, prefix, scopes or digest differ from its issue (the
+    digest swapped lets another token in under its name), one revoked that works again, or
+    one revoked in the table alone, is a problem. Tokens change only through those two
+    services (the admin shows them read-only), and they are few: read whole."""
+    from reviewqueue.accounts.models import ApiToken  # the check of the answers' records
+
+    issued: dict[str, tuple[int, dict[str, Any]]] = {}
+    revoked: dict[str, int] = {}
+    for seq, action, object_id, after in (
+            AuditEvent.objects.filter(object_type="api_token",
+                                      action__in=("token.issued", "token.revoked"))
+            .order_by("seq").values_list("seq", "action", "object_id", "after")):
+        if action == "token.issued":
+            issued.setdefault(object_id, (seq, after if isinstance(after, dict) else {}))
+        else:
+            revoked.setdefault(object_id, seq)
+    username = f"user__{get_user_model().USERNAME_FIELD}"
+    for pk, user, prefix, scopes, digest, revoked_at in (
+            ApiToken.objects.order_by("pk")
+            .values_list("pk", username, "prefix", "scopes", "digest", "revoked_at")):
+        check.tokens += 1
+        name = f"API token #{pk} ({prefix}…)"
+        stored = {"user": user, "prefix": prefix, "scopes": scopes, "token_sha256": digest}
+        event = issued.pop(str(pk), None)
+        if event is None:
+            check.found(RecordProblem("token", pk, "", "unrecorded", (
+                f"{name}: no audit event issued it (not made through ReviewQueue, or its "
+                "event was taken out of the log)"), evidence=content_sha256(stored)))
+            continue
+        seq, logged = event
+        changed = [key for key, value in stored.items() if key in logged and logged[key] != value]
+        revoked_seq = revoked.get(str(pk))
+        if (revoked_at is None) != (revoked_seq is None):
+            changed.append("revoked")
+        blamed = [s for s in (seq, revoked_seq) if s is not None]
+        if changed and all(_intact(s) for s in blamed):
+            said = [f"revoked by audit event #{revoked_seq}, and working again"
+                    if key == "revoked" and revoked_seq is not None
+                    else "revoked, and no audit event revoked it" if key == "revoked"
+                    else "the token itself" if key == "token_sha256" else key
+                    for key in changed]
+            check.found(RecordProblem("token", pk, "", "changed", (
+                f"{name}: changed after its audit events recorded it ({', '.join(said)})"),
+                tuple(changed), content_sha256([stored, str(revoked_at)])))
+    for object_id, (seq, logged) in issued.items():
+        check.found(RecordProblem("token", int(object_id) if object_id.isdigit() else 0, "",
+                                  "missing", (
+            f"API token #{object_id} ({logged.get('prefix')}…): audit event #{seq} issued it, "
+            "and it is no longer in its table (deleted)")))
 
 
 def _replies_against_log(check: RecordsCheck) -> None:
@@ -523,16 +586,21 @@ def _texts_against_log(check: RecordsCheck, kind: str, action: str, digest: str,
 
 
 def records_report(answers: int | None, verdicts: int, decisions: int, count: int,
-                   details: list[str]) -> str:
+                   details: list[str], tokens: int | None = None) -> str:
     """What verify_audit prints of a check: `count` problems, the first of them in `details`
-    (`answers` is None for a run made before answers were checked)."""
+    (`answers` is None for a run made before answers were checked, `tokens` for one made
+    before tokens were)."""
     if not count:
         stand = ("" if answers is None else
                  f"{answers} answers stand where their last audit events left them; ")
+        api = ("" if tokens is None else
+               f"; {tokens} API tokens match the audit events that issued and revoked them")
         return (f"Records OK: {stand}{verdicts} verdicts and {decisions} decisions match the "
-                "audit events that recorded them.")
+                f"audit events that recorded them{api}.")
     listing = "".join(f"\n  {detail}" for detail in details[:100])
     more = count - len(details[:100])
     checked = "" if answers is None else f"{answers} answers, "
-    return (f"Records CHANGED: {count} problem(s) in {checked}{verdicts} verdicts and "
-            f"{decisions} decisions:{listing}" + (f"\n  ... and {more} more" if more > 0 else ""))
+    api = "" if tokens is None else f" and {tokens} API tokens"
+    return (f"Records CHANGED: {count} problem(s) in {checked}{verdicts} verdicts, "
+            f"{decisions} decisions{api}:{listing}"
+            + (f"\n  ... and {more} more" if more > 0 else ""))

@@ -36,7 +36,8 @@ def test_an_untouched_store_has_every_verdict_and_decision_recorded(
     call_command("verify_audit", stdout=out)
     verdicts = answer.verdicts.count()
     assert (f"Records OK: 1 answers stand where their last audit events left them; {verdicts} "
-            "verdicts and 1 decisions match the audit events that recorded them.") \
+            "verdicts and 1 decisions match the audit events that recorded them; 1 API tokens "
+            "match the audit events that issued and revoked them.") \
         in out.getvalue()
     page = admin_client.get("/audit/").content.decode()
     assert "Answers, verdicts and decisions unchanged." in page
@@ -65,7 +66,7 @@ def test_a_forged_approval_and_a_rewritten_verdict_fail_the_verification(
     assert refused.value.returncode == 1
 
     page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    assert "Answers, verdicts or decisions changed." in page
+    assert "Answers, verdicts, decisions or API tokens changed." in page
     listed = [re.sub(r"<[^>]+>", "", item) for item in re.findall(
         r"<li>(.*?)</li>", page[page.index('data-testid="records-problems"'):], re.S)][:2]
     assert listed == [
@@ -75,8 +76,8 @@ def test_a_forged_approval_and_a_rewritten_verdict_fail_the_verification(
         "ReviewQueue, or its event was taken out of the log"]
     assert 'href="/audit/answers/t-story/"' in page
     alert = AuditAlert.objects.get(problem="records_changed")
-    assert alert.message.startswith("Answers, verdicts or decisions differ from the audit "
-                                    "events that recorded them (2 difference(s)): ")
+    assert alert.message.startswith("Answers, verdicts, decisions or API tokens differ from the "
+                                    "audit events that recorded them (2 difference(s)): ")
     assert 'data-alert="records"' in page
     # Found again, the same rows raise no second alert.
     verify()
@@ -353,7 +354,7 @@ def test_a_rejection_turned_into_an_approval_in_the_table_fails_the_verification
                      rf"where audit event #\d+ left it #{story.current_verdict_id}\)", said), said
     assert "answer t-other: changed after its last audit event (current verdict: #" in said
     page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    assert "Answers, verdicts or decisions changed." in page
+    assert "Answers, verdicts, decisions or API tokens changed." in page
     listed = [re.sub(r"<[^>]+>", "", item) for item in re.findall(
         r"<li>(.*?)</li>", page[page.index('data-testid="records-problems"'):], re.S)][:2]
     assert listed == [
@@ -528,7 +529,8 @@ def test_acknowledging_a_records_alert_says_what_it_was_about(
                                      HTTP_ACCEPT_LANGUAGE=language)
         assert response.status_code == 200
         said[language] = [str(m) for m in response.context["messages"]]
-    assert said["en"] == ["Alert about changed answers, verdicts or decisions acknowledged."]
+    assert said["en"] == ["Alert about changed answers, verdicts, decisions or API tokens "
+                          "acknowledged."]
     assert len(said["ja"]) == 1 and "None" not in said["ja"][0] and "Alert" not in said["ja"][0]
 
 
@@ -590,9 +592,8 @@ def test_an_answer_ingested_before_its_body_was_recorded_is_not_blamed(
 ) -> None:
     """Events from before the digest was recorded hold none: nothing to compare with. The
     chain is rehashed here as if that event had been written so."""
-    from reviewqueue.audit.models import AuditEvent
-
     from reviewqueue.audit.hashing import event_hash, hashed_fields_of
+    from reviewqueue.audit.models import AuditEvent
 
     answer_story("t-story")
     ingested = AuditEvent.objects.get(action="answer.ingested", trace_id="t-story")

@@ -123,7 +123,7 @@ def _anchor(text: str) -> Anchor:
 
 def _sources(run: VerificationRun) -> str:
     """The run's check of the sources against the events that published them, and of the
-    verdicts and decisions against the events that recorded them."""
+    answers, verdicts, decisions and API tokens against the events that recorded them."""
     checked = run.sources_checked or {}
     rows = run.records_checked or {}
     return ("\n" + sources_report(checked.get("revisions", 0), checked.get("documents", 0),
@@ -132,17 +132,19 @@ def _sources(run: VerificationRun) -> str:
             + "\n" + records_report(rows.get("answers"), rows.get("verdicts", 0),
                                     rows.get("decisions", 0),
                                     run.records_problem_count,
-                                    [p["detail"] for p in run.records_problems]))
+                                    [p["detail"] for p in run.records_problems],
+                                    rows.get("tokens")))
 
 
 class Command(BaseCommand):
     help = ("Verify the hash chain of the audit log, or of a JSON Lines export of it. Says how "
             "far it checked, whether the chain is intact, and lists every bad event (the "
             "first 100). Against the database it also checks every stored revision against "
-            "the event that published it, as verify_sources does, every verdict and "
-            "decision against the event that recorded it, and every answer's status against "
-            "its last event. Exits with status 1 when the chain is broken, a revision "
-            "changed, or an answer, verdict or decision differs or was recorded by no event.")
+            "the event that published it, as verify_sources does, every verdict, decision "
+            "and API token against the events that recorded it, and every answer's status "
+            "and body against its events. Exits with status 1 when the chain is broken, a "
+            "revision changed, or an answer, verdict, decision or API token differs or was "
+            "recorded by no event.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
