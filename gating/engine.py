@@ -412,9 +412,19 @@ def fingerprint(
     is put together from the texts of its facts, each written once for a batch that hands the
     same fact tuples to many answers. A test holds both to the same digest.
     """
+    principals_sorted = sorted(set(principals)) if principals is not None else None
     if shared:
-        return _fingerprint_shared(claims, items, item_statuses, answer, principals, kb,
-                                   kb_statuses, unresolved, distinct_ids, unresolved_principals)
+        item_texts, item_status_lists = _canonical_items(items, item_statuses, distinct_ids)
+        kb_text, kb_status_text = _kb_texts(kb, kb_statuses)
+        # The leading parts in one call: each call to the encoder costs about as much as a
+        # short value does.
+        head = encode_json((GATE_VERSION, claims, answer, principals_sorted,
+                            sorted(unresolved)))[1:-1]
+        payload = "[" + ",".join((
+            head, f"[{','.join(item_texts)}]", encode_json(item_status_lists), kb_text,
+            kb_status_text, encode_json(sorted(unresolved_principals)),
+        )) + "]"
+        return hashlib.sha256(payload.encode()).hexdigest()
     if len(items) > 1 or (items and len(items[0][1]) > 1):
         canonical: list[tuple[ItemT, list[str]]] = []
         for item, statuses in zip(items, item_statuses, strict=True):
@@ -434,48 +444,13 @@ def fingerprint(
         kb = [fact for fact, _ in kb_pairs]
         kb_statuses = [status for _, status in kb_pairs]
     payload = encode_json((
-        GATE_VERSION, claims, answer,
-        sorted(set(principals)) if principals is not None else None,
+        GATE_VERSION, claims, answer, principals_sorted,
         sorted(unresolved) if len(unresolved) > 1 else unresolved,
         items, item_statuses, kb, kb_statuses,
         sorted(unresolved_principals) if len(unresolved_principals) > 1
         else unresolved_principals,
     ))
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-def _fingerprint_shared(
-    claims: Sequence[ClaimT],
-    items: Sequence[ItemT],
-    item_statuses: list[list[str]],
-    answer: str | None,
-    principals: tuple[str, ...] | None,
-    kb: Sequence[KbT],
-    kb_statuses: list[str],
-    unresolved: Sequence[tuple[str, str]],
-    distinct_ids: bool,
-    unresolved_principals: Sequence[UnresolvedPrincipalsT],
-) -> str:
-    """``fingerprint`` for a batch: the same text, from the facts' texts written once."""
-    item_texts, statuses = _canonical_items(items, item_statuses, distinct_ids)
-    kb_text, kb_status_text = _kb_texts(kb, kb_statuses)
-    # The leading parts in one call: each call to the encoder costs about as much as a short
-    # value does.
-    head = encode_json((
-        GATE_VERSION, claims, answer,
-        sorted(set(principals)) if principals is not None else None, sorted(unresolved),
-    ))[1:-1]
-    payload = ",".join(
-        (
-            head,
-            f"[{','.join(item_texts)}]",
-            encode_json(statuses),
-            kb_text,
-            kb_status_text,
-            encode_json(sorted(unresolved_principals)),
-        )
-    )
-    return hashlib.sha256(f"[{payload}]".encode()).hexdigest()
 
 
 # Where a value in force comes from: (evidence id, kb document, document).
