@@ -21,6 +21,7 @@ from django.db import connection
 from django.db.models import DecimalField, Model, Q
 from django.db.models.expressions import RawSQL
 
+from reviewqueue.accounts.models import ApiToken
 from reviewqueue.audit.hashing import HASHED_FIELDS, content_sha256, event_hash, hashed_fields_of
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.selectors import (
@@ -484,8 +485,6 @@ def _tokens_against_log(check: RecordsCheck) -> None:
     digest swapped lets another token in under its name), one revoked that works again, or
     one revoked in the table alone, is a problem. Tokens change only through those two
     services (the admin shows them read-only), and they are few: read whole."""
-    from reviewqueue.accounts.models import ApiToken  # the check of the answers' records
-
     issued: dict[str, tuple[int, dict[str, Any]]] = {}
     revoked: dict[str, int] = {}
     for seq, action, object_id, after in (
