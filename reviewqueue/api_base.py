@@ -18,7 +18,7 @@ from gating import CITE_ID, MAX_INT, MIN_INT
 from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.principals import is_valid_principal
 from reviewqueue.accounts.roles import has_role
-from reviewqueue.api_errors import PayloadTooLarge
+from reviewqueue.api_errors import PayloadTooLarge, SentFieldName
 from reviewqueue.storable import NOT_NFC, NOT_STORABLE, lookalike_problem
 
 NOT_A_STRING = serializers.CharField.default_error_messages["invalid"]
@@ -124,7 +124,7 @@ class StrictSerializer(serializers.Serializer):
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
             return super().to_internal_value(data)
-        errors: dict[str, Any] = {name: ["Unknown field."]
+        errors: dict[str, Any] = {SentFieldName(name): ["Unknown field."]
                                   for name in sorted(set(data) - set(self.fields))}
         valid: dict[str, Any] = {}
         for field in self._writable_fields:

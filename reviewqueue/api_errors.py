@@ -32,6 +32,12 @@ class PayloadTooLarge(exceptions.APIException):
     default_code = "payload_too_large"
 
 
+class SentFieldName(str):
+    """A key of an error detail that names a field the body sent: told apart from DRF's own key
+    for errors of a whole object ("non_field_errors"), which a body may send as a field name
+    too."""
+
+
 def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     """Turn DRF's nested error detail into a flat list of {field, message} with paths.
 
@@ -40,7 +46,7 @@ def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     if isinstance(detail, dict):
         for key, value in detail.items():
-            if key == "non_field_errors":
+            if key == "non_field_errors" and not isinstance(key, SentFieldName):
                 out += flatten_errors(value, prefix)
             elif isinstance(key, int):
                 out += flatten_errors(value, f"{prefix}[{key}]")

@@ -527,3 +527,23 @@ def test_a_body_that_is_not_an_object_is_refused_naming_the_body(
     assert response.status_code == 400
     [error] = response.json()["errors"]
     assert error["field"] == "body"
+
+
+def test_an_unknown_field_named_like_drf_s_own_key_is_named_as_sent(
+    publish: Any, service_api: Any
+) -> None:
+    """DRF files errors of a whole object under "non_field_errors": a body sending a field of
+    that name was told "body: Unknown field.", as if the whole body were unknown."""
+    body = answer_body("t-nfe")
+    body["non_field_errors"] = 1
+    body["claims"][0]["non_field_errors"] = 2
+    response = send(service_api, "/api/v1/answers", body)
+    assert response.status_code == 400, response.content
+    assert {"field": "non_field_errors", "message": "Unknown field."} in \
+        response.json()["errors"]
+    assert {"field": "claims[0].non_field_errors", "message": "Unknown field."} in \
+        response.json()["errors"]
+    assert "body" not in fields(response)
+    [item] = batch(service_api, {**answer_body("t-nfe-2"), "non_field_errors": 1})
+    assert item["status_code"] == 400
+    assert {"field": "non_field_errors", "message": "Unknown field."} in item["errors"]
