@@ -563,7 +563,7 @@ def _body_against_log(answer: Any, retrieved: list[Any], verdicts: list[Any],
     asked, its day or its citations were changed in the table (the records check of a
     verification finds the same). None when they match, when the event holds no digest (it is
     older than that), or when the event was itself edited (its own card says so)."""
-    from reviewqueue.reviews.models import AnswerVersion  # audit sits below reviews
+    from reviewqueue.reviews.models import AnswerVersion, body_sha256  # audit sits below reviews
 
     ingested = next((e for e in events if e.action == "answer.ingested"
                      and e.object_id == answer.trace_id), None)
@@ -574,8 +574,8 @@ def _body_against_log(answer: Any, retrieved: list[Any], verdicts: list[Any],
     # The first verdict judged the first version; read on its own only when not listed.
     first = next((v.version for v in verdicts if v.version.number == 1), None) \
         or AnswerVersion.objects.filter(answer=answer, number=1).first()
-    now = answer.submitted_sha256(first.text if first else "", first.claims if first else [],
-                                  retrieved)
+    now = body_sha256(answer.submitted_body(first.text if first else "",
+                                            first.claims if first else [], retrieved))
     return None if now == logged == answer.body_digest else ingested.seq
 
 

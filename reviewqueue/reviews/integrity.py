@@ -37,6 +37,7 @@ from reviewqueue.reviews.models import (
     OwnerQuestion,
     RetrievedItem,
     Verdict,
+    body_sha256,
 )
 from reviewqueue.snapshot import in_one_snapshot
 
@@ -320,7 +321,7 @@ WHERE a.id <= %s
 ORDER BY a.id"""
 
 
-class _AnswerRow(NamedTuple):  # what Answer.submitted_sha256 reads of an Answer
+class _AnswerRow(NamedTuple):  # what Answer.submitted_body reads of an Answer
     trace_id: str
     question: str
     asked_by: list[str]
@@ -345,8 +346,8 @@ def _submitted(after: int, last: int) -> dict[int, tuple[str, str]]:
     for pk, stored, *fields in (Answer.objects.filter(pk__gt=after, pk__lte=last).values_list(
             "pk", "body_digest", "trace_id", "question", "asked_by", "index_release", "as_of")):
         text, claims = versions.get(pk, ("", []))
-        now = Answer.submitted_sha256(cast(Any, _AnswerRow(*fields)), text, claims,
-                                      items.get(pk, []))
+        now = body_sha256(Answer.submitted_body(cast(Any, _AnswerRow(*fields)), text, claims,
+                                                items.get(pk, [])))
         digests[pk] = (now, stored)
     return digests
 

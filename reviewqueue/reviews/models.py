@@ -95,15 +95,16 @@ class Answer(models.Model):
     def __str__(self) -> str:
         return self.trace_id
 
-    def submitted_sha256(self, text: str, claims: Sequence[Any],
-                         retrieved: Iterable[Sequence[str]]) -> str:
-        """`body_sha256` of the body this row, with its first version's `text` and `claims`
-        and its `retrieved` items (cite, document, revision, span, in the order stored), gives
-        now: the digest its ingest event recorded, unless one of them was changed since."""
-        return body_sha256(answer_body(
+    def submitted_body(self, text: str, claims: Sequence[Any],
+                       retrieved: Iterable[Sequence[str]]) -> dict[str, Any]:
+        """The body this row, with its first version's `text` and `claims` and its `retrieved`
+        items (cite, document, revision, span, in the order stored), gives now: the one
+        submitted (its `body_sha256` is what the ingest event recorded), unless one of them
+        was changed since."""
+        return answer_body(
             trace_id=self.trace_id, question=self.question, text=text, asked_by=self.asked_by,
             index_release=self.index_release, as_of=self.as_of, retrieved=retrieved,
-            claims=claims))
+            claims=claims)
 
 
 class AnswerVersion(models.Model):

@@ -93,12 +93,9 @@ def _fields_differing(answer: Answer, data: AnswerInput) -> list[str]:
     back from its first version and retrieved items (two queries). Who asked, in another
     order, is the same."""
     first = answer.versions.filter(number=1).values("text", "claims").first() or {}
-    stored = answer_body(
-        trace_id=answer.trace_id, question=answer.question, text=first.get("text"),
-        asked_by=answer.asked_by, index_release=answer.index_release, as_of=answer.as_of,
-        retrieved=answer.retrieved.order_by("pk").values_list(
-            "cite", "document_key", "revision", "span"),
-        claims=first.get("claims") or [])
+    stored = answer.submitted_body(
+        first.get("text"), first.get("claims") or [],
+        answer.retrieved.order_by("pk").values_list("cite", "document_key", "revision", "span"))
     return fields_differing(stored, data.compared(), sets={"asked_by"})
 
 
