@@ -382,9 +382,10 @@ def test_the_owners_asked_stay_those_asked_while_the_sources_behind_the_hold_cha
     publish: Callable[..., Any], make_user: Callable[..., Any], submit: Callable[..., Any],
     login: Any, reviewer: Any, django_capture_on_commit_callbacks: Any,
 ) -> None:
-    """olivia and oscar were asked. pat's document then joins the conflict: he was not asked,
-    so his inbox does not list it and he may not reply. oscar's document then leaves it (he
-    withdraws it): he was asked, so he still sees the question and may answer it."""
+    """olivia and oscar were asked. pat's document then joins the conflict: the question
+    stands, and pat is asked too (his inbox lists it, and the event says so). oscar's document
+    then leaves it (he withdraws it): he was asked, so he still sees the question and may
+    answer it."""
     from importlib import import_module
 
     from django.apps import apps
@@ -399,9 +400,13 @@ def test_the_owners_asked_stay_those_asked_while_the_sources_behind_the_hold_cha
     question = OwnerQuestion.objects.get()
     with django_capture_on_commit_callbacks(execute=True):
         publish("partner-terms", owner="pat", facts=[fact("trial_days", 21)])
-    assert "Which trial length?" not in login(pat).get("/owner/").content.decode()
-    refused = login(pat).post("/answers/kb-2/owner-reply", {"reply": "21 for partners"})
-    assert refused.status_code == 403
+    assert ReviewItem.objects.get(answer__trace_id="kb-2").waiting_for_owner
+    assert "Which trial length?" in login(pat).get("/owner/").content.decode()
+    question.refresh_from_db()
+    assert question.owners == sorted(u.pk for u in get_user_model().objects.filter(
+        username__in=["olivia", "oscar", "pat"]))
+    assert AuditEvent.objects.get(action="review_item.owners_added").after == {
+        "owners": ["olivia", "oscar", "pat"]}
 
     with django_capture_on_commit_callbacks(execute=True):
         login(oscar).post("/owner/documents/pricing-eu/withdraw", {"confirm": "pricing-eu"})
@@ -418,7 +423,7 @@ def test_the_owners_asked_stay_those_asked_while_the_sources_behind_the_hold_cha
     again = OwnerQuestion.objects.latest("id")
     assert again.owners == sorted([pat.pk, get_user_model().objects.get(username="olivia").pk])
 
-    # Questions asked before the owners were kept get them from their own audit event, even
+    # Questions asked before the owners were kept get them from their first audit event, even
     # where an earlier question of the answer is gone (reviews 0014 kept only the latest).
     OwnerQuestion.objects.update(owners=[])
     migration = import_module("reviewqueue.reviews.migrations.0016_owner_question_owners")
@@ -537,3 +542,47 @@ def test_answers_an_owner_may_not_read_do_not_crowd_her_inbox_list(
     page = login(owner).get("/owner/").content.decode()
     assert "More answers wait for you than are listed here" in page
     assert page.count('class="card sent-to-owner"') == INBOX_SENT
+
+
+def test_a_document_handed_to_another_owner_while_the_owners_are_asked_brings_them_in(
+    sources: None, hold: Callable[..., str], publish: Callable[..., Any], login: Any,
+    reviewer: Any, owner: Any, make_user: Callable[..., Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The answer cites pricing alone; pricing-eu, in the knowledge base, disagrees with it.
+    A revision of pricing-eu that only names a new owner keeps the answer held for the same
+    conflict (the wait goes on), and the new owner is asked too: mailed, with the answer in
+    their inbox, free to reply. The owners asked first stay asked."""
+    olivia = with_email(owner, "olivia@example.test")
+    quinn = with_email(make_user("quinn", "owner"), "quinn@example.test")
+    trace = hold(retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1",
+                             "span": "p1"}])
+    with django_capture_on_commit_callbacks(execute=True):
+        login(reviewer).post(f"/answers/{trace}/send-to-owner", {"note": "Which is right?"})
+    assert len(mails_to("olivia@example.test")) == 1
+    assert "No reviewer is waiting for you." in login(quinn).get("/owner/").content.decode()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("pricing-eu", revision="r2", title="Pricing in the EU", owner="quinn",
+                facts=[fact("trial_days", 30)],
+                passages=[{"span": "p1", "text": "In the EU the free trial lasts 30 days."}])
+
+    item = ReviewItem.objects.select_related("owner_question").get(answer__trace_id=trace)
+    assert item.waiting_for_owner
+    assert item.owner_question.owners == sorted([olivia.pk, quinn.pk])
+    [asked] = [m for m in mails_to("quinn@example.test") if m.subject.startswith(ASKS)]
+    assert "Which is right?" in asked.body and "alice sent you a held answer" in asked.body
+    assert len(mails_to("olivia@example.test")) == 1  # asked once, not again
+    inbox = login(quinn).get("/owner/").content.decode()
+    assert f"/answers/{trace}/" in inbox and "Which is right?" in inbox
+    assert '<a href="/owner/documents/pricing-eu/">pricing-eu</a>' in inbox
+    event = AuditEvent.objects.get(action="review_item.owners_added")
+    assert (event.before, event.after) == ({"owners": ["olivia"]},
+                                           {"owners": ["olivia", "quinn"]})
+    assert event.actor.startswith("worker")
+
+    reply = login(quinn).post(f"/answers/{trace}/owner-reply",
+                              {"reply": "The EU page is right.",
+                               "question": item.owner_question_id})
+    assert reply.status_code == 302, reply.content
+    assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner

@@ -2,13 +2,14 @@
 
 The item stays in the queue, marked as waiting for the owner, until a decision takes it out,
 a new verdict that holds it for something else (after a re-evaluation, or an edit the gate
-still holds) ends the wait, or one of
-the owners asked replies (when their documents are right as they are, say, or the question
-needs an answer rather than a new revision). Only owners who may read the answer in full are
-asked: they are mailed the question and the note, and find it in their inbox; the reviewer is
-mailed the reply. Each question and its reply are an OwnerQuestion, kept after the answer leaves
-the queue: its page lists them. The audit log records who sent which item to whom and who
-replied, never the note or the reply (only the reply's SHA-256).
+still holds) ends the wait, or one of the owners asked replies (when their documents are
+right as they are, say, or the question needs an answer rather than a new revision). A new
+verdict that keeps it waiting asks the owners behind the hold by then as well (a document
+handed to another owner, or joining the conflict). Only owners who may read the answer in
+full are asked: they are mailed the question and the note, and find it in their inbox; the
+reviewer is mailed the reply. Each question and its reply are an OwnerQuestion, kept after
+the answer leaves the queue: its page lists them. The audit log records who sent which item
+to whom and who replied, never the note or the reply (only the reply's SHA-256).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import hashlib
 import logging
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.urls import reverse
@@ -174,12 +176,45 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
                         "owners": sorted(o.get_username() for o in owners),
                         # Proves the question shown is the one asked, keeping no free text.
                         "note_sha256": hashlib.sha256(note.encode()).hexdigest()})
+    _mail_owners_on_commit(owners, answer, note, user)
+    return item
+
+
+def ask_owners_now_behind(answer: Answer, item: ReviewItem, actor: Actor) -> list[Any]:
+    """A new verdict that keeps the answer waiting for its owners (it holds the answer for what
+    the question was about) asks, besides the owners asked, the owners of the documents behind
+    the hold now, as the reviewer who asked would reach them: a document handed to another
+    owner since (a revision naming a new owner), or one that joined the conflict, brings its
+    owner in, mailed and with the answer in their inbox. The owners asked stay asked: they
+    may still reply. Returns the owners added, and logs who is asked (never the note)."""
+    question = item.owner_question
+    if question is None or question.asked_by is None:
+        return []
+    added = [o for o in owners_who_may_read(answer, owners_to_ask(answer, question.asked_by))
+             if o.pk not in question.owners]
+    if not added:
+        return []
+    names = dict(get_user_model().objects.filter(pk__in=question.owners)
+                 .values_list("pk", get_user_model().USERNAME_FIELD))
+    before = sorted(names.values())
+    question.owners = sorted({*question.owners, *(o.pk for o in added)})
+    question.save(update_fields=["owners"])
+    audit_record(actor=actor, action="review_item.owners_added", object_type="answer",
+                 object_id=answer.trace_id, trace_id=answer.trace_id,
+                 before={"owners": before},
+                 after={"owners": sorted([*before, *(o.get_username() for o in added)])})
+    _mail_owners_on_commit(added, answer, question.note, question.asked_by)
+    return added
+
+
+def _mail_owners_on_commit(owners: list[Any], answer: Answer, note: str, user: Any) -> None:
+    """Once the transaction commits, the reviewer's question to each of `owners` who has an
+    address, in their own language."""
     languages = languages_of([o for o in owners if o.email])
     recipients = sorted({(o.email, languages[o.pk]) for o in owners if o.email})
     if recipients:
-        question = _start_of(answer.question)
+        question, trace_id = _start_of(answer.question), answer.trace_id
         transaction.on_commit(lambda: _mail_owners(recipients, trace_id, question, note, user))
-    return item
 
 
 @transaction.atomic

@@ -260,13 +260,22 @@ def answer_apply_verdict(
         # The owner was asked about the answer as the earlier verdict saw it; a new verdict
         # that shows the reviewer something else ends the wait, and the reviewer takes the
         # item up again. The question stays, unanswered: the answer's page lists it.
-        if (item.waiting_for_owner and verdict.pk != old_verdict_id
-                and not _shows_the_same(old_verdict_id, verdict)):
-            item.waiting_for_owner = False
-            fields.append("waiting_for_owner")
-            owner_wait_ended = True
+        # One that holds it for the same asks the owners behind the hold now as well: a
+        # document handed to another owner meanwhile (ask_owners_now_behind).
+        asking_on = False
+        if item.waiting_for_owner and verdict.pk != old_verdict_id:
+            if _shows_the_same(old_verdict_id, verdict):
+                asking_on = True
+            else:
+                item.waiting_for_owner = False
+                fields.append("waiting_for_owner")
+                owner_wait_ended = True
         if fields:
             item.save(update_fields=fields)
+        if asking_on:
+            from reviewqueue.reviews.services.handoff import ask_owners_now_behind
+
+            ask_owners_now_behind(answer, item, actor)
     elif old_status == Answer.Status.HELD:
         # Out of the queue: a wait on the owners ends with it, and its event says so.
         if item is None:
