@@ -64,13 +64,17 @@ def _markers_in(text: str) -> Iterator[re.Match[str]]:
 
 # A sentence ends at . ! or ? (optionally followed by closing quotes or brackets), then any
 # markers that follow the punctuation, then whitespace or the end of the text. A blank line ends
-# a sentence too, punctuation or not.
+# a sentence too, punctuation or not, and so does the line break before a Markdown list item
+# (``- ``, ``* ``, ``+ ``, ``1. ``, ``1) ``) or heading (``# ``): each item of a list is read on
+# its own, so one that cites nothing is not covered by a marker in the item above it.
 #
 # A run of marks is read from its first mark only, and whole (possessive): tried again from each
 # mark inside it, a long run followed by a letter was read once per mark (quadratic). A match
 # always takes the whole run anyway, since what follows a shorter one is another mark.
+_BLOCK_START = r"\n(?=[ \t]{0,3}(?:[-*+]|[0-9]{1,9}[.)]|#{1,6})[ \t])"
 _END_RE = re.compile(
-    r"""(?<![.!?])[.!?]++["'\u2019\u201d)]*+(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?=\s|$)|\n\s*\n""",
+    r"""(?<![.!?])[.!?]++["'\u2019\u201d)]*+(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?=\s|$)"""
+    r"""|\n\s*\n|""" + _BLOCK_START,
 )
 # With ``cjk``, a sentence also ends at a Japanese full stop, exclamation or question mark
 # (U+3002, U+FF01, U+FF1F) and the markers right after it, whatever follows: Japanese puts no
@@ -79,7 +83,7 @@ _END_RE = re.compile(
 _CJK_END_RE = re.compile(
     r"""(?:(?<![.!?])[.!?]++["'\u2019\u201d)]*+"""
     r"""|(?P<cjk>(?<![\u3002\uff01\uff1f])[\u3002\uff01\uff1f]++(?![\u3002\uff01\uff1f\u300d\u300f\uff09"'\u2019\u201d)])))"""
-    r"""(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?(cjk)|(?=\s|$))|\n\s*\n""",
+    r"""(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?(cjk)|(?=\s|$))|\n\s*\n|""" + _BLOCK_START,
 )
 # Words after which a full stop usually does not end a sentence.
 _ABBREVIATIONS = frozenset(
@@ -430,6 +434,24 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return "." in token or token in _ABBREVIATIONS
 
 
+def _is_list_number(text: str, dot: int) -> bool:
+    """Whether the full stop at ``dot`` is that of an ordered list item's number (``12. `` at
+    the start of a line, indented at most three spaces), which starts a sentence, not ends
+    one. Read backwards a few characters at most: never the whole line."""
+    if text[dot] != "." or text[dot + 1:dot + 2] not in (" ", "\t"):
+        return False
+    start = dot
+    while start > 0 and dot - start < 9 and text[start - 1].isascii() \
+            and text[start - 1].isdigit():
+        start -= 1
+    if start == dot:
+        return False
+    indent = start
+    while indent > 0 and start - indent < 3 and text[indent - 1] == " ":
+        indent -= 1
+    return indent == 0 or text[indent - 1] == "\n"
+
+
 def split_sentences(text: str, *, cjk: bool = False) -> list[Sentence]:
     """Split ``text`` into sentences, each with the ids of the markers inside or right after it.
 
@@ -447,7 +469,8 @@ def split_sentences(text: str, *, cjk: bool = False) -> list[Sentence]:
     # never sees, such as the full stop of "[d<!-- x. -->1]".
     ends = _blank(text, comment_spans(text)) if _COMMENT_OPEN in text else text
     for match in (_CJK_END_RE if cjk else _END_RE).finditer(ends):
-        if match.group("tail") is not None and _is_abbreviation(ends, match.start()):
+        if match.group("tail") is not None and (_is_abbreviation(ends, match.start())
+                                                or _is_list_number(ends, match.start())):
             continue
         end = match.end() if match.group("tail") is not None else match.start()
         _append(sentences, text, scan, start, end)

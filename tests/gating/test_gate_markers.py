@@ -96,6 +96,40 @@ def test_a_blank_line_ends_a_sentence_without_punctuation():
     assert [s.text for s in sentences] == ["Heading without a stop [d1]", "Body text [d2]."]
 
 
+def test_each_list_item_is_read_on_its_own_so_an_uncited_one_shows():
+    text = ("Plans:\n- Trial: 14 days [d1]\n- Support: 24/7\n* Seats: 5 [d2]\n"
+            "1. Refunds within 30 days [d3]\n  on request\n12) Invoices monthly\n"
+            "## Notes\nA heading goes with its text [d4].")
+
+    sentences = split_sentences(text)
+
+    assert [(s.text, s.markers) for s in sentences] == [
+        ("Plans:", ()),
+        ("- Trial: 14 days [d1]", ("d1",)),
+        ("- Support: 24/7", ()),
+        ("* Seats: 5 [d2]", ("d2",)),
+        ("1. Refunds within 30 days [d3]\n  on request", ("d3",)),
+        ("12) Invoices monthly", ()),
+        ("## Notes\nA heading goes with its text [d4].", ("d4",)),
+    ]
+    assert all(text[s.start : s.end] == s.text for s in sentences)
+    assert split_sentences(text, cjk=True) == sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("1. First [d1].\n2. Second [d2].", 2),  # an item's number ends no sentence
+        ("In 2026. Prices rose [d1].", 2),        # a number's stop mid-line still does
+        ("Minus:\n-5 degrees [d1]", 1),           # no space after the dash: no list item
+        ("Stressed:\n*very* cold [d1]", 1),       # nor after the asterisk
+        ("Code:\n    - indented four [d1]", 1),  # four spaces: code, not a list item
+    ],
+)
+def test_only_a_list_item_or_heading_at_a_line_start_starts_a_sentence(text, count):
+    assert len(split_sentences(text)) == count
+
+
 def test_text_without_sentence_ends_is_one_sentence_and_blank_text_is_none():
     assert split_sentences("  just words [d1]  ") == [Sentence("just words [d1]", ("d1",), 2, 17)]
     assert split_sentences(" \n ") == []

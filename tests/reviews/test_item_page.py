@@ -80,6 +80,17 @@ def test_each_citation_is_drawn_where_its_marker_was_before_the_full_stop(
             "what it says.</p>") in approve
 
 
+def test_a_list_item_that_cites_nothing_is_named_under_a_cited_one(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    trace = hold(answer="- The trial lasts 14 days per month [d1]\n- Support is always open")
+    html = login(reviewer).get(f"/answers/{trace}/").content.decode()
+    assert sentences_drawn(html) == ["- The trial lasts 14 days per month{d1}",
+                                     "- Support is always open no citation"]
+    assert ('<p class="warn-text" data-uncited>Sentence 2 cites no source: no gate checked '
+            "what it says.</p>") in html
+
+
 def test_script_in_the_answer_is_drawn_as_text(hold: Any, reviewer: Any, login: Any) -> None:
     trace = hold(answer='The trial lasts <script>alert("x")</script> 14 days [d1].')
     html = login(reviewer).get(f"/answers/{trace}/").content.decode()
