@@ -221,7 +221,9 @@ def quarantine_payload(
     # A byte the charset cannot read is kept as its \xNN escape, not replaced: nothing is lost.
     try:
         text = body[:max_bytes].decode(charset, errors="backslashreplace")
-    except LookupError:  # no such charset, or none for text ("rot13")
+    except (LookupError, UnicodeError):
+        # No such charset, none for text ("rot13"), or one that takes no error handler but
+        # "strict" (punycode, idna: UnicodeError).
         text = body[:max_bytes].decode("utf-8", errors="backslashreplace")
     text = storable(text)
     with transaction.atomic():

@@ -286,6 +286,20 @@ def test_a_body_is_kept_as_it_was_sent_in_its_charset(service_api: Any) -> None:
         '"question": 1}'
 
 
+@pytest.mark.parametrize("charset", ["punycode", "idna"])
+def test_a_body_in_a_charset_that_reads_only_strictly_is_a_400_and_kept(
+    service_api: Any, charset: str
+) -> None:
+    """punycode and idna take no error handler but "strict": the refused body is kept read
+    as UTF-8, as one in a charset that reads no text, not turned into a server error."""
+    body = '{"trace_id": 5}'
+    service_api.raise_request_exception = False
+    response = service_api.generic("POST", "/api/v1/answers", body.encode(),
+                                   content_type=f"application/json; charset={charset}")
+    assert response.status_code == 400, response.content
+    assert QuarantinedPayload.objects.get().body == body
+
+
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
     return SchemaGenerator().get_schema(request=None, public=True)  # type: ignore[no-any-return]
