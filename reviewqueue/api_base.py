@@ -18,7 +18,7 @@ from gating import CITE_ID, MAX_INT, MIN_INT
 from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.principals import is_valid_principal
 from reviewqueue.accounts.roles import has_role
-from reviewqueue.api_errors import PayloadTooLarge, SentFieldName
+from reviewqueue.api_errors import PayloadTooLarge, SentFieldName, UntypedBody
 from reviewqueue.storable import NOT_NFC, NOT_STORABLE, lookalike_problem
 
 NOT_A_STRING = serializers.CharField.default_error_messages["invalid"]
@@ -340,9 +340,9 @@ class JSONScalarField(serializers.Field):
 class BodyLimitedAPIView(APIView):
     # Refuses oversized bodies with 413 before parsing and keeps the raw body for quarantine.
     #
-    # A body sent where the operation reads none (a claim, a withdrawal) is refused with a 400
-    # naming `body`, unless it is `{}`: whatever it asked for would otherwise be silently
-    # ignored.
+    # A body sent with no Content-Type is refused with a 415 (DRF would read it as `{}`). One
+    # sent where the operation reads none (a claim, a withdrawal) is refused with a 400 naming
+    # `body`, unless it is `{}`: whatever it asked for would otherwise be silently ignored.
     #
     # (A comment, not a docstring: the OpenAPI schema would give it, inherited, as the
     # description of every operation that has none of its own.)
@@ -364,13 +364,18 @@ class BodyLimitedAPIView(APIView):
                 raise PayloadTooLarge(f"Request body is {length} bytes; the limit is {limit}.")
             request._rq_raw_body = request._request.body
         super().initial(request, *args, **kwargs)
-        # Parsed as any body is (not JSON: 415, bad JSON: 400); only `{}` asks for nothing. A
-        # method the operation lacks is DRF's 405, with a body or without.
-        if getattr(request, "_rq_raw_body", b"") and request.method not in self.body_methods \
-                and request.method.lower() in self.http_method_names \
-                and hasattr(self, request.method.lower()) and request.data != {}:
+        if not getattr(request, "_rq_raw_body", b"") or not self._handles(request.method):
+            return  # a method the operation lacks is DRF's 405, with a body or without
+        if not request.content_type:
+            raise UntypedBody
+        # Parsed as any body is (not JSON: 415, bad JSON: 400); only `{}` asks for nothing.
+        if request.method not in self.body_methods and request.data != {}:
             raise serializers.ValidationError(
                 {"body": ["This operation takes no body: send none, or {}."]})
+
+    def _handles(self, method: str) -> bool:
+        """Whether this operation answers `method` (a handler DRF would call)."""
+        return method.lower() in self.http_method_names and hasattr(self, method.lower())
 
 
 def token_scopes(request: Any) -> set[str] | None:

@@ -32,6 +32,16 @@ class PayloadTooLarge(exceptions.APIException):
     default_code = "payload_too_large"
 
 
+class UntypedBody(exceptions.UnsupportedMediaType):
+    """A body sent with no Content-Type. DRF would read it as no body at all (`{}`): an answer
+    would be told that each of its fields is missing, and what a claim or a withdrawal was
+    asked would be ignored."""
+
+    def __init__(self) -> None:
+        super().__init__("", detail="The body was sent with no Content-Type: a JSON body "
+                                    "needs `Content-Type: application/json`.")
+
+
 class SentFieldName(str):
     """A key of an error detail that names a field the body sent: told apart from DRF's own key
     for errors of a whole object ("non_field_errors"), which a body may send as a field name
@@ -108,10 +118,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         code = getattr(exc, "default_code", "error")
         if isinstance(exc, exceptions.APIException) and hasattr(exc.detail, "code"):
             code = exc.detail.code or code  # type: ignore[union-attr]
-        # A body that does not parse is a bad field too, the body: named in `errors` as any
-        # other, for clients that read only those.
+        # A body that does not parse, or is not JSON, is a bad field too, the body: named in
+        # `errors` as any other, for clients that read only those.
         errors = ([{"field": "body", "message": str(detail)}]
-                  if isinstance(exc, exceptions.ParseError) else None)
+                  if isinstance(exc, (exceptions.ParseError, exceptions.UnsupportedMediaType))
+                  else None)
         response.data = error_body(str(code), str(detail), errors)
     if response.status_code in (401, 403):
         log.warning(

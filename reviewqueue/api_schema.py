@@ -35,14 +35,16 @@ NAMED = {"404": "No such object, or one you may not read"}
 WITH_BODY = {
     "400": "A field is invalid (each is named in errors), or the body is not valid JSON",
     "413": "The body is larger than the API takes",
-    "415": "The body's Content-Type is not one the operation reads (application/json)",
+    "415": "The body was sent with no Content-Type, or with one the operation does not read "
+           "(it reads application/json; `body` in errors)",
 }
 # A POST or DELETE that reads no body refuses one rather than ignore what it says (its size
 # is checked first, as any body's is).
 WITHOUT_BODY = {"400": "A body other than {} was sent (`body` in errors): this operation "
                        "takes none",
                 "413": WITH_BODY["413"],
-                "415": "A body was sent with a Content-Type other than application/json"}
+                "415": "A body was sent with no Content-Type, or with one other than "
+                       "application/json (`body` in errors)"}
 
 
 def common_responses(result: dict[str, Any], generator: Any, request: Any, public: bool

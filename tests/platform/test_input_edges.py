@@ -265,7 +265,36 @@ def test_a_body_that_is_not_json_is_a_clear_415_and_kept(
     assert response.status_code == 415
     assert response.json()["error"] == "unsupported_media_type"
     assert content_type in response.json()["detail"]
+    assert fields(response) == ["body"]
     assert QuarantinedPayload.objects.get().body == "trace_id=t-1"
+
+
+# None: the test client sends no Content-Type at all; "": what DRF reads when a server leaves
+# the header out of the request (gunicorn does).
+NO_CONTENT_TYPE = [None, ""]
+
+
+@pytest.mark.parametrize("url", ["/api/v1/answers", "/api/v1/answers/batch",
+                                 "/api/v1/documents/pricing/revisions/r1"])
+@pytest.mark.parametrize("content_type", NO_CONTENT_TYPE)
+def test_a_json_body_with_no_content_type_is_a_415_naming_body_and_kept(
+    service_api: Any, owner: Any, url: str, content_type: str | None
+) -> None:
+    """`requests.post(url, data=json.dumps(body))` sends no Content-Type: DRF read such a
+    body as `{}`, and a whole answer was told that each of its fields was missing."""
+    if "documents" in url:
+        method, body = "PUT", revision_body()
+    else:
+        method, body = "POST", answer_body() if url.endswith("answers") else {
+            "answers": [answer_body()]}
+    text = json.dumps(body)
+    response = service_api.generic(method, url, text, content_type=content_type)
+    assert response.status_code == 415, response.content
+    assert response.json()["error"] == "unsupported_media_type"
+    assert "Content-Type: application/json" in response.json()["detail"]
+    assert fields(response) == ["body"]
+    assert QuarantinedPayload.objects.get().body == text
+    assert not Answer.objects.exists() and not Revision.objects.exists()
 
 
 @pytest.mark.django_db
@@ -462,6 +491,37 @@ def test_a_release_takes_an_object_whose_force_is_true_or_false(
     assert api.post(f"/api/v1/answers/{trace}/release").json()["released"] is True
 
 
+@pytest.mark.parametrize("content_type", NO_CONTENT_TYPE)
+def test_a_body_with_no_content_type_where_none_is_read_is_refused_not_ignored(
+    hold: Any, reviewer: Any, service_api: Any, token_client: Any,  # noqa: F811
+    content_type: str | None,
+) -> None:
+    """DRF read a body with no Content-Type as `{}`, which asks for nothing: a withdrawal
+    `only_if_revision` went ahead, and so did a claim, a release and a restore."""
+    from reviewqueue.reviews.models import ReviewItem
+    from reviewqueue.sources.models import Document
+
+    trace = hold()
+    api = token_client(reviewer)
+
+    def refused(client: Any, method: str, url: str, body: str) -> None:
+        response = client.generic(method, url, body, content_type=content_type)
+        assert response.status_code == 415, (url, response.content)
+        assert fields(response) == ["body"]
+        assert QuarantinedPayload.objects.latest("pk").body == body
+
+    refused(api, "POST", f"/api/v1/answers/{trace}/claim", '{"force": true}')
+    assert ReviewItem.objects.get(answer__trace_id=trace).leased_by is None
+    assert api.post(f"/api/v1/answers/{trace}/claim").status_code == 200
+    refused(api, "POST", f"/api/v1/answers/{trace}/release", '{"force": true}')
+    assert ReviewItem.objects.get(answer__trace_id=trace).leased_by == reviewer
+    refused(service_api, "DELETE", "/api/v1/documents/pricing", '{"only_if_revision": "r0"}')
+    assert not Document.objects.get(key="pricing").withdrawn_at
+    assert service_api.delete("/api/v1/documents/pricing").status_code == 200
+    refused(service_api, "POST", "/api/v1/documents/pricing/restore", '{"force": true}')
+    assert Document.objects.get(key="pricing").withdrawn_at
+
+
 def test_the_schema_documents_the_refusal_of_a_body_where_none_is_read(
     schema: dict[str, Any]
 ) -> None:
@@ -482,6 +542,8 @@ def test_a_form_body_where_none_is_read_is_a_415_the_schema_documents(
     for path, method in [("/api/v1/answers/{trace_id}/claim", "post"),
                          ("/api/v1/documents/{document_id}", "delete")]:
         assert "415" in schema["paths"][path][method]["responses"], path
+        assert "no Content-Type" in schema["paths"][path][method]["responses"]["415"][
+            "description"], path
 
 
 def test_a_body_too_large_where_none_is_read_is_a_413_the_schema_documents(
