@@ -69,7 +69,8 @@ def _type_error(field: serializers.Field, value: Any) -> str | None:
 
 def _validated(field: serializers.Field, value: Any) -> Any:
     """`field.run_validation(value)`, strict about JSON types, and a list item by item: every
-    bad item is named at once, and the good ones are kept (PartlyValid)."""
+    bad item is named at once, with the list's own limits (its length), and the good ones are
+    kept (PartlyValid)."""
     problem = _type_error(field, value)
     if problem is not None:
         raise serializers.ValidationError([problem])
@@ -83,9 +84,16 @@ def _validated(field: serializers.Field, value: Any) -> Any:
         except serializers.ValidationError as exc:
             errors[index] = exc.detail
             items.append(exc.valid if isinstance(exc, PartlyValid) else None)
+    try:
+        field.run_validators(items)  # the list's own limits (length)
+    except serializers.ValidationError as exc:
+        if not errors:
+            raise
+        # Under DRF's key for errors of a whole object, which names the list itself: the
+        # caller learns it is too long in the same round as what is wrong in its items.
+        errors = {"non_field_errors": exc.detail, **errors}
     if errors:
         raise PartlyValid(errors, items)
-    field.run_validators(items)  # the list's own limits (length)
     return items
 
 

@@ -191,6 +191,28 @@ def test_bad_answers_name_the_field_and_are_quarantined(
     assert QuarantinedPayload.objects.get().status_code == 400
 
 
+def claims_too_many_with_one_bad() -> list[dict[str, Any]]:
+    """1001 claims, one past the limit, the fourth without its cite."""
+    claims = [{"key": f"k{i}", "value": i, "cite": "d1"} for i in range(1001)]
+    del claims[3]["cite"]
+    return claims
+
+
+def test_a_list_too_long_is_named_in_the_same_round_as_its_bad_item(
+    publish: Any, service_api: Any
+) -> None:
+    """The caller used to fix the item, send again, and only then learn the list was too
+    long."""
+    publish()
+    body = answer_body(claims=claims_too_many_with_one_bad())
+    response = service_api.post("/api/v1/answers", body, format="json")
+    assert response.status_code == 400, response.content
+    assert [(e["field"], e["message"]) for e in response.json()["errors"]] == [
+        ("claims", "Ensure this field has no more than 1000 elements."),
+        ("claims[3].cite", "This field is required."),
+    ]
+
+
 def test_malformed_json_is_400_and_quarantined(service_api: Any, service: Any) -> None:
     response = service_api.post(
         "/api/v1/answers", data="{not json", content_type="application/json"
@@ -363,6 +385,21 @@ class TestBatch:
         # objects alive) out of the collector's passes, so a full pass walks few of them.
         frozen, walked = frozen_and_walked("import reviewqueue.wsgi")
         assert frozen > 10 * walked, (frozen, walked)
+
+    def test_an_item_with_too_many_claims_names_them_and_its_bad_claim(
+        self, publish: Any, service_api: Any
+    ) -> None:
+        publish()
+        response = service_api.post(
+            "/api/v1/answers/batch",
+            {"answers": [answer_body("b-1", claims=claims_too_many_with_one_bad()),
+                         answer_body("b-2")]},
+            format="json",
+        )
+        assert response.status_code == 200
+        first, second = response.json()["results"]
+        assert [e["field"] for e in first["errors"]] == ["claims", "claims[3].cite"]
+        assert second["status_code"] == 201
 
     def test_more_than_500_items_is_refused(self, service_api: Any, service: Any) -> None:
         response = service_api.post(
