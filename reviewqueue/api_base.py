@@ -291,8 +291,11 @@ class PrincipalField(serializers.CharField):
             # "user:café" with e and an accent reads as the user café, and never matches them.
             raise serializers.ValidationError(NOT_NFC)
         if not is_valid_principal(value):
+            kind, _, name = value.partition(":")
+            spaced = f" (no spaces around the name: {kind}:{name.strip()})" \
+                if name.strip() and name != name.strip() else ""
             raise serializers.ValidationError(
-                f"Not a principal: {value!r}; use user:<name>, group:<name> or *.")
+                f"Not a principal: {value!r}; use user:<name>, group:<name> or *{spaced}.")
         return value
 
 

@@ -42,8 +42,12 @@ def may_read_every(keys: Collection[str], allowed: Mapping[str, Iterable[str]],
 
 
 def is_valid_principal(value: str) -> bool:
+    """user:<name>, group:<name> or *. A name with spaces around it (`group: hr`) is refused:
+    no user is named so, and it would match only a group whose name starts with a space, so
+    the document or answer would be readable by nobody its sender meant."""
     if value == EVERYONE:
         return True
     kind, sep, name = value.partition(":")
-    return (bool(sep) and kind in {"user", "group"} and bool(name.strip()) and len(value) <= 200
+    return (bool(sep) and kind in {"user", "group"} and bool(name) and name == name.strip()
+            and len(value) <= 200
             and not INVISIBLE.search(value) and unicodedata.is_normalized("NFC", value))

@@ -9,7 +9,7 @@ import pytest
 
 from reviewqueue.audit.models import QuarantinedPayload
 from reviewqueue.reviews.models import Answer
-from tests.conftest import answer_body
+from tests.conftest import answer_body, revision_body
 
 pytestmark = pytest.mark.django_db
 
@@ -45,6 +45,22 @@ def test_every_bad_asker_is_named_at_once(service_api: Any) -> None:
         "asked_by[1]": "Not a valid string.",
         "asked_by[3]": "Not a principal: 'group:'; use user:<name>, group:<name> or *.",
     }
+
+
+def test_a_principal_with_a_space_after_its_colon_is_refused_with_what_to_send(
+    service_api: Any, publish: Any
+) -> None:
+    """`user: customer-7` names no user, and `group: hr` only a group whose name starts with a
+    space: taken, they made an answer or a document readable by nobody it was meant for."""
+    body = answer_body(asked_by=["user: customer-7", "group:hr"])
+    assert errors(service_api.post("/api/v1/answers", body, format="json")) == {
+        "asked_by[0]": "Not a principal: 'user: customer-7'; use user:<name>, group:<name> or * "
+                       "(no spaces around the name: user:customer-7)."}
+    response = service_api.put("/api/v1/documents/pricing/revisions/r1",
+                               revision_body(principals=["group: hr"]), format="json")
+    assert errors(response) == {
+        "allowed_principals[0]": "Not a principal: 'group: hr'; use user:<name>, "
+                                 "group:<name> or * (no spaces around the name: group:hr)."}
 
 
 def test_a_batch_item_gets_every_error_and_the_count_of_those_left_out(
