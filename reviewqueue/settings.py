@@ -279,7 +279,13 @@ SPECTACULAR_SETTINGS = {
 
 # Request bodies above this size are refused with 413 (and quarantined, truncated).
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# A form's body, which the API's limit above does not cover (the API refuses a larger body
+# itself, before Django reads it). The owner's correction form posts a document back whole,
+# URL-encoded: each byte of its text written %XX, three bytes for one, so that a document at
+# the API's limit (1,000 passages of Japanese, say) is three times its JSON there. Room is
+# left on top for the form's field names (four a fact), its note and its token: sized at the
+# API's, the form of a document the API took was Django's bare 400, and what was typed lost.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * API_MAX_BODY_BYTES + 1024 * 1024
 # How much of a body refused as too large the quarantine keeps (any other refused body is
 # kept whole).
 QUARANTINE_OVERSIZED_BYTES = 64 * 1024
