@@ -17,7 +17,11 @@ from gating import MAX_INT, MIN_INT
 from reviewqueue.api_base import MAX_SCALAR_CHARS, scalar_problem
 from reviewqueue.jsontext import read_json
 from reviewqueue.params import DayField
-from reviewqueue.sources.conflicts import DISMISSAL_CODES, DISMISSAL_DETAIL_MAX_CHARS
+from reviewqueue.sources.conflicts import (
+    DISMISSAL_CODES,
+    DISMISSAL_DETAIL_MAX_CHARS,
+    same_value,
+)
 from reviewqueue.sources.selectors import document_keys_named
 from reviewqueue.textlimit import LimitedText
 
@@ -134,6 +138,20 @@ class FactValueField(LimitedText):
         except ValueError:
             typed = text
         self.validate_length(typed if isinstance(typed, str) else text)
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        """Whether `data` reads as another value than `initial`, the fact's value as the form
+        shows it (which reads back to the stored value), compared as the gate and the
+        conflicts compare values (`same_value`: 14 and "14" differ). The same value typed
+        again, `14 ` or 14 in full-width digits over 14, is no change: published, it would send
+        every answer quoting the document back to reviewers and reopen dismissed conflicts,
+        for a document that says the same."""
+        if initial is None or data is None:
+            return super().has_changed(initial, data)
+        try:
+            return not same_value(parse_value(str(initial)), parse_value(data))
+        except ValidationError:
+            return super().has_changed(initial, data)  # an error the form reports
 
 
 class FactEditForm(forms.Form):
