@@ -478,9 +478,16 @@ def _revision_as_input(
     )
 
 
+class DocumentWithdrawn(Conflict):
+    """Edits made on a document withdrawn since: it has no current revision to correct."""
+
+    def __init__(self) -> None:
+        super().__init__("the document is withdrawn; publish a revision through the API")
+
+
 def _current_revision(document: Document) -> Revision:
     if document.current_revision is None:
-        raise Conflict("the document is withdrawn; publish a revision through the API")
+        raise DocumentWithdrawn()
     return document.current_revision
 
 
@@ -499,7 +506,8 @@ def revision_check_current(
     *, document: Document, based_on: str | None, fact_ids: set[int]
 ) -> Revision:
     """The current revision, if edits made on `based_on` (None: on the current one, as far as
-    the caller knows) to the facts `fact_ids` still apply to it; else RevisionChanged.
+    the caller knows) to the facts `fact_ids` still apply to it; else RevisionChanged, or
+    DocumentWithdrawn when the document has no current revision.
 
     Every revision has facts of its own, so a fact id of an older revision means the edit was
     made on that revision: applying it would drop the edit or revert what the newer one changed.

@@ -518,10 +518,13 @@ def _error_links(formset: Any, facts: list[Fact], passage_rows: list[tuple[str, 
 
 
 def _document_changed(
-    request: HttpRequest, document: Document, changed: services.RevisionChanged, **page: Any
+    request: HttpRequest, document: Document,
+    changed: services.RevisionChanged | services.DocumentWithdrawn, **page: Any
 ) -> HttpResponse:
     """The page on the revision published meanwhile, with every value the owner typed, and
-    beside each they typed over, what was published there meanwhile."""
+    beside each they typed over, what was published there meanwhile. On a document withdrawn
+    meanwhile, which has no revision to correct, what they typed is shown apart, to send again
+    once they restore it (the API's message would tell them to publish through the API)."""
     document = _document_or_404(request, document.key)  # its current revision moved on
     carried = _carry_over(document, page.pop("formset", None), request.user)
     texts = page.pop("passages_typed", None) or {}
@@ -548,13 +551,20 @@ def _document_changed(
                             and passage_text(now[span]) != passage_text(seen[span])},
         unplaced=carried.unplaced,
         unplaced_passages=unplaced_passages,
-        error=_(
-            "This document changed since you opened it: revision %(revision)s was published. "
-            "Your values are kept below; check them against the new revision and submit again."
-        )
-        % {"revision": changed.current},
+        error=_changed_meanwhile(changed),
         **page,
     )
+
+
+def _changed_meanwhile(changed: services.RevisionChanged | services.DocumentWithdrawn) -> str:
+    """What happened to the document since the owner opened its page, in their language."""
+    if isinstance(changed, services.DocumentWithdrawn):
+        return _("This document was withdrawn since you opened it, so nothing was published. "
+                 "What you typed is kept below: restore the document to correct it again.")
+    return _(
+        "This document changed since you opened it: revision %(revision)s was published. "
+        "Your values are kept below; check them against the new revision and submit again."
+    ) % {"revision": changed.current}
 
 
 def _follow_moved_passages(texts: dict[str, str], seen: dict[str, str], now: dict[str, str]
@@ -657,14 +667,14 @@ def document_publish(request: HttpRequest, key: str) -> HttpResponse:
     valid = all([formset.is_valid(), note_form.is_valid(), not passage_errors])
     forms = {"formset": formset, "note_form": note_form, "passages_typed": passages,
              "passage_errors": passage_errors}
-    if document.current_revision is not None:
-        # Before the field errors: those of a revision no longer current would mislead.
-        try:
-            services.revision_check_current(
-                document=document, based_on=based_on, fact_ids=set(_edited_forms(formset))
-            )
-        except services.RevisionChanged as exc:
-            return _document_changed(request, document, exc, **forms)
+    # Before the field errors: those of a revision no longer current (or of a document
+    # withdrawn meanwhile) would mislead.
+    try:
+        services.revision_check_current(
+            document=document, based_on=based_on, fact_ids=set(_edited_forms(formset))
+        )
+    except (services.RevisionChanged, services.DocumentWithdrawn) as exc:
+        return _document_changed(request, document, exc, **forms)
     if not valid:
         return _document_page(request, document, error=_("Some values need fixing."), **forms)
     edits = [
@@ -764,8 +774,9 @@ def _publish_then_progress(
     waiting = selectors.answers_waiting_on(document.key, request.user)
     try:
         result = publish()
-    except services.RevisionChanged as exc:
-        # Another revision was published between the page's checks and this one.
+    except (services.RevisionChanged, services.DocumentWithdrawn) as exc:
+        # Another revision was published (or the document withdrawn) between the page's
+        # checks and this one.
         return _document_changed(request, document, exc, **page)
     except FieldError as exc:
         end_form = page.get("end_form")

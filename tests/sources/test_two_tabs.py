@@ -1,5 +1,6 @@
 """Two editors of one document: the one refused because the other published first sends the
-form again without undoing the other's work, and sees it where they typed too."""
+form again without undoing the other's work, and sees it where they typed too. One whose
+document was withdrawn meanwhile is told so in their language, with what they typed kept."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from typing import Any
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from reviewqueue.sources.models import Document
 from tests.reviews.conftest import days, fact
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.django_db
 PAGE = "/owner/documents/pricing/"
 PUBLISH = "/owner/documents/pricing/publish"
 END = "/owner/documents/pricing/end-validity"
+WITHDRAW = "/owner/documents/pricing/withdraw"
 PASSAGES = [{"span": "p1", "text": "The free trial lasts 14 days."},
             {"span": "p2", "text": "Nothing here is a fact."}]
 
@@ -94,6 +96,62 @@ def test_a_passage_both_changed_shows_the_text_published_meanwhile(
     other = page[page.index('data-passage="p2"'):]
     assert "Support answers by phone only.</textarea>" in other
     assert "data-meanwhile" not in other[:other.index("</div>")]
+
+
+WITHDRAWN_MEANWHILE = ("This document was withdrawn since you opened it, so nothing was "
+                       "published. What you typed is kept below: restore the document to "
+                       "correct it again.")
+API_ADVICE = "the document is withdrawn; publish a revision through the API"
+
+
+def withdrawn_after_opening(tabs: tuple[Any, Any]) -> str:
+    """B opens the page (in Japanese); A withdraws the document. B's page, now stale."""
+    a, b = tabs
+    stale = b.get(PAGE, HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert a.post(WITHDRAW, {"confirm": "pricing"}).status_code == 302
+    return stale
+
+
+def in_japanese(text: str) -> str:
+    with translation.override("ja"):
+        return html.escape(translation.gettext(text), quote=False)
+
+
+def test_a_correction_sent_after_a_withdrawal_in_another_tab_keeps_what_was_typed(
+    tabs: tuple[Any, Any]
+) -> None:
+    stale = withdrawn_after_opening(tabs)
+    refused = tabs[1].post(PUBLISH, posted_back(
+        stale, PUBLISH, **{"facts-0-value": "30", "passage:p1": "The free trial lasts 30 days.",
+                           "note": "Trial is now a month"}, **PASSAGES_CHECKED),
+        HTTP_ACCEPT_LANGUAGE="ja")
+    assert refused.status_code == 409
+    page = refused.content.decode()
+    # Told, in their language, that it was withdrawn meanwhile and that restoring it lets
+    # them correct it: not the API's English advice to publish through the API.
+    assert in_japanese(WITHDRAWN_MEANWHILE) in page
+    assert API_ADVICE not in page
+    # What they typed is on the page, to send again once the document is restored.
+    assert "<code>30</code>" in page
+    assert "<q>The free trial lasts 30 days.</q>" in page
+    assert "<q>Trial is now a month</q>" in page
+    assert 'action="/owner/documents/pricing/restore"' in page
+    document = Document.objects.get(key="pricing")
+    assert document.withdrawn_at is not None and document.revisions.count() == 1
+
+
+def test_ending_a_fact_after_a_withdrawal_in_another_tab_keeps_the_day_and_note(
+    tabs: tuple[Any, Any]
+) -> None:
+    stale = withdrawn_after_opening(tabs)
+    refused = tabs[1].post(END, posted_back(stale, END, last_day=days(10), note="Ends early"),
+                           HTTP_ACCEPT_LANGUAGE="ja")
+    assert refused.status_code == 409
+    page = refused.content.decode()
+    assert in_japanese(WITHDRAWN_MEANWHILE) in page
+    assert API_ADVICE not in page
+    assert days(10) in page and "Ends early" in page
+    assert Document.objects.get(key="pricing").revisions.count() == 1
 
 
 def test_a_correction_takes_the_next_free_revision_id(
