@@ -517,7 +517,7 @@ def answer_timeline(trace_id: str) -> Timeline | None:
         logged = recorded or {}
         entries.append(TimelineEntry(v.created_at, "verdict", 1, v, {
             "current": v.pk == answer.current_verdict_id,
-            "revisions": [_revision_used(r) for r in v.revisions_used],
+            "revisions": _revisions_shown(v.revisions_used),
             "against_log": against_log(verdict_as_logged(v, recorded), recorded),
             "log_edited": logged.get("edited"),
             "unlogged": every_event_read and v.pk not in verdicts_logged,
@@ -526,7 +526,7 @@ def answer_timeline(trace_id: str) -> Timeline | None:
         logged = decisions_logged.get(d.pk) or {}
         entries.append(TimelineEntry(d.created_at, "decision", 2, d, {
             "on_known_verdict": d.verdict_id in verdict_ids,
-            "revisions": [_revision_used(r) for r in (d.revisions_used or [])],
+            "revisions": _revisions_shown(d.revisions_used),
             "against_log": against_log(decision_as_logged(d), decisions_logged.get(d.pk)),
             "log_edited": logged.get("edited"),
             "unlogged": every_event_read and d.pk not in decisions_logged,
@@ -643,8 +643,16 @@ def logged_rows(events: list[AuditEvent], checks: dict[int, str]
     return verdicts, decisions
 
 
-def _pairs(revisions_used: list[dict[str, Any]] | None) -> list[list[Any]]:
-    return [[r["document"], r.get("current")] for r in revisions_used or ()]
+def _pairs(revisions_used: Any) -> Any:
+    """The revisions a verdict or a decision used as its event records them: each document
+    with the revision the gate read. A value of another shape (a row rewritten by hand) is
+    read as itself, boxed so that no recorded list of pairs can equal it (`[["pricing",
+    "r2"]]` bare would): the row is reported changed, and the check goes on."""
+    if revisions_used is None:
+        return []
+    if isinstance(revisions_used, list) and all(isinstance(r, dict) for r in revisions_used):
+        return [[r.get("document"), r.get("current")] for r in revisions_used]
+    return {"as_stored": revisions_used}
 
 
 def verdict_as_logged(v: Any, logged: dict[str, Any] | None) -> dict[str, Any]:
@@ -676,6 +684,13 @@ def against_log(stored: dict[str, Any], logged: dict[str, Any] | None) -> list[s
     if logged is None or "edited" in logged:
         return None
     return [key for key, value in stored.items() if key in logged and logged[key] != value]
+
+
+def _revisions_shown(revisions_used: Any) -> list[dict[str, Any]]:
+    """The retrieved items of a verdict or a decision as the timeline lists them; what is not
+    an item (a row rewritten by hand, which its card says changed) is left out."""
+    items = revisions_used if isinstance(revisions_used, list) else []
+    return [_revision_used(r) for r in items if isinstance(r, dict)]
 
 
 def _revision_used(used: dict[str, Any]) -> dict[str, Any]:

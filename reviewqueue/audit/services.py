@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from reviewqueue.accounts.models import Role
 from reviewqueue.accounts.roles import has_role
-from reviewqueue.audit.chain import Anchor, walk
+from reviewqueue.audit.chain import Anchor, ChainReport, walk
 from reviewqueue.audit.hashing import (
     GENESIS_HASH,
     HASHED_FIELDS,
@@ -306,6 +306,10 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
     when given, one kept outside the database (printed by verify_audit and logged by every
     successful run), which whoever can write to the database cannot forge. Both are checked:
     an older anchor given by hand must not let a run pass over what the stored one shows.
+
+    A check of the sources or records that fails (a bug, or a row tampered with in a way it
+    cannot read) is raised, but only once the run is stored with what the chain showed and
+    the other check found, and alerted on: a broken chain is not lost with it.
     """
     started = timezone.now()
     stored = _anchor()
@@ -337,11 +341,34 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
         problems=[finding.as_dict() for finding in report.problems],
         problems_digest=report.digest,
     )
-    _check_sources(run)
-    _check_records(run)
+    failure = _check_stores(run, log_intact=report.ok)
     run.finished_at = timezone.now()
-    if not record:
-        return run
+    if record:
+        _store(run, report, trigger)
+    if failure is not None:
+        raise failure
+    return run
+
+
+def _check_stores(run: VerificationRun, *, log_intact: bool) -> Exception | None:
+    """The sources, then the records, against the log; the first that fails is logged,
+    leaves its part of `run` unchecked, and is returned, once the other has run too."""
+    def records(r: VerificationRun) -> None:
+        _check_records(r, log_intact=log_intact)
+
+    failure = None
+    for check in (_check_sources, records):
+        try:
+            check(run)
+        except Exception as error:  # raised by audit_verify, once the run is stored
+            log.exception("verification check failed", extra={"check": check.__name__})
+            failure = failure or error
+    return failure
+
+
+def _store(run: VerificationRun, report: ChainReport, trigger: str) -> None:
+    """Save `run`, raise an alert for what it found that the run before did not, and log
+    the outcome."""
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ALERT_LOCK_KEY])
@@ -374,7 +401,6 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
                                                "problems": report.problem_count,
                                                "checked_to_seq": report.last_seq,
                                                "trigger": trigger})
-    return run
 
 
 def _same_problems(run: VerificationRun, previous: VerificationRun | None) -> bool:
@@ -408,10 +434,11 @@ def _check_sources(run: VerificationRun) -> None:
     run.sources_problems = [p.as_dict() for p in check.problems[:SOURCES_LISTED]]
 
 
-def _check_records(run: VerificationRun) -> None:
+def _check_records(run: VerificationRun, *, log_intact: bool) -> None:
     from reviewqueue.reviews.integrity import records_check  # audit sits below the reviews
 
-    check = records_check()  # keeps its first problems (as many as listed), counts them all
+    # Keeps its first problems (as many as listed), counts them all.
+    check = records_check(log_intact=log_intact)
     run.records_checked = {"answers": check.answers, "verdicts": check.verdicts,
                            "decisions": check.decisions, "tokens": check.tokens}
     run.records_problem_count = check.problem_count

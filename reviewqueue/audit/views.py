@@ -101,13 +101,15 @@ def _status_context() -> dict[str, Any]:
 def _record_problem(problem: dict[str, Any]) -> dict[str, Any]:
     """An answer, verdict, decision or API token that differs from its event, as the status
     box lists it: named in the reader's language, linked to its answer's timeline (a token, to
-    its page in the admin)."""
-    values = {"id": problem.get("id"), "trace": problem.get("trace_id", "")}
+    its page in the admin; one named by an edited event by an id no route takes, to
+    nothing)."""
+    trace_id = problem.get("trace_id", "")
+    values = {"id": problem.get("id"), "trace": trace_id}
     kind = problem.get("kind")
     if kind == "token":  # no answer: linked to the token in the admin
         url = reverse("admin:accounts_apitoken_change", args=[problem.get("id")])
     else:
-        url = reverse("audit:timeline", args=[problem.get("trace_id", "")])
+        url = reverse("audit:timeline", args=[trace_id]) if _routable(trace_id) else ""
     name = (_("Answer %(trace)s") if kind == "answer"
             else _("API token #%(id)s") if kind == "token"
             else _("Verdict #%(id)s of %(trace)s") if kind == "verdict"
@@ -187,6 +189,12 @@ class _TimelineLinks:
         return self.head + quote(trace_id, safe=self.SAFE) + self.tail
 
 
+def _routable(key: str) -> bool:
+    """Whether a page's route takes `key` as its id: an edited event may name an empty one,
+    or one with a slash, which no answer or document has."""
+    return bool(key) and "/" not in key
+
+
 def _local_time(moment: Any) -> str:
     """`{{ moment|date:"Y-m-d H:i:s" }}`: in the current time zone, as the filter shows it."""
     t = timezone.localtime(moment) if timezone.is_aware(moment) else moment
@@ -234,7 +242,7 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
             "object_link": _object_link(e, timeline),
             "trace_id": e.trace_id,
             # An id no answer can have (an edited event) gets no link, not a 500.
-            "trace_link": timeline(e.trace_id) if e.trace_id and "/" not in e.trace_id else "",
+            "trace_link": timeline(e.trace_id) if _routable(e.trace_id) else "",
             "document_id": e.document_id,
             "document_title": titles.get(e.document_id, "") if e.document_id else "",
             # A document the event is about but does not name as its document.
@@ -259,10 +267,10 @@ def _object_link(event: Any, timeline: _TimelineLinks) -> str:
     to an admin who may read it."""
     kind, key = event.object_type, event.object_id
     if kind == "answer":
-        return timeline(key) if key and "/" not in key else ""
+        return timeline(key) if _routable(key) else ""
     if kind == "conflict" and key.isdigit():
         return reverse("sources:conflict", args=[key])
-    if kind == "document" and key and "/" not in key:
+    if kind == "document" and _routable(key):
         return reverse("sources:document", args=[key])
     return ""
 

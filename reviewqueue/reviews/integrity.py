@@ -84,9 +84,16 @@ class RecordsCheck:
     tokens: int = 0
     problem_count: int = 0
     problems: list[RecordProblem] = field(default_factory=list)
+    # The chain check found every event matching its hash: none is read again (see `found`).
+    log_intact: bool = False
 
-    def found(self, problem: RecordProblem | None) -> None:
-        if problem is None:
+    def found(self, problem: RecordProblem | None, recorded_by: Q) -> None:
+        """Count `problem` unless one of the events that recorded its row (`recorded_by`)
+        no longer matches its own hash: a row whose event the chain check found edited is
+        left to that finding, since the event, not the row, is what changed. For a row no
+        event names, those are all the events of its answer: an edited one may now name
+        another row, or none."""
+        if problem is None or not (self.log_intact or _intact(recorded_by)):
             return
         self.problem_count += 1
         if len(self.problems) < PROBLEMS_KEPT:
@@ -184,7 +191,7 @@ def _recorded(check: RecordsCheck) -> tuple[_Stream, _Stream]:
                       | Q(action__startswith="decision."))
 
     def gone(kind: str) -> Callable[[_Logged], None]:
-        return lambda logged: check.found(_missing(kind, logged))
+        return lambda logged: check.found(_missing(kind, logged), Q(seq=logged.seq))
 
     return (_Stream(_logged(_events_by("verdict", verdict_events), "verdict"),
                     gone("verdict")),
@@ -262,8 +269,8 @@ def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
     moved = logged.trace_id and logged.trace_id != trace_id
     if moved:
         changed.insert(0, "answer")
-    if not changed or not _intact(logged.seq):
-        return None  # the event was edited, not the row: the chain check reports it
+    if not changed:
+        return None
     said = ", ".join(f"answer: recorded for {logged.trace_id}" if f == "answer"
                      else _SAID.get(f, f) for f in changed)
     return RecordProblem(kind, pk, trace_id, "changed", (
@@ -271,13 +278,26 @@ def _problem(kind: str, pk: int, trace_id: str, stored: dict[str, Any],
         content_sha256(stored))
 
 
-def _intact(seq: int) -> bool:
-    """Whether event `seq` still matches its own hash: a row that differs from it is blamed
-    only then. One query, for a row that differs (rare: a tampered store)."""
-    event = (AuditEvent.objects.filter(seq=seq).values(*HASHED_FIELDS, "prev_hash", "hash")
-             .first())
-    return event is not None and event_hash(hashed_fields_of(event),
-                                            event["prev_hash"]) == event["hash"]
+def _intact(events: Q) -> bool:
+    """Whether every event of `events` still matches its own hash: a row that differs from
+    them is blamed only then. One query, for a row that differs (rare: a tampered store)."""
+    return all(event_hash(hashed_fields_of(event), event["prev_hash"]) == event["hash"]
+               for event in AuditEvent.objects.filter(events)
+               .values(*HASHED_FIELDS, "prev_hash", "hash").iterator(chunk_size=CHUNK))
+
+
+def _of_answer(trace_id: str) -> Q:
+    """Every event of answer `trace_id`: those that recorded a row of it no event names now,
+    if one was edited since (see RecordsCheck.found)."""
+    if not trace_id:  # an event edited to name no answer: no other event is of it
+        return Q(pk__in=[])
+    return Q(trace_id=trace_id) | Q(object_type="answer", object_id=trace_id)
+
+
+def _recorded_by(trace_id: str, seq: int | None) -> Q:
+    """The event that recorded a row of answer `trace_id` (`seq`), or, when none names it,
+    every event of that answer."""
+    return _of_answer(trace_id) if seq is None else Q(seq=seq)
 
 
 def _missing(kind: str, logged: _Logged) -> RecordProblem:
@@ -371,10 +391,11 @@ def _answers_against_log(check: RecordsCheck, last: int) -> None:
                 check.answers += 1
                 check.found(_answer_problem(pk, trace_id, status, verdict_id, seq,
                                             _json(logged_status), _json(logged_verdict),
-                                            version_id, judged_id))
+                                            version_id, judged_id),
+                            _recorded_by(trace_id, seq))
                 if logged_body is not None and pk in bodies:
                     check.found(_body_problem(pk, trace_id, ingest_seq, logged_body,
-                                              *bodies[pk]))
+                                              *bodies[pk]), Q(seq=ingest_seq))
             if len(rows) < CHUNK:
                 return
             after = rows[-1][0]
@@ -410,8 +431,8 @@ def _answer_problem(pk: int, trace_id: str, status: str, verdict_id: int | None,
             "events were taken out of the log)"), evidence=content_sha256([status, verdict_id]))
     changed = changed_since_logged(status, verdict_id, version_id, logged_status,
                                    logged_verdict, judged_id)
-    if not changed or not _intact(seq):
-        return None  # the event was edited, not the row: the chain check reports it
+    if not changed:
+        return None
     said = ", ".join(
         f"status: {status}, where audit event #{seq} left it {logged_status}"
         if field == "status" else
@@ -432,7 +453,7 @@ def _body_problem(pk: int, trace_id: str, seq: int, logged: str, now: str,
     candidate), or whose stored digest is not that one (a replay of another body would be
     taken as this one). The log keeps only the digest, so which field changed cannot be
     told."""
-    if now == logged == digest or not _intact(seq):
+    if now == logged == digest:
         return None
     return RecordProblem("answer", pk, trace_id, "changed", (
         f"answer {trace_id}: its body (question, askers, as_of, index release, citations, or "
@@ -441,12 +462,17 @@ def _body_problem(pk: int, trace_id: str, seq: int, logged: str, now: str,
 
 
 @in_one_snapshot
-def records_check() -> RecordsCheck:
+def records_check(*, log_intact: bool = False) -> RecordsCheck:
     """Every answer, verdict and decision against the event that recorded it. The rows and the
     events are read side by side in row id order, a chunk at a time: memory stays flat
     however many there are. In one snapshot: a batch whose ids were taken before the check
-    began and that commits while it reads is then in neither the events nor the rows."""
-    check = RecordsCheck()
+    began and that commits while it reads is then in neither the events nor the rows.
+
+    `log_intact`: the chain check just found every event matching its hash, so a row that
+    differs is blamed without reading its events again (a log whose events name a million
+    rows that are gone would otherwise cost a query each). An event edited in between is
+    blamed on its row this once; the next run's chain check finds it."""
+    check = RecordsCheck(log_intact=log_intact)
     last_answer = Answer.objects.order_by("-id").values_list("id", flat=True).first() or 0
     _answers_against_log(check, last_answer)
     # Rows saved after this point, with their events, are left to the next check: read after
@@ -462,7 +488,8 @@ def records_check() -> RecordsCheck:
         row = _VerdictRow(*fields, version=_VersionRow(text, claims))
         logged = logged_verdicts.logged(pk)
         check.found(_problem("verdict", pk, trace_id,
-                             verdict_as_logged(row, logged.fields if logged else None), logged))
+                             verdict_as_logged(row, logged.fields if logged else None), logged),
+                    _recorded_by(trace_id, logged.seq if logged else None))
     logged_verdicts.rest(Verdict)
     username = f"reviewer__{get_user_model().USERNAME_FIELD}"
     decisions = (Decision.objects.filter(id__lte=last_decision).order_by("id")
@@ -472,8 +499,9 @@ def records_check() -> RecordsCheck:
     for pk, trace_id, action, reviewer, *fields in decisions.iterator(chunk_size=CHUNK):
         check.decisions += 1
         row = _DecisionRow(action, _Reviewer(reviewer), *fields)
-        check.found(_problem("decision", pk, trace_id, decision_as_logged(row),
-                             logged_decisions.logged(pk)))
+        logged = logged_decisions.logged(pk)
+        check.found(_problem("decision", pk, trace_id, decision_as_logged(row), logged),
+                    _recorded_by(trace_id, logged.seq if logged else None))
     logged_decisions.rest(Decision)
     _replies_against_log(check)
     _tokens_against_log(check)
@@ -504,18 +532,18 @@ def _tokens_against_log(check: RecordsCheck) -> None:
         name = f"API token #{pk} ({prefix}…)"
         stored = {"user": user, "prefix": prefix, "scopes": scopes, "token_sha256": digest}
         event = issued.pop(str(pk), None)
-        if event is None:
+        if event is None:  # or its issue event was edited to name another token
             check.found(RecordProblem("token", pk, "", "unrecorded", (
                 f"{name}: no audit event issued it (not made through ReviewQueue, or its "
-                "event was taken out of the log)"), evidence=content_sha256(stored)))
+                "event was taken out of the log)"), evidence=content_sha256(stored)),
+                Q(object_type="api_token") & (Q(object_id=str(pk)) | Q(after__user=user)))
             continue
         seq, logged = event
         changed = [key for key, value in stored.items() if key in logged and logged[key] != value]
         revoked_seq = revoked.get(str(pk))
         if (revoked_at is None) != (revoked_seq is None):
             changed.append("revoked")
-        blamed = [s for s in (seq, revoked_seq) if s is not None]
-        if changed and all(_intact(s) for s in blamed):
+        if changed:
             said = [f"revoked by audit event #{revoked_seq}, and working again"
                     if key == "revoked" and revoked_seq is not None
                     else "revoked, and no audit event revoked it" if key == "revoked"
@@ -523,12 +551,13 @@ def _tokens_against_log(check: RecordsCheck) -> None:
                     for key in changed]
             check.found(RecordProblem("token", pk, "", "changed", (
                 f"{name}: changed after its audit events recorded it ({', '.join(said)})"),
-                tuple(changed), content_sha256([stored, str(revoked_at)])))
+                tuple(changed), content_sha256([stored, str(revoked_at)])),
+                Q(seq__in=[s for s in (seq, revoked_seq) if s is not None]))
     for object_id, (seq, logged) in issued.items():
         check.found(RecordProblem("token", int(object_id) if object_id.isdigit() else 0, "",
                                   "missing", (
             f"API token #{object_id} ({logged.get('prefix')}…): audit event #{seq} issued it, "
-            "and it is no longer in its table (deleted)")))
+            "and it is no longer in its table (deleted)")), Q(seq=seq))
 
 
 def _replies_against_log(check: RecordsCheck) -> None:
@@ -553,7 +582,8 @@ def _texts_against_log(check: RecordsCheck, kind: str, action: str, digest: str,
     """Rows (id, trace_id, text, author's username) of one answer, oldest first, and the
     answer's `action` events, in the chain's order, go one with the other: each text against
     the `digest` its event keeps (events from before it was kept have none) and its author
-    against the event's actor."""
+    against the event's actor. Which event goes with which row depends on all the answer's
+    events: one of them edited leaves its rows to the chain check."""
     logged: dict[str, list[tuple[int, str, Any]]] = {}
     for seq, trace_id, actor, after in (
             AuditEvent.objects.filter(action=action).order_by("seq")
@@ -567,22 +597,23 @@ def _texts_against_log(check: RecordsCheck, kind: str, action: str, digest: str,
         if index >= len(events):
             check.found(RecordProblem(kind, pk, trace_id, "unrecorded", (
                 f"{name}: no audit event recorded it (not made through ReviewQueue, or its "
-                "event was taken out of the log)"), evidence=content_sha256([text, by])))
+                "event was taken out of the log)"), evidence=content_sha256([text, by])),
+                _of_answer(trace_id))
             continue
-        seq, actor, after = events[index]
+        _seq, actor, after = events[index]
         after = after if isinstance(after, dict) else {}
         changed = [f for f, differs in (
             (kind, digest in after and after[digest] != hashlib.sha256(text.encode()).hexdigest()),
             (by_field, str(actor).split(" ")[0] != f"user:{by}")) if differs]
-        if changed and _intact(seq):
+        if changed:
             check.found(RecordProblem(kind, pk, trace_id, "changed", (
                 f"{name}: changed after its audit event recorded it ({', '.join(changed)})"),
-                tuple(changed), content_sha256([text, by])))
+                tuple(changed), content_sha256([text, by])), _of_answer(trace_id))
     for trace_id, events in logged.items():
         for seq, _actor, _after in events[taken.get(trace_id, -1) + 1:]:
             check.found(RecordProblem(kind, 0, trace_id, "missing", (
                 f"{kind} of answer {trace_id}: audit event #{seq} recorded it, and it is no "
-                "longer stored (deleted)")))
+                "longer stored (deleted)")), Q(seq=seq) | _of_answer(trace_id))
 
 
 def records_report(answers: int | None, verdicts: int, decisions: int, count: int,

@@ -23,7 +23,9 @@ def answer_body(*, trace_id: str, question: str, text: str, asked_by: Sequence[s
                 claims: Sequence[Any]) -> dict[str, Any]:
     """An answer's body as it was submitted, field by field: what a replay of its trace_id is
     compared on, and what `body_sha256` digests. `retrieved` is each item's cite, document,
-    revision and span, in the order sent; `text` and `claims` are the first version's."""
+    revision and span, in the order sent; `text` and `claims` are the first version's (claims
+    that are not a list, rewritten by hand, are taken as they are: their digest then differs
+    from the one recorded, and the records check says the body changed)."""
     return {
         "trace_id": trace_id,
         "question": question,
@@ -32,7 +34,7 @@ def answer_body(*, trace_id: str, question: str, text: str, asked_by: Sequence[s
         "index_release": index_release,
         "as_of": as_of.isoformat() if as_of else None,
         "retrieved": [list(item) for item in retrieved],
-        "claims": list(claims),
+        "claims": list(claims) if isinstance(claims, list | tuple) else claims,
     }
 
 

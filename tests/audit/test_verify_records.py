@@ -229,6 +229,64 @@ def test_an_edited_event_is_not_blamed_on_the_row_it_recorded(
     assert "Records OK:" in said
 
 
+def test_an_event_edited_to_name_another_decision_is_not_blamed_on_either(
+    answer_story: Callable[..., Any], tamper: Any
+) -> None:
+    """Only the event changed (the decision it names): the untouched decision is not said to
+    be made outside ReviewQueue, nor one that never existed to be deleted."""
+    answer_story("t-story")
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET after = jsonb_set(after, '{decision}', "
+                       "'999999') WHERE action = 'decision.approve'")
+
+    run = verify()
+
+    assert not run.ok and run.problem == "changed"
+    assert run.records_ok, [p["detail"] for p in run.records_problems]
+
+
+def test_an_event_edited_to_name_no_answer_leaves_the_audit_page_readable(
+    answer_story: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    """An empty trace id, which no route takes: the page "Verify now" returns to opens,
+    and says the chain is broken."""
+    answer_story("t-story")
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET trace_id = '', "
+                       "after = jsonb_set(after, '{decision}', '999999') "
+                       "WHERE action = 'decision.approve'")
+    assert not verify().ok
+
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en")
+
+    assert page.status_code == 200
+    assert "Broken." in page.content.decode()
+
+
+def test_a_stored_records_problem_naming_no_answer_is_listed_without_a_link(
+    answer_story: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    """As a run stored before such rows were left to the chain check recorded it."""
+    answer_story("t-story")
+    run = verify()
+    problem = {"kind": "decision", "id": 999999, "trace_id": "", "code": "missing",
+               "detail": "decision #999999 of answer : audit event #9 recorded it, and it is "
+                         "no longer in its table (deleted)", "fields": [], "evidence": ""}
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_verificationrun SET records_problem_count = 1, "
+                       "records_problems = %s WHERE id = %s", [json.dumps([problem]), run.pk])
+
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en")
+
+    assert page.status_code == 200
+    listed = re.search(r'data-testid="records-problems">(.*?)</ol>', page.content.decode(),
+                       re.S)
+    assert listed is not None
+    assert re.sub(r"\s+", " ", listed.group(1)).strip() == (
+        "<li>Decision #999999 of : an audit event recorded it, and it is no longer in its "
+        "table (deleted)</li>")
+
+
 def test_an_edited_event_past_the_chain_check_s_list_is_not_blamed_on_its_row(
     chain: Callable[..., Any], answer_story: Callable[..., Any], tamper: Any
 ) -> None:

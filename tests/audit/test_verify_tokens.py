@@ -115,3 +115,20 @@ def test_a_token_whose_issue_event_was_edited_is_left_to_the_chain_check(
     run = verify()
     assert not run.ok
     assert run.records_ok, run.records_problems
+
+
+def test_a_token_whose_issue_event_was_edited_to_name_another_token_is_left_to_it(
+    tokens: Any, tamper: Any
+) -> None:
+    """The token is not said to be minted by hand, nor one that never existed deleted: only
+    the event changed, and the chain check reports it."""
+    from reviewqueue.audit.models import AuditEvent
+
+    working, _old = tokens
+    issued = AuditEvent.objects.get(action="token.issued", object_id=str(working.pk))
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET object_id = '999999' WHERE seq = %s",
+                       [issued.seq])
+    run = verify()
+    assert not run.ok
+    assert run.records_ok, run.records_problems

@@ -78,6 +78,35 @@ def test_a_question_to_the_owners_made_in_the_table_fails_the_verification(
     assert not _unchanged()
 
 
+def _ask(trace: str, user: Any, note: str) -> None:
+    handoff.review_item_send_to_owner(trace_id=trace, user=user, note=note,
+                                      actor=Actor.of_user(user))
+
+
+def _reply(trace: str, owner: Any, reply: str) -> None:
+    handoff.review_item_owner_reply(trace_id=trace, user=owner, reply=reply,
+                                    actor=Actor.of_user(owner))
+
+
+def test_a_question_s_event_edited_to_name_another_answer_is_left_to_the_chain_check(
+    hold: Callable[..., str], reviewer: Any, bob: Any, owner: Any
+) -> None:
+    """The questions of t-1 no longer line up with its events, and t-2 has an event and no
+    question: only the event changed, and the chain check reports it."""
+    trace = hold()
+    hold("t-2")
+    _ask(trace, reviewer, "Which is right?")
+    _ask(trace, bob, "Is the EU page still current?")
+    with tampering() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET trace_id = 't-2' WHERE seq = (SELECT "
+                       "min(seq) FROM audit_auditevent WHERE action = 'review_item.sent_to_owner')")
+
+    run = audit_verify(trigger="command", requested_by="test", record=False)
+
+    assert not run.ok
+    assert run.records_ok, [p["detail"] for p in run.records_problems]
+
+
 def test_a_dismissal_rewritten_or_made_in_the_table_fails_the_verification(
     sources: None, owner: Any
 ) -> None:
