@@ -564,16 +564,21 @@ def _replies_against_log(check: RecordsCheck) -> None:
     """Every owner's reply and every reviewer's question to the owners against the event that
     recorded it, which keeps its digest and who wrote it. A reply rewritten in the table would
     otherwise tell the reviewer what no owner wrote; a question rewritten, have the owner seem
-    to answer what nobody asked."""
+    to answer what nobody asked.
+
+    Each answer's questions go in id order, never by when they were asked or answered: that
+    is the clock of the web host, and hosts drift apart. Their ids follow their events: both
+    are taken while the answer's review item is locked (handoff._locked_item), so the
+    questions of one answer are made, and their events chained, one transaction after the
+    other. Only the latest question is ever answered, once, so the replies follow too."""
     username = get_user_model().USERNAME_FIELD
     _texts_against_log(
         check, "reply", "review_item.owner_replied", "reply_sha256", "replied_by",
-        OwnerQuestion.objects.filter(replied_at__isnull=False)
-        .order_by("answer_id", "replied_at", "pk")
+        OwnerQuestion.objects.filter(replied_at__isnull=False).order_by("answer_id", "pk")
         .values_list("pk", "answer__trace_id", "reply", f"replied_by__{username}"))
     _texts_against_log(
         check, "question", "review_item.sent_to_owner", "note_sha256", "asked_by",
-        OwnerQuestion.objects.order_by("answer_id", "asked_at", "pk")
+        OwnerQuestion.objects.order_by("answer_id", "pk")
         .values_list("pk", "answer__trace_id", "note", f"asked_by__{username}"))
 
 

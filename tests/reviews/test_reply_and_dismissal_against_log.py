@@ -7,8 +7,10 @@ verify_audit still says the store stands where the log left it."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.utils import timezone
@@ -86,6 +88,36 @@ def _ask(trace: str, user: Any, note: str) -> None:
 def _reply(trace: str, owner: Any, reply: str) -> None:
     handoff.review_item_owner_reply(trace_id=trace, user=owner, reply=reply,
                                     actor=Actor.of_user(owner))
+
+
+def _on_a_host_behind() -> Any:
+    """The clock of a second web host, five seconds behind the first."""
+    return mock.patch("reviewqueue.reviews.services.handoff.timezone.now",
+                      return_value=timezone.now() - dt.timedelta(seconds=5))
+
+
+def test_a_question_asked_again_from_a_host_whose_clock_is_behind_is_no_tampering(
+    hold: Callable[..., str], reviewer: Any, bob: Any, owner: Any
+) -> None:
+    trace = hold()
+    _ask(trace, reviewer, "Which is right?")
+    with _on_a_host_behind():
+        _ask(trace, bob, "Is the EU page still current?")
+
+    assert _unchanged()
+
+
+def test_a_reply_given_on_a_host_whose_clock_is_behind_is_no_tampering(
+    hold: Callable[..., str], reviewer: Any, bob: Any, owner: Any
+) -> None:
+    trace = hold()
+    _ask(trace, reviewer, "Which is right?")
+    _reply(trace, owner, "The EU one.")
+    _ask(trace, bob, "Still?")
+    with _on_a_host_behind():
+        _reply(trace, owner, "Yes, still.")
+
+    assert _unchanged()
 
 
 def test_a_question_s_event_edited_to_name_another_answer_is_left_to_the_chain_check(
