@@ -262,14 +262,15 @@ def _queue(request: HttpRequest) -> HttpResponse:
         "keep_for_handoff": _kept_filters(filters, "handoff"),
         # The filter matches ids and titles whole: when it named nothing, say so and offer
         # the near ones (None: it named a document).
-        "documents_like": _documents_like(filters, principals)
+        "documents_like": _documents_like(filters, principals, request.user)
         if filters.document and not page.rows else None,
     }
     return render(request, "reviews/queue.html", context)
 
 
-def _documents_like(filters: QueueFilters, principals: Any) -> list[tuple[str, str]] | None:
-    like = documents_like(filters.document, principals)
+def _documents_like(filters: QueueFilters, principals: Any, user: Any
+                    ) -> list[tuple[str, str]] | None:
+    like = documents_like(filters.document, principals, user)
     if like is None:
         return None
     return [(title, _queue_url(replace(filters, document=key)))

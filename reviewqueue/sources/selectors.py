@@ -467,7 +467,7 @@ def documents_visible_to(user: Any, keys: Iterable[str]) -> list[str]:
     return sorted(d.key for d in documents if may_see_document(user, d))
 
 
-def _titles_read_by(user: Any) -> QuerySet[Revision]:
+def titles_read_by(user: Any) -> QuerySet[Revision]:
     """Each document's title as `user` may read it: its current revision's, or a withdrawn
     document's last one's, where they may read that revision (`may_read_revision`: a title
     is what the revision says, not for every admin)."""
@@ -488,7 +488,7 @@ def document_titles(user: Any, keys: Iterable[str]) -> dict[str, str]:
     keys = sorted(set(keys))
     if not keys:
         return {}
-    return dict(_titles_read_by(user).filter(document__key__in=keys)
+    return dict(titles_read_by(user).filter(document__key__in=keys)
                 .values_list("document__key", "title"))
 
 
@@ -506,7 +506,7 @@ def document_keys_named(user: Any, text: str, *, limit: int = 20,
     # read every document. A title is read from one revision per document (the current one,
     # or a withdrawn document's last), so a document appears once among the titled.
     by_key = Document.objects.filter(key=text).values_list("key", stored_row)
-    titled = (_titles_read_by(user).filter(title__iexact=text)
+    titled = (titles_read_by(user).filter(title__iexact=text)
               .order_by("document__key").values_list("document__key", stored_row)[:limit + 1])
     elsewhere = [q.values_list(Value(text), Value(True, output_field=BooleanField()))[:1]
                  for q in known]

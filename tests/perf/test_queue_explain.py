@@ -44,14 +44,17 @@ def _fact(key: str, value: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def backlog(db: Any, publish: Callable[..., Any], submit: Callable[..., Any],
-            make_user: Callable[..., Any]) -> Any:
-    """alice (a reviewer outside hr) and 100,000 answers citing 23 documents."""
+            make_user: Callable[..., Any], service_api: Any) -> Any:
+    """alice (a reviewer outside hr) and 100,000 answers citing 23 documents; a 24th, cited
+    by none, withdrawn (a document filter also matches a withdrawn document's last title)."""
     alice, bob = make_user("alice"), make_user("bob")
     for n in range(PUBLIC_DOCUMENTS):
         # Only kb-00 and kb-01 disagree, on trial_days: the template answer is held for it.
         publish(f"kb-{n:02d}", facts=[_fact("trial_days" if n < 2 else f"plan_{n}", 14 + n)])
     for n in range(HR_DOCUMENTS):
         publish(f"hr-{n}", facts=[_fact("probation_days", 90)], principals=["group:hr"])
+    publish("kb-withdrawn", facts=[_fact("plan_withdrawn", 1)])
+    assert service_api.delete("/api/v1/documents/kb-withdrawn").status_code in (200, 202)
     response = submit("perf-template", as_of=None, retrieved=[
         {"cite": "d1", "document_id": "kb-00", "revision": "r1", "span": "p1"},
         {"cite": "d2", "document_id": "kb-01", "revision": "r1", "span": "p1"},
@@ -70,14 +73,15 @@ def backlog(db: Any, publish: Callable[..., Any], submit: Callable[..., Any],
 
 
 def _combinations() -> list[QueueFilters]:
-    """Each filter alone (every reason, a public, an HR-only and an unknown document, a known
-    and an unknown release, each claim and hand-off choice), then what the filter form
-    combines: a common and an audit-sample reason, a public and an HR-only document, a
-    release, claimed or not, replied to or not; and all five at once with an unused reason,
-    "mine" and "waiting"."""
+    """Each filter alone (every reason, a public, an HR-only and an unknown document, a title
+    every public document has, written in another case, a known and an unknown release, each
+    claim and hand-off choice), then what the filter form combines: a common and an
+    audit-sample reason, a public and an HR-only document, a release, claimed or not, replied
+    to or not; and all five at once with an unused reason, "mine" and "waiting"."""
     alone = [QueueFilters(reason=r) for r in REASONS] + [
         QueueFilters(document="kb-03"), QueueFilters(document="hr-1"),
-        QueueFilters(document="no-such-document"), QueueFilters(release="2026.03"),
+        QueueFilters(document="no-such-document"), QueueFilters(document="pricing AND plans"),
+        QueueFilters(release="2026.03"),
         QueueFilters(release="no-such-release"), QueueFilters(claim="unclaimed"),
         QueueFilters(claim="mine"), QueueFilters(handoff="waiting"),
         QueueFilters(handoff="replied"), QueueFilters(order="newest"),

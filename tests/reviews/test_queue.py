@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewqueue.accounts.principals import user_principals
-from reviewqueue.reviews.models import OwnerQuestion, ReviewItem
+from reviewqueue.reviews.models import Answer, OwnerQuestion, ReviewItem
 from reviewqueue.reviews.selectors import queue as queue_selectors
 from reviewqueue.reviews.selectors.queue import (
     BadCursor,
@@ -23,7 +23,7 @@ from reviewqueue.reviews.selectors.queue import (
     queue_page,
 )
 from reviewqueue.sources.models import Document
-from tests.reviews.conftest import bulk_held, fact
+from tests.reviews.conftest import bulk_held, current_verdict_id, fact
 
 pytestmark = pytest.mark.django_db
 
@@ -192,6 +192,55 @@ def test_a_document_filter_that_names_nothing_offers_the_documents_containing_it
     assert "No document you may read has the id or title “zzz”, or one containing it." in html
     html = client.get("/", {"document": "Pricing for HR"}).content.decode()
     assert "No document you may read has the id or title “Pricing for HR”" in html
+
+
+@pytest.fixture
+def back_after_withdrawal(hold: Any, reviewer: Any, login: Any, service_api: Any,
+                          django_capture_on_commit_callbacks: Any) -> str:
+    """An answer the reviewer approved, back in the queue since `pricing` ("Pricing and
+    plans"), which it cites, was withdrawn: the document has no current revision now."""
+    trace = hold("back")
+    client = login(reviewer)
+    client.post(f"/answers/{trace}/claim")
+    client.post(f"/answers/{trace}/decide", {
+        "action": "approve", "approve-verdict": current_verdict_id(trace),
+        "approve-held": "True", "then": "queue"})
+    with django_capture_on_commit_callbacks(execute=True):
+        assert service_api.delete("/api/v1/documents/pricing").status_code in (200, 202)
+    assert Answer.objects.get(trace_id=trace).status == "held"
+    return trace
+
+
+def test_a_withdrawn_cited_document_is_named_by_its_last_title(
+    back_after_withdrawal: str, reviewer: Any, login: Any, token_client: Any
+) -> None:
+    html = login(reviewer).get("/").content.decode()
+    row = html[html.find(f'data-trace="{back_after_withdrawal}"'):]
+    cell = row[row.find('class="documents"'):][:300]
+    assert ">Pricing and plans<" in cell, cell
+    body = token_client(reviewer, scopes=["review"]).get("/api/v1/queue").json()
+    assert body["results"][0]["documents"][0] == {"document_id": "pricing",
+                                                  "title": "Pricing and plans"}
+
+
+def test_the_document_filter_finds_a_withdrawn_document_by_its_last_title(
+    back_after_withdrawal: str, reviewer: Any, login: Any, token_client: Any
+) -> None:
+    client = login(reviewer)
+    for typed in ("pricing", "Pricing and plans", "PRICING AND PLANS"):
+        page = client.get("/", {"document": typed}).context["page"]
+        assert traces(page) == [back_after_withdrawal], typed
+    api = token_client(reviewer, scopes=["review"]).get(
+        "/api/v1/queue", {"document": "pricing and plans"})
+    assert [row["trace_id"] for row in api.json()["results"]] == [back_after_withdrawal]
+
+
+def test_a_document_filter_near_a_withdrawn_documents_title_offers_it(
+    back_after_withdrawal: str, reviewer: Any, login: Any
+) -> None:
+    html = login(reviewer).get("/", {"document": "pricing and"}).content.decode()
+    assert "No document has the id or title “pricing and”." in html
+    assert '<a href="/?document=pricing">Pricing and plans</a>' in html
 
 
 def test_a_rows_document_and_release_links_keep_the_other_filters(

@@ -26,6 +26,7 @@ from reviewqueue.counting import COUNT_CAP, AtLeast
 from reviewqueue.reviews.labels import REASONS, reason_label
 from reviewqueue.reviews.models import Answer, RetrievedItem, ReviewItem
 from reviewqueue.sources.models import Document
+from reviewqueue.sources.selectors import document_titles, titles_read_by
 
 CLAIM_FILTERS = ("all", "unclaimed", "mine")
 # The order of the queue, by when each answer was held: oldest first (the default, so that no
@@ -150,18 +151,33 @@ def readable_documents(principals: Iterable[str]) -> QuerySet[Document]:
     return Document.objects.filter(allowed_principals__overlap=[*principals, EVERYONE])
 
 
-def documents_like(text: str, principals: Iterable[str], limit: int = 10
+def _titled(text: str, user: Any) -> Q:
+    """Documents whose title is `text`, any case: their current revision's, or a withdrawn
+    one's last revision's as `user` may read it (titles_read_by), as its row and its item page
+    name it.
+
+    The current title is matched through the join, which PostgreSQL estimates from the title
+    index's statistics; the subquery only where there is no current revision. Alone, the
+    subquery is guessed to match half the documents, and a filtered count then reads every
+    retrieved item."""
+    withdrawn = titles_read_by(user).filter(title__iexact=text).values("document_id")
+    return (Q(current_revision__title__iexact=text)
+            | Q(current_revision__isnull=True, pk__in=withdrawn))
+
+
+def documents_like(text: str, principals: Iterable[str], user: Any, limit: int = 10
                    ) -> list[tuple[str, str]] | None:
     """For a document filter that names no document: up to `limit` readable documents whose
-    id or current title contains `text` (any case), as (id, title), none when nothing does.
-    None when `text` is a document's id or title: the filter then found it."""
-    readable = readable_documents(principals).filter(current_revision__isnull=False)
-    if readable.filter(Q(key__iexact=text) | Q(current_revision__title__iexact=text)).exists():
+    id or title (a withdrawn one's last, as the queue names it) contains `text` (any case), as
+    (id, title), none when nothing does. None when `text` is a document's id or title: the
+    filter then found it."""
+    readable = readable_documents(principals)
+    if readable.filter(Q(key__iexact=text) | _titled(text, user)).exists():
         return None
-    return list(readable.filter(Q(key__icontains=text)
-                                | Q(current_revision__title__icontains=text))
-                .order_by("current_revision__title", "key")
-                .values_list("key", "current_revision__title")[:limit])
+    return list(titles_read_by(user).filter(document__in=readable)
+                .filter(Q(document__key__icontains=text) | Q(title__icontains=text))
+                .order_by("title", "document__key")
+                .values_list("document__key", "title")[:limit])
 
 
 def visible_items(principals: Iterable[str]) -> QuerySet[ReviewItem]:
@@ -211,7 +227,7 @@ def _filtered(qs: QuerySet[ReviewItem], filters: QueueFilters, user: Any,
         named = readable.filter(
             Q(key=filters.document)
             | ~Exists(exact) & (Q(key__iexact=filters.document)
-                                | Q(current_revision__title__iexact=filters.document))
+                                | _titled(filters.document, user))
         ).values("key")
         qs = qs.filter(Exists(RetrievedItem.objects.filter(answer_id=OuterRef("answer_id"),
                                                            document_key__in=named)))
@@ -310,9 +326,8 @@ def _rows(items: list[ReviewItem], user: Any, now: datetime) -> list[QueueRow]:
         if key not in keys:
             keys.append(key)
     all_keys = {k for keys in keys_by_answer.values() for k in keys}
-    titles = dict(
-        Document.objects.filter(key__in=all_keys).values_list("key", "current_revision__title")
-    )
+    # A withdrawn document keeps the title of its last revision, as on its item page.
+    titles = document_titles(user, all_keys)
     rows = []
     for item in items:
         active = (item.leased_by_id is not None and item.lease_until is not None
