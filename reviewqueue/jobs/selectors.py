@@ -6,7 +6,7 @@ from datetime import date
 from typing import Any
 
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BigIntegerField, Exists, F, Func, OuterRef, Q, QuerySet, Subquery
 from django.urls import reverse
 from django.utils import timezone
 
@@ -105,13 +105,27 @@ def answer_ids_due_for_validity(day: date, job_id: Any = None) -> QuerySet[Any]:
             .values_list("id", flat=True).order_by("id"))
 
 
-def _failed_by_a_sweep_of(day: date) -> Exists:
+def _failed_by_a_sweep_of(day: date) -> Q:
     """An answer a sweep of `day` could not re-evaluate, its dead letter still open: the day's
     later sweeps (each starting worker asks for one) leave it to that letter, which an admin
     can send again, and to the next day's sweep, rather than each failing on it once more and
-    adding a job and a letter."""
-    return Exists(DeadLetter.objects.filter(answer_id=OuterRef("pk"), resolved_at__isnull=True,
-                                            job__scope=Job.Scope.VALIDITY, job__as_of=day))
+    adding a job and a letter.
+
+    Its own letter, or its chunk's: a chunk that killed its worker at every run, or used up
+    its retries, is dead-lettered whole, in a letter that names no answer, and stays dead
+    until a run sent again from that letter finishes it. Taken again, it would take a worker
+    down at every sweep of the day."""
+    own_letter = Exists(DeadLetter.objects.filter(
+        answer_id=OuterRef("pk"), resolved_at__isnull=True,
+        job__scope=Job.Scope.VALIDITY, job__as_of=day))
+    # The answers of the day's dead chunks, read once (a hashed subplan) rather than probed
+    # per answer: chunks have no index on their answers, and there are few dead ones.
+    in_a_dead_chunk = (JobChunk.objects.filter(state=JobChunk.State.DEAD,
+                                               job__scope=Job.Scope.VALIDITY, job__as_of=day)
+                       .annotate(answer_id=Func(F("answer_ids"), function="unnest",
+                                                output_field=BigIntegerField()))
+                       .values("answer_id"))
+    return Q(own_letter) | Q(pk__in=in_a_dead_chunk)
 
 
 def _verdict_ahead_of(day: date) -> Q:

@@ -7,16 +7,20 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from celery.exceptions import WorkerLostError
 from django.db import connection
 
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import WORKER
-from reviewqueue.jobs.models import Job
+from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.jobs.selectors import answer_ids_due_for_validity
-from reviewqueue.jobs.services import job_start_validity_sweep
+from reviewqueue.jobs.services import job_fan_out, job_start_validity_sweep
+from reviewqueue.reviews import tasks
 from reviewqueue.reviews.models import Answer, ReviewItem, Verdict
+from reviewqueue.reviews.services import reevaluation
 from reviewqueue.reviews.services.reevaluation import answer_reevaluate
 from tests.reevaluation.conftest import fact, today
+from tests.reevaluation.test_chunk_runs import ProcessDied
 
 pytestmark = pytest.mark.django_db
 
@@ -268,9 +272,6 @@ def test_an_answer_a_sweep_failed_on_is_left_to_its_letter_until_the_next_day(
 ) -> None:
     """Every starting worker asks for the day's sweep: an answer that fails each time was
     taken again by each, with a new job and a new dead letter every time."""
-    from reviewqueue.jobs.models import DeadLetter
-    from reviewqueue.reviews.services import reevaluation
-
     leaving = calendar["leaving"]
     real = reevaluation.answer_reevaluate
 
@@ -293,6 +294,57 @@ def test_an_answer_a_sweep_failed_on_is_left_to_its_letter_until_the_next_day(
     later.refresh_from_db()
     assert (later.total, later.failed) == (1, 1)
     assert DeadLetter.objects.filter(answer_id=leaving.pk).count() == 2
+
+
+def _deliver(chunk: JobChunk) -> None:
+    """The sweep chunk's message, as Redis hands it out (again)."""
+    tasks.reevaluate_answers(chunk.answer_ids, Verdict.Trigger.VALIDITY,
+                             job_id=str(chunk.job_id), chunk_id=chunk.pk)
+
+
+def _kill_its_worker_at_every_run(chunk: JobChunk, settings: Any) -> None:
+    """The worker's main process dies under the chunk's one run; its next delivery is
+    dead-lettered instead of run."""
+    settings.REEVALUATION_CHUNK_MAX_RUNS = 1
+    with mock.patch.object(reevaluation, "answer_reevaluate", side_effect=ProcessDied), \
+            pytest.raises(ProcessDied):
+        _deliver(chunk)
+    _deliver(chunk)
+
+
+def _use_up_its_retries(chunk: JobChunk, settings: Any) -> None:
+    """Its pool process died at every run, which Celery counts as retries: with none left, the
+    worker's main process reports the last death as the task's failure."""
+    tasks.reevaluate_answers.on_failure(
+        WorkerLostError("Worker exited prematurely: signal 9 (SIGKILL)."), "task-1",
+        [chunk.answer_ids, Verdict.Trigger.VALIDITY],
+        {"job_id": str(chunk.job_id), "chunk_id": chunk.pk}, None)
+
+
+@pytest.mark.parametrize("kill", [_kill_its_worker_at_every_run, _use_up_its_retries],
+                         ids=["never_finished", "retries_used_up"])
+def test_a_sweep_chunk_that_died_for_good_leaves_its_answers_to_its_letter_until_the_next_day(
+    calendar: dict[str, Answer], settings: Any, on_commit: Any, kill: Any
+) -> None:
+    """A chunk is dead-lettered whole, in a letter that names no answer: every worker that
+    started after it died asked for the day's sweep, took the chunk's answers again and died on
+    them again, with a new job and a new letter every hour."""
+    day = today() + dt.timedelta(days=10)
+    with mock.patch("reviewqueue.reviews.services.evaluation.today", return_value=day):
+        first = job_start_validity_sweep(day=day)  # its fan-out message is not sent
+        assert first is not None
+        job_fan_out(job_id=str(first.pk))  # nor are its chunks' messages
+        kill(first.chunks.get(), settings)
+    first.refresh_from_db()
+    assert (first.state, first.total, first.failed) == (Job.State.FINISHED, 2, 2)
+
+    assert _sweep_on(day, on_commit) is None  # a worker restarted: nothing to do
+    assert list(answer_ids_due_for_validity(day)) == []
+    assert DeadLetter.objects.count() == 1
+    later = _sweep_on(day + dt.timedelta(days=1), on_commit)  # the next day tries again
+    assert later is not None
+    later.refresh_from_db()
+    assert (later.total, later.done) == (2, 2)
 
 
 def test_when_the_date_goes_back_the_sweep_takes_the_verdicts_computed_ahead(
