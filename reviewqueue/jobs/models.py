@@ -204,6 +204,7 @@ class DeadLetter(models.Model):
 
     An answer that a job's chunk could not re-evaluate has one letter per (job, answer),
     however often its chunk ran: it names the job and the answer, and keeps the latest error.
+    Sent again and failing again, it waits for an admin again, as a new letter would.
     Once the answer has been re-evaluated (the letter sent again, or its chunk run again) the
     letter is resolved and the job counts the answer as done instead of failed.
     """

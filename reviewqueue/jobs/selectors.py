@@ -358,8 +358,8 @@ def jobs_page(*, before: Job | None = None, size: int = JOB_PAGE) -> tuple[list[
 
 
 def dead_letters_waiting() -> QuerySet[DeadLetter]:
-    """Dead letters neither sent again nor resolved by a later run of their chunk: what an
-    admin still has to look at."""
+    """Dead letters neither sent again (since they last failed) nor resolved by a later run
+    of their chunk: what an admin still has to look at."""
     return DeadLetter.objects.filter(retried_at__isnull=True, resolved_at__isnull=True)
 
 

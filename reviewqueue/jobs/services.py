@@ -579,7 +579,9 @@ def dead_letter_record(*, task_name: str, task_id: str, args: list[Any], kwargs:
                        answer_id: int | None = None) -> DeadLetter:
     """Store a task that failed for good. For one answer of a job (`job_id`, `answer_id`)
     there is one letter however often it fails: a chunk delivered again stores the same
-    failure again. The letter keeps the latest error."""
+    failure again. The letter keeps the latest error, and waits for an admin again: one that
+    was sent again and failed again is as much to look at as a new one (`retry_count` keeps
+    how often it was sent, the audit log by whom)."""
     fields: dict[str, Any] = {
         "task_name": task_name,
         "task_id": task_id,
@@ -599,8 +601,8 @@ def dead_letter_record(*, task_name: str, task_id: str, args: list[Any], kwargs:
         if not created:
             for name, value in fields.items():
                 setattr(letter, name, value)
-            letter.resolved_at = None
-            letter.save(update_fields=[*fields, "resolved_at"])
+            letter.resolved_at = letter.retried_at = letter.retried_by = None
+            letter.save(update_fields=[*fields, "resolved_at", "retried_at", "retried_by"])
     else:
         letter = DeadLetter.objects.create(**fields)
     log.error("task failed for good", extra={"task": task_name, "task_id": task_id,

@@ -4,11 +4,13 @@ instead of failed, once however often the letter is sent again."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from unittest import mock
 
 import pytest
 
+from reviewqueue.insight.selectors import task_failures
 from reviewqueue.jobs.models import DeadLetter, Job, JobChunk
 from reviewqueue.jobs.services import job_start_for_answers
 from reviewqueue.reviews import tasks
@@ -107,6 +109,30 @@ def test_a_dead_letter_sent_again_that_fails_again_leaves_the_answer_failed(
     assert figures(token_client(admin_user), job) == ("finished", 2, 1, 1, 1)
     [again] = DeadLetter.objects.all()  # the same letter, with the latest error
     assert (again.pk, again.error_message, again.resolved_at) == (letter.pk, "still broken", None)
+
+
+def admin_row(page: str) -> dict[str, str]:
+    """The cells of the only row of the admin's list of dead letters, by field."""
+    return dict(re.findall(r'class="field-(\w+)[^"]*">(?:<a [^>]*>)?([^<]*)<', page))
+
+
+def test_a_dead_letter_sent_again_that_fails_again_waits_for_an_admin_again(
+    failed_job: tuple[Job, Answer], admin_client: Any, on_commit: Any,
+) -> None:
+    """Nothing was fixed: the jobs page and the metrics go on saying that a task waits in the
+    dead letters, and the admin's list shows it sent once, failed since, not sent again."""
+    _, answer = failed_job
+    letter = DeadLetter.objects.get()
+
+    with failing_on(answer, "still broken"), on_commit():
+        retry_from_the_admin(admin_client, letter)
+
+    jobs_page = admin_client.get("/jobs/").content.decode()
+    assert "1 task failed for good and waits in the dead letters." in jobs_page
+    assert task_failures() == (1, 1)  # /metrics: reviewqueue_task_failures_waiting 1
+    row = admin_row(admin_client.get("/admin/jobs/deadletter/").content.decode())
+    assert (row["error_message"], row["retry_count"], row["retried_at"], row["retried_by"],
+            row["resolved_at"]) == ("still broken", "1", "-", "-", "-")
 
 
 def test_an_answer_a_run_changed_and_a_later_run_failed_on_counts_once_it_goes_through(
