@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 
@@ -48,17 +50,41 @@ def referer_on_this_site(request: HttpRequest) -> str:
     return back if safe else ""
 
 
+# Fields whose value is never shown again, by their name rather than a list of forms: every
+# password field (password, old_password, new_password1...), the webhook's signing secret,
+# and whatever names a token, a key or a signature.
+_SECRET_FIELD = re.compile(r"pass(word|phrase)|secret|token|key|signature", re.IGNORECASE)
+
+
+def _typed(request: HttpRequest) -> tuple[list[str], bool]:
+    """The free text a refused form held, to copy into it again: what has a space or a line
+    break in it (ids and choices have none), at most 20 values. And whether a secret field
+    (a password...) had something typed in it, left out: a page that prints a password can
+    be read over a shoulder, kept in a browser's history or sent on with a screenshot."""
+    typed: list[str] = []
+    withheld = False
+    for name, sent in request.POST.items():
+        value = str(sent)
+        text = value.strip()
+        if name == "csrfmiddlewaretoken" or not text:
+            continue
+        if _SECRET_FIELD.search(name):
+            withheld = True
+        elif any(c.isspace() for c in text):
+            typed.append(value)
+    return typed[:20], withheld
+
+
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """A form refused for its CSRF token, most often one sent from a page opened before its
     sender signed out and in again (in another tab too): the product's page, in the reader's
     language, with the way back and, when the form came from this site, the text it held, to
-    copy into the form again. Nothing of it was saved."""
+    copy into the form again (never a password or a secret). Nothing of it was saved, and the
+    browser keeps no copy of the page, signed in or not."""
     _log_denied(request, "csrf")
-    typed = []
-    if _same_origin(request):
-        # Free text only: what has a space or a line break in it (ids and choices have none).
-        typed = [value for name, value in request.POST.items()
-                 if name != "csrfmiddlewaretoken" and value.strip() and any(
-                     c.isspace() for c in value.strip())][:20]
-    return render(request, "403_csrf.html",
-                  {"back": referer_on_this_site(request), "typed": typed}, status=403)
+    typed, withheld = _typed(request) if _same_origin(request) else ([], False)
+    response = render(request, "403_csrf.html",
+                      {"back": referer_on_this_site(request), "typed": typed,
+                       "withheld": withheld}, status=403)
+    add_never_cache_headers(response)
+    return response

@@ -111,3 +111,50 @@ def test_a_refused_form_from_another_site_gets_nothing_back(reviewer: Any) -> No
     page = response.content.decode()
     assert "The form was not sent" in page
     assert "555 0100" not in page and "elsewhere.example" not in page
+
+
+@pytest.mark.parametrize(("url", "sent"), [
+    ("/accounts/login/", {"username": "alice", "password": "correct horse battery staple"}),
+    ("/admin/auth/user/1/password/", {"password1": "a new pass phrase",
+                                      "password2": "a new pass phrase"}),
+    ("/admin/password_change/", {"old_password": "the old pass phrase",
+                                 "new_password1": "a new pass phrase",
+                                 "new_password2": "a new pass phrase"}),
+    ("/webhooks/", {"url": "https://hooks.example/rq", "description": "Our ticket system",
+                    "secret": "signing secret shared with them"}),
+])
+def test_a_form_refused_for_its_csrf_token_never_shows_a_password_or_secret(
+    admin_user: Any, url: str, sent: dict[str, str]
+) -> None:
+    """A stale sign-in or password form would otherwise print the passphrase on the page."""
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    if url != "/accounts/login/":
+        client.force_login(admin_user)
+    client.get("/accounts/login/")  # a CSRF cookie the stale form no longer fits
+    response = client.post(url, {"csrfmiddlewaretoken": "x" * 64, **sent},
+                           HTTP_ORIGIN="http://testserver")
+    assert response.status_code == 403
+    page = response.content.decode()
+    secrets = [value for name, value in sent.items() if "pass" in name or name == "secret"]
+    assert not [s for s in secrets if s in page]
+    assert "Passwords and secrets are never shown again: type them once more." in page
+    if "description" in sent:  # the rest of the form is still there to copy
+        assert ">Our ticket system</textarea>" in page
+
+
+def test_a_form_refused_for_its_csrf_token_is_not_kept_by_the_browser_when_signed_out(
+    reviewer: Any
+) -> None:
+    """The page holds what was typed: a shared computer's browser must not keep it either."""
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.get("/accounts/login/")
+    response = client.post("/accounts/login/",
+                           {"csrfmiddlewaretoken": "x" * 64, "username": "alice",
+                            "password": "correct horse battery staple"},
+                           HTTP_ORIGIN="http://testserver")
+    assert response.status_code == 403
+    assert "no-store" in response["Cache-Control"]
