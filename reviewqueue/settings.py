@@ -135,6 +135,9 @@ STATIC_ROOT = BASE_DIR / ".staticfiles"
 WHITENOISE_USE_FINDERS = True
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
+# Signing out, here or in the Django admin, lands on the product's sign-in page (the admin's
+# own "Log in again" leads to a sign-in that refuses everyone but admins).
+LOGOUT_REDIRECT_URL = LOGIN_URL
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -1,11 +1,10 @@
 """Top-level routes. Each area owns its pages (`<area>/urls.py`) and API (`<area>/api_urls.py`)."""
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from reviewqueue.accounts.views import ThrottledLoginView
+from reviewqueue.accounts.views import SignOutView, ThrottledLoginView
 from reviewqueue.health import healthz
 
 api_v1 = [
@@ -21,7 +20,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", SignOutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("reviewqueue.reviews.urls")),
     path("", include("reviewqueue.sources.urls")),

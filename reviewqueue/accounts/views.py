@@ -1,10 +1,11 @@
-"""Sign-in with a throttle on failed attempts."""
+"""Sign-in with a throttle on failed attempts, and signing out."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse
@@ -41,6 +42,23 @@ class ThrottledLoginView(auth_views.LoginView):
         if refused := refuse_throttled_sign_in(request, self.get_form(), next_url):
             return refused
         return super().post(request, *args, **kwargs)
+
+
+class SignOutView(auth_views.LogoutView):
+    """Signing out is a form sent with POST, which a page elsewhere cannot send in the
+    person's name; it lands on the sign-in page (LOGOUT_REDIRECT_URL), saying so. The address
+    opened by itself (a bookmark) shows that form: signing out on GET would let any link or
+    image sign people out."""
+
+    http_method_names = ["get", "post", "options"]
+    template_name = "registration/sign_out.html"
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = super().post(request, *args, **kwargs)
+        # After the session is cleared: the message goes with the new one, in the language
+        # the page was read in (the language cookie outlives the session).
+        messages.success(request, _("You are signed out."))
+        return response
 
 
 def language_choose(request: HttpRequest) -> HttpResponse:

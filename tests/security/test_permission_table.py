@@ -81,7 +81,8 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     ("api-docs", "GET", "/api/docs/", {**ALL_200, "deactivated": UNAUTH}),
     ("login", "GET", "/accounts/login/", ALL_200),
     ("login", "POST", "/accounts/login/", ALL_200),  # an empty form is shown again
-    ("logout", "POST", "/accounts/logout/", ALL_200),  # the signed-out page
+    ("logout", "POST", "/accounts/logout/", dict.fromkeys(ROLES, 302)),  # to the sign-in page
+    ("logout", "GET", "/accounts/logout/", ALL_200),  # the page with the "Sign out" button
     ("admin:index", "GET", "/admin/", {**dict.fromkeys(ROLES, 302), "admin": 200}),
     ("admin:login", "GET", "/admin/login/", {**ALL_200, "admin": 302}),
     # --- reviewer pages ----------------------------------------------------------------------
