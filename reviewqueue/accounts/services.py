@@ -38,7 +38,8 @@ def user_create_or_update(
     actor: Actor,
     email: str = "",
 ) -> AbstractUser:
-    """Create the user (or update an existing one) with exactly one role plus extra groups.
+    """Create the user (or update an existing one) with exactly one role plus extra groups,
+    and the `email` given (an existing user's stays as it is when none is).
 
     Roles are groups too, so an extra group named after a role would grant that role: it is
     refused (FieldError on `groups`) and nothing is changed.
@@ -50,6 +51,10 @@ def user_create_or_update(
     user_model = get_user_model()
     user, created = user_model.objects.get_or_create(username=username, defaults={"email": email})
     before_groups = sorted(user.groups.values_list("name", flat=True)) if not created else []
+    # An owner made without an address gets no conflict or hand-off mail: this gives one.
+    had_email = user.email
+    if email and not created:
+        user.email = email
     if password:
         user.set_password(password)
     elif created:
@@ -70,6 +75,12 @@ def user_create_or_update(
     )
     if password and not created:
         user_password_changed(user=user, actor=actor)
+    if user.email != had_email:
+        # Whether there was an address, never the address: once in the append-only log, it
+        # could never be taken out again.
+        audit_record(actor=actor, action="user.email_changed", object_type="user",
+                     object_id=username, before={"has_email": bool(had_email)},
+                     after={"has_email": True})
     return user
 
 

@@ -212,3 +212,38 @@ def test_adduser_says_whether_it_created_or_updated_and_what_it_took_away(db: An
     assert not get_user_model().objects.get(username="hana").has_usable_password()
     assert (adduser("hana", "--role", "reviewer", "--password", "long-enough-password")
             == "hana updated: reviewer; password changed")
+
+
+def test_adduser_gives_an_existing_owner_the_email_given(make_user: Any) -> None:
+    """An owner made without an address gets no conflict or hand-off mail; the admin's user
+    page is read-only, so this is the way to give them one."""
+    olivia = make_user("olivia", "owner")
+    assert olivia.email == ""
+    out = StringIO()
+    call_command("adduser", "olivia", "--role", "owner", "--email", "olivia@example.com",
+                 stdout=out)
+    assert out.getvalue().strip() == "olivia updated: owner; email now olivia@example.com"
+    olivia.refresh_from_db()
+    assert olivia.email == "olivia@example.com"
+
+
+def test_adduser_leaves_an_existing_users_email_alone_without_email(db: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    call_command("adduser", "olivia", "--role", "owner", "--email", "olivia@example.com",
+                 stdout=StringIO())
+    out = StringIO()
+    call_command("adduser", "olivia", "--role", "owner", stdout=out)
+    assert out.getvalue().strip() == "olivia updated: owner"
+    assert get_user_model().objects.get(username="olivia").email == "olivia@example.com"
+
+
+def test_adduser_records_an_email_change_without_the_address(make_user: Any) -> None:
+    make_user("olivia", "owner")
+    for address in ("olivia@example.com", "olivia@example.com", "o.li@example.com"):
+        call_command("adduser", "olivia", "--role", "owner", "--email", address,
+                     stdout=StringIO())
+    changes = AuditEvent.objects.filter(action="user.email_changed", object_id="olivia")
+    # The same address given again changes nothing and records nothing.
+    assert [(e.before, e.after) for e in changes.order_by("seq")] == [
+        ({"has_email": False}, {"has_email": True}), ({"has_email": True}, {"has_email": True})]

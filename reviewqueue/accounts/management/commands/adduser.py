@@ -12,7 +12,8 @@ from reviewqueue.errors import FieldError
 class Command(BaseCommand):
     help = ("Create a user with a role (reviewer, owner, admin, service) and groups, or update "
             "one: its role and groups become exactly those given (a group left out is "
-            "removed), its password changes only with --password. Says which it did.")
+            "removed), its password only with --password, its email only with --email. Says "
+            "which it did.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
@@ -25,7 +26,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--password", default=None,
                             help="Checked by the project's password validators")
-        parser.add_argument("--email", default="")
+        parser.add_argument("--email", default="",
+                            help="Where conflict and hand-off mail goes; for an existing user, "
+                                 "replaces the address it has")
 
     def handle(self, *args: object, **options: object) -> None:
         name = str(options["name"])
@@ -55,4 +58,6 @@ class Command(BaseCommand):
             said.append(f"no longer in {', '.join(removed)}")
         if existing and password:
             said.append("password changed")
+        if existing and user.email != existing.email:
+            said.append(f"email now {user.email}")
         self.stdout.write("; ".join(said))
