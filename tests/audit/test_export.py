@@ -344,6 +344,25 @@ def test_a_line_that_is_not_an_event_is_refused_by_its_number(tmp_path: Path) ->
         _verify_file(export)
 
 
+@pytest.mark.parametrize(("kind", "reason"), [("missing", "No such file or directory"),
+                                               ("directory", "Is a directory")])
+def test_an_export_that_cannot_be_read_is_refused_naming_the_file(
+    tmp_path: Path, kind: str, reason: str
+) -> None:
+    path = tmp_path if kind == "directory" else tmp_path / "audit.jsonl"
+    with pytest.raises(CommandError) as raised:
+        _verify_file(path)
+    assert str(raised.value) == f"{path}: cannot be read ({reason})"
+
+
+def test_a_line_that_is_not_utf8_is_refused_by_its_number(tmp_path: Path) -> None:
+    export = tmp_path / "audit.jsonl"
+    export.write_bytes(b"\n\xff\xfe{}\n")
+    with pytest.raises(CommandError) as raised:
+        _verify_file(export)
+    assert str(raised.value) == f"{export}:2: not UTF-8 text"
+
+
 def test_an_export_with_a_raw_line_separator_in_a_value_verifies(
     admin_client: Any, db: Any, tmp_path: Path
 ) -> None:

@@ -41,13 +41,22 @@ def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
     events is never held whole).
 
     Lines end at "\\n" only: a value may hold a raw U+2028 or another character that
-    str.splitlines() and universal newlines would take for a line break."""
-    with path.open(encoding="utf-8", newline="\n") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
+    str.splitlines() and universal newlines would take for a line break. Each line is decoded
+    by itself, so one that is not UTF-8 is named by its number (a "\\n" byte is never part
+    of another character in UTF-8)."""
+    try:
+        handle = path.open("rb")
+    except OSError as exc:  # missing, a directory, not readable
+        raise CommandError(f"{path}: cannot be read ({exc.strerror})") from None
+    with handle:
+        for number, data in enumerate(handle, start=1):
             try:
+                line = data.decode("utf-8")
+                if not line.strip():
+                    continue
                 row = json.loads(line, object_pairs_hook=_one_value_per_key)
+            except UnicodeDecodeError:
+                raise CommandError(f"{path}:{number}: not UTF-8 text") from None
             except json.JSONDecodeError as exc:
                 raise CommandError(f"{path}:{number}: not JSON ({exc.msg})") from None
             except RecursionError:  # brackets nested deeper than Python's decoder goes
