@@ -8,7 +8,9 @@ from collections.abc import Collection
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
+from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from reviewqueue.accounts.models import ApiToken, LanguagePreference, Role
@@ -42,13 +44,21 @@ def user_create_or_update(
     and the `email` given (an existing user's stays as it is when none is).
 
     Roles are groups too, so an extra group named after a role would grant that role: it is
-    refused (FieldError on `groups`) and nothing is changed.
+    refused (FieldError on `groups`) and nothing is changed. So is a new user's name, a group
+    or an email that Django's own rules for the field refuse (empty, too long, not a username
+    or an address), before anything is saved.
     """
     if roles := sorted(set(groups) & {r.value for r in Role}):
         raise FieldError("groups", f"{', '.join(roles)} is a role, not a group; give a user "
                                    "one role with --role")
-    ensure_role_groups()
     user_model = get_user_model()
+    if not user_model.objects.filter(username=username).exists():
+        # A name already an account's is kept as it is: it may only be looked up here.
+        _check_field(user_model, user_model.USERNAME_FIELD, username, field="username")
+    for name in groups:
+        _check_field(Group, "name", name, field="groups", quoted=True)
+    _check_field(user_model, "email", email, field="email")
+    ensure_role_groups()
     user, created = user_model.objects.get_or_create(username=username, defaults={"email": email})
     before_groups = sorted(user.groups.values_list("name", flat=True)) if not created else []
     # An owner made without an address gets no conflict or hand-off mail: this gives one.
@@ -82,6 +92,18 @@ def user_create_or_update(
                      object_id=username, before={"has_email": bool(had_email)},
                      after={"has_email": True})
     return user
+
+
+def _check_field(model: type[Model], name: str, value: str, *, field: str,
+                 quoted: bool = False) -> None:
+    """Refuse `value` for the model field `name` as Django's own rules for it do (its
+    validators, its max_length, blank or not): FieldError on `field`, with Django's messages,
+    after the value itself when `quoted` (one of several given)."""
+    try:
+        model._meta.get_field(name).clean(value, None)
+    except ValidationError as exc:
+        said = " ".join(exc.messages)
+        raise FieldError(field, f"{value!r}: {said}" if quoted else said) from None
 
 
 def role_scopes(user: AbstractUser) -> list[str]:

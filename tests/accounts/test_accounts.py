@@ -238,6 +238,70 @@ def test_adduser_leaves_an_existing_users_email_alone_without_email(db: Any) -> 
     assert get_user_model().objects.get(username="olivia").email == "olivia@example.com"
 
 
+@pytest.mark.parametrize(("name", "said"), [
+    ("", "This field cannot be blank."),
+    ("bob smith/x", "Enter a valid username. This value may contain only letters, numbers, and "
+                    "@/./+/-/_ characters."),
+    ("a" * 200, "Ensure this value has at most 150 characters (it has 200)."),
+])
+def test_adduser_refuses_a_name_no_user_can_have_and_creates_nothing(
+    db: Any, name: str, said: str
+) -> None:
+    from django.contrib.auth import get_user_model
+
+    with pytest.raises(CommandError) as raised:
+        call_command("adduser", name, "--role", "reviewer", stdout=StringIO())
+    assert str(raised.value) == f"name: {said}"
+    assert not get_user_model().objects.exists()
+    assert not AuditEvent.objects.filter(object_type="user").exists()
+
+
+def test_adduser_still_updates_an_account_whose_name_the_rules_now_refuse(db: Any) -> None:
+    """The name rules are for new accounts: one made before them is still managed."""
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create(username="bob smith")
+    out = StringIO()
+    call_command("adduser", "bob smith", "--role", "reviewer", stdout=out)
+    assert out.getvalue().strip() == "bob smith updated: reviewer"
+
+
+@pytest.mark.parametrize(("group", "said"), [
+    ("", "'': This field cannot be blank."),
+    ("g" * 200, f"'{'g' * 200}': Ensure this value has at most 150 characters (it has 200)."),
+])
+def test_adduser_refuses_a_group_no_group_can_be_and_creates_nothing(
+    db: Any, group: str, said: str
+) -> None:
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    with pytest.raises(CommandError) as raised:
+        call_command("adduser", "rita", "--role", "reviewer", "--group", "hr", "--group", group,
+                     stdout=StringIO())
+    assert str(raised.value) == f"--group: {said}"
+    assert not get_user_model().objects.exists()
+    assert not Group.objects.filter(name__in=["hr", group]).exists()
+
+
+@pytest.mark.parametrize(("email", "said"), [
+    ("notanemail", "Enter a valid email address."),
+    ("e" * 300 + "@x.com", "Ensure this value has at most 254 characters (it has 306)."),
+])
+def test_adduser_refuses_an_email_that_is_no_address_and_keeps_the_one_there(
+    db: Any, email: str, said: str
+) -> None:
+    from django.contrib.auth import get_user_model
+
+    call_command("adduser", "olivia", "--role", "owner", "--email", "olivia@example.com",
+                 stdout=StringIO())
+    with pytest.raises(CommandError) as raised:
+        call_command("adduser", "olivia", "--role", "owner", "--email", email,
+                     stdout=StringIO())
+    assert str(raised.value) == f"--email: {said}"
+    assert get_user_model().objects.get(username="olivia").email == "olivia@example.com"
+
+
 def test_adduser_records_an_email_change_without_the_address(make_user: Any) -> None:
     make_user("olivia", "owner")
     for address in ("olivia@example.com", "olivia@example.com", "o.li@example.com"):

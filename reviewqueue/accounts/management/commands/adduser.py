@@ -8,6 +8,9 @@ from reviewqueue.accounts.services import user_create_or_update
 from reviewqueue.audit.services import SYSTEM
 from reviewqueue.errors import FieldError
 
+# The argument each field the service refuses is given with.
+_ARGUMENTS = {"username": "name", "groups": "--group", "email": "--email"}
+
 
 class Command(BaseCommand):
     help = ("Create a user with a role (reviewer, owner, admin, service) and groups, or update "
@@ -50,7 +53,7 @@ class Command(BaseCommand):
                 actor=SYSTEM,
             )
         except FieldError as exc:
-            raise CommandError(f"--group: {exc.field_message}") from exc
+            raise CommandError(f"{_ARGUMENTS[exc.field]}: {exc.field_message}") from exc
         after = set(user.groups.values_list("name", flat=True))
         said = [f"{user.username} {'updated' if existing else 'created'}: "
                 f"{', '.join(sorted(after))}"]
