@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Collection
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Model
+from django.db.models import Field, Model
 from django.utils import timezone
 
 from reviewqueue.accounts.models import ApiToken, LanguagePreference, Role
@@ -54,7 +55,7 @@ def user_create_or_update(
     user_model = get_user_model()
     if not user_model.objects.filter(username=username).exists():
         # A name already an account's is kept as it is: it may only be looked up here.
-        _check_field(user_model, user_model.USERNAME_FIELD, username, field="username")
+        _check_field(user_model, "username", username, field="username")
     for name in groups:
         _check_field(Group, "name", name, field="groups", quoted=True)
     _check_field(user_model, "email", email, field="email")
@@ -99,8 +100,9 @@ def _check_field(model: type[Model], name: str, value: str, *, field: str,
     """Refuse `value` for the model field `name` as Django's own rules for it do (its
     validators, its max_length, blank or not): FieldError on `field`, with Django's messages,
     after the value itself when `quoted` (one of several given)."""
+    field_of_model: Field[Any, Any] = model._meta.get_field(name)  # type: ignore[assignment]
     try:
-        model._meta.get_field(name).clean(value, None)
+        field_of_model.clean(value, None)
     except ValidationError as exc:
         said = " ".join(exc.messages)
         raise FieldError(field, f"{value!r}: {said}" if quoted else said) from None
@@ -116,7 +118,9 @@ def role_scopes(user: AbstractUser) -> list[str]:
 def token_issue(
     *, user: AbstractUser, actor: Actor, name: str = "", scopes: list[str] | None = None
 ) -> str:
-    """Create a token and return it in clear: the only time it is ever shown."""
+    """Create a token and return it in clear: the only time it is ever shown. A `name` longer
+    than a token's name may be is refused (FieldError on `name`)."""
+    _check_field(ApiToken, "name", name, field="name")
     if scopes is None:
         scopes = role_scopes(user)
     raw = "rq_" + secrets.token_urlsafe(32)

@@ -56,6 +56,15 @@ def test_issue_token_prints_a_token_that_is_stored_only_hashed(service: Any) -> 
     assert raw not in str(list(AuditEvent.objects.values_list("after", flat=True)))
 
 
+def test_issue_token_refuses_a_label_too_long_and_issues_nothing(service: Any) -> None:
+    out = StringIO()
+    with pytest.raises(CommandError) as raised:
+        call_command("issue_token", "rag-service", "--label", "l" * 300, stdout=out)
+    assert str(raised.value) == ("--label: Ensure this value has at most 100 characters "
+                                 "(it has 300).")
+    assert out.getvalue() == "" and not ApiToken.objects.exists()
+
+
 def test_issue_token_narrows_the_role_s_scopes_and_never_widens_them(service: Any,
                                                                      owner: Any) -> None:
     out = StringIO()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import io
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from reviewqueue import demo
+from reviewqueue.accounts.models import ApiToken
 from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem
 
 pytestmark = pytest.mark.django_db
@@ -40,3 +42,10 @@ def test_the_demo_starts_with_a_few_decisions_and_two_answers_sent_to_their_owne
     demo.load(io.StringIO(), answers=40)  # `make demo` again: nothing decided twice
     assert Decision.objects.count() == decided
     assert Answer.objects.filter(trace_id__startswith="demo-").count() == 40
+
+
+def test_load_demo_refuses_a_negative_number_of_answers_and_loads_nothing() -> None:
+    with pytest.raises(CommandError) as raised:
+        call_command("load_demo", "--answers", "-1", stdout=io.StringIO())
+    assert str(raised.value) == "Error: argument --answers: must be 0 or more, not -1"
+    assert not ApiToken.objects.exists()

@@ -332,6 +332,17 @@ def test_the_command_names_an_unknown_document_and_starts_nothing(
     assert Job.objects.count() == before
 
 
+@pytest.mark.parametrize("timeout", ["-5", "nan"])
+def test_the_command_refuses_a_negative_timeout_and_starts_nothing(
+    five_answers: list[Answer], timeout: str
+) -> None:
+    before = Job.objects.count()
+    with pytest.raises(CommandError) as raised:
+        call_command("reevaluate", "--all", "--wait", "--timeout", timeout)
+    assert str(raised.value) == f"Error: argument --timeout: must be 0 or more, not {timeout}"
+    assert Job.objects.count() == before
+
+
 def test_a_reviewer_re_evaluates_an_answer_through_the_api(
     five_answers: list[Answer], token_client: Any, reviewer: Any
 ) -> None:

@@ -4,6 +4,7 @@ from reviewqueue.accounts.management.commands._users import user_named
 from reviewqueue.accounts.models import ApiToken
 from reviewqueue.accounts.services import role_scopes, token_issue
 from reviewqueue.audit.services import SYSTEM
+from reviewqueue.errors import FieldError
 
 
 class Command(BaseCommand):
@@ -28,7 +29,9 @@ class Command(BaseCommand):
             raise CommandError(
                 f"scope: {', '.join(beyond)} is not given by {user.username}'s role; it may "
                 f"have {', '.join(allowed) or 'no scope'}")
-        raw = token_issue(
-            user=user, actor=SYSTEM, name=str(options["label"]), scopes=options["scope"]
-        )  # type: ignore[arg-type]
+        try:
+            raw = token_issue(user=user, actor=SYSTEM, name=str(options["label"]),
+                              scopes=options["scope"])  # type: ignore[arg-type]
+        except FieldError as exc:
+            raise CommandError(f"--label: {exc.field_message}") from exc
         self.stdout.write(raw)

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from reviewqueue.arguments import seconds
 from reviewqueue.audit.services import SYSTEM, Actor
 from reviewqueue.jobs.models import Job
 from reviewqueue.jobs.services import (
@@ -43,7 +44,7 @@ class Command(BaseCommand):
                                  "manual otherwise)")
         parser.add_argument("--wait", action="store_true",
                             help="follow the job(s) until they have finished")
-        parser.add_argument("--timeout", type=float, default=3600.0,
+        parser.add_argument("--timeout", type=seconds, default=3600.0,
                             help="seconds --wait waits at most (default 3600)")
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -3,6 +3,7 @@ from collections import Counter
 from django.core.management.base import BaseCommand, CommandParser
 
 from reviewqueue import demo
+from reviewqueue.arguments import count
 from reviewqueue.reviews.models import Answer, ReviewItem
 
 
@@ -10,7 +11,7 @@ class Command(BaseCommand):
     help = "Load the Kestrel Software demo: accounts, ~20 documents and a few hundred answers."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--answers", type=int, default=300)
+        parser.add_argument("--answers", type=count, default=300)
 
     def handle(self, *args: object, **options: object) -> None:
         printed = demo.load(self.stdout, answers=int(options["answers"]))  # type: ignore[call-overload]
