@@ -15,7 +15,7 @@ from gating.model import (
     Options,
     Verdict,
 )
-from gating.records import RawCase, objects_to_raw, parse_raw, raw_to_objects
+from gating.records import RawCase, iso_as_of, objects_to_raw, parse_raw, raw_to_objects
 
 
 def evaluate(claims: Sequence[Claim], evidence: Sequence[Evidence], options: Options) -> Verdict:
@@ -55,9 +55,19 @@ def parse_record(
 ) -> tuple[tuple[Claim, ...], tuple[Evidence, ...], Options]:
     """Validate a JSON record and return ``(claims, evidence, options)`` for ``evaluate``.
 
-    ``as_of`` comes from the record, else ``default_as_of``, else today.
+    ``as_of`` comes from the record, else ``default_as_of`` (a datetime is read as its day, as
+    in ``Options``), else today.
     """
-    return raw_to_objects(parse_raw(record, default_as_of))
+    return raw_to_objects(parse_raw(record, _default_day(default_as_of)))
+
+
+def _default_day(default_as_of: datetime.date | None) -> datetime.date | None:
+    """`default_as_of` as a plain date, once per call: a datetime is a date too, whose
+    isoformat() would be compared with the facts' days as if it were one. The command line
+    passes a plain date, so the per-record path never needs this."""
+    if default_as_of is None or type(default_as_of) is datetime.date:
+        return default_as_of
+    return datetime.date.fromisoformat(iso_as_of(default_as_of, "default_as_of"))
 
 
 def _run_raw(case: RawCase) -> dict[str, object]:
@@ -152,8 +162,10 @@ def evaluate_record(
 
     Returns ``{"id", "decision", "reason", "findings", "warnings", "fingerprint",
     "next_boundary"}``, ready for ``json.dumps``. Raises ``InputError`` on malformed input.
+    ``as_of`` comes from the record, else ``default_as_of`` (a datetime is read as its day),
+    else today.
     """
-    return _run_raw(parse_raw(record, default_as_of))
+    return _run_raw(parse_raw(record, _default_day(default_as_of)))
 
 
 def citation_only_pass(record: object) -> bool:

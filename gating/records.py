@@ -233,7 +233,9 @@ class _RecordBudget:
         self.left -= size
 
 
-def _iso_as_of(value: object, path: str) -> str:
+def iso_as_of(value: object, path: str) -> str:
+    """The day `value` names, written YYYY-MM-DD: a date, a datetime (a date too, read as its
+    day) or a string written so; else InputError on `path`."""
     if type(value) is datetime.date:
         return value.isoformat()
     if type(value) is str and is_iso_date(value):
@@ -504,7 +506,8 @@ def _principal_set(value: object, path: str) -> tuple[str, ...]:
 
 
 def parse_raw(record: object, default_as_of: datetime.date | None = None) -> RawCase:
-    """Validate a JSON record into the engine's tuples, or raise ``InputError``."""
+    """Validate a JSON record into the engine's tuples, or raise ``InputError``.
+    `default_as_of` is a plain date (not a datetime): callers make it one once per call."""
     if not isinstance(record, dict):
         raise InputError("$", "must be a JSON object")
     if not record.keys() <= TOP_LEVEL_FIELDS:
@@ -520,7 +523,7 @@ def parse_raw(record: object, default_as_of: datetime.date | None = None) -> Raw
     if type(as_of_raw) is str and ISO_DATE_MEMO.get(as_of_raw):
         as_of = as_of_raw  # a date seen before: the usual case, checked without a call
     elif as_of_raw is not None:
-        as_of = _iso_as_of(as_of_raw, "as_of")
+        as_of = iso_as_of(as_of_raw, "as_of")
     elif default_as_of is not None:
         as_of = default_as_of.isoformat()
     else:
@@ -766,7 +769,7 @@ def objects_to_raw(
 
     if not isinstance(options, Options):
         raise InputError("options", "must be an Options")
-    as_of = _iso_as_of(options.as_of, "as_of")
+    as_of = iso_as_of(options.as_of, "as_of")
     answer = _opt_str(options.answer_text, "answer")
     if answer:
         budget.spend(answer, "answer")

@@ -122,6 +122,33 @@ def test_the_record_as_of_wins_over_the_default_and_today_is_the_last_resort(cas
     assert today.as_of == datetime.date.today()
 
 
+_LAST_DAY_RECORD = {
+    "claims": [{"key": "trial_days", "value": 14, "cite": "d1"}],
+    "evidence": [{"id": "d1", "key": "trial_days", "value": 14,
+                  "valid_from": "2026-10-01", "valid_until": "2026-10-31"}],
+}
+
+
+def test_a_datetime_default_as_of_is_judged_on_its_day():
+    """A datetime is a date too: on the last day of a fact's validity, at 09:00, the fact is
+    still valid (as with Options(as_of=datetime)), not past its end."""
+    moment = datetime.datetime(2026, 10, 31, 9, 0)
+    result = gating.evaluate_record(_LAST_DAY_RECORD, default_as_of=moment)
+
+    assert (result["decision"], result["reason"], result["next_boundary"]) == (
+        "candidate", "supported", "2026-11-01")
+    assert result == gating.evaluate_record(_LAST_DAY_RECORD,
+                                            default_as_of=datetime.date(2026, 10, 31))
+
+
+def test_parse_record_reads_a_datetime_default_as_of_as_its_day():
+    _, _, options = gating.parse_record(_LAST_DAY_RECORD,
+                                        default_as_of=datetime.datetime(2026, 10, 31, 9, 0))
+
+    assert type(options.as_of) is datetime.date
+    assert options.as_of == datetime.date(2026, 10, 31)
+
+
 def test_evaluate_record_returns_the_documented_keys(cases):
     result = gating.evaluate_record(cases.record())
 
