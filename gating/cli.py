@@ -20,7 +20,7 @@ from gating.api import _run_raw, citation_only_pass, result_line
 from gating.engine import DECISION_OF_CODE, encode_json, is_iso_date, run
 from gating.mix import published_mix_lines
 from gating.model import GATE_VERSION, InputError
-from gating.records import parse_raw
+from gating.records import _MISSING, _need_str, _object, parse_raw
 
 
 def _reject_constant(name: str) -> object:
@@ -168,6 +168,25 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 # -- compare ----------------------------------------------------------------------------------
 
+_EXPECTED_FIELDS = frozenset({"decision", "reason", "citation_only_pass"})
+
+
+def _expected(record: object) -> tuple[str, bool | None] | None:
+    """What a case's `expected` says, as compare shows it ("decision / reason") and the
+    citation-only outcome it expects (None when not given); None for a case without one.
+    Anything else is an InputError naming the field: read as no expectation, or as a decision
+    of None, it would let a case pass unchecked or fail for a typo."""
+    raw = record.get("expected") if isinstance(record, dict) else None
+    if raw is None:
+        return None
+    expected = _object(raw, "expected", _EXPECTED_FIELDS)
+    decision = _need_str(expected.get("decision", _MISSING), "expected.decision")
+    reason = _need_str(expected.get("reason", _MISSING), "expected.reason")
+    naive = expected.get("citation_only_pass")
+    if naive is not None and type(naive) is not bool:
+        raise InputError("expected.citation_only_pass", "must be true, false or null")
+    return f"{decision} / {reason}", naive
+
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     as_of = args.as_of or datetime.date.today()
@@ -187,6 +206,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             try:
                 naive = citation_only_pass(line.record)
                 result = _run_raw(parse_raw(line.record, as_of))
+                expected = _expected(line.record)
             except InputError as exc:
                 bad += 1
                 print(f"line {line.number}: {exc}", file=sys.stderr)
@@ -196,11 +216,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             citation_passes += naive
             decisions[str(result["decision"])] += 1
             got = f"{result['decision']} / {result['reason']}"
-            expected = line.record.get("expected") if isinstance(line.record, dict) else None
-            if isinstance(expected, dict):
-                want = f"{expected.get('decision')} / {expected.get('reason')}"
+            if expected is not None:
+                want, naive_expected = expected
                 agrees = got == want
-                naive_expected = expected.get("citation_only_pass")
                 if naive_expected is not None and naive_expected != naive:
                     agrees = False
                     want += f" (citation-only {'pass' if naive_expected else 'fail'})"

@@ -236,6 +236,37 @@ def test_compare_checks_the_expected_citation_only_outcome_too(cases, tmp_path):
     assert "MISMATCH" in run.stdout
 
 
+@pytest.mark.parametrize("expected", ["candidate / supported", ["candidate", "supported"]])
+def test_compare_refuses_an_expected_that_is_not_an_object(cases, tmp_path, expected):
+    """Read as no expectation, the case would count as checked by nobody and exit 0."""
+    run = _gate("compare", _write(tmp_path, [cases.record(id="a", expected=expected)]))
+
+    assert run.returncode == 1
+    assert run.stderr == "line 1: expected: must be an object\n"
+    assert run.stdout.splitlines()[1].split() == [
+        "a", "-", "error:", "expected:", "must", "be", "an", "object", "-", "ERROR"]
+    assert "bad lines: 1" in run.stdout
+
+
+def test_compare_names_a_misspelt_expected_field(cases, tmp_path):
+    record = cases.record(id="a", expected={"decison": "candidate", "reason": "supported"})
+
+    run = _gate("compare", _write(tmp_path, [record]))
+
+    assert run.returncode == 1
+    assert run.stderr == "line 1: expected.decison: unknown field\n"
+    assert "None" not in run.stdout and "MISMATCH" not in run.stdout
+
+
+def test_compare_needs_both_the_expected_decision_and_reason(cases, tmp_path):
+    record = cases.record(id="a", expected={"reason": "supported"})
+
+    run = _gate("compare", _write(tmp_path, [record]))
+
+    assert run.returncode == 1
+    assert run.stderr == "line 1: expected.decision: required\n"
+
+
 def test_compare_and_eval_on_an_empty_file_report_zero_cases(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
