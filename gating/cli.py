@@ -6,6 +6,7 @@ Runs from the repository root with nothing but Python installed.
 from __future__ import annotations
 
 import argparse
+import codecs
 import datetime
 import io
 import json
@@ -19,7 +20,7 @@ from typing import IO, NamedTuple, Protocol
 from gating.api import _run_raw, citation_only_pass, result_line
 from gating.engine import DECISION_OF_CODE, encode_json, is_iso_date, run
 from gating.mix import published_mix_lines
-from gating.model import GATE_VERSION, InputError
+from gating.model import GATE_VERSION, MAX_INT, MIN_INT, InputError
 from gating.records import _MISSING, _need_str, _object, parse_raw
 
 
@@ -27,8 +28,20 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not allowed in JSON")
 
 
+def _int_of_any_length(text: str) -> int:
+    """A JSON integer; one longer than Python reads (4,300 digits) is far outside the 64-bit
+    range, so a number just outside it stands for it: validation then names its field."""
+    try:
+        return int(text)
+    except ValueError:
+        return MIN_INT - 1 if text.startswith("-") else MAX_INT + 1
+
+
 _decoder = json.JSONDecoder(parse_constant=_reject_constant)
 _decode = _decoder.decode
+# For the error path only: a hook on every integer would slow the usual line down.
+_decode_long_integers = json.JSONDecoder(parse_constant=_reject_constant,
+                                         parse_int=_int_of_any_length).decode
 # The C scanner behind ``decode``; called directly for lines that are a bare JSON object.
 _scan_once: Callable[[str, int], tuple[object, int]] = _decoder.scan_once  # type: ignore[attr-defined]
 _encode = encode_json
@@ -42,7 +55,9 @@ class Line(NamedTuple):
     error: str | None
 
 
-def _parse_line(number: int, raw: bytes) -> Line | None:
+def _parse_line(
+    number: int, raw: bytes, decode: Callable[[str], object] = _decode
+) -> Line | None:
     """Parse one line with the full decoder; ``None`` for a blank line."""
     if not raw.strip():
         return None
@@ -50,14 +65,22 @@ def _parse_line(number: int, raw: bytes) -> Line | None:
         text = raw.decode("utf-8").rstrip("\r\n")
         if number == 1:  # a file saved "UTF-8 with BOM" starts with one; it is not JSON
             text = text.removeprefix("\ufeff")
-        return Line(number, _decode(text), None)
+        return Line(number, decode(text), None)
     except UnicodeDecodeError:
         return Line(number, None, "not valid UTF-8")
     except RecursionError:
         return Line(number, None, "not valid JSON (nested too deeply)")
     except json.JSONDecodeError as exc:
+        if number > 1 and raw.startswith(codecs.BOM_UTF8):
+            # Files joined end to end: the second one's mark is now inside the stream.
+            return Line(number, None, "not valid JSON (the line starts with a byte-order "
+                                      "mark, U+FEFF: only the first line may)")
         return Line(number, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
     except ValueError as exc:
+        if decode is _decode:
+            # JSON sets no limit on digits, Python does: read the line again so that such a
+            # number is refused by the field it is in (a NaN comes again, and is said below).
+            return _parse_line(number, raw, _decode_long_integers)
         return Line(number, None, f"not valid JSON ({exc})")
 
 
@@ -70,9 +93,11 @@ def _read_lines(stream: IO[bytes]) -> Iterator[Line]:
 
 
 def _case_id(record: object) -> str | int | None:
+    """The record's id when it is one a record may have (an integer in the 64-bit range: one
+    of more digits than Python reads is read as just outside it)."""
     if isinstance(record, dict):
         case_id = record.get("id")
-        if type(case_id) is str or type(case_id) is int:
+        if type(case_id) is str or (type(case_id) is int and MIN_INT <= case_id <= MAX_INT):
             return case_id
     return None
 

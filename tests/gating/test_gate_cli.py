@@ -139,6 +139,48 @@ def test_an_input_error_keeps_the_id_when_it_is_readable(cases):
     ]
 
 
+def _with_integer(record: dict[str, Any], field: str, digits: str) -> str:
+    """The record as a JSON line whose `field` (a top-level one, or the first claim's value)
+    is an integer written with `digits`, however long."""
+    if field == "id":
+        record["id"] = 0
+        return json.dumps(record).replace('"id": 0', f'"id": {digits}', 1)
+    record["claims"][0]["value"] = 0
+    return json.dumps(record).replace('"value": 0', f'"value": {digits}', 1)
+
+
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_an_integer_too_long_for_python_is_named_by_its_field(cases, sign):
+    """JSON sets no limit on digits; Python reads no more than 4,300 of them."""
+    line = _with_integer(cases.record(id="big"), "value", sign + "1" * 5000)
+
+    run = _gate("evaluate", stdin=line + "\n")
+
+    assert run.returncode == 1
+    assert _lines(run.stdout) == [
+        {"id": "big", "error": "line 1: claims[0].value: integer outside the 64-bit range"}]
+
+
+def test_an_id_too_long_for_python_is_not_echoed(cases):
+    run = _gate("evaluate", stdin=_with_integer(cases.record(), "id", "7" * 5000) + "\n")
+
+    assert _lines(run.stdout) == [{"error": "line 1: id: must be a string or an integer"}]
+
+
+def test_a_byte_order_mark_starting_a_later_line_is_named(cases, tmp_path):
+    """As when two files saved "UTF-8 with BOM" are joined: the first mark is read past."""
+    path = tmp_path / "joined.jsonl"
+    line = json.dumps(cases.record()).encode()
+    path.write_bytes(b"\xef\xbb\xbf" + line + b"\n\xef\xbb\xbf" + line + b"\n")
+
+    run = _gate("evaluate", str(path))
+
+    assert run.returncode == 1
+    assert [r.get("error") for r in _lines(run.stdout)] == [
+        None, "line 2: not valid JSON (the line starts with a byte-order mark, U+FEFF: only the "
+              "first line may)"]
+
+
 def test_a_missing_file_is_a_usage_error():
     run = _gate("evaluate", "no/such/file.jsonl")
 
