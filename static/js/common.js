@@ -179,10 +179,20 @@
     var form = event.target.form;
     if (guarded(form) && unsent.indexOf(form) < 0) unsent.push(form);
   });
+  // Whether a submit event is on its way to load a page. A form that only closes a dialog
+  // (method="dialog": the keyboard help's Close) loads none, nor does one a handler before
+  // this one has stopped.
+  function submitLoadsPage(event) {
+    if (event.defaultPrevented) return false;
+    var button = event.submitter;
+    var method = button && button.hasAttribute("formmethod") ? button.formMethod
+                                                             : event.target.method;
+    return method !== "dialog";
+  }
   // On the window, after every page script's own handler: a form one of them stopped is
   // not sent, and keeps asking.
   window.addEventListener("submit", function (event) {
-    if (!event.defaultPrevented) {
+    if (submitLoadsPage(event)) {
       unsent = unsent.filter(function (form) { return form !== event.target; });
     }
   });
@@ -198,5 +208,5 @@
   });
 
   window.ReviewQueue = { shortcutsOff: shortcutsOff, csrfToken: csrfToken, addCounters: addCounters,
-                         unsentBesides: unsentBesides };
+                         unsentBesides: unsentBesides, submitLoadsPage: submitLoadsPage };
 })();

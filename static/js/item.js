@@ -288,9 +288,11 @@
   });
   // A second press while the first form is on its way sends nothing more. Unless text typed
   // in another form would be lost (common.js asks first): the reader may stay, and then the
-  // next press must go.
+  // next press must go. A submit that loads no page (the keyboard help's Close, a form its
+  // own handler stopped: those run before this one, on the document) is not on its way.
   var sending = false;
   document.addEventListener("submit", function (event) {
+    if (!window.ReviewQueue.submitLoadsPage(event)) return;
     if (sending) { event.preventDefault(); return; }
     if (!window.ReviewQueue.unsentBesides(event.target)) sending = true;
   });

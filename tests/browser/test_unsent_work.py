@@ -1,5 +1,5 @@
-"""What a reviewer typed and has not sent, a second press of a button, and a screen left alone
-with an item open, in a real browser."""
+"""What a reviewer or an owner typed and has not sent, a second press of a button, and a screen
+left alone with an item open, in a real browser."""
 
 from __future__ import annotations
 
@@ -80,6 +80,39 @@ def test_a_double_click_on_approve_sends_one_decision(
     assert sent == ["POST"]
     assert Decision.objects.count() == 1
     assert page.console_errors == []
+
+
+def test_approve_still_sends_after_the_help_was_closed_with_its_button(
+    alice_on_t1: Any, live_server: Any
+) -> None:
+    # The help's Close button sends its <form method="dialog">, which loads no page: it is not
+    # a decision on its way, and leaves the decision buttons working.
+    page = alice_on_t1
+    page.keyboard.press("?")
+    expect(page.locator("dialog#help")).to_be_visible()
+    page.locator("dialog#help button", has_text="Close").click()
+    expect(page.locator("dialog#help")).to_be_hidden()
+    page.locator("#decide [data-action=approve] textarea").fill("Checked both sources.")
+    page.locator("#decide [data-action=approve] button[type=submit]").click()
+    page.wait_for_url(f"{live_server.url}/")
+    expect(page.locator(".messages")).to_contain_text("Approved t-1")
+
+
+def test_reject_still_sends_after_the_help_was_closed_from_the_keyboard(
+    alice_on_t1: Any, live_server: Any
+) -> None:
+    page = alice_on_t1
+    page.keyboard.press("?")
+    expect(page.locator("dialog#help")).to_be_visible()
+    # The help opens with the focus on its Close button: Enter closes it.
+    page.keyboard.press("Enter")
+    expect(page.locator("dialog#help")).to_be_hidden()
+    page.keyboard.press("r")
+    page.locator("#decide [data-action=reject] select").select_option(index=1)
+    page.locator("#decide [data-action=reject] textarea").fill("Quotes an outdated price.")
+    page.locator("#decide [data-action=reject] button[type=submit]").click()
+    page.wait_for_url(f"{live_server.url}/")
+    expect(page.locator(".messages")).to_contain_text("Rejected t-1")
 
 
 def test_a_renewal_says_whether_the_reviewer_did_anything_since_the_last(
@@ -222,3 +255,64 @@ def test_an_owner_leaving_a_reply_typed_in_the_inbox_is_asked_first(
     page.wait_for_timeout(1500)
     assert asked == ["beforeunload"]
     expect(page.locator(f"#reply-{trace}")).to_have_value("14 days is right.")
+
+
+CORRECTION_NOTE = "The EU trial was shortened to 14 days on 1 December; see the legal memo LM-2211."
+JUSTIFICATION = "Both are right: 30 days applies to EU customers only, 14 days to everyone else."
+
+
+def follow_crumb_and_stay(page: Any) -> list[str]:
+    """Follow the page's first crumb link, answering "stay" to anything the page asks; the
+    kinds of dialog asked."""
+    asked: list[str] = []
+    page.on("dialog", lambda dialog: (asked.append(dialog.type), dialog.dismiss()))
+    with page.expect_event("dialog"):
+        page.locator(".crumbs a").first.click()
+    return asked
+
+
+def test_an_owner_leaving_a_typed_correction_is_asked_first_and_keeps_it(
+    sources: Any, owner: Any, sign_in: Any, live_server: Any
+) -> None:
+    page = sign_in("olivia", lands="/owner/")
+    page.goto(f"{live_server.url}/owner/documents/pricing-eu/")
+    correction = page.locator("form[action$='/publish']")
+    correction.locator("input[name=facts-0-value]").fill("14")
+    correction.locator("textarea[name=note]").fill(CORRECTION_NOTE)
+    assert follow_crumb_and_stay(page) == ["beforeunload"]
+    assert page.url == f"{live_server.url}/owner/documents/pricing-eu/"
+    expect(correction.locator("input[name=facts-0-value]")).to_have_value("14")
+    expect(correction.locator("textarea[name=note]")).to_have_value(CORRECTION_NOTE)
+
+
+def test_an_owner_leaving_a_typed_dismissal_is_asked_first_and_keeps_it(
+    sources: Any, owner: Any, sign_in: Any, live_server: Any
+) -> None:
+    from reviewqueue.sources.models import Conflict
+
+    page = sign_in("olivia", lands="/owner/")
+    page.goto(f"{live_server.url}/owner/conflicts/{Conflict.objects.get().pk}/")
+    justification = page.locator("form[action$='/dismiss'] textarea")
+    justification.fill(JUSTIFICATION)
+    assert follow_crumb_and_stay(page) == ["beforeunload"]
+    expect(justification).to_have_value(JUSTIFICATION)
+
+
+def test_an_owner_sending_the_typed_dismissal_is_not_asked(
+    sources: Any, owner: Any, sign_in: Any, live_server: Any
+) -> None:
+    from reviewqueue.sources.models import Conflict
+
+    conflict = Conflict.objects.get()
+    page = sign_in("olivia", lands="/owner/")
+    asked: list[str] = []
+    page.on("dialog", lambda dialog: (asked.append(dialog.type), dialog.dismiss()))
+    page.goto(f"{live_server.url}/owner/conflicts/{conflict.pk}/")
+    dismissal = page.locator("form[action$='/dismiss']")
+    dismissal.locator("select[name=reason]").select_option("different plans")
+    dismissal.locator("textarea").fill(JUSTIFICATION)
+    dismissal.get_by_role("button", name="Dismiss the conflict").click()
+    expect(page.locator(".messages")).to_contain_text("Conflict dismissed.")
+    assert asked == []
+    conflict.refresh_from_db()
+    assert conflict.status == Conflict.Status.DISMISSED
