@@ -6,14 +6,17 @@ late owner reply was told the wrong reason the wait ended)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import connection
 
+from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import Actor, audit_verify
 from reviewqueue.reviews.models import Answer, OwnerQuestion, ReviewItem
-from reviewqueue.reviews.services import handoff, transitions
+from reviewqueue.reviews.services import handoff, leases, transitions
 from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
 from reviewqueue.reviews.services.handoff import NotWaiting, review_item_owner_reply
 from reviewqueue.reviews.services.leases import lease_claim
@@ -153,4 +156,48 @@ def test_a_restore_racing_a_publish(owner: Any, pause: Any, first: str) -> None:
         assert outcome["second"].created is True, outcome["second"]
     document = Document.objects.get(key="pricing")
     assert document.current_revision.revision == "r2" and document.withdrawn_at is None
+    _verified()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_reviewer_claiming_a_free_item_from_two_tabs_at_once_logs_one_claim(
+    hold: Any, reviewer: Any, monkeypatch: Any
+) -> None:
+    """Each page load claims the lease. Both tabs find the item free; the second then waits
+    for the first's lock and finds its own active lease: a renewal, which is not logged. It
+    logged a second claim from a free item (the item seemed free twice)."""
+    trace = hold()
+    # Both tabs have found the item free (no lease of theirs to renew) before either locks it.
+    both_read = threading.Barrier(2, timeout=30)
+    real = leases._locked_lease
+
+    def after_reading(*args: Any, **kwargs: Any) -> Any:
+        both_read.wait()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(leases, "_locked_lease", after_reading)
+    results: list[Any] = []
+
+    def tab() -> None:
+        try:
+            answer = Answer.objects.get(trace_id=trace)
+            results.append(lease_claim(answer=answer, user=reviewer,
+                                       actor=Actor.of_user(reviewer)))
+        except Exception as exc:  # reported by the test
+            results.append(exc)
+        finally:
+            connection.close()
+
+    tabs = [threading.Thread(target=tab) for _ in range(2)]
+    for t in tabs:
+        t.start()
+    for t in tabs:
+        t.join(timeout=60)
+
+    assert all(not isinstance(r, Exception) for r in results), results
+    claims = list(AuditEvent.objects.filter(action="lease.claimed", trace_id=trace)
+                  .order_by("seq").values_list("before", "after"))
+    # The item went from free to alice once; the second tab found it hers already (a
+    # renewal, which is not audited). Two events say it was free twice.
+    assert len(claims) == 1, claims
     _verified()

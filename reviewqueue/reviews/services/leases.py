@@ -125,6 +125,14 @@ def _holder(item_id: int) -> tuple[str, datetime] | None:
     return row[0] or "?", row[1]
 
 
+def _locked_lease(items: Any) -> dict[str, Any] | None:
+    """The item's lease, its row locked: another tab of the same user claiming the same free
+    item at the same moment is waited for, and then seen as this user's active lease, to
+    renew (its claim is logged once, by the tab that made it)."""
+    return (items.select_for_update(of=("self",))
+            .values("pk", "leased_by_id", "leased_by__username", "lease_until").first())
+
+
 @transaction.atomic
 def lease_claim(*, answer: Answer, user: Any, actor: Actor) -> LeaseState:
     """Claim the answer's review item for `REVIEW_LEASE_SECONDS`, or renew one's own lease.
@@ -140,10 +148,13 @@ def lease_claim(*, answer: Answer, user: Any, actor: Actor) -> LeaseState:
     if items.filter(leased_by=user, lease_until__gt=now).update(lease_until=until):
         return LeaseState(user.get_username(), until, True)
 
-    seen = items.values("pk", "leased_by__username", "lease_until").first()
+    seen = _locked_lease(items)
     if seen is None:
         raise NotHeld(answer)
-    # Whoever's UPDATE commits first wins; the other finds the condition false and 0 rows.
+    if seen["leased_by_id"] == user.pk and seen["lease_until"] and seen["lease_until"] > now:
+        ReviewItem.objects.filter(pk=seen["pk"]).update(lease_until=until)
+        return LeaseState(user.get_username(), until, True)
+    # Under the row lock: the condition holds unless a colleague holds an active lease.
     won = (
         ReviewItem.objects.filter(pk=seen["pk"])
         .filter(_free_or_mine(user, now))
