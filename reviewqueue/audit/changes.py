@@ -35,6 +35,9 @@ DIGEST = 12
 # An answer's or a conflict's status (their codes differ), and what caused a verdict.
 STATUS_LABELS: dict[str, Any] = dict([*Answer.Status.choices, *Conflict.Status.choices])
 TRIGGER_LABELS: dict[str, Any] = dict(Verdict.Trigger.choices)
+# What changed a conflict or an answer's status on its own (`by`): a revision, a withdrawal,
+# a restoration, the date (validity), or a re-evaluation; never a person.
+BY_LABELS: dict[str, Any] = {**TRIGGER_LABELS, "reevaluation": gettext_lazy("Re-evaluation")}
 SCOPE_LABELS: dict[str, Any] = dict(Job.Scope.choices)
 
 # Values that say nothing: a dash where a line must show one, no line where a field is new.
@@ -117,7 +120,7 @@ FIELDS: dict[str, Field] = {
                       id_label=gettext_lazy("decision id")),
     "reason": Field(gettext_lazy("reason"), _labelled(verdict_reason_label)),
     "cause": Field(gettext_lazy("cause"), _labelled(TRIGGER_LABELS)),
-    "by": Field(gettext_lazy("by")),
+    "by": Field(gettext_lazy("changed by"), _labelled(BY_LABELS)),
     "verdict": Field(gettext_lazy("verdict")),
     "earlier_verdict": Field(gettext_lazy("an earlier verdict, current again")),
     "decided_on_verdict": Field(gettext_lazy("decided on verdict")),
@@ -133,6 +136,7 @@ FIELDS: dict[str, Field] = {
     "waiting_for_owner": Field(gettext_lazy("waiting for owner")),
     "owners": Field(gettext_lazy("owners")),
     "asked_by": Field(gettext_lazy("asked by")),
+    "note_sha256": Field(gettext_lazy("note (SHA-256)"), limit=DIGEST),
     "reply_sha256": Field(gettext_lazy("reply (SHA-256)"), limit=DIGEST),
     # Leases
     "holder": Field(gettext_lazy("lease holder")),

@@ -6,7 +6,7 @@ escaped, as a template would; tests/perf holds each part to the loop it replaced
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, time
 from typing import Any
 
 from django import template
@@ -29,15 +29,25 @@ gettext_noop(", ")
 @register.filter
 def ago(value: datetime | None) -> str:
     """'3 days ago' (or 'just now'), in the active language; a moment still to come (a
-    source's own date, say) is 'in 3 days', not 'just now'."""
+    source's own date, say) is 'in 3 days', not 'just now'. A moment of an earlier day is
+    counted in calendar days of the time zone, as validity is ("expired 2 days ago"): 23:59
+    the day before yesterday is '2 days ago' beside its date, not the '1 day' of its hours."""
     if value is None:
         return ""
-    past = (timezone.now() - value).total_seconds()
+    now = timezone.now()
+    past = (now - value).total_seconds()
     if past < -60:
         return _("in %(time)s") % {"time": timeuntil(value, depth=1)}
     if past < 60:
         return _("just now")
-    return _("%(time)s ago") % {"time": timesince(value, depth=1)}
+    if timezone.localdate(value) < timezone.localdate(now):
+        value, now = _midnight(value), _midnight(now)
+    return _("%(time)s ago") % {"time": timesince(value, now, depth=1)}
+
+
+def _midnight(moment: datetime) -> datetime:
+    """The start of `moment`'s day in the current time zone."""
+    return timezone.make_aware(datetime.combine(timezone.localdate(moment), time.min))
 
 
 @register.filter
