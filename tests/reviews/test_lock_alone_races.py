@@ -201,3 +201,36 @@ def test_one_reviewer_claiming_a_free_item_from_two_tabs_at_once_logs_one_claim(
     # renewal, which is not audited). Two events say it was free twice.
     assert len(claims) == 1, claims
     _verified()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_renewal_racing_an_admins_break_waits_and_the_break_logs_the_lease_it_ended(
+    hold: Any, reviewer: Any, admin_user: Any, monkeypatch: Any
+) -> None:
+    """The admin's break has read the lease; the holder's page renews it before the break
+    ends it. The renewal waits for the break, and finds the lease ended. Read unlocked, the
+    renewal slipped in between, and the break's event gave the lease's earlier end."""
+    trace = hold()
+    answer = Answer.objects.get(trace_id=trace)
+    claimed = lease_claim(answer=answer, user=reviewer, actor=Actor.of_user(reviewer))
+    paused, release = threading.Event(), threading.Event()
+    read = leases._locked_lease
+
+    def read_then_wait(items: Any) -> Any:
+        seen = read(items)
+        paused.set()
+        release.wait(20)
+        return seen
+
+    monkeypatch.setattr(leases, "_locked_lease", read_then_wait)
+    outcome = interleave(
+        lambda: leases.lease_release(answer=answer, user=admin_user,
+                                     actor=Actor.of_user(admin_user), force=True),
+        paused, release,
+        lambda: leases.lease_renew(answer=answer, user=reviewer))
+    assert outcome["first"] is True, outcome
+    assert isinstance(outcome["second"], leases.LeaseLost), outcome
+    event = AuditEvent.objects.get(action="lease.broken", trace_id=trace)
+    assert event.before == {"holder": "alice", "until": claimed.until.isoformat()}
+    assert ReviewItem.objects.get(answer=answer).leased_by_id is None
+    _verified()

@@ -126,9 +126,10 @@ def _holder(item_id: int) -> tuple[str, datetime] | None:
 
 
 def _locked_lease(items: Any) -> dict[str, Any] | None:
-    """The item's lease, its row locked: another tab of the same user claiming the same free
-    item at the same moment is waited for, and then seen as this user's active lease, to
-    renew (its claim is logged once, by the tab that made it)."""
+    """The item's lease, its row locked until the transaction ends, so that what a claim or
+    a release decides on does not change under it: another tab of the same user claiming the
+    same free item is waited for, and then seen as this user's lease, to renew (its claim is
+    logged once); a renewal racing an admin's break waits, and finds the lease ended."""
     return (items.select_for_update(of=("self",))
             .values("pk", "leased_by_id", "leased_by__username", "lease_until").first())
 
@@ -244,11 +245,9 @@ def lease_release(*, answer: Answer, user: Any, actor: Actor, force: bool = Fals
     the answer has left the queue.
     """
     now = timezone.now()
-    seen = (
-        ReviewItem.objects.filter(answer=answer)
-        .values("pk", "leased_by_id", "leased_by__username", "lease_until")
-        .first()
-    )
+    # Locked: a renewal cannot slip in between this read and the break, which would then log
+    # the lease's earlier end.
+    seen = _locked_lease(ReviewItem.objects.filter(answer=answer))
     if seen is None:
         raise NotHeld(answer)
     if force and seen["leased_by_id"] not in (None, user.pk):
@@ -268,7 +267,7 @@ def lease_release(*, answer: Answer, user: Any, actor: Actor, force: bool = Fals
                 after={"holder": None},
             )
             return True
-        # It expired (or changed hands) in the meantime: look again below.
+        # It had expired: look again below.
     released = (
         ReviewItem.objects.filter(pk=seen["pk"], leased_by=user)
         .update(leased_by=None, lease_until=None)
