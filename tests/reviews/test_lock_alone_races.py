@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.services import Actor, audit_verify
@@ -21,7 +20,7 @@ from reviewqueue.reviews.services.decisions import DecisionInput, answer_decide
 from reviewqueue.reviews.services.handoff import NotWaiting, review_item_owner_reply
 from reviewqueue.reviews.services.leases import lease_claim
 from tests.reviews.conftest import current_verdict_id
-from tests.sources.test_conflict_lock_order import interleave, pause  # noqa: F401
+from tests.sources.test_conflict_lock_order import _run, interleave, pause  # noqa: F401
 
 
 def _verified() -> None:
@@ -176,25 +175,16 @@ def test_one_reviewer_claiming_a_free_item_from_two_tabs_at_once_logs_one_claim(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(leases, "_locked_lease", after_reading)
-    results: list[Any] = []
-
-    def tab() -> None:
-        try:
-            answer = Answer.objects.get(trace_id=trace)
-            results.append(lease_claim(answer=answer, user=reviewer,
-                                       actor=Actor.of_user(reviewer)))
-        except Exception as exc:  # reported by the test
-            results.append(exc)
-        finally:
-            connection.close()
-
-    tabs = [threading.Thread(target=tab) for _ in range(2)]
-    for t in tabs:
-        t.start()
+    answer = Answer.objects.get(trace_id=trace)
+    outcome: dict[str, Any] = {}
+    tabs = [_run(name, lambda: lease_claim(answer=answer, user=reviewer,
+                                           actor=Actor.of_user(reviewer)), outcome)
+            for name in ("first tab", "second tab")]
     for t in tabs:
         t.join(timeout=60)
+    results = list(outcome.values())
 
-    assert all(not isinstance(r, Exception) for r in results), results
+    assert len(results) == 2 and all(not isinstance(r, Exception) for r in results), results
     claims = list(AuditEvent.objects.filter(action="lease.claimed", trace_id=trace)
                   .order_by("seq").values_list("before", "after"))
     # The item went from free to alice once; the second tab found it hers already (a
