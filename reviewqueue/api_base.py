@@ -192,6 +192,15 @@ class InstantField(serializers.DateTimeField):
         if isinstance(value, str) and not _INSTANT.fullmatch(value):
             raise serializers.ValidationError(f"Give a date and time with its offset from UTC: "
                                               f"{self.FORMAT}.")
+        if isinstance(value, str):
+            # Written right, but 30 February, hour 24 or an offset of a day: DRF would say the
+            # format is wrong and list the very format it was written in.
+            try:
+                datetime.datetime.fromisoformat(value.upper())
+            except ValueError:
+                raise serializers.ValidationError(
+                    f"{value} is written as a date and time but is no moment of the "
+                    "calendar.") from None
         return super().to_internal_value(value)
 
 

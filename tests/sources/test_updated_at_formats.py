@@ -36,6 +36,26 @@ def test_an_updated_at_that_is_not_an_rfc3339_date_time_is_refused_naming_it(
     assert not Revision.objects.exists()
 
 
+@pytest.mark.parametrize("updated_at", [
+    "2026-02-30T09:00:00Z",  # no 30 February
+    "2026-10-01T24:00:00Z",  # no hour 24
+    "2026-10-01T09:60:00Z",  # no minute 60
+    "2026-10-01T09:00:00+24:00",  # no offset of a whole day
+])
+def test_an_updated_at_written_right_that_is_no_moment_says_so_not_that_its_format_is_wrong(
+    service_api: Any, owner: Any, updated_at: str
+) -> None:
+    body = revision_body()
+    body["updated_at"] = updated_at
+    response = service_api.put(URL, body, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"] == [{
+        "field": "updated_at",
+        "message": f"{updated_at} is written as a date and time but is no moment of the "
+                   "calendar."}]
+    assert not Revision.objects.exists()
+
+
 def test_an_updated_at_years_ahead_is_refused_and_later_revisions_still_become_current(
     service_api: Any, owner: Any
 ) -> None:
