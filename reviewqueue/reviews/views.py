@@ -840,7 +840,7 @@ def owner_reply(request: HttpRequest, trace_id: str) -> HttpResponse:
     try:
         question = review_item_owner_reply(
             trace_id=trace_id, user=request.user, reply=reply, actor=_actor(request),
-            question_id=int(shown) if shown.isdigit() else None)
+            question_id=_posted_id(shown))
     except NotFound as exc:
         raise Http404("No such answer") from exc
     except NotAsked as exc:

@@ -330,3 +330,14 @@ def test_the_decide_box_says_the_owners_were_asked_until_one_replies(
                         r'<a href="#owners-h">The question</a>', note.group(1))
     login(owner).post(f"/answers/{sent}/owner-reply", {"reply": REPLY})
     assert "data-decide-waiting" not in client.get(f"/answers/{sent}/").content.decode()
+
+
+def test_a_question_number_that_is_no_number_is_left_out_and_the_reply_is_sent(
+    sent: str, login: Any, owner: Any
+) -> None:
+    # "²" is a digit to str.isdigit, but no number to int(): read as a form that names no
+    # question, as "abc" is, not as a server error that loses the reply.
+    response = login(owner).post(f"/answers/{sent}/owner-reply",
+                                 {"reply": "Both are right.", "question": "²"})
+    assert response.status_code == 302
+    assert OwnerQuestion.objects.get(answer__trace_id=sent).reply == "Both are right."
