@@ -268,7 +268,7 @@ def _object_link(event: Any, timeline: _TimelineLinks) -> str:
     kind, key = event.object_type, event.object_id
     if kind == "answer":
         return timeline(key) if _routable(key) else ""
-    if kind == "conflict" and key.isdigit():
+    if kind == "conflict" and key.isascii() and key.isdigit() and len(key) < 19:
         return reverse("sources:conflict", args=[key])
     if kind == "document" and _routable(key):
         return reverse("sources:document", args=[key])

@@ -554,7 +554,8 @@ def _tokens_against_log(check: RecordsCheck) -> None:
                 tuple(changed), content_sha256([stored, str(revoked_at)])),
                 Q(seq__in=[s for s in (seq, revoked_seq) if s is not None]))
     for object_id, (seq, logged) in issued.items():
-        check.found(RecordProblem("token", int(object_id) if object_id.isdigit() else 0, "",
+        number = int(object_id) if object_id.isascii() and object_id.isdigit() else 0
+        check.found(RecordProblem("token", number, "",
                                   "missing", (
             f"API token #{object_id} ({logged.get('prefix')}…): audit event #{seq} issued it, "
             "and it is no longer in its table (deleted)")), Q(seq=seq))

@@ -263,6 +263,21 @@ def test_an_event_edited_to_name_no_answer_leaves_the_audit_page_readable(
     assert "Broken." in page.content.decode()
 
 
+def test_an_event_edited_to_name_a_conflict_by_no_number_leaves_the_audit_page_readable(
+    answer_story: Callable[..., Any], tamper: Any, admin_client: Any
+) -> None:
+    """A superscript two is a digit to str.isdigit, but no conflict's URL takes it."""
+    answer_story("t-story")
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET object_type = 'conflict', "
+                       "object_id = '\u00b2' WHERE action = 'decision.approve'")
+
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en")
+
+    assert page.status_code == 200
+    assert "decision.approve" in page.content.decode()
+
+
 def test_a_stored_records_problem_naming_no_answer_is_listed_without_a_link(
     answer_story: Callable[..., Any], tamper: Any, admin_client: Any
 ) -> None:

@@ -132,3 +132,22 @@ def test_a_token_whose_issue_event_was_edited_to_name_another_token_is_left_to_i
     run = verify()
     assert not run.ok
     assert run.records_ok, run.records_problems
+
+
+@pytest.mark.parametrize("object_id", ["\u00b2", "12345678901234567890123"])
+def test_a_token_event_edited_to_name_no_number_is_left_to_the_chain_check(
+    tokens: Any, tamper: Any, object_id: str
+) -> None:
+    """A superscript two is a digit to str.isdigit but no number, and 23 digits overflow the
+    table's id: the verification still finishes and reports the edited event."""
+    from reviewqueue.audit.models import AuditEvent
+
+    working, _old = tokens
+    issued = AuditEvent.objects.get(action="token.issued", object_id=str(working.pk))
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET object_id = %s WHERE seq = %s",
+                       [object_id, issued.seq])
+    run = verify()
+    assert not run.ok
+    assert f"Event #{issued.seq}" in run.detail
+    assert run.records_ok, run.records_problems
