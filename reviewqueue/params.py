@@ -69,9 +69,18 @@ def not_a_day(value: Any) -> forms.ValidationError:
 
 
 class DayField(forms.DateField):
-    """A day; a value that is no date is quoted in its refusal (`not_a_day`)."""
+    """A day written YYYY-MM-DD, as facts write theirs; a value that is not is quoted in its
+    refusal (`not_a_day`). The language's other formats are not read: 3/4/26 is 4 March to
+    one reader and 3 April to another, and a date input always sends YYYY-MM-DD."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("input_formats", ["%Y-%m-%d"])
+        super().__init__(**kwargs)
 
     def to_python(self, value: Any) -> dt.date | None:
+        # strptime takes "2026-1-1" for %Y-%m-%d.
+        if isinstance(value, str) and value.strip() and not DAY.fullmatch(value.strip()):
+            raise not_a_day(value)
         try:
             return super().to_python(value)
         except forms.ValidationError as exc:
@@ -95,14 +104,8 @@ class SearchDateField(DayField):
     def __init__(self, **kwargs: Any) -> None:
         bounds = _days_between(self.FIRST.isoformat(), self.LAST.isoformat())
         super().__init__(
-            required=False, input_formats=["%Y-%m-%d"],
+            required=False,
             widget=forms.DateInput(attrs={"type": "date"}),
             validators=[MinValueValidator(self.FIRST, bounds),
                         MaxValueValidator(self.LAST, bounds)],
             **kwargs)
-
-    def to_python(self, value: Any) -> dt.date | None:
-        # strptime takes "2026-1-1" for %Y-%m-%d; a day is written as facts write theirs.
-        if isinstance(value, str) and value.strip() and not DAY.fullmatch(value.strip()):
-            raise not_a_day(value)
-        return super().to_python(value)

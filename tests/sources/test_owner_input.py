@@ -300,6 +300,24 @@ def test_an_impossible_last_day_is_a_field_error_keeping_the_day_and_the_note(
     assert current().revision == "r1"
 
 
+@pytest.mark.parametrize("typed", ["3/4/26", "03/04/2026", "2026-3-4"])
+def test_a_last_day_written_another_way_is_refused_not_read_as_month_first(
+    client: Any, publish: Any, owner: Any, typed: str
+) -> None:
+    """3/4/26 is 4 March to one reader and 3 April to another: only 2026-03-04 is read."""
+    publish("pricing", facts=[fact("trial_days", 14)])
+    trial = current().facts.get()
+    client.force_login(owner)
+    response = client.post(
+        "/owner/documents/pricing/end-validity",
+        {"fact_id": str(trial.pk), "last_day": typed, "note": "Promo is over"},
+    )
+    assert response.status_code == 400
+    assert (f"Enter a valid date, such as 2026-12-31: “{typed}” is not one."
+            in field_errors(response.content.decode(), f"id_end_{trial.pk}_last_day"))
+    assert current().revision == "r1"
+
+
 # --- The API's path and values ---------------------------------------------------------------
 
 
