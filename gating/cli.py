@@ -59,12 +59,12 @@ def _parse_line(
     number: int, raw: bytes, decode: Callable[[str], object] = _decode
 ) -> Line | None:
     """Parse one line with the full decoder; ``None`` for a blank line."""
+    if number == 1:  # a file saved "UTF-8 with BOM" starts with one; it is not JSON
+        raw = raw.removeprefix(codecs.BOM_UTF8)
     if not raw.strip():
-        return None
+        return None  # also a first line that held only the mark
     try:
         text = raw.decode("utf-8").rstrip("\r\n")
-        if number == 1:  # a file saved "UTF-8 with BOM" starts with one; it is not JSON
-            text = text.removeprefix("\ufeff")
         return Line(number, decode(text), None)
     except UnicodeDecodeError:
         return Line(number, None, "not valid UTF-8")

@@ -212,6 +212,30 @@ def test_a_file_saved_as_utf8_with_a_bom_reads_like_one_without(tmp_path):
     assert run.returncode == 0 and "matches expected: 13 of 13" in run.stdout
 
 
+@pytest.mark.parametrize("command", ["evaluate", "compare", "eval"])
+def test_a_file_saved_with_a_bom_that_starts_with_a_blank_line_skips_that_line(
+    tmp_path, command
+):
+    """An editor saving "UTF-8 with BOM" puts the mark before a leading blank line too (or in
+    an otherwise empty file): read past, the line is blank, and blank lines are skipped."""
+    path = tmp_path / "bom-blank.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf\r\n" + LABELLED.read_bytes())
+
+    run = _gate(command, str(path))
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout == _gate(command, str(LABELLED)).stdout
+
+
+def test_an_empty_file_saved_with_a_bom_has_no_cases(tmp_path):
+    path = tmp_path / "bom-only.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf")
+
+    run = _gate("evaluate", str(path))
+
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+
+
 def test_compare_prints_an_id_the_terminal_cannot_show_escaped(tmp_path):
     path = tmp_path / "surrogate.jsonl"
     path.write_text('{"id":"\\ud800","claims":[],"evidence":[]}\n')  # valid JSON text
