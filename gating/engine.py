@@ -15,6 +15,7 @@ import hashlib
 import json
 import operator
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeAlias, TypeVar
 
@@ -117,6 +118,29 @@ def _clip(text: str, limit: int = 80) -> str:
 
 
 _quote = json.encoder.encode_basestring  # JSON string literal, non-ASCII kept readable
+_escape = json.encoder.encode_basestring_ascii
+# Characters a reader cannot see or cannot tell from others: spaces other than U+0020 (a no-break
+# space from a PDF looks like a space), format characters (U+200B looks like nothing), line and
+# paragraph separators.
+_UNSEEN = frozenset({"Zs", "Cf", "Zl", "Zp"})
+
+
+def _json_text(value: str) -> str:
+    """A string as a JSON literal that reads differently from any other: non-ASCII is kept
+    readable, except characters a reader cannot see or tell apart, written as escapes as
+    control characters are; in a string not in NFC, combining marks too ("e" + U+0301 looks
+    like "\u00e9")."""
+    text = _quote(value)
+    if text.isascii():
+        return text
+    composed = unicodedata.is_normalized("NFC", value)
+    category = unicodedata.category
+    return "".join([
+        _escape(char)[1:-1]
+        if (char != " " and category(char) in _UNSEEN) or (not composed and category(char) == "Mn")
+        else char
+        for char in text
+    ])
 
 
 def show(value: JSONScalar) -> str:
@@ -126,10 +150,38 @@ def show(value: JSONScalar) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return _clip(_quote(value))
+        return _clip(_json_text(value))
     if isinstance(value, float):
         return _clip(float.__repr__(value))
     return _clip(str(value))
+
+
+def _shown_apart(values: Sequence[JSONScalar]) -> list[str]:
+    """``show`` of each value, except that strings it clips alike (they differ only past its
+    limit, as two wordings of a long policy sentence do) are shown from a little before where
+    they start to differ: a message never names two different values alike."""
+    shown = [show(value) for value in values]
+    for _ in range(8):  # each round reads further into the strings; one is nearly always enough
+        alike: dict[str, list[int]] = {}
+        for index, text in enumerate(shown):
+            alike.setdefault(text, []).append(index)
+        groups = [
+            indexes for indexes in alike.values()
+            if len({(type(values[i]), values[i]) for i in indexes}) > 1
+        ]
+        if not groups:
+            break
+        for indexes in groups:
+            # Only strings are ever clipped, so only strings can read alike.
+            first, *others = texts = [_json_text(str(values[i])) for i in indexes]
+            common = min(
+                next((at for at, (a, b) in enumerate(zip(first, other, strict=False)) if a != b),
+                     min(len(first), len(other)))
+                for other in others
+            )
+            for index, text in zip(indexes, texts, strict=True):
+                shown[index] = _clip('"...' + text[common - 20:])
+    return shown
 
 
 def _what(key: str, subject: str | None) -> str:
@@ -1031,10 +1083,10 @@ def _unsupported(
         )
     else:
         pool = [fact for fact, status in facts if status is CURRENT] or [f for f, _ in facts]
-        stated = ", ".join(sorted({show(fact[1]) for fact in pool}))
+        said, *given = _shown_apart([value, *[fact[1] for fact in pool]])
         message = (
-            f"claim {claim_index} says {_what(key, subject)} = {show(value)}, "
-            f"but {cite} gives {stated}"
+            f"claim {claim_index} says {_what(key, subject)} = {said}, "
+            f"but {cite} gives {', '.join(sorted(set(given)))}"
         )
     return ("unsupported_claim", "7", claim_index, (cite,), message, ())
 
@@ -1047,11 +1099,12 @@ def _conflict(
 ) -> FindingT:
     evidence_ids = sorted({e for group in values.values() for e, _, _ in group if e})
     kb_documents = sorted({d for group in values.values() for _, d, _ in group if d})
+    shown = _shown_apart([fact_value for _, fact_value in values])
     described = "; ".join(
         sorted(
-            f"{show(fact_value)} from "
+            f"{text} from "
             + ", ".join(sorted({e or f"knowledge-base document {d}" for e, d, _ in group}))
-            for (_, fact_value), group in values.items()
+            for text, group in zip(shown, values.values(), strict=True)
         )
     )
     return (
