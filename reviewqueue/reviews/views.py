@@ -557,7 +557,11 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
     claims_formset = forms["claims_formset"]
     valid = form.is_valid() and (action != "edit" or claims_formset.is_valid())
     if not valid:
-        return _render_item(request, page, status=400, forms=forms, open_form=action)
+        # Drawn again bound to the verdict the page shows now: when a re-evaluation replaced
+        # the one the form was drawn with, the page says so before it is sent again.
+        replaced = page.replaced(_posted_id(request.POST.get(f"{action}-verdict", "")))
+        return _render_item(request, page, status=400, forms=forms, open_form=action,
+                            **({"stale": replaced} if replaced else {}))
     extra = {"claims": claims_formset.claims()} if action == "edit" else {}
     data = form.to_input(**extra)
     try:

@@ -389,6 +389,20 @@ class ItemPage:
         return (bool(self.contradicted) and says_the_same(verdict_id, self.verdict)
                 and verdict_is_fresh(self.answer, self.verdict))
 
+    def replaced(self, verdict_id: int | None) -> dict[str, bool] | None:
+        """Whether a form drawn with the verdict `verdict_id` now stands on another verdict
+        that tells the reviewer something else: {"edited": True} when that one is of an
+        earlier version of the answer, else {"edited": False}; None when it tells the same,
+        or is no verdict of this answer. A form refused for what was typed in it is drawn
+        again bound to the verdict this page shows, so sent again it decides on that one:
+        the page says the verdict changed, as a refusal on a stale verdict does."""
+        from reviewqueue.reviews.services.transitions import says_the_same
+
+        seen = next((v.verdict for v in self.verdicts if v.verdict.pk == verdict_id), None)
+        if seen is None or says_the_same(seen.pk, self.verdict):
+            return None
+        return {"edited": seen.version_id != self.verdict.version_id}
+
     @property
     def boundary_passed(self) -> date | None:
         """The day, on or before the gate's day, on which a fact the verdict weighed started
