@@ -293,3 +293,27 @@ def test_a_hand_off_from_a_page_whose_verdict_changed_is_not_sent_and_the_note_i
                         {"note": "Is it 14 or 45 days?", "asked": "", "verdict": current})
     assert again.status_code == 302
     assert ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner
+
+
+def test_a_hand_off_without_a_note_from_a_page_whose_verdict_changed_says_the_sources_changed(
+    hold: Any, login: Any, reviewer: Any, owner_with_mail: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from reviewqueue.reviews.models import Answer
+    from tests.reviews.conftest import owner_corrects
+
+    trace = hold()  # held on 14 days against 30
+    client = login(reviewer)
+    seen = Answer.objects.get(trace_id=trace).current_verdict_id
+    with django_capture_on_commit_callbacks(execute=True):
+        owner_corrects("pricing-eu", owner_with_mail, 45,
+                       "In the EU the free trial lasts 45 days.", "new EU offer")
+
+    # Sent with its note left empty: the page drawn again holds the new verdict, so the note
+    # typed there next would go on it; the reviewer must hear the verdict changed first.
+    response = client.post(f"/answers/{trace}/send-to-owner",
+                           {"note": " ", "asked": "", "verdict": seen})
+
+    assert response.status_code == 409
+    assert "Not sent: the sources changed while you were reviewing" in response.content.decode()
+    assert not ReviewItem.objects.get(answer__trace_id=trace).waiting_for_owner

@@ -148,13 +148,15 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
     page says it; a question asked since, still waiting, refuses the hand-off. `seen_verdict`:
     the verdict the page showed, when it says it; one made current since that tells something
     else refuses it too, as it would a decision."""
-    note = _written("note", note, "say what the owner should look at")
     answer, item = _locked_item(trace_id)
     if item is None:
         raise NotHeld(answer)
     if seen_verdict is not None and answer.current_verdict_id is not None \
             and not says_the_same(seen_verdict, answer.current_verdict):
         raise VerdictChanged()
+    # After the verdict: a note refused is typed again on the page drawn afresh, with the
+    # verdict it shows now, which the reviewer must have been told has changed.
+    note = _written("note", note, "say what the owner should look at")
     if (seen_question is not ... and item.waiting_for_owner
             and item.owner_question is not None and item.owner_question_id != seen_question):
         raise AlreadyAsked(item.owner_question)
