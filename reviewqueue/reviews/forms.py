@@ -22,7 +22,9 @@ from reviewqueue.storable import CONTROL, lookalike_problem
 from reviewqueue.textlimit import LimitedText
 from reviewqueue.textmatch import answer_is_blank
 
-_INTEGER = re.compile(r"^[+-]?\d+$")
+# A whole number, digits grouped with underscores as Python writes them (1_000) included:
+# float() reads those too, and 1000.0 is not the 1000 a source states.
+_INTEGER = re.compile(r"^[+-]?\d+(?:_\d+)*$")
 
 
 class _DecisionForm(forms.Form):

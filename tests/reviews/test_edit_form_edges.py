@@ -273,3 +273,20 @@ def test_a_blank_claim_value_with_a_line_break_survives_an_edit_of_the_text_alon
     latest = Answer.objects.get(trace_id=trace).current_version
     assert latest.number == 2
     assert {"key": "note", "value": blank, "cite": "d1"} in latest.claims
+
+
+def test_a_whole_number_typed_with_digit_groups_stays_a_whole_number(
+    hold: Any, reviewer: Any, login: Any
+) -> None:
+    """Python reads 1_000 as a number; read as a decimal, 1000.0 would never match the
+    source's 1000, which the gate tells apart from it."""
+    trace = hold()
+
+    page_post(login(reviewer), trace, "edit", answer="The trial lasts 1000 days [d1].",
+              **claims_form({"key": "trial_days", "value": "1_000", "value_type": "number",
+                             "cite": "d1"}))
+
+    latest = AnswerVersion.objects.filter(answer__trace_id=trace).order_by("-number").first()
+    assert latest is not None and latest.number == 2
+    assert latest.claims == [{"key": "trial_days", "value": 1000, "cite": "d1"}]
+    assert type(latest.claims[0]["value"]) is int
