@@ -154,6 +154,28 @@ def test_re_evaluate_now_starts_a_job_and_shows_its_progress(
     assert "data-back-to-answer" not in other and "data-answer-now" not in other
 
 
+def test_the_job_page_names_a_candidates_verdict_as_supported_not_as_an_audit_sample(
+    publish: Any, service_api: Any, login: Any, reviewer: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """An answer the gate let through (no audit sample: none is drawn here) re-evaluated from
+    its page: the job's page says what its verdict is, not the queue's word for a sample."""
+    from tests.conftest import answer_body
+    from tests.reviews.conftest import fact
+
+    publish("pricing", facts=[fact("trial_days", 14)])
+    body = answer_body("t-free", as_of=None)
+    assert service_api.post("/api/v1/answers", body, format="json").json()["status"] == (
+        "candidate")
+    client = login(reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/answers/t-free/reevaluate")
+    page = client.get(response["Location"]).content.decode()
+    assert ("<p data-answer-now>t-free now: Candidate. The gate's verdict: Candidate "
+            "(Supported).") in page
+    assert "Audit sample" not in page
+
+
 def test_a_note_the_browser_let_through_reaches_the_owner_whole(
     hold: Any, login: Any, reviewer: Any, owner: Any
 ) -> None:

@@ -73,6 +73,13 @@ def reason_label(code: str) -> str:
 
 
 @register.filter
+def verdict_reason_label(code: str) -> str:
+    """A verdict's reason: "Supported" for a candidate, where reason_label, which names why an
+    item waits in the queue, would say "Audit sample"."""
+    return labels.verdict_reason_label(code)
+
+
+@register.filter
 def decision_label(code: str) -> str:
     return labels.decision_label(code)
 
