@@ -149,7 +149,7 @@ def _bars(bars: Sequence[Bar], title: str, share: bool, width: int, label_w: int
     for i, bar in enumerate(bars):
         y = top + i * row
         length = plot_w * (bar.value / scale) if scale else 0
-        shown = percent(bar.value) if share else f"{bar.value:g}"
+        shown = percent(bar.value) if share else f"{bar.value:.0f}"  # a count
         if above:
             body.append(f'<text class="label" x="0" y="{y + 13}">{escape(bar.label)}</text>')
         else:

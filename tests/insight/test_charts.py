@@ -29,3 +29,14 @@ def test_every_tick_of_a_share_axis_is_a_whole_percent_where_it_stands(
                                       title="False-pass estimate")) == labels
     line = line_chart([("2026-10-01", 0.0), ("2026-10-02", high)], title="Hold rate")
     assert re.findall(r'>(\d+%)</text>', line.split("</svg>")[0]) == labels
+
+
+def test_a_count_bar_prints_its_count_whole() -> None:
+    """A backlog of a million and more is a count of answers, not 1.23457e+06."""
+    from reviewqueue.insight.charts import Bar, bar_chart
+
+    svg = bar_chart([Bar("older than a week", 1_234_567), Bar("today", 3)],
+                    title="Review queue by age", share=False)
+
+    assert ">1234567<" in svg and ">3<" in svg
+    assert "e+" not in svg
