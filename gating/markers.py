@@ -1,7 +1,14 @@
 """Citation markers in free answer text, and the sentences that carry them.
 
 A marker is a bracketed list of ids: ``[d1]``, ``[d1, d2]`` or ``[d1][d2]``. Ids use the
-characters ``A-Z a-z 0-9 _ . : -``; a marker written with Markdown's backslash escapes
+characters ``A-Z a-z 0-9 _ . : -``, and are separated by a comma or a semicolon (``[d1; d2]``),
+by the Japanese comma U+3001 (``[d1、d2]``), or by a full-width comma or semicolon (U+FF0C,
+U+FF1B). Full-width brackets (U+FF3B, U+FF3D), as Japanese text writes them, make a marker
+too, even paired with an ASCII one; a full-width bracket opens no link, so one followed by
+``(x)`` is a marker and text. A Markdown footnote reference (``[^d1]``), which a renderer
+shows as a superscript citation, is a marker too; so is a footnote definition at a line start
+(``[^d1]: text``), as a link reference definition (``[d1]: url``) is: the gate holds rather
+than passes. A marker written with Markdown's backslash escapes
 (``[pricing\\_faq]``, ``\\[d9\\]``) is read as CommonMark shows it. A bracket followed
 directly by ``(`` and a link destination is a Markdown link (``[docs](https://...)``), not a
 citation, and is ignored.
@@ -30,8 +37,21 @@ CITE_ID = re.compile(_ID)
 # reader sees `[pricing\_faq]` as [pricing_faq], and `[d9\]` or `[d1\, d2]` as markers too.
 # A closing bracket so escaped ends no link text: `[d9\](x)` shows the marker and "(x)".
 _MARKER_ID = r"(?:[A-Za-z0-9_.:\-]|\\[_.:\-])+"
-MARKER_RE = re.compile(
-    rf"\[\s*({_MARKER_ID}(?:\s*\\?,\s*{_MARKER_ID})*)\s*(?:\\\]|\](?!\())")
+# A marker opens with "[" or a full-width bracket (U+FF3B), then a footnote's "^" right after it
+# ("[^d9]", escaped or not). Ids are separated by "," or ";" (escaped or not), or by the
+# Japanese, full-width comma or full-width semicolon (U+3001, U+FF0C, U+FF1B), which
+# CommonMark cannot escape. A marker closes with "]" (escaped, or followed by no "(": that is a
+# link) or a full-width bracket (U+FF3D), which opens and closes no link: "(x)" after it is
+# text.
+_OPEN = r"[\[\uff3b]"
+_CARET = r"(?:\\?\^)?"
+_SEPARATOR = r"(?:[,;\u3001\uff0c\uff1b]|\\[,;])"
+_CLOSE = r"(?:\](?!\()|\\\]|\\?\uff3d)"
+_MARKER = rf"{_CARET}\s*({_MARKER_ID}(?:\s*{_SEPARATOR}\s*{_MARKER_ID})*)\s*{_CLOSE}"
+MARKER_RE = re.compile(_OPEN + _MARKER)
+# The same for a text with no full-width opening bracket, the usual one: a pattern that starts
+# with one literal character is looked for faster than one that starts with a choice of two.
+_ASCII_MARKER_RE = re.compile(r"\[" + _MARKER)
 # An HTML comment shows nothing, so one inside a marker leaves the marker the reader sees:
 # `[d<!-- -->1]` shows [d1]. Comments are blanked with this character in the text markers are
 # read from, and where it occurs, markers are read with it allowed (and dropped) between any
@@ -41,9 +61,9 @@ _HIDDEN = "\x00"
 # tried again at every split, made a long comment after an opening bracket quadratic).
 _HIDDEN_ID = r"(?:(?:[A-Za-z0-9_.:\-]|\\[_.:\-])\x00*+)++"
 _HIDDEN_MARKER_RE = re.compile(
-    rf"\[[\s\x00]*+({_HIDDEN_ID}(?:[\s\x00]*+\\?,[\s\x00]*+{_HIDDEN_ID})*+)[\s\x00]*+"
-    rf"(?:\\\]|\](?!\())")
-_SPLIT_IDS = re.compile(r"\s*\\?,\s*")
+    rf"{_OPEN}\x00*+(?:\\?\x00*+\^)?[\s\x00]*+"
+    rf"({_HIDDEN_ID}(?:[\s\x00]*+{_SEPARATOR}[\s\x00]*+{_HIDDEN_ID})*+)[\s\x00]*+{_CLOSE}")
+_SPLIT_IDS = re.compile(rf"\s*{_SEPARATOR}\s*")
 _ESCAPED = re.compile(r"\\(.)")
 
 # A character reference (``&#91;``, ``&#x5D;``, ``&lsqb;``) shows a reader the character it
@@ -52,14 +72,22 @@ _ESCAPED = re.compile(r"\\(.)")
 # marker the reader sees, and its span covers both references (an opening bracket is put
 # first, a closing one last). A bracket so written is text, never a link's: ``&#91;d9&#93;(x)``
 # shows ``[d9](x)``.
-_MARKER_CHARS = frozenset(string.ascii_letters + string.digits + "_.:-, []\t")
+_MARKER_CHARS = frozenset(string.ascii_letters + string.digits
+                          + "_.:-,; []^\t\uff3b\uff3d\u3001\uff0c\uff1b")
 _REFERENCE = re.compile(r"&(?:#([0-9]{1,7})|#[xX]([0-9A-Fa-f]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));")
 _NAMED = {name[:-1]: char for name, char in html.entities.html5.items()
           if name.endswith(";") and char in _MARKER_CHARS}
 
 
+# A full-width opening bracket: a marker may start there as at "[" (looked for on its own: in a
+# text with no character that wide, the usual answer, ``in`` answers at once).
+_WIDE_OPEN = "\uff3b"
+
+
 def _markers_in(text: str) -> Iterator[re.Match[str]]:
-    return (_HIDDEN_MARKER_RE if _HIDDEN in text else MARKER_RE).finditer(text)
+    if _HIDDEN in text:
+        return _HIDDEN_MARKER_RE.finditer(text)
+    return (MARKER_RE if _WIDE_OPEN in text else _ASCII_MARKER_RE).finditer(text)
 
 
 # A sentence ends at . ! or ? (optionally followed by closing quotes or brackets), then any
@@ -72,8 +100,10 @@ def _markers_in(text: str) -> Iterator[re.Match[str]]:
 # mark inside it, a long run followed by a letter was read once per mark (quadratic). A match
 # always takes the whole run anyway, since what follows a shorter one is another mark.
 _BLOCK_START = r"\n(?=[ \t]{0,3}(?:[-*+]|[0-9]{1,9}[.)]|#{1,6})[ \t])"
+# The markers after a sentence mark: bracketed text, in ASCII or full-width brackets.
+_TAIL = r"(?:\s*[\[\uff3b][^\[\]\uff3b\uff3d\n]*(?:\](?!\()|\uff3d))*"
 _END_RE = re.compile(
-    r"""(?<![.!?])[.!?]++["'\u2019\u201d)]*+(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?=\s|$)"""
+    r"""(?<![.!?])[.!?]++["'\u2019\u201d)]*+(?P<tail>""" + _TAIL + r""")(?=\s|$)"""
     r"""|\n\s*\n|""" + _BLOCK_START,
 )
 # With ``cjk``, a sentence also ends at a Japanese full stop, exclamation or question mark
@@ -83,7 +113,7 @@ _END_RE = re.compile(
 _CJK_END_RE = re.compile(
     r"""(?:(?<![.!?])[.!?]++["'\u2019\u201d)]*+"""
     r"""|(?P<cjk>(?<![\u3002\uff01\uff1f])[\u3002\uff01\uff1f]++(?![\u3002\uff01\uff1f\u300d\u300f\uff09"'\u2019\u201d)])))"""
-    r"""(?P<tail>(?:\s*\[[^\[\]\n]*\](?!\())*)(?(cjk)|(?=\s|$))|\n\s*\n|""" + _BLOCK_START,
+    r"""(?P<tail>""" + _TAIL + r""")(?(cjk)|(?=\s|$))|\n\s*\n|""" + _BLOCK_START,
 )
 # Words after which a full stop usually does not end a sentence.
 _ABBREVIATIONS = frozenset(
@@ -333,7 +363,7 @@ def _referenced(match: re.Match[str]) -> str:
     if char is None:
         return match.group()
     hidden = _HIDDEN * (len(match.group()) - 1)
-    return hidden + char if char == "]" else char + hidden
+    return hidden + char if char in "]\uff3d" else char + hidden
 
 
 def _no_link_opens(raw: str, text: str, close: int, since: int) -> bool:
@@ -341,11 +371,14 @@ def _no_link_opens(raw: str, text: str, close: int, since: int) -> bool:
     were read) starts no link: it or the ``[`` it closes is a reference, which is text, or that
     ``[`` is escaped by a backslash (``\\[d9](x)`` shows ``[d9](x)``). The ``[`` is the
     nearest bracket before it, looked for back to ``since`` only (where the last ``](`` was
-    looked at: nearer than that, no bracket), so each character is read once in all."""
+    looked at: nearer than that, no bracket), so each character is read once in all. A
+    full-width opening bracket (U+FF3B) nearest opens no link either: it and ``d9](x)`` show
+    the reader a marker and "(x)"."""
     if raw[close] != "]":
         return True
-    opener = max(text.rfind("[", since, close), text.rfind("]", since, close))
-    if opener < 0 or text[opener] != "[":
+    opener = max(text.rfind("[", since, close), text.rfind("]", since, close),
+                 text.rfind(_WIDE_OPEN, since, close))
+    if opener < 0 or text[opener] not in "[\uff3b":
         return False
     if raw[opener] != "[":
         return True
@@ -398,8 +431,9 @@ def _prose(text: str) -> str:
 
 
 def _may_cite(text: str) -> bool:
-    """Whether ``text`` may hold a marker: a bracket, or a character reference for one."""
-    return "[" in text or "&" in text
+    """Whether ``text`` may hold a marker: a bracket (ASCII or full-width), or a character
+    reference for one."""
+    return "[" in text or "&" in text or _WIDE_OPEN in text
 
 
 def extract_markers(text: str) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-GATE_VERSION = "2026.12.7"
+GATE_VERSION = "2026.12.8"
 """Version of the rules. It is hashed into every fingerprint, so bumping it makes every stored
 verdict stale and lets the Django side re-run the gate everywhere."""
 

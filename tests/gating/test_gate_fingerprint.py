@@ -194,13 +194,13 @@ def test_the_verdict_dict_is_json_ready(cases):
 
 
 def test_fingerprints_of_stored_verdicts_stay_as_published(cases):
-    # The README's examples, unchanged since gate 2026.12.7 was released: a change to what the
+    # The README's examples, unchanged since gate 2026.12.8 was released: a change to what the
     # gate outputs (kb_documents on warnings) must not make stored verdicts look stale.
-    assert gating.GATE_VERSION == "2026.12.7"
+    assert gating.GATE_VERSION == "2026.12.8"
     published = {
-        "valid": "e376dd17421d991d1c31b112018f7ce2e1bf1e866353cde442c433138594603f",
-        "future": "fbe51c09d0777b8d816b6c9cbd69e58211299fa74019ba5709f17df50ad35f75",
-        "conflict": "fc9ef32ad21c8548bcdedc60c10f6c1d6edea92132518a2f4538a17921f4d245",
+        "valid": "7cb7bf83926173cda8762c9df96b51423ecccf293422b2b842f772caa9581c9c",
+        "future": "e42224da9487ed88970c49c49bd6775111aeac85e412201a19999999739fcbe8",
+        "conflict": "353b173c74fa51187d6d1a2b24302d6170010c4b2bd50fc35c7e418595f6392a",
     }
     records = {record["id"]: record for record in cases.published()}
     found = {case: _fp(records[case]) for case in published}

@@ -15,6 +15,8 @@ from gating import Sentence, extract_markers, split_sentences
         ("Back to back [d1][d2] and spaced [ d3 ,d4 ].", ["d1", "d2", "d3", "d4"]),
         ("Ids may hold dots, colons and dashes [kb:pricing-faq.v2_1].", ["kb:pricing-faq.v2_1"]),
         ("Numbered style [1] works too [2].", ["1", "2"]),
+        # A footnote reference shows the reader a citation, as [1] does (gate 2026.12.8).
+        ("A footnote[^1] is a citation too.", ["1"]),
         ("Repeats are listed once [d1] [d2] [d1].", ["d1", "d2"]),
         ("No markers at all.", []),
     ],
@@ -27,7 +29,6 @@ def test_markers_are_found_in_order_of_first_appearance(text, ids):
     "text",
     [
         "See [the pricing page](https://example.com/pricing).",
-        "A footnote[^1] is not a citation.",
         "Prose in brackets [see above] is not a citation.",
         "Empty brackets [] and [ , ] are not citations.",
     ],

@@ -184,7 +184,8 @@ def _work(text):
 
 @pytest.mark.parametrize("filler", ["<!-- a --!>", "<!----!>x", "`a` ", "]((a)", "](a (",
                                     "](<a ", "](a 'b", "](", "[a<!--x-->", "[d<!-- x. -->1]. ",
-                                    "\\[d](", "&#91;d&#93;(", "x](", "&#91;"])
+                                    "\\[d](", "&#91;d&#93;(", "x](", "&#91;", "\uff3bd](",
+                                    "[^d](", "[d\u3001<!--x-->"])
 def test_reading_grows_as_the_text_does(filler):
     # Each of these once made every comment opener, backtick run or "](" read on to the end
     # of the text: minutes at the answer size limit. Twice the text must cost about twice.

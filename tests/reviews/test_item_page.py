@@ -64,6 +64,30 @@ def test_the_answer_is_split_into_sentences_with_their_citations(
         ["pricing"], ["pricing-eu"]]
 
 
+@pytest.mark.parametrize(("answer", "drawn"), [
+    # Full-width brackets, as Japanese text writes them, and ids after a semicolon or a
+    # Japanese comma are citations to the reader and to the gate (2026.12.8): each gets its chip.
+    ("無料体験は14日間です\uff3bd1\uff3d。EUでは30日間です\uff3bd2\uff3d。",
+     ["無料体験は14日間です{d1}。", "EUでは30日間です{d2}。"]),
+    ("The trial lasts 14 days [d1; d2]. In the EU it is 30 days [d2\u3001d1].",
+     ["The trial lasts 14 days{d1}{d2}.", "In the EU it is 30 days{d2}{d1}."]),
+])
+def test_wide_and_semicolon_markers_get_their_citations_on_the_page(
+    sources: Any, submit: Any, reviewer: Any, login: Any, answer: str, drawn: list[str]
+) -> None:
+    submit("w", as_of=None, answer=answer,
+           retrieved=[{"cite": "d1", "document_id": "pricing", "revision": "r1", "span": "p1"},
+                      {"cite": "d2", "document_id": "pricing-eu", "revision": "r1",
+                       "span": "p1"}])
+    response = login(reviewer).get("/answers/w/")
+    page = response.context["page"]
+
+    assert sentences_drawn(response.content.decode()) == drawn
+    assert page.uncited == []
+    assert {p.citation.document_key for s in page.sentences for p in s.parts if p.cite} == {
+        "pricing", "pricing-eu"}
+
+
 def test_each_citation_is_drawn_where_its_marker_was_before_the_full_stop(
     hold: Any, reviewer: Any, login: Any
 ) -> None:
@@ -376,6 +400,11 @@ def test_diff_segments_rebuild_both_texts(before: str, after: str) -> None:
     ("Run `x. [d1] y` now [d2].", [["Run `x. [d1]"], ["y` now", "[d2]", "."]]),
     # A comment inside a marker hides nothing of it: the reader sees [d1], drawn as such.
     ("Fourteen days [d<!-- x -->1].", [["Fourteen days", "[d1]", "."]]),
+    # Full-width brackets, semicolons, Japanese commas and footnote references are markers.
+    ("無料体験は14日間です。\uff3bd1\uff3dEUでは30日間です[d2; d3]。",
+     [["無料体験は14日間です。", "[d1]"], ["EUでは30日間です", "[d2]", "[d3]", "。"]]),
+    ("Fourteen days [d1\u3001d2] for teams[^d3].",
+     [["Fourteen days", "[d1]", "[d2]", " for teams", "[d3]", "."]]),
 ])
 def test_only_the_markers_the_gate_reads_become_citations_in_their_place(
     answer: str, parts: list[list[str]]
