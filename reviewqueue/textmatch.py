@@ -45,13 +45,17 @@ def _shows(char: str) -> bool:
     return unicodedata.category(char)[0] in "LNPS" and char not in _BLANK_GLYPHS
 
 
+# What a marker may start with: a bracket, a full-width one, or a character reference to one.
+_MAY_OPEN = frozenset("[\uff3b&")
+
+
 def answer_is_blank(text: str) -> bool:
     """Whether an answer's text gives its reader nothing: empty, or only white space,
     invisible characters, citation markers ("[d1]") and HTML comments ("<!-- [d1] -->", which
     a reader never sees), however long. Ingest and edits refuse it: the gate checks the claims,
     never the wording, and would let it through."""
     for char in text:
-        if char == "[" or (char == "<" and "<!--" in text):
+        if char in _MAY_OPEN or (char == "<" and "<!--" in text):
             break  # perhaps a marker or a comment: the whole text is read below
         if _shows(char):
             return False  # the usual answer, which starts with a word

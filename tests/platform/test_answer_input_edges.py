@@ -27,6 +27,8 @@ MESSAGE = ("This field may not be blank, nor hold only citation markers and HTML
     # HTML comments, which a reader never sees (gate 2026.12.5), with markers or not; one never
     # closed hides the rest of the text.
     "<!-- [d1] -->", " <!-- a -->\n[d1]\n\n<!-- b --> ", "[d<!-- -->1]", "<!-- [d1]\nnote",
+    # Markers as the gate reads them since 2026.12.8, and as character references.
+    "\uff3bd1\uff3d", "[^d1]", "[d1; d2]", "&#91;d1&#93;",
 ])
 def test_a_blank_answer_is_refused_naming_the_field(
     publish: Any, service_api: Any, text: str
