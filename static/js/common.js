@@ -48,9 +48,12 @@
       });
     });
     // A refused form that lists its bad fields (data-error-summary) puts the cursor in the
-    // first of them; the list's links lead to each.
+    // first of them; the list's links lead to each. So does a sent form drawn again with a bad
+    // field and no list (a withdrawal, a dismissal, a webhook): the page opens at its top, and
+    // the refusal, further down, would otherwise go unseen and unsaid.
     var summary = document.querySelector("[data-error-summary]");
-    var invalid = summary && document.querySelector("[aria-invalid=true]");
+    var invalid = document.querySelector(summary ? "[aria-invalid=true]"
+                                                 : "form[method=post] [aria-invalid=true]");
     if (invalid) {
       var box = invalid.closest("details");
       if (box) box.open = true;
