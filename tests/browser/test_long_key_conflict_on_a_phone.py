@@ -38,7 +38,7 @@ def test_the_owner_inbox_wraps_a_long_conflict_key_on_a_phone(
     page = sign_in("olivia", lands="/owner/")
     page.set_viewport_size(PHONE)
     page.reload()
-    expect(page.locator(f"[data-conflict='{long_key_conflict}'] h2")).to_contain_text(
+    expect(page.locator(f"[data-conflict='{long_key_conflict}'] h3")).to_contain_text(
         LONG_FACT_KEY)
     fits_the_window(page)
 
