@@ -34,6 +34,16 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
+    // What was just done ("Approved t-1") is said as well as drawn: a live region is read
+    // out when its text changes, not when it is there as the page loads.
+    var shown = document.querySelector("[data-messages]");
+    var live = document.querySelector("body > [role=status]");
+    if (shown && live) {
+      var said = Array.prototype.map.call(shown.querySelectorAll(".message"), function (m) {
+        return m.textContent.trim();
+      }).join(" ");
+      setTimeout(function () { live.textContent = said; }, 100);
+    }
     // A choice made with the mouse applies at once. Arrow keys change a closed menu's value
     // one step at a time, so from the keyboard the menu waits for its button instead.
     document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
