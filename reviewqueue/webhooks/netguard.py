@@ -3,8 +3,9 @@
 A URL is refused when its host resolves to an address that is not globally routable (private,
 loopback, link-local, shared, reserved, unspecified) or multicast, unless
 WEBHOOK_ALLOW_PRIVATE_HOSTS names the host or a network holding the address. The check runs at
-registration and again on every delivery, and the request goes to the very address that was
-checked, so a DNS answer that changes in between (rebinding) cannot redirect it.
+registration and again on every delivery, and the request goes to an address that was checked
+(the first that takes the connection, in the lookup's order), so a DNS answer that changes in
+between (rebinding) cannot redirect it.
 
 Every step of a delivery, the DNS lookup included, runs against one deadline (time.monotonic()),
 so a hanging resolver cannot hold a worker beyond WEBHOOK_TIMEOUT_SECONDS.
@@ -57,6 +58,10 @@ class Target:
     port: int
     path: str
     address: str
+    # Every address the lookup gave, each checked, `address` first: a host whose first one
+    # does not answer (an IPv6 address where the receiver listens on IPv4 only, as "localhost"
+    # often resolves) is reached at the next, as any HTTP client would reach it.
+    addresses: tuple[str, ...] = ()
 
 
 def _allowed(host: str, address: IPAddress) -> bool:
@@ -180,7 +185,8 @@ def resolve_target(url: str, *, deadline: float | None = None) -> Target:
     path = quote(parts.path or "/", safe=_URL_SAFE)
     if parts.query:
         path = f"{path}?{quote(parts.query, safe=_URL_SAFE)}"
-    return Target(scheme=parts.scheme, host=host, port=port, path=path, address=addresses[0])
+    return Target(scheme=parts.scheme, host=host, port=port, path=path, address=addresses[0],
+                  addresses=tuple(addresses))
 
 
 def _resolver_reason(exc: socket.gaierror) -> str:
@@ -192,30 +198,41 @@ def _resolver_reason(exc: socket.gaierror) -> str:
     return f" ({reason})" if reason else ""
 
 
+def _connect(addresses: tuple[str, ...], port: int, deadline: float) -> socket.socket:
+    """A connection to the first of the checked addresses that takes it, in the lookup's
+    order, within the deadline; the last one's error when none does."""
+    error: OSError | None = None
+    for address in addresses:
+        try:
+            return socket.create_connection((address, port), remaining(deadline))
+        except OSError as exc:
+            error = exc
+    raise error or OSError("no address to connect to")
+
+
 class _PinnedHTTPConnection(http.client.HTTPConnection):
-    """Sends `Host: <host>` but connects to the address that was checked."""
+    """Sends `Host: <host>` but connects to an address that was checked."""
 
     def __init__(self, target: Target, deadline: float) -> None:
         super().__init__(target.host, target.port, timeout=remaining(deadline))
-        self._address = target.address
+        self._addresses = target.addresses or (target.address,)
         self._deadline = deadline
 
     def connect(self) -> None:
-        self.sock = socket.create_connection((self._address, self.port),
-                                             remaining(self._deadline))
+        self.sock = _connect(self._addresses, self.port, self._deadline)
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    """TLS to the checked address, with the certificate verified for the URL's host name."""
+    """TLS to a checked address, with the certificate verified for the URL's host name."""
 
     def __init__(self, target: Target, deadline: float) -> None:
         super().__init__(target.host, target.port, timeout=remaining(deadline),
                          context=ssl.create_default_context())
-        self._address = target.address
+        self._addresses = target.addresses or (target.address,)
         self._deadline = deadline
 
     def connect(self) -> None:
-        sock = socket.create_connection((self._address, self.port), remaining(self._deadline))
+        sock = _connect(self._addresses, self.port, self._deadline)
         sock.settimeout(remaining(self._deadline))  # the handshake gets what is left
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
 

@@ -273,6 +273,50 @@ def test_the_request_goes_to_the_address_the_lookup_checked_without_a_second_loo
     assert looked_up.count(HOOK_HOST) == 1
 
 
+def resolving(name: str, answers: list[tuple[Any, ...]]) -> Any:
+    """A getaddrinfo that gives `answers` for `name` and looks every other name up for real
+    (an address literal, as connecting to one does)."""
+    real_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host: str, *args: Any, **kwargs: Any) -> Any:
+        return answers if host == name else real_getaddrinfo(host, *args, **kwargs)
+
+    return getaddrinfo
+
+
+def test_a_host_whose_first_address_refuses_is_reached_at_its_next_one(
+        settings: Any, receiver: Receiver) -> None:
+    # "localhost" on most systems: ::1 first, while the receiver listens on 127.0.0.1 only.
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = [HOOK_HOST]
+    port = urlsplit(receiver.url).port
+    delivery = delivery_to_named_host(f"http://{HOOK_HOST}:{port}/hooks/reviewqueue")
+    answers = [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", port, 0, 0)),
+               (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    with mock.patch("socket.getaddrinfo", side_effect=resolving(HOOK_HOST, answers)):
+        result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert result is not None
+    assert (result.delivery.state, result.delivery.last_error) == ("delivered", "")
+    assert [r.headers["Host"] for r in receiver.requests] == [f"{HOOK_HOST}:{port}"]
+
+
+def test_a_host_with_an_inside_address_among_its_answers_is_never_tried_at_any(
+        settings: Any, receiver: Receiver) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = []
+    port = urlsplit(receiver.url).port
+    delivery = delivery_to_named_host(f"http://{HOOK_HOST}:{port}/hooks/reviewqueue")
+    answers = [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.215.14", port)),
+               (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    with mock.patch("socket.getaddrinfo", side_effect=resolving(HOOK_HOST, answers)):
+        result = webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    assert result is not None and result.delivery.state == "pending"
+    assert "not a public internet address" in result.delivery.last_error
+    assert receiver.requests == []
+
+
 # --- Every failure is an attempt ----------------------------------------------------------------
 
 def test_a_soft_time_limit_during_the_request_counts_as_a_failed_attempt() -> None:
