@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -50,6 +50,24 @@ class Registered:
     secret: str  # shown to the admin once
 
 
+def _address(url: str) -> str:
+    """The URL as every spelling of its address is stored: scheme and host in lower case
+    (neither has a case), no default port, "/" for an empty path; the path and query as typed.
+    So one address is one endpoint however it is written. A URL that does not parse is left
+    to the URL check, which says what is wrong with it."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url
+    if not parts.hostname or "@" in parts.netloc:
+        return url
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    if port is not None and port != {"http": 80, "https": 443}.get(parts.scheme):
+        host = f"{host}:{port}"
+    return urlunsplit((parts.scheme, host, parts.path or "/", parts.query, parts.fragment))
+
+
 def _refuse_twin(url: str) -> None:
     """A second endpoint on one address would get every event twice."""
     twin = WebhookEndpoint.objects.filter(url=url).order_by("pk").first()
@@ -65,7 +83,7 @@ def webhook_endpoint_register(*, url: str, description: str = "", secret: str = 
                               user: Any, actor: Actor) -> Registered:
     """Register an endpoint after checking where its URL leads. A secret is generated unless
     one is given (at least 16 characters)."""
-    url = url.strip()
+    url = _address(url.strip())
     if len(url) > 2000:
         raise FieldError("url", _("at most 2000 characters"))
     _refuse_twin(url)

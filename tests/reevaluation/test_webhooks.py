@@ -174,6 +174,31 @@ def test_an_address_already_registered_is_refused_naming_the_endpoint(
     assert WebhookEndpoint.objects.count() == 1
 
 
+@pytest.mark.parametrize(("first", "second"), [
+    ("http://localhost:{port}/hooks/reviewqueue", "http://LocalHost:{port}/hooks/reviewqueue"),
+    ("http://localhost/hooks/reviewqueue", "http://localhost:80/hooks/reviewqueue"),
+    ("https://localhost:443/hooks/reviewqueue", "https://localhost/hooks/reviewqueue"),
+    ("http://localhost:{port}", "http://localhost:{port}/"),
+])
+def test_the_same_address_written_another_way_is_refused_as_already_registered(
+    first: str, second: str, admin_user: Any, client: Any, receiver: Receiver
+) -> None:
+    """Host names and schemes have no case, and a default port or an empty path changes
+    nothing: the receiver would get every event twice, one copy signed with a secret it does
+    not hold."""
+    port = receiver.url.rsplit(":", 1)[1].split("/")[0]
+    client.force_login(admin_user)
+    client.post("/webhooks/", {"url": first.format(port=port)})
+    endpoint = WebhookEndpoint.objects.get()
+
+    response = client.post("/webhooks/", {"url": second.format(port=port)})
+
+    assert response.status_code == 400
+    assert (f"This address is already registered (endpoint {endpoint.pk}, enabled)"
+            in html.unescape(response.content.decode()))
+    assert WebhookEndpoint.objects.count() == 1
+
+
 def test_a_reviewer_cannot_open_the_webhooks_page(reviewer: Any, client: Any) -> None:
     client.force_login(reviewer)
     assert client.get("/webhooks/").status_code == 403
