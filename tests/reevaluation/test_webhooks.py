@@ -233,6 +233,38 @@ def test_a_status_change_posts_a_signed_event_without_any_text(
     assert request.headers["X-ReviewQueue-Event-Id"] == body["event_id"]
 
 
+# What the README tells the developer of a receiver, word for word (its lines joined).
+SIGNATURE_RECIPE = (
+    "`X-ReviewQueue-Timestamp` holds the Unix time of the attempt in seconds, and "
+    "`X-ReviewQueue-Signature` is `sha256=` followed by the lowercase hex HMAC-SHA256, keyed "
+    "with the endpoint's secret (its UTF-8 bytes), of the timestamp, a `.` and the request "
+    "body's bytes as received"
+)
+
+
+def test_a_receiver_verifies_a_delivery_the_way_the_readme_says(
+    receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any
+) -> None:
+    import hashlib
+    import hmac
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert SIGNATURE_RECIPE in " ".join(readme.split())
+    secret = "a-secret-with-a-non-ascii-letter-\u00e9"
+    register(receiver.url, secret=secret)
+    publish_doc("pricing", "r1")
+    with on_commit():
+        ingest("t-1")
+
+    [request] = receiver.delivered()
+    stamp = request.headers["X-ReviewQueue-Timestamp"]
+    expected = hmac.new(secret.encode("utf-8"), stamp.encode() + b"." + request.body,
+                        hashlib.sha256).hexdigest()
+    assert request.headers["X-ReviewQueue-Signature"] == f"sha256={expected}"
+    assert abs(time.time() - int(stamp)) < 300
+
+
 def test_a_signature_made_with_another_secret_does_not_verify(
     receiver: Receiver, publish_doc: Any, ingest: Any, on_commit: Any
 ) -> None:
