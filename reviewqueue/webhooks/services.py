@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 STATUS_CHANGED = "answer.status_changed"
 USER_AGENT = "ReviewQueue-Webhooks/1"
 _ERROR_CHARS = 200
+# What the log says of an attempt whose worker vanished (its lease ran out with no outcome).
+_VANISHED = "no outcome: the attempt stopped midway"
 # The audit event of a resend lists at most this many of the events it sent again.
 RESENT_LISTED = 100
 
@@ -404,9 +406,15 @@ def webhook_delivery_attempt(*, delivery_id: int) -> AttemptResult | None:
     delivered = status_code is not None and not error
     retry_in: float | None = None
     with transaction.atomic():
-        WebhookAttempt.objects.create(delivery=delivery, number=delivery.attempts,
-                                      started_at=started_at, duration_ms=elapsed_ms,
-                                      status_code=status_code, error=error)
+        outcome = {"started_at": started_at, "duration_ms": elapsed_ms,
+                   "status_code": status_code, "error": error}
+        # Taken for lost by the sweep meanwhile, the attempt was logged with no outcome: it
+        # has one after all.
+        if not WebhookAttempt.objects.filter(delivery=delivery, number=delivery.attempts,
+                                             status_code=None, error=_VANISHED
+                                             ).update(**outcome):
+            WebhookAttempt.objects.create(delivery=delivery, number=delivery.attempts,
+                                          **outcome)
         delivery.last_status_code = status_code
         delivery.last_error = error
         delivery.lease_until = None
@@ -466,16 +474,28 @@ def webhook_deliveries_due(*, limit: int = 500, endpoint_id: int | None = None) 
     attempt vanished is given up rather than freed: a receiver that kills the worker on every
     attempt would otherwise be sent the event again every few minutes, forever."""
     now = timezone.now()
-    vanished = WebhookDelivery.objects.filter(state=WebhookDelivery.State.SENDING,
-                                              lease_until__lt=now)
-    vanished.filter(
-        attempts__gte=F("attempts_before_resend") + settings.WEBHOOK_MAX_ATTEMPTS
-    ).update(
-        state=WebhookDelivery.State.FAILED, lease_until=None, last_status_code=None,
-        last_error="no outcome: the attempt stopped midway",
-    )
-    vanished.update(state=WebhookDelivery.State.PENDING, next_attempt_at=now, lease_until=None,
-                    dispatched_until=None)
+    with transaction.atomic():
+        # Locked, so that of two sweeps one frees each and logs it once: the endpoint's page
+        # lists the vanished attempt with the others, and says why one that was the last was
+        # given up.
+        vanished = list(WebhookDelivery.objects.filter(
+            state=WebhookDelivery.State.SENDING, lease_until__lt=now,
+        ).select_for_update(skip_locked=True).values_list("pk", "attempts", "lease_until"))
+        WebhookAttempt.objects.bulk_create([
+            WebhookAttempt(delivery_id=pk, number=attempts, started_at=lease_until - _lease(),
+                           duration_ms=int(_lease().total_seconds() * 1000), error=_VANISHED)
+            for pk, attempts, lease_until in vanished
+        ])
+        freed = WebhookDelivery.objects.filter(pk__in=[pk for pk, _, _ in vanished],
+                                               state=WebhookDelivery.State.SENDING)
+        freed.filter(
+            attempts__gte=F("attempts_before_resend") + settings.WEBHOOK_MAX_ATTEMPTS
+        ).update(
+            state=WebhookDelivery.State.FAILED, lease_until=None, last_status_code=None,
+            last_error=_VANISHED,
+        )
+        freed.update(state=WebhookDelivery.State.PENDING, next_attempt_at=now, lease_until=None,
+                     dispatched_until=None)
     waiting = WebhookDelivery.objects.filter(
         Q(dispatched_until__isnull=True) | Q(dispatched_until__lte=now),
         ~_older_still_to_send(), _endpoint_active(),

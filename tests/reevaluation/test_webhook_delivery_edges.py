@@ -53,6 +53,33 @@ def test_a_delivery_whose_last_attempt_vanished_is_given_up(settings: Any) -> No
 
 
 @pytest.mark.django_db
+def test_the_delivery_log_says_why_a_delivery_whose_last_attempt_vanished_was_given_up(
+        admin_client: Any, settings: Any) -> None:
+    settings.WEBHOOK_MAX_ATTEMPTS = 1
+    delivery = vanished_delivery(attempts=1)
+    webhook_deliveries_due()
+    webhook_deliveries_due()  # the next sweep logs nothing twice
+
+    page = admin_client.get(f"/webhooks/{delivery.endpoint_id}/").content.decode()
+
+    assert "Given up" in page
+    assert page.count("no outcome: the attempt stopped midway") == 1
+    assert list(delivery.attempt_log.values_list("number", "status_code", "error")) == [
+        (1, None, "no outcome: the attempt stopped midway")]
+
+
+@pytest.mark.django_db
+def test_an_earlier_attempt_that_vanished_is_in_the_delivery_log(settings: Any) -> None:
+    settings.WEBHOOK_MAX_ATTEMPTS = 3
+    delivery = vanished_delivery(attempts=2)
+
+    webhook_deliveries_due()
+
+    assert list(delivery.attempt_log.values_list("number", "error")) == [
+        (2, "no outcome: the attempt stopped midway")]
+
+
+@pytest.mark.django_db
 def test_a_delivery_whose_earlier_attempt_vanished_is_tried_again(settings: Any) -> None:
     settings.WEBHOOK_MAX_ATTEMPTS = 3
     delivery = vanished_delivery(attempts=2)
