@@ -163,6 +163,8 @@ def resolve_target(url: str, *, deadline: float | None = None) -> Target:
         raise UnsafeUrl(_("the URL has no host"))
     if parts.username or parts.password:
         raise UnsafeUrl(_("credentials in the URL are not allowed; sign with the secret instead"))
+    if port == 0:  # no receiver listens there, and a connection to it goes nowhere
+        raise UnsafeUrl(_("not a valid URL: %(error)s") % {"error": "port 0"})
     host = parts.hostname
     port = port or (443 if parts.scheme == "https" else 80)
     try:

@@ -74,6 +74,13 @@ def test_a_url_that_is_not_plain_http_is_refused(url: str) -> None:
         netguard.resolve_target(url)
 
 
+def test_port_0_is_refused_not_taken_for_the_default_port(settings: Any) -> None:
+    """No receiver listens on port 0: the URL is wrong, and was sent to port 80 instead."""
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = ["127.0.0.1"]
+    with pytest.raises(netguard.UnsafeUrl, match="not a valid URL: port 0"):
+        netguard.resolve_target("http://127.0.0.1:0/in")
+
+
 def test_the_setting_lets_loopback_through(settings: Any) -> None:
     settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = ["127.0.0.1"]
     target = netguard.resolve_target("http://127.0.0.1:8080/in?x=1")
