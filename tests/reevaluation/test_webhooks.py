@@ -123,6 +123,21 @@ def test_registering_a_private_url_is_refused_naming_the_field(settings: Any) ->
     assert not WebhookEndpoint.objects.exists()
 
 
+@pytest.mark.parametrize(("language", "signed"), [
+    ("en", "hex HMAC-SHA256 of \"timestamp.body\", keyed with the endpoint's secret"),
+    ("ja", "シークレットを鍵とする \"timestamp.body\" の HMAC-SHA256 (16 進)"),
+])
+def test_the_page_says_what_a_receiver_needs_to_check_a_delivery(
+    admin_user: Any, client: Any, language: str, signed: str
+) -> None:
+    """As the README says it: every field of the body, and how the signature is made."""
+    client.force_login(admin_user)
+    page = html.unescape(client.get("/webhooks/", HTTP_ACCEPT_LANGUAGE=language)
+                         .content.decode())
+    assert "{event_id, type, trace_id, status, occurred_at, verdict}" in page
+    assert signed in page
+
+
 def test_a_generated_secret_is_returned_once(receiver: Receiver) -> None:
     registered = webhook_endpoint_register(url=receiver.url, user=None, actor=SYSTEM)
     assert len(registered.secret) >= 32
