@@ -16,12 +16,7 @@ from hypothesis import strategies as st
 
 import gating
 from gating import extract_markers, marker_spans, markers, split_sentences
-
-LONG_TAIL = (
-    " The plan renews every month unless it is cancelled before the renewal date, and the"
-    " trial applies once per customer account in every region we serve, whichever plan the"
-    " customer starts on."
-)
+from tests.gating.test_gate_markers_escaped import LONG_TAIL
 
 
 @pytest.mark.parametrize(

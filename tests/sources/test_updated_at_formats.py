@@ -16,43 +16,31 @@ pytestmark = pytest.mark.django_db
 URL = "/api/v1/documents/pricing/revisions/r1"
 
 
-@pytest.mark.parametrize("updated_at", [
-    "2026-10-01",            # a day, not a date-time: becomes 2026-10-01T00:00:00Z
-    "2026-W40-4",            # an ISO week date
-    "20261001T090000Z",      # the basic (compact) form
-    "2026-10-01T09:00:00",   # no offset: read as the server's local time
+FORMAT = ("Give a date and time with its offset from UTC: "
+          "YYYY-MM-DDThh:mm[:ss[.ffffff]] then Z or +hh:mm / -hh:mm.")
+NO_MOMENT = "{} is written as a date and time but is no moment of the calendar."
+
+
+@pytest.mark.parametrize(("updated_at", "message"), [
+    ("2026-10-01", FORMAT),            # a day, not a date-time: becomes 2026-10-01T00:00:00Z
+    ("2026-W40-4", FORMAT),            # an ISO week date
+    ("20261001T090000Z", FORMAT),      # the basic (compact) form
+    ("2026-10-01T09:00:00", FORMAT),   # no offset: read as the server's local time
+    # Written right, but no moment: told so, not that the format (the one it has) is wrong.
+    ("2026-02-30T09:00:00Z", NO_MOMENT),  # no 30 February
+    ("2026-10-01T24:00:00Z", NO_MOMENT),  # no hour 24
+    ("2026-10-01T09:60:00Z", NO_MOMENT),  # no minute 60
+    ("2026-10-01T09:00:00+24:00", NO_MOMENT),  # no offset of a whole day
 ])
 def test_an_updated_at_that_is_not_an_rfc3339_date_time_is_refused_naming_it(
-    service_api: Any, owner: Any, updated_at: str
+    service_api: Any, owner: Any, updated_at: str, message: str
 ) -> None:
     body = revision_body()
     body["updated_at"] = updated_at
     response = service_api.put(URL, body, format="json")
     assert response.status_code == 400, response.content
-    assert response.json()["errors"] == [{
-        "field": "updated_at",
-        "message": "Give a date and time with its offset from UTC: "
-                   "YYYY-MM-DDThh:mm[:ss[.ffffff]] then Z or +hh:mm / -hh:mm."}]
-    assert not Revision.objects.exists()
-
-
-@pytest.mark.parametrize("updated_at", [
-    "2026-02-30T09:00:00Z",  # no 30 February
-    "2026-10-01T24:00:00Z",  # no hour 24
-    "2026-10-01T09:60:00Z",  # no minute 60
-    "2026-10-01T09:00:00+24:00",  # no offset of a whole day
-])
-def test_an_updated_at_written_right_that_is_no_moment_says_so_not_that_its_format_is_wrong(
-    service_api: Any, owner: Any, updated_at: str
-) -> None:
-    body = revision_body()
-    body["updated_at"] = updated_at
-    response = service_api.put(URL, body, format="json")
-    assert response.status_code == 400, response.content
-    assert response.json()["errors"] == [{
-        "field": "updated_at",
-        "message": f"{updated_at} is written as a date and time but is no moment of the "
-                   "calendar."}]
+    assert response.json()["errors"] == [{"field": "updated_at",
+                                          "message": message.format(updated_at)}]
     assert not Revision.objects.exists()
 
 
