@@ -64,6 +64,14 @@ def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER,
         if (current is not None and current.version_id == answer.current_version_id
                 and current.fingerprint == run.verdict.fingerprint):
             return None
+        if current is not None and _older_gate(run.verdict.gate_version, current.gate_version):
+            # A rolling deploy: this worker still runs the previous release, and a newer one
+            # gave the current verdict. Its verdict would replace (or bring back) one the new
+            # gate has judged differently; the answer waits for a worker of the new release.
+            raise OlderGate(
+                f"this worker runs gate {run.verdict.gate_version}, older than gate "
+                f"{current.gate_version} of the answer's current verdict: send it again once "
+                "every worker runs the new release")
         verdict, _ = evaluation.store_verdict(answer=answer, version=answer.current_version,
                                               run=run, trigger=trigger)
         old_status = answer.status
@@ -74,6 +82,21 @@ def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER,
         if on_change is not None:
             on_change(answer_id)
         return verdict
+
+
+class OlderGate(Exception):
+    """The answer's current verdict comes from a newer gate than this process runs."""
+
+
+def _older_gate(mine: str, theirs: str) -> bool:
+    """Whether gate version `mine` ("2026.12.7") is older than `theirs`. Versions that are not
+    numbers separated by dots are not compared."""
+    def release(version: str) -> tuple[int, ...] | None:
+        parts = version.split(".")
+        return tuple(map(int, parts)) if all(part.isdigit() for part in parts) else None
+
+    ours, newer = release(mine), release(theirs)
+    return ours is not None and newer is not None and ours < newer
 
 
 def record_cleared(*, answer: Answer, old_status: str, new_status: str, verdict: Verdict,
