@@ -35,6 +35,7 @@ from reviewqueue.reviews.services.evaluation import (
     claims_on_hidden_facts,
     gate_day,
     load_sources,
+    older_gate,
     run_gate,
     store_verdict,
     verdict_is_fresh,
@@ -352,10 +353,17 @@ def _same_decision(decision: Decision, user: Any, data: DecisionInput) -> bool:
 
 
 def _refresh(answer: Answer, actor: Actor) -> Verdict:
-    """Gate the current version now, store the verdict and make it current."""
+    """Gate the current version now, store the verdict and make it current (unless a newer
+    gate than this process runs gave the current one)."""
     retrieved = list(answer.retrieved.all())
     run = run_gate(answer=answer, version=answer.current_version, retrieved=retrieved,
                    as_of=gate_day(answer))
+    current = answer.current_verdict
+    if current is not None and older_gate(run.verdict.gate_version, current.gate_version):
+        # A rolling deploy: this process still runs the previous release, which cannot tell
+        # the new gate's verdict fresh, nor may replace it. Nothing is stored; sent again,
+        # the decision reaches a process of the new release.
+        return current
     fresh, _ = store_verdict(answer=answer, version=answer.current_version, run=run,
                              trigger=Verdict.Trigger.DECISION)
     if answer.current_verdict_id != fresh.pk:

@@ -377,6 +377,19 @@ def store_verdict(
     )
 
 
+def older_gate(mine: str, theirs: str) -> bool:
+    """Whether gate version `mine` ("2026.12.7") is older than `theirs`: during a rolling
+    deploy, a process of the previous release must not put its verdict in place of one the
+    new gate gave. Versions that are not numbers separated by dots are not compared."""
+    def release(version: str) -> tuple[int, ...] | None:
+        parts = version.split(".")
+        return (tuple(map(int, parts))
+                if all(part.isascii() and part.isdigit() for part in parts) else None)
+
+    ours, newer = release(mine), release(theirs)
+    return ours is not None and newer is not None and ours < newer
+
+
 def verdict_is_fresh(answer: Answer, verdict: Verdict) -> bool:
     """True while gating the answer now would give exactly this verdict's fingerprint."""
     if answer.current_verdict_id != verdict.pk or answer.current_version_id != verdict.version_id:

@@ -18,7 +18,7 @@ from reviewqueue.audit.services import SYSTEM, WORKER, Actor, audit_record
 from reviewqueue.prepared import prepared_cursor
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.services import evaluation
-from reviewqueue.reviews.services.evaluation import KbRow, Sources
+from reviewqueue.reviews.services.evaluation import KbRow, Sources, older_gate
 from reviewqueue.reviews.services.transitions import answer_apply_verdict
 from reviewqueue.sources.models import Conflict as SourceConflict
 from reviewqueue.sources.models import Document, Fact, Revision
@@ -64,7 +64,7 @@ def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER,
         if (current is not None and current.version_id == answer.current_version_id
                 and current.fingerprint == run.verdict.fingerprint):
             return None
-        if current is not None and _older_gate(run.verdict.gate_version, current.gate_version):
+        if current is not None and older_gate(run.verdict.gate_version, current.gate_version):
             # A rolling deploy: this worker still runs the previous release, and a newer one
             # gave the current verdict. Its verdict would replace (or bring back) one the new
             # gate has judged differently; the answer waits for a worker of the new release.
@@ -86,17 +86,6 @@ def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER,
 
 class OlderGate(Exception):
     """The answer's current verdict comes from a newer gate than this process runs."""
-
-
-def _older_gate(mine: str, theirs: str) -> bool:
-    """Whether gate version `mine` ("2026.12.7") is older than `theirs`. Versions that are not
-    numbers separated by dots are not compared."""
-    def release(version: str) -> tuple[int, ...] | None:
-        parts = version.split(".")
-        return tuple(map(int, parts)) if all(part.isdigit() for part in parts) else None
-
-    ours, newer = release(mine), release(theirs)
-    return ours is not None and newer is not None and ours < newer
 
 
 def record_cleared(*, answer: Answer, old_status: str, new_status: str, verdict: Verdict,
