@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
-from django.db.models import Func
+from django.db.models import Func, Value
 from django.utils.translation import gettext_lazy as _
 
 from reviewqueue.audit.hashing import content_sha256
@@ -270,6 +270,16 @@ class ReviewItem(models.Model):
     entered_at = models.DateTimeField(verbose_name=_("queued at"))
     primary_reason = models.CharField(max_length=64, verbose_name=_("primary reason"))
     reasons = ArrayField(models.CharField(max_length=64), default=list, verbose_name=_("reasons"))
+    # What the hold rests on through the knowledge base: the documents the current verdict's
+    # conflicting_sources findings name in their `kb_documents` (sorted, once each), the
+    # documents of a conflict the answer's claim disagrees with without citing them. Kept with
+    # `reasons` (transitions.kb_documents_of), so that a conflict counts and lists the answers
+    # it holds this way through an index (review_item_kb_documents) instead of every verdict.
+    # Empty in the database too by default, for rows written without it. No verbose name of
+    # its own: no page shows it, and a new one would be a message to translate.
+    kb_documents = ArrayField(models.CharField(max_length=200), default=list,
+                              db_default=Value([], output_field=ArrayField(
+                                  models.CharField(max_length=200))))
     index_release = models.CharField(max_length=200, blank=True, verbose_name=_("index release"))
     leased_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                   on_delete=models.SET_NULL, related_name="+",
@@ -305,6 +315,12 @@ class ReviewItem(models.Model):
             # as PostgreSQL uses a partial index only for a query that implies its condition.
             models.Index(fields=["answer"], name="review_item_conflicting",
                          condition=models.Q(reasons__contains=["conflicting_sources"])),
+            # The items held over a document through the knowledge base, for a conflict's
+            # counts and page (sources.selectors): `kb_documents && documents` probes the
+            # entries of its documents alone. Partial, so the items held for anything else, all
+            # but a few, add nothing to it; the selectors repeat the condition word for word.
+            GinIndex(fields=["kb_documents"], name="review_item_kb_documents",
+                     condition=~models.Q(kb_documents=[])),
             # The answers waiting for their owners, a few however long the queue: the inbox
             # lists them by question, a correction counts those citing its document.
             models.Index(fields=["owner_question", "answer"],

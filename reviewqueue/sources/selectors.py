@@ -873,9 +873,15 @@ def conflict_closing(conflict: Conflict, user: Any) -> ConflictClosing | None:
     return ConflictClosing(at=conflict.closed_at, document=document, withdrawn=withdrawn)
 
 
-# `held`: the answers held for conflicting sources that cite one of the conflicts' documents,
-# once each, with the documents they cite and the claims of their current version. It can be
-# read from either end, and each end is cheap only when it is the small one:
+# `held`: the answers held for conflicting sources over one of the conflicts' documents, once
+# each, with the documents they cite, those their hold rests on through the knowledge base and
+# the claims of their current version. An answer is held over a document when it cites it, or
+# when its verdict's conflicting_sources finding names it in `kb_documents`: the gate compared
+# its claim with the document's fact, disagreeing, though the answer never retrieved it. The
+# queue item keeps those (ReviewItem.kb_documents, written with its reasons), and a dismissal
+# releases these answers as it releases the others, so they are counted with them. The answers
+# citing one of the documents can be read from either end, and each end is cheap only when it
+# is the small one:
 #
 #   the queue: the items held for conflicting sources, in the partial index of them, each with
 #     the documents its answer cites (one lookup in the citations' (answer_id, document_key)
@@ -892,6 +898,19 @@ def conflict_closing(conflict: Conflict, user: Any) -> ConflictClosing | None:
 # the index, and that reads half the table. Past HELD_PROBE on both ends the citations are
 # read, as they always were. The other end's branch of the UNION never runs: its one-time
 # filter is checked before its first row.
+#
+# The queue end finds the answers held through the knowledge base as it goes: their item's
+# `kb_documents` is on the row it reads anyway. The citations cannot find them, as they cite
+# none of the documents: when the citations are read, a third branch reads them from the
+# partial GIN index of the items' `kb_documents` (review_item_kb_documents), which holds an
+# entry only for an item held this way, so that probing it for the documents reads the answers
+# actually held over them through the knowledge base (some of which cite another of them) and
+# nothing else: bounded, like the citations' end, by what is counted. A GIN index is read as a
+# bitmap, all of it before the first row, never in order nor stopped early: that is why it holds
+# only these items. It keeps to the answers citing none of the documents, as the citations'
+# branch gave the others, so that none is counted twice. Its condition
+# `kb_documents <> '{}'` repeats the index's, of the column's own type, for the same reason as
+# the reasons' below.
 #
 # Everything per row is a scalar subquery, which runs row by row through unique indexes:
 # written as joins, the planner may hash every answer version, or every citation, instead. The
@@ -914,29 +933,52 @@ WITH probe AS MATERIALIZED (
     SELECT FROM {item} i WHERE i.reasons @> ARRAY['conflicting_sources']::{reasons}
     LIMIT (SELECT citations FROM probe) + 1) AS capped
 ), held AS MATERIALIZED (
-  SELECT q.documents,
+  SELECT q.documents, q.kb_documents,
          (SELECT v.claims FROM {answer} a JOIN {version} v ON v.id = a.current_version_id
           WHERE a.id = q.answer_id) AS claims
-  FROM (SELECT i.answer_id,
+  FROM (SELECT i.answer_id, i.kb_documents,
                ARRAY(SELECT e.document_key FROM {retrieved} e
                      WHERE e.answer_id = i.answer_id) AS documents
         FROM {item} i
         WHERE i.reasons @> ARRAY['conflicting_sources']::{reasons}
         OFFSET 0) AS q
-  WHERE (SELECT from_queue FROM side) AND q.documents && %(documents)s::varchar[]
+  WHERE (SELECT from_queue FROM side)
+    AND (q.documents && %(documents)s::varchar[] OR q.kb_documents && %(documents)s::varchar[])
   UNION ALL
   SELECT ARRAY(SELECT e.document_key FROM {retrieved} e
                WHERE e.answer_id = r.answer_id),
+         r.kb_documents,
          (SELECT v.claims FROM {answer} a JOIN {version} v ON v.id = a.current_version_id
           WHERE a.id = r.answer_id)
-  FROM {retrieved} r
-  WHERE NOT (SELECT from_queue FROM side)
-    AND r.document_key = ANY(%(documents)s)
-    AND (SELECT i.reasons FROM {item} i WHERE i.answer_id = r.answer_id)
-        @> ARRAY['conflicting_sources']::{reasons}
+  -- The item's `kb_documents` where it is held for conflicting sources, else NULL (the column
+  -- is never NULL): one lookup tells whether the answer counts and gives what it rests on.
+  FROM (SELECT r.id, r.answer_id,
+               (SELECT i.kb_documents FROM {item} i
+                WHERE i.answer_id = r.answer_id
+                  AND i.reasons @> ARRAY['conflicting_sources']::{reasons}) AS kb_documents
+        FROM {retrieved} r
+        WHERE NOT (SELECT from_queue FROM side)
+          AND r.document_key = ANY(%(documents)s)
+        OFFSET 0) AS r
+  WHERE r.kb_documents IS NOT NULL
     -- Once per answer: at its first citation of one of the documents.
     AND r.id = (SELECT min(e.id) FROM {retrieved} e
                 WHERE e.answer_id = r.answer_id AND e.document_key = ANY(%(documents)s))
+  UNION ALL
+  SELECT k.documents, k.kb_documents,
+         (SELECT v.claims FROM {answer} a JOIN {version} v ON v.id = a.current_version_id
+          WHERE a.id = k.answer_id)
+  FROM (SELECT i.answer_id, i.kb_documents,
+               ARRAY(SELECT e.document_key FROM {retrieved} e
+                     WHERE e.answer_id = i.answer_id) AS documents
+        FROM {item} i
+        WHERE NOT (SELECT from_queue FROM side)
+          AND i.kb_documents <> '{{}}'::{kb_documents}
+          AND i.kb_documents && %(documents)s::varchar[]
+          AND i.reasons @> ARRAY['conflicting_sources']::{reasons}
+        OFFSET 0) AS k
+  -- Those citing one of the documents came from the citations.
+  WHERE NOT k.documents && %(documents)s::varchar[]
 )
 SELECT c.id, (
   SELECT count(*) FROM (
@@ -951,10 +993,12 @@ SELECT 0, count(*) FROM (
   WHERE EXISTS (SELECT FROM {conflict} c WHERE c.id = ANY(%(ids)s) AND {asks}) AND {readable}
   LIMIT %(limit)s) AS capped
 """
-# A held answer the conflict `c` holds: one that cites one of its documents and has a claim
-# asking about it as the gate pairs them (gating.claim_asks_about): the same key, and the same
-# subject unless the claim names none.
-_HELD_ASKS = """h.documents && c.documents
+# A held answer the conflict `c` holds: one held over one of its documents (citing it, or
+# through the knowledge base) and with a claim asking about it as the gate pairs them
+# (gating.claim_asks_about): the same key, and the same subject unless the claim names none.
+# An answer held through the knowledge base over documents that disagree on two keys is held by
+# the conflict of a key it claims, not by the other's.
+_HELD_ASKS = """(h.documents && c.documents OR h.kb_documents && c.documents)
       AND EXISTS (SELECT FROM jsonb_array_elements(h.claims) AS claim
                   WHERE claim ->> 'key' = c.key
                     AND coalesce(claim ->> 'subject', '') IN ('', c.subject))"""
@@ -977,12 +1021,19 @@ def held_answers_of(conflict: Conflict, user: Any, *, limit: int = 20) -> list[A
     from reviewqueue.reviews.selectors.queue import visible_items
 
     # A probe, not a join: joined, every citation of the documents was read, deduplicated and
-    # sorted before the first 20; probed, the queue is walked oldest first until 20 match.
+    # sorted before the first 20; probed, the queue is walked oldest first until 20 match. An
+    # item held over the documents through the knowledge base names them in its own row
+    # (`kb_documents`), read before the probe: the citations are probed only for the others.
+    # Beside that OR the probe is a scalar subquery, one citation at most, not EXISTS: an
+    # EXISTS under an OR may be planned as a hash of every citation of the documents, built
+    # before the first item is read (20,000 of them for a popular document).
     cites = RetrievedItem.objects.filter(answer_id=OuterRef("answer_id"),
                                          document_key__in=conflict.documents)
     items = (
         visible_items(user_principals(user))
-        .filter(Exists(cites), reasons__contains=["conflicting_sources"],
+        .alias(cited=Subquery(cites.values("pk")[:1]))
+        .filter(Q(kb_documents__overlap=list(conflict.documents)) | Q(cited__isnull=False),
+                reasons__contains=["conflicting_sources"],
                 answer__current_version__claim_keys__contains=[conflict.key])
         .alias(asks=Func(F("answer__current_version__claims"), RawSQL("%s::jsonpath", [_ASKS]),
                          Value(json.dumps({"key": conflict.key,
@@ -1004,7 +1055,8 @@ _ASKS = ("$[*] ? (@.key == $key && (!(exists(@.subject)) || @.subject == null"
 
 def held_answer_counts(conflicts: list[Conflict], user: Any) -> dict[int, AtLeast]:
     """How many held answers each conflict is holding that `user` may read in full: answers
-    in the queue for conflicting sources that cite one of its documents and claim its key
+    in the queue for conflicting sources that cite one of its documents, or whose verdict
+    names one as a knowledge-base source disagreeing with their claim, and claim its key
     (about its subject, or about no subject in particular).
     Each is counted up to COUNT_CAP (more read as "1000+"), in one statement whatever the
     number of conflicts."""
@@ -1030,6 +1082,7 @@ def _held_counts(statement: str, conflicts: list[Conflict], user: Any) -> dict[i
                                   ("answer", Answer), ("version", AnswerVersion),
                                   ("conflict", Conflict), ("document", Document))}
     names = {"reasons": ReviewItem._meta.get_field("reasons").db_type(connection),
+             "kb_documents": ReviewItem._meta.get_field("kb_documents").db_type(connection),
              "principals_type": Document._meta.get_field("allowed_principals").db_type(
                  connection), **tables}
     params: dict[str, Any] = {"documents": documents, "limit": COUNT_CAP + 1,

@@ -132,10 +132,12 @@ def test_answers_held_for_other_keys_documents_or_reasons_are_not_counted(
     client: Any, publish: Any, submit: Any, owner: Any, two_conflicts: dict[str, Conflict],
     read_from: str,
 ) -> None:
-    # Held for another conflict, on documents of its own, while claiming trial_days too.
+    # Held for another conflict, on documents of its own, while claiming seats too: the gate
+    # compares that claim with the knowledge base, where pricing and trial-promo disagree on
+    # seats, so the seats conflict holds it as well (tests/sources/test_held_counts_through_kb.py).
     publish("hr-a", facts=[fact("probation", 90)])
     publish("hr-b", facts=[fact("probation", 60)])
-    held(submit, "t-hr", retrieved=cites("hr-a", "hr-b"), claims=claims("probation", "trial_days"))
+    held(submit, "t-hr", retrieved=cites("hr-a", "hr-b"), claims=claims("probation", "seats"))
     # Held for the seats conflict only: cites pricing but claims no trial_days.
     held(submit, "t-seats", retrieved=cites("pricing"), claims=claims("seats"))
     # Cites pricing and claims trial_days, but is queued for another reason only.
@@ -147,10 +149,11 @@ def test_answers_held_for_other_keys_documents_or_reasons_are_not_counted(
     trial, seats = two_conflicts["trial_days"], two_conflicts["seats"]
     probation = Conflict.objects.get(key="probation")
     # olivia owns hr-a and hr-b too: her inbox reads all three conflicts at once.
-    assert inbox_counts(client) == {trial.pk: "holding 0 answers", seats.pk: "holding 1 answer",
+    assert inbox_counts(client) == {trial.pk: "holding 0 answers", seats.pk: "holding 2 answers",
                                     probation.pk: "holding 1 answer"}
     assert detail_count(client, trial) == "0 answers"
     assert detail_listed(client, trial) == []
+    assert detail_listed(client, seats) == ["t-hr", "t-seats"]
     assert detail_listed(client, probation) == ["t-hr"]
 
 

@@ -55,6 +55,16 @@ def _set_current(answer: Answer, verdict: Verdict, old_status: str | None, new_s
     answer.save(update_fields=fields)
 
 
+def kb_documents_of(findings: list[dict[str, Any]]) -> list[str]:
+    """What a hold rests on through the knowledge base (ReviewItem.kb_documents): the documents
+    the verdict's conflicting_sources findings name in `kb_documents`, sorted, once each. A
+    conflict over one of them holds the answer, though it retrieved none of them: the owner's
+    inbox counts it, the conflict's page lists it (sources.selectors). Written with the item's
+    `reasons`, wherever they are written, so that the two always tell of the same verdict."""
+    return sorted({key for finding in findings if finding.get("code") == "conflicting_sources"
+                   for key in finding.get("kb_documents") or ()})
+
+
 def first_status(decision: str) -> tuple[str, bool]:
     """The status a newly ingested answer starts in, and whether it is an audit sample: a
     small random share of fresh candidates is held so that the share reviewers reject
@@ -118,6 +128,7 @@ def answers_enter(*, entered: list[tuple[Answer, Verdict, bool]], actor: Actor) 
     copy_instances([
         built(ReviewItem, answer_id=answer.pk, entered_at=answer.status_changed_at,
               primary_reason=verdict.reason, reasons=verdict.reasons,
+              kb_documents=kb_documents_of(verdict.findings),
               index_release=answer.index_release, audit_sample=sample)
         for answer, verdict, sample in entered if answer.status == Answer.Status.HELD
     ])
@@ -247,16 +258,20 @@ def answer_apply_verdict(
                     "entered_at": now,
                     "primary_reason": verdict.reason,
                     "reasons": verdict.reasons,
+                    "kb_documents": kb_documents_of(verdict.findings),
                     "index_release": answer.index_release,
                     "earlier_approval": earlier_approval,
                 },
             )
         fields: list[str] = []
+        kb_documents = kb_documents_of(verdict.findings)
         if not created and (item.primary_reason != verdict.reason
-                            or item.reasons != verdict.reasons):
+                            or item.reasons != verdict.reasons
+                            or item.kb_documents != kb_documents):
             item.primary_reason = verdict.reason
             item.reasons = verdict.reasons
-            fields += ["primary_reason", "reasons"]
+            item.kb_documents = kb_documents
+            fields += ["primary_reason", "reasons", "kb_documents"]
         # The owner was asked about the answer as the earlier verdict saw it; a new verdict
         # that shows the reviewer something else ends the wait, and the reviewer takes the
         # item up again. The question stays, unanswered: the answer's page lists it.
@@ -332,7 +347,8 @@ def answer_apply_decision(
         # showing the new version's reasons. The owner was asked about the version before
         # the edit: the wait ends, as it does with any new verdict.
         ReviewItem.objects.filter(answer=answer).update(
-            primary_reason=verdict.reason, reasons=verdict.reasons, waiting_for_owner=False
+            primary_reason=verdict.reason, reasons=verdict.reasons,
+            kb_documents=kb_documents_of(verdict.findings), waiting_for_owner=False
         )
     else:
         # The queue entry, and with it the lease, ends with the decision.
