@@ -61,6 +61,8 @@ def readme_verifier(data: bytes, anchor: str | None = None) -> list[str]:
     except KeyTwice:
         return ["a line gives a key twice"]
     for line in lines:
+        if set(line) != {*FIELDS, "prev_hash", "hash"}:
+            problems.append(f"#{line['seq']} has a key no hash covers")
         if line["seq"] != expected:
             problems.append(f"seq {line['seq']} where {expected} was due")
         if line["prev_hash"] != previous:
@@ -186,3 +188,20 @@ def test_the_readme_recipe_and_verify_audit_reject_a_tampered_export(
     with pytest.raises(CommandError) as failure:
         call_command("verify_audit", "--jsonl", str(export))
     assert said in str(failure.value)
+
+
+def test_a_line_that_says_more_than_its_hash_covers_is_refused(
+    history: None, admin_client: Any, tmp_path: Path
+) -> None:
+    lines = _lines(_full_export(admin_client))
+    # A field no hash covers, which a reader of the file takes as part of the event.
+    lines[13] = lines[13][:-1] + ',"approved_by":"legal"}'
+    tampered = _joined(lines)
+    assert readme_verifier(tampered) != []
+    export = tmp_path / "audit.jsonl"
+    export.write_bytes(tampered)
+    with pytest.raises(CommandError) as failure:
+        call_command("verify_audit", "--jsonl", str(export))
+    assert str(failure.value) == (
+        f"{export}:14: the key 'approved_by' is not a field of an audit event, and no hash "
+        "covers it: not an export of the audit log")

@@ -72,6 +72,13 @@ def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
             if missing:
                 raise CommandError(f"{path}:{number}: not an audit event "
                                    f"(no {', '.join(missing)})")
+            # A key of no event is covered by no hash: the file would say more than the chain
+            # vouches for, and a reader would take it for part of the event.
+            extra = next((key for key in row if key not in _EVENT_FIELDS), None)
+            if extra is not None:
+                raise CommandError(f"{path}:{number}: the key {extra!r} is not a field of an "
+                                   "audit event, and no hash covers it: not an export of the "
+                                   "audit log")
             if (not isinstance(row["seq"], int) or isinstance(row["seq"], bool)
                     or not isinstance(row["created_at"], str)):
                 raise CommandError(f"{path}:{number}: not an audit event (seq must be a whole "
