@@ -274,6 +274,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two fields are named `reason`: a verdict's (the gate's) and a rejection's.
+    "ENUM_NAME_OVERRIDES": {
+        "AnswerStatusEnum": "reviewqueue.reviews.models.Answer.Status",
+        "GateReasonEnum": "reviewqueue.reviews.labels.REASONS",
+        "ReasonEnum": "reviewqueue.reviews.labels.REJECT_REASONS",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "reviewqueue.api_schema.common_responses",

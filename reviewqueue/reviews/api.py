@@ -45,6 +45,7 @@ from reviewqueue.api_errors import (
 from reviewqueue.errors import DomainError, NotFound
 from reviewqueue.gcpause import collector_paused
 from reviewqueue.jobs.selectors import reevaluation_waiting
+from reviewqueue.reviews.labels import REASONS
 from reviewqueue.reviews.models import Answer, OwnerQuestion, Verdict
 from reviewqueue.reviews.selectors.answers import (
     answer_detail,
@@ -351,8 +352,12 @@ class RevisionsUsedField(serializers.JSONField):
 
 class VerdictOut(serializers.Serializer):
     id = serializers.IntegerField()
-    decision = serializers.CharField()
-    reason = serializers.CharField()
+    # Choices, so that the schema lists the values a client branches on.
+    decision = serializers.ChoiceField(choices=Verdict.Decision.choices)
+    reason = serializers.ChoiceField(
+        choices=REASONS,
+        help_text="The primary reason: the first step of the decision order that failed, "
+                  "`supported` when none did")
     findings = FindingsField()
     warnings = WarningsField()
     as_of = serializers.DateField()
@@ -362,9 +367,16 @@ class VerdictOut(serializers.Serializer):
     revisions_used = RevisionsUsedField()
 
 
+ANSWER_STATUS_HELP = (
+    "As the gate decided: `candidate`, `held` (in the review queue, at `review_url`; a "
+    "candidate may be held too, as an audit sample) or `abstained`; as a reviewer decided: "
+    "`approved` or `rejected`. A new verdict after a source changed may move it: a rejection "
+    "stays, an approval the new verdict does not support is `held` again.")
+
+
 class IngestOut(serializers.Serializer):
     trace_id = serializers.CharField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=Answer.Status.choices, help_text=ANSWER_STATUS_HELP)
     verdict = VerdictOut()
     review_url = serializers.CharField(allow_null=True)
 
@@ -501,7 +513,8 @@ class BatchItemOut(serializers.Serializer):
     index = serializers.IntegerField()
     status_code = serializers.IntegerField()
     trace_id = serializers.CharField(allow_null=True)
-    status = serializers.CharField(required=False)
+    status = serializers.ChoiceField(choices=Answer.Status.choices, required=False,
+                                     help_text=ANSWER_STATUS_HELP)
     verdict = VerdictOut(required=False)
     review_url = serializers.CharField(allow_null=True, required=False)
     error = serializers.CharField(required=False)

@@ -23,7 +23,7 @@ from reviewqueue.api_base import (
 from reviewqueue.errors import FieldError, NotFound
 from reviewqueue.instants import instant_text
 from reviewqueue.params import param_problems
-from reviewqueue.reviews.api import EditedClaimIn, VerdictOut
+from reviewqueue.reviews.api import ANSWER_STATUS_HELP, EditedClaimIn, VerdictOut
 from reviewqueue.reviews.labels import REASONS, REJECT_REASONS
 from reviewqueue.reviews.models import Answer, Verdict
 from reviewqueue.reviews.selectors.answers import (
@@ -342,7 +342,7 @@ class DecisionOut(serializers.Serializer):
 
 class DecisionCreatedOut(serializers.Serializer):
     trace_id = serializers.CharField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=Answer.Status.choices, help_text=ANSWER_STATUS_HELP)
     decision = DecisionOut()
     verdict = VerdictOut()
 
