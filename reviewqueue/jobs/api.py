@@ -16,6 +16,7 @@ from reviewqueue.accounts.roles import has_role
 from reviewqueue.api_base import (
     BodyLimitedAPIView,
     IdField,
+    InstantField,
     RoleAndScope,
     StrictSerializer,
     token_scopes,
@@ -43,8 +44,8 @@ class JobOut(serializers.Serializer):
     changed = serializers.IntegerField()
     percent = serializers.IntegerField()
     finished = serializers.BooleanField()
-    created_at = serializers.CharField()
-    finished_at = serializers.CharField(allow_null=True)
+    created_at = InstantField()
+    finished_at = InstantField(allow_null=True)
     url = serializers.CharField(help_text="This job in the API, followed with the same token")
     progress_url = serializers.CharField(help_text="Its progress for a signed-in browser (JSON)")
     page_url = serializers.CharField(help_text="Its page, for a signed-in browser")

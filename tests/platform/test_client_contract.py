@@ -51,3 +51,15 @@ def test_the_schema_names_every_decision_and_reason_of_a_verdict(
     reject = schemas["DecisionInRequest"]["properties"]["reason"]
     assert enum_of(schemas, reject) != set(REASONS)
 
+
+# Every instant the API writes is RFC 3339 in UTC: a client generated from the schema reads
+# each as a date and time, not as text it must parse itself.
+@pytest.mark.parametrize(("component", "name", "nullable"), [
+    ("JobOut", "created_at", False), ("JobOut", "finished_at", True),
+])
+def test_a_jobs_instants_are_dates_and_times_in_the_schema(
+    schemas: dict[str, Any], component: str, name: str, nullable: bool
+) -> None:
+    spec = schemas[component]["properties"][name]
+    assert (spec["type"], spec.get("format"), spec.get("nullable", False)) == (
+        "string", "date-time", nullable)
