@@ -6,7 +6,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -113,6 +118,7 @@ class QueueRowOut(serializers.Serializer):
     lease = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
 
+    @extend_schema_field(LeaseOut(allow_null=True, help_text="null when no one holds it"))
     def get_lease(self, row: Any) -> dict[str, Any] | None:
         if row.lease_holder is None:
             return None

@@ -204,6 +204,15 @@ class RevisionPublishedOut(RevisionOut):
     jobs = StartedJobsField()
 
 
+class HistoryEntryOut(serializers.Serializer):
+    revision = serializers.CharField()
+    seq = serializers.IntegerField()
+    title = serializers.CharField(allow_null=True,
+                                  help_text="null for a revision the caller may not read")
+    updated_at = InstantField()
+    published_at = InstantField()
+
+
 class DocumentOut(serializers.Serializer):
     document_id = serializers.CharField(source="key")
     owner = serializers.CharField(source="owner.username")
@@ -217,6 +226,7 @@ class DocumentOut(serializers.Serializer):
     def get_current_revision(self, obj: Any) -> str | None:
         return obj.current_revision.revision if obj.current_revision else None
 
+    @extend_schema_field(HistoryEntryOut(many=True))
     def get_history(self, obj: Any) -> list[dict[str, Any]]:
         # `principals` in the context: the reader's, when they may not see every revision in
         # full (not a service, an admin or the owner); a revision they may not read keeps its

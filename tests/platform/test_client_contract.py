@@ -63,3 +63,28 @@ def test_a_jobs_instants_are_dates_and_times_in_the_schema(
     spec = schemas[component]["properties"][name]
     assert (spec["type"], spec.get("format"), spec.get("nullable", False)) == (
         "string", "date-time", nullable)
+
+
+def properties_of(schemas: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """The properties of an object, following a $ref (or allOf of one) to its component."""
+    for ref in [spec.get("$ref"), *(part.get("$ref") for part in spec.get("allOf", []))]:
+        if ref:
+            return properties_of(schemas, schemas[ref.rsplit("/", 1)[1]])
+    return spec.get("properties") or {}
+
+
+def test_a_queue_rows_lease_is_described_as_a_claims_is(schemas: dict[str, Any]) -> None:
+    lease = schemas["QueueRowOut"]["properties"]["lease"]
+    assert lease.get("nullable") is True  # a free item has none
+    assert properties_of(schemas, lease) == schemas["LeaseOut"]["properties"]
+
+
+def test_a_documents_history_entries_are_described(schemas: dict[str, Any]) -> None:
+    entry = properties_of(schemas, schemas["DocumentOut"]["properties"]["history"]["items"])
+    assert {name: (spec["type"], spec.get("format"), spec.get("nullable", False))
+            for name, spec in entry.items()} == {
+        "revision": ("string", None, False), "seq": ("integer", None, False),
+        # Null for a revision the caller may not read.
+        "title": ("string", None, True),
+        "updated_at": ("string", "date-time", False),
+        "published_at": ("string", "date-time", False)}
