@@ -118,10 +118,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         code = getattr(exc, "default_code", "error")
         if isinstance(exc, exceptions.APIException) and hasattr(exc.detail, "code"):
             code = exc.detail.code or code  # type: ignore[union-attr]
-        # A body that does not parse, or is not JSON, is a bad field too, the body: named in
-        # `errors` as any other, for clients that read only those.
+        # A body that does not parse, is not JSON or is too large is a bad field too, the
+        # body: named in `errors` as any other, for clients that read only those.
         errors = ([{"field": "body", "message": str(detail)}]
-                  if isinstance(exc, (exceptions.ParseError, exceptions.UnsupportedMediaType))
+                  if isinstance(exc, (exceptions.ParseError, exceptions.UnsupportedMediaType,
+                                      PayloadTooLarge))
                   else None)
         response.data = error_body(str(code), str(detail), errors)
     if response.status_code in (401, 403):

@@ -229,7 +229,10 @@ def test_an_oversized_body_is_413_and_kept_truncated(
     body = answer_body(answer="x" * 5000)
     response = service_api.post("/api/v1/answers", body, format="json")
     assert response.status_code == 413
-    assert response.json()["error"] == "payload_too_large"
+    reply = response.json()
+    assert reply["error"] == "payload_too_large"
+    # Named in `errors` as a body that does not parse is, for clients that read only those.
+    assert reply["errors"] == [{"field": "body", "message": reply["detail"]}]
     kept = QuarantinedPayload.objects.get()
     assert kept.status_code == 413
     assert kept.size_bytes > 2048
