@@ -218,6 +218,20 @@
     if (key) key.focus();
   }
 
+  // A source cited again has its card written once, at its first chip (review_tags.py): the
+  // later chips take a copy of it as they open.
+  function fillFromAbove(details) {
+    if (!details.hasAttribute("data-cited-above")) return;
+    var cite = details.getAttribute("data-cite");
+    var first = Array.prototype.find.call(document.querySelectorAll("details.cite"), function (d) {
+      return d.getAttribute("data-cite") === cite && !d.hasAttribute("data-cited-above");
+    });
+    var card = first && first.querySelector(".cite-card");
+    if (!card) return;
+    details.querySelector(".cite-card").replaceWith(card.cloneNode(true));
+    details.removeAttribute("data-cited-above");
+  }
+
   function expandAll() {
     document.querySelectorAll("details.cite").forEach(function (d) { d.open = true; });
   }
@@ -246,7 +260,10 @@
     if (!workspace) return;
     sentences = Array.prototype.slice.call(document.querySelectorAll("[data-sentence]"));
     document.querySelectorAll("details.cite").forEach(function (details) {
-      details.addEventListener("toggle", function () { recordExpansion(details); });
+      details.addEventListener("toggle", function () {
+        if (details.open) fillFromAbove(details);
+        recordExpansion(details);
+      });
     });
     document.querySelectorAll("[data-expand-all]").forEach(function (button) {
       button.addEventListener("click", expandAll);

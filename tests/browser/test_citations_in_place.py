@@ -54,3 +54,21 @@ def test_a_citation_stays_in_its_line_before_the_full_stop_and_opens_in_place(
     assert max(b["y"] + b["height"] for b in chips_and_words) <= second_card.bounding_box()["y"]
     assert card.bounding_box()["y"] + card.bounding_box()["height"] <= (
         second.bounding_box()["y"])
+
+
+def test_a_source_cited_again_opens_on_its_passage_where_it_is_cited_again(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any,
+) -> None:
+    """The page writes a source's card at its first chip only (a long passage cited by every
+    sentence made pages of megabytes); a later chip of it opens on a copy, in its own line."""
+    hold("t-again", answer="The trial lasts 14 days [d1]. Teams get 30 days [d2] in the EU. "
+         "Every plan has a trial of 14 days [d1].")
+    page = sign_in("alice")
+    page.goto(f"{live_server.url}/answers/t-again/")
+    last = page.locator("li.sentence").nth(2)
+    last.locator("details.cite > summary").click()
+    expect(last.locator(".cite-card mark")).to_have_text("The free trial lasts 14 days.")
+    expect(last.locator(".cite-card .doc-key")).to_have_text("pricing")
+    page.keyboard.press("Escape")
+    page.locator("body").press("o")  # expand every passage: each opens on its own
+    expect(page.locator("details.cite .cite-card mark")).to_have_count(3)

@@ -44,7 +44,7 @@ def sentences_drawn(html: str) -> list[str]:
     """Each sentence of the answer as the page draws it, tags left out and each expandable
     citation written {id}: "14 days{d1}." when the chip stands before the full stop."""
     answer = html[html.index('<ol class="sentences">'):]
-    answer = re.sub(r'<details class="cite" data-cite="([^"]*)">.*?</details>', r"{\1}",
+    answer = re.sub(r'<details class="cite" data-cite="([^"]*)"[^>]*>.*?</details>', r"{\1}",
                     answer[:answer.index("</ol>")], flags=re.S)
     items = re.findall(r'<li class="sentence"[^>]*>(.*?)</li>', answer, re.S)
     return [" ".join(re.sub(r"<[^>]*>", "", li).split()) for li in items]

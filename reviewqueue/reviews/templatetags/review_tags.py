@@ -181,6 +181,17 @@ def _citation_source(c: Any) -> str:
     return "".join(out)
 
 
+def _citation_again(cite: str) -> str:
+    """A chip of a source already cited above: item.js fills its card from the first one."""
+    e = conditional_escape
+    show = e(_("Show the cited passage"))
+    above = _("The passage is shown where [%(cite)s] is first cited, above.") % {
+        "cite": e(cite)}
+    return (f'<details class="cite" data-cite="{e(cite)}" data-cited-above>'
+            f'<summary title="{show}">[{e(cite)}]</summary>'
+            f'<div class="cite-card"><p class="muted">{above}</p></div></details>')
+
+
 @register.simple_tag
 def answer_sentences(sentences: list[Any]) -> SafeString:
     """The answer, a list item per sentence, each citation expandable where its marker was
@@ -192,11 +203,22 @@ def answer_sentences(sentences: list[Any]) -> SafeString:
         return mark_safe(f'<li class="muted">{e(empty)}</li>')
     no_citation = _("no citation")
     no_cite = f'\n<span class="no-cite">{e(no_citation)}</span>'
+    # A source's card is written at its first marker only: a passage runs to 100,000
+    # characters and a 200 KB answer to thousands of markers, and a card at each made pages of
+    # gigabytes. The later chips open on a copy of it (item.js).
+    written: set[str] = set()
     out = []
     for sentence in sentences:
-        parts = "".join(citation_card(part.cite, part.citation) if part.cite
-                        else f'<span class="text">{e(part.text)}</span>'
-                        for part in sentence.parts)
+        drawn = []
+        for part in sentence.parts:
+            if not part.cite:
+                drawn.append(f'<span class="text">{e(part.text)}</span>')
+            elif part.cite in written:
+                drawn.append(_citation_again(part.cite))
+            else:
+                written.add(part.cite)
+                drawn.append(citation_card(part.cite, part.citation))
+        parts = "".join(drawn)
         out.append(f'<li class="sentence" data-sentence tabindex="-1">{parts}'
                    f'{"" if sentence.cites else no_cite}\n</li>')
     return mark_safe("\n".join(out))
