@@ -1144,25 +1144,15 @@ def expiring_facts(
     resting on it is held: the owner ended it on purpose, or has let it be, and nothing waits
     on it. The ones that have ended come first. Each comes with the answers resting on
     it: a claim citing the document asks about the fact. Past `limit` facts, those closest to
-    today are listed (the soon to end, the lately ended), and the list says it stops short.
+    today are listed (the soon to end, the lately ended), and the list says it stops short;
+    `expiring_facts_page` reaches the others, those that ended longest ago first.
 
     Only answers `user` may read in full are listed; the others are counted in `unreadable`,
     with nothing about them shown. Four queries whatever the number of facts; the answers are
     scanned newest first up to `scan_limit`, beyond which counts are shown as a lower bound.
     """
-    from reviewqueue.reviews.models import Answer, RetrievedItem
-
-    later = Fact.objects.filter(
-        revision=OuterRef("revision"), subject=OuterRef("subject"), key=OuterRef("key"),
-    ).filter(Q(valid_until__isnull=True) | Q(valid_until__gt=OuterRef("valid_until")))
     facts = list(
-        Fact.objects.filter(
-            revision__document__owner=user,
-            revision__document__current_revision=F("revision"),
-            valid_until__lte=today + timedelta(days=within_days),
-        )
-        .exclude(Exists(later))
-        .select_related("revision", "revision__document")
+        _ending_facts(user, today=today, within_days=within_days)
         # Days between the fact's end and today, whichever side of today it falls.
         .alias(distance=Func(F("valid_until"), Value(today), arg_joiner=" - ",
                              template="abs(%(expressions)s)", output_field=IntegerField()))
@@ -1170,8 +1160,93 @@ def expiring_facts(
     )
     cut = len(facts) > limit
     facts = sorted(facts[:limit], key=lambda f: (f.valid_until, f.pk))
+    return ExpiringFacts(
+        facts=_with_answers(facts, user, today=today, within_days=within_days,
+                            answers_per_fact=answers_per_fact, scan_limit=scan_limit),
+        cut=cut)
+
+
+# The owner's full list of ended and ending facts shows this many a page.
+EXPIRING_PAGE = 100
+
+
+@dataclass(frozen=True)
+class ExpiringPage:
+    facts: list[ExpiringFact]
+    # Where the next page starts, (valid_until, id) of this page's last fact read; None at the
+    # last page.
+    after: tuple[date, int] | None
+
+
+def expiring_facts_page(
+    user: Any,
+    *,
+    today: date,
+    after: tuple[date, int] | None = None,
+    size: int = EXPIRING_PAGE,
+    within_days: int = 30,
+    answers_per_fact: int = 5,
+    scan_limit: int = 5000,
+) -> ExpiringPage:
+    """One page of the facts `expiring_facts` lists, every one of them and not only the
+    `limit` closest to today: those that ended longest ago first, by a keyset on
+    (valid_until, id) after `after` (no OFFSET, no COUNT). The inbox cuts from that end, and
+    a fact that ended long ago is still listed only while an answer held waits on it: those
+    the owner must act on lead the list. Each comes as the inbox draws it; as many queries
+    as `expiring_facts` whatever the number of facts.
+
+    A page may list fewer than `size` facts, none even, with more after it: a fact that
+    ended long ago whose document a held answer retrieved is read, but shown only once its
+    answers say one rests on it (what the inbox does)."""
+    facts = _ending_facts(user, today=today, within_days=within_days)
+    if after is not None:
+        # valid_until >= on its own too, besides the OR: the scan then starts where the last
+        # page ended (the OR alone is a filter over every fact before it).
+        facts = facts.filter(Q(valid_until__gt=after[0]) | Q(valid_until=after[0],
+                                                               pk__gt=after[1]),
+                             valid_until__gte=after[0])
+    page = list(facts.order_by("valid_until", "id")[:size + 1])
+    last = page[size - 1] if len(page) > size else None
+    return ExpiringPage(
+        facts=_with_answers(page[:size], user, today=today, within_days=within_days,
+                            answers_per_fact=answers_per_fact, scan_limit=scan_limit),
+        after=(last.valid_until, last.pk) if last is not None else None,  # type: ignore[misc]
+    )
+
+
+def _ending_facts(user: Any, *, today: date, within_days: int) -> QuerySet[Fact]:
+    """The facts of `user`'s current revisions that end within `within_days` or have ended,
+    with nothing after them, unordered. One that ended more than `within_days` ago is left
+    out unless a held answer retrieved its document: no answer it could hold waits on it, and
+    it would only take the place of one that does (the answers then say which one rests on
+    it). The probe runs through the index on the retrieved document."""
+    from reviewqueue.reviews.models import Answer, RetrievedItem
+
+    later = Fact.objects.filter(
+        revision=OuterRef("revision"), subject=OuterRef("subject"), key=OuterRef("key"),
+    ).filter(Q(valid_until__isnull=True) | Q(valid_until__gt=OuterRef("valid_until")))
+    held = RetrievedItem.objects.filter(document_key=OuterRef("revision__document__key"),
+                                        answer__status=Answer.Status.HELD)
+    return (
+        Fact.objects.filter(
+            revision__document__owner=user,
+            revision__document__current_revision=F("revision"),
+            valid_until__lte=today + timedelta(days=within_days),
+        )
+        .filter(Q(valid_until__gte=today - timedelta(days=within_days)) | Exists(held))
+        .exclude(Exists(later))
+        .select_related("revision", "revision__document")
+    )
+
+
+def _with_answers(facts: list[Fact], user: Any, *, today: date, within_days: int,
+                  answers_per_fact: int, scan_limit: int) -> list[ExpiringFact]:
+    """`facts`, in their order, each with the answers resting on it; those that ended more
+    than `within_days` ago with no answer held on them left out. Three queries."""
+    from reviewqueue.reviews.models import Answer, RetrievedItem
+
     if not facts:
-        return ExpiringFacts(facts=[], cut=False)
+        return []
     rows = list(
         RetrievedItem.objects.filter(document_key__in={f.revision.document.key for f in facts})
         .exclude(answer__status=Answer.Status.REJECTED)
@@ -1212,7 +1287,7 @@ def expiring_facts(
                 more=truncated,
             )
         )
-    return ExpiringFacts(facts=out, cut=cut)
+    return out
 
 
 def _resting_on(facts: list[Fact], rows: list[tuple[Any, ...]]) -> dict[int, list[tuple[Any, ...]]]:

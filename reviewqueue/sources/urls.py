@@ -6,6 +6,7 @@ app_name = "sources"
 
 urlpatterns = [
     path("owner/", views.inbox, name="inbox"),
+    path("owner/facts/", views.expiring_facts, name="facts"),
     path("owner/progress", views.progress, name="progress"),
     path("owner/conflicts/<int:conflict_id>/", views.conflict_detail, name="conflict"),
     path(

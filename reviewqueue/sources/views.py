@@ -143,6 +143,49 @@ def inbox_page(request: HttpRequest, *, status: int = 200,
     )
 
 
+# The full list of ended and ending facts shows this many a page.
+FACTS_PAGE = selectors.EXPIRING_PAGE
+
+
+@login_required
+@require_GET
+def expiring_facts(request: HttpRequest) -> HttpResponse:
+    """Every fact of the owner's that has ended or ends within 30 days, as the inbox lists
+    them but a page at a time, those that ended longest ago first: what the inbox leaves out
+    past its first 200, though answers may wait on it. Only the owner's own documents, as in
+    the inbox."""
+    _require_owner(request)
+    if refused := refuse_unknown_params(request, ["after"]):
+        return refused
+    after = _fact_position(request.GET.get("after"))
+    if request.GET.get("after") is not None and after is None:
+        # A link cut short or typed by hand: the first page, as the queue does.
+        messages.info(request, _("That page link was not valid; here is the first page."))
+    page = selectors.expiring_facts_page(request.user, today=instants.today(), after=after,
+                                         size=FACTS_PAGE)
+    following = (f"{page.after[0].isoformat()}.{page.after[1]}"
+                 if page.after is not None else None)
+    return render(request, "sources/facts.html", {
+        "expiring": page, "after": following, "paged": after is not None,
+    })
+
+
+def _fact_position(raw: str | None) -> tuple[Any, int] | None:
+    """The position `after` names, "<valid_until>.<fact id>" (2026-10-31.42), or None when
+    it names none. A position, not a fact looked up: the next page is read from where the
+    last one ended even once that fact is gone, and a fact id of another owner's tells
+    nothing."""
+    if raw is None:
+        return None
+    day, _dot, pk = raw.partition(".")
+    try:
+        position = datetime.strptime(day, "%Y-%m-%d").date(), int(pk)
+    except ValueError:
+        return None
+    # An id past the column's range would fail in the database, not here.
+    return position if 0 <= position[1] < 2**63 else None
+
+
 @login_required
 @require_GET
 def conflict_detail(request: HttpRequest, conflict_id: int) -> HttpResponse:

@@ -124,6 +124,7 @@ TABLE: list[tuple[str, str, str, dict[str, Any]]] = [
     ("reviews:reevaluate", "POST", "/answers/t-hr/reevaluate", reviewer_page(302, hr=True)),
     # --- owner pages -------------------------------------------------------------------------
     ("sources:inbox", "GET", "/owner/", owner_page(200, involved_only=False)),
+    ("sources:facts", "GET", "/owner/facts/", owner_page(200, involved_only=False)),
     ("sources:progress", "GET", "/owner/progress?documents=pricing",
      owner_page(200, involved_only=False)),
     ("sources:conflict", "GET", "/owner/conflicts/{conflict_id}/", owner_page(200)),
