@@ -283,6 +283,14 @@ def test_an_anchor_that_is_not_seq_and_hash_is_refused(db: Any) -> None:
         call_command("verify_audit", "--anchor", "12:abc")
 
 
+def test_an_anchor_numbered_in_a_superscript_digit_is_refused_as_not_seq_and_hash(
+    db: Any
+) -> None:
+    """"\u00b2" is a digit to str.isdigit, and no number int() reads."""
+    with pytest.raises(CommandError, match="is not SEQ:HASH"):
+        call_command("verify_audit", "--anchor", "\u00b2:" + "a" * 64)
+
+
 def test_a_mistyped_anchor_on_the_command_line_is_a_usage_error(
     db: Any, capsys: Any
 ) -> None:

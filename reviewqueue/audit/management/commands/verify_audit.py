@@ -128,7 +128,7 @@ class _AgainstLog:
 
 def _anchor(text: str) -> Anchor:
     seq, _, digest = text.partition(":")
-    if not (seq.isdigit() and int(seq) > 0 and len(digest) == 64
+    if not (seq.isascii() and seq.isdigit() and int(seq) > 0 and len(digest) == 64
             and all(c in "0123456789abcdef" for c in digest)):
         # A usage error: argparse prints it under the usage line, with no traceback.
         raise argparse.ArgumentTypeError(
