@@ -1166,10 +1166,6 @@ def expiring_facts(
         cut=cut)
 
 
-# The owner's full list of ended and ending facts shows this many a page.
-EXPIRING_PAGE = 100
-
-
 @dataclass(frozen=True)
 class ExpiringPage:
     facts: list[ExpiringFact]
@@ -1182,8 +1178,8 @@ def expiring_facts_page(
     user: Any,
     *,
     today: date,
+    size: int,
     after: tuple[date, int] | None = None,
-    size: int = EXPIRING_PAGE,
     within_days: int = 30,
     answers_per_fact: int = 5,
     scan_limit: int = 5000,

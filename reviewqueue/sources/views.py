@@ -144,7 +144,7 @@ def inbox_page(request: HttpRequest, *, status: int = 200,
 
 
 # The full list of ended and ending facts shows this many a page.
-FACTS_PAGE = selectors.EXPIRING_PAGE
+FACTS_PAGE = 100
 
 
 @login_required
