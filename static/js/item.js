@@ -282,8 +282,10 @@
         });
       });
     });
-    keepLease();
     showFirstError();
+    startOnTheQuestion();
+    // After the focus moves: that is no sign of the reviewer (see `active`).
+    keepLease();
     // A refused form comes back drawn at the form's address (…/decide): give the page its
     // own, so Reload and Back open the item instead of offering to send the form again.
     var own = workspace.dataset.itemUrl;
@@ -344,6 +346,19 @@
     }
     error.scrollIntoView({ block: "center" });
     if (field) field.focus({ preventScroll: true });
+  }
+
+  // A page opened with nothing to take the focus (a claim from the queue, "Next", a decision's
+  // "then the next answer") starts it on the question, the page's heading: the first Tab
+  // leads into the answer instead of through the top bar, and a screen reader reads the
+  // question out. A refused form's field, an element the page marks autofocus, a #target or
+  // the unsaved text it scrolled to keep theirs.
+  function startOnTheQuestion() {
+    var focus = document.activeElement;
+    if ((focus && focus !== document.body) || window.location.hash ||
+        document.querySelector("[autofocus], [data-unsaved]")) return;
+    var question = document.querySelector("[data-question]");
+    if (question) question.focus({ preventScroll: true });
   }
 
   document.addEventListener("keydown", function (event) {
