@@ -256,6 +256,10 @@ def _queue(request: HttpRequest) -> HttpResponse:
         "all_reasons_url": _queue_url(replace(filters, reason="")),
         "now": timezone.now(),
         "back": request.GET.urlencode(),
+        # This page of the queue however its address was written (queue.js finds the row the
+        # reviewer was on when they come back to it).
+        "queue_key": _queue_url(filters, cursor=request.GET["cursor"] if cursor else "",
+                                limit=limit_param),
         # A row's document or release link narrows the filters the reader already has.
         "keep_for_document": _kept_filters(filters, "document"),
         "keep_for_release": _kept_filters(filters, "release"),

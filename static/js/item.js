@@ -258,6 +258,10 @@
   document.addEventListener("DOMContentLoaded", function () {
     workspace = document.getElementById("workspace");
     if (!workspace) return;
+    // For the queue, when the reviewer goes back to it (queue.js).
+    try {
+      window.sessionStorage.setItem("reviewqueue-opened", workspace.dataset.trace);
+    } catch (e) { /* no storage here: the queue starts at its top */ }
     sentences = Array.prototype.slice.call(document.querySelectorAll("[data-sentence]"));
     document.querySelectorAll("details.cite").forEach(function (details) {
       details.addEventListener("toggle", function () {

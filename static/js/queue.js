@@ -25,8 +25,37 @@
     return row.contains(focus) && !focus.closest("a, button, summary");
   }
 
+  // Back on a page of the queue (with Back, or after deciding), the selection is where the
+  // reviewer was: on the answer they opened last (item.js notes it), or, when it has left the
+  // queue, on the first row after it that is still here. So this page keeps its rows' order
+  // as it shows them, for the next time.
+  var SHOWN = "reviewqueue-queue-shown";
+  var OPENED = "reviewqueue-opened";
+
+  function restoreSelection() {
+    var table = document.querySelector("[data-queue-key]");
+    if (!table) return;
+    var key = table.getAttribute("data-queue-key");
+    var traces = rows.map(function (row) { return row.getAttribute("data-trace"); });
+    try {
+      var shown = JSON.parse(window.sessionStorage.getItem(SHOWN) || "null");
+      var opened = window.sessionStorage.getItem(OPENED);
+      window.sessionStorage.setItem(SHOWN, JSON.stringify({ key: key, traces: traces }));
+    } catch (e) {
+      return;  // no storage here (disabled, or full): nothing to remember
+    }
+    if (!shown || shown.key !== key || !opened) return;
+    var was = shown.traces.indexOf(opened);
+    if (was < 0) return;  // opened from elsewhere (another page of the queue, a link)
+    for (var i = was; i < shown.traces.length; i++) {
+      var index = traces.indexOf(shown.traces[i]);
+      if (index >= 0) { select(index); return; }
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     rows = Array.prototype.slice.call(document.querySelectorAll("[data-row]"));
+    restoreSelection();
     var filters = document.querySelector("details[data-filters]");
     if (filters && !filters.hasAttribute("data-active") &&
         window.matchMedia("(max-width: 640px)").matches) {
