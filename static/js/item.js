@@ -38,40 +38,98 @@
   }
 
   // The page no longer holds the answer: say so once, and take away every action (decide,
-  // release, hand off, re-evaluate) until the reviewer reloads.
-  function leaseLost(message) {
+  // release, hand off, re-evaluate) until the reviewer reloads, or takes a free answer back
+  // (`free`: nobody holds it now), which gives them back as they were (see `regained`).
+  var lost = null;  // what leaseLost changed, to undo then
+
+  function leaseLost(message, free) {
     var banner = document.querySelector("[data-lease-lost]");
     var mine = document.querySelector(".lease-box.mine");
+    var first = !lost;
+    if (first) lost = { changed: [], box: mine, text: null, banner: banner, home: null };
     if (mine) {
       // The lease box itself says it, in the banner's place at the top of the side column:
       // in sight wherever the reviewer has scrolled to, and covering nothing. Said in the
       // box and in a banner besides, the page showed the same sentence twice.
       mine.classList.replace("mine", "lost");  // no longer the green "you hold it" box
       var until = mine.querySelector("[data-lease-until]");
-      if (until) until.textContent = message;
+      if (until) {
+        lost.text = until.textContent;
+        until.textContent = message;
+      }
       mine.setAttribute("role", "alert");
       mine.setAttribute("data-lease-lost", "");
-      if (banner) banner.replaceWith(mine);
+      if (banner) {
+        lost.home = document.createComment("lease box");
+        mine.before(lost.home);
+        banner.replaceWith(mine);
+      }
       banner = mine;
+      if (free && workspace.dataset.claimUrl) {
+        var again = document.createElement("button");
+        again.type = "button";
+        again.className = "primary";
+        again.setAttribute("data-take-back", "");
+        again.textContent = workspace.dataset.takeBack;
+        again.addEventListener("click", takeBack);
+        mine.appendChild(again);
+      }
     } else if (banner) {
       banner.textContent = message;
       banner.hidden = false;
     }
     if (banner) banner.scrollIntoView({ block: "nearest" });  // the side column may be scrolled
+    if (!first) return;  // taken away already
+    function set(element, property) {
+      if (element[property]) return;  // as the page drew it: left so when given back
+      element[property] = true;
+      lost.changed.push([element, property]);
+    }
     document.querySelectorAll("main form[method=post] button[type=submit]").forEach(function (b) {
-      b.disabled = true;
+      set(b, "disabled");
     });
     // What the reviewer wrote stays, to read and copy, but can no longer be changed: nothing
     // here can be sent any more.
     document.querySelectorAll("main form[method=post] textarea, " +
                               "main form[method=post] input:not([type=hidden])").forEach(
       function (field) {
-        if (field.type === "checkbox" || field.type === "radio") field.disabled = true;
-        else field.readOnly = true;
+        set(field, field.type === "checkbox" || field.type === "radio" ? "disabled" : "readOnly");
       });
     document.querySelectorAll("main form[method=post] select").forEach(function (s) {
-      s.disabled = true;
+      set(s, "disabled");
     });
+  }
+
+  // "Start reviewing again, keeping what you wrote": claims the answer from this page, which
+  // keeps what its forms hold (a reload would drop it). The renewal that follows tells whether
+  // the answer is the reviewer's again, or who took it first.
+  function takeBack(event) {
+    var button = event.currentTarget;
+    button.disabled = true;
+    post(workspace.dataset.claimUrl, {}).then(function () {
+      workspace.dataset.leaseMine = "1";
+      renewLease(true);
+      renewEvery();
+    }, function () { button.disabled = false; });  // offline: try again
+  }
+
+  // The answer is the reviewer's again: the page as it was before leaseLost.
+  function regained() {
+    var box = lost.box;
+    lost.changed.forEach(function (change) { change[0][change[1]] = false; });
+    if (box) {
+      box.classList.replace("lost", "mine");
+      box.removeAttribute("role");
+      box.removeAttribute("data-lease-lost");
+      var until = box.querySelector("[data-lease-until]");
+      if (until && lost.text !== null) until.textContent = lost.text;
+      box.querySelectorAll("[data-take-back]").forEach(function (b) { b.remove(); });
+      if (lost.home) {
+        box.replaceWith(lost.banner);
+        lost.home.replaceWith(box);
+      }
+    }
+    lost = null;
   }
 
   // The lease box says until when the reviewer holds the answer: move that time with each
@@ -97,10 +155,13 @@
       }
       if (response.status === 409) {
         workspace.dataset.leaseMine = "";
-        return response.json().then(function (data) { leaseLost(data.message || ""); });
+        return response.json().then(function (data) {
+          leaseLost(data.message || "", data.error === "lease_lost");
+        });
       }
       if (response.ok) {
         return response.json().then(function (data) {
+          if (lost) regained();
           if (data.until) workspace.dataset.leaseEnd = data.until;
           showLeaseUntil(data);
         });
@@ -117,15 +178,21 @@
   // said it was leaving), then every third of the lease, and at least once a minute, while the
   // lease is still this page's: a lease an admin broke is said within a minute, not at the next
   // third of a 15-minute lease. And as the reviewer comes back to the tab, at most every 5 s.
-  function keepLease() {
-    if (!workspace.dataset.leaseMine) return;
+  var timer = null;
+  function renewEvery() {
     var seconds = Number(workspace.dataset.leaseSeconds) || 900;
     var every = Math.min(60, Math.max(10, Math.floor(seconds / 3))) * 1000;
-    renewLease(true);
-    var timer = setInterval(function () {
+    clearInterval(timer);  // one at a time, when the answer is taken back
+    timer = setInterval(function () {
       if (!workspace.dataset.leaseMine) { clearInterval(timer); return; }
       renewLease(true);
     }, every);
+  }
+
+  function keepLease() {
+    if (!workspace.dataset.leaseMine) return;
+    renewLease(true);
+    renewEvery();
     var lastBack = 0;
     function back() {
       if (!workspace.dataset.leaseMine || document.visibilityState === "hidden" ||
