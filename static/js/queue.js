@@ -51,6 +51,9 @@
       var index = traces.indexOf(shown.traces[i]);
       if (index >= 0) { select(index); return; }
     }
+    // It was the last row shown (or every one after it has gone too): the row now in its
+    // place, which came after it, moved up from the next page.
+    select(was);
   }
 
   document.addEventListener("DOMContentLoaded", function () {

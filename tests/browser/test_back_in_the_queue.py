@@ -85,3 +85,20 @@ def test_back_from_an_answer_the_queue_selects_it_again(newest_first: Any) -> No
     expect_selected(page, "t-2")
     page.keyboard.press("j")
     expect_selected(page, "t-1")
+
+
+def test_after_deciding_the_last_row_of_a_page_the_row_that_moved_up_is_selected(
+    hold: Any, reviewer: Any, sign_in: Any, live_server: Any
+) -> None:
+    for trace in ("t-1", "t-2", "t-3"):
+        hold(trace)
+    page = sign_in("alice")
+    page.goto(f"{live_server.url}/?limit=2")  # t-1 and t-2; t-3 is on the next page
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/answers/t-2/**")
+    page.locator("#decide [data-action=approve] button[type=submit]").click()
+    page.wait_for_url("**/?limit=2")
+    expect(row(page, "t-3")).to_be_visible()  # it moved up into the page
+    expect_selected(page, "t-3")
