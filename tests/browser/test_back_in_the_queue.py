@@ -102,3 +102,15 @@ def test_after_deciding_the_last_row_of_a_page_the_row_that_moved_up_is_selected
     page.wait_for_url("**/?limit=2")
     expect(row(page, "t-3")).to_be_visible()  # it moved up into the page
     expect_selected(page, "t-3")
+
+
+def test_the_top_bar_queue_link_leads_back_to_the_same_queue_view(newest_first: Any) -> None:
+    page = newest_first
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/answers/t-2/**")
+    page.locator("header.topbar nav").get_by_role("link", name="Queue").click()
+    page.wait_for_url("**/?order=newest")
+    expect(page.locator("[data-row]").first).to_have_attribute("data-trace", "t-3")
+    expect_selected(page, "t-2")
