@@ -384,7 +384,7 @@ class BodyLimitedAPIView(APIView):
                 raise PayloadTooLarge(f"Request body is {length} bytes; the limit is {limit}.")
             request._rq_raw_body = request._request.body
         super().initial(request, *args, **kwargs)
-        if not getattr(request, "_rq_raw_body", b"") or not self._handles(request.method):
+        if not getattr(request, "_rq_raw_body", b"") or not handles(self, request.method):
             return  # a method the operation lacks is DRF's 405, with a body or without
         if not request.content_type:
             raise UntypedBody
@@ -393,9 +393,10 @@ class BodyLimitedAPIView(APIView):
             raise serializers.ValidationError(
                 {"body": ["This operation takes no body: send none, or {}."]})
 
-    def _handles(self, method: str) -> bool:
-        """Whether this operation answers `method` (a handler DRF would call)."""
-        return method.lower() in self.http_method_names and hasattr(self, method.lower())
+
+def handles(view: Any, method: str) -> bool:
+    """Whether the view answers `method` (a handler DRF would call), rather than with 405."""
+    return method.lower() in view.http_method_names and hasattr(view, method.lower())
 
 
 def token_scopes(request: Any) -> set[str] | None:
@@ -413,6 +414,11 @@ class RoleAndScope(permissions.BasePermission):
     message = "Your role does not allow this."
 
     def has_permission(self, request: Any, view: Any) -> bool:
+        if not handles(view, request.method) and request.user.is_authenticated:
+            # No role or scope may use a method the operation lacks, and the schema lists
+            # every operation: whoever signed in gets DRF's 405 with its Allow header, not a
+            # 403 hinting that another role or scope would do (anonymous callers still 401).
+            return True
         roles = getattr(view, "allowed_roles", ())
         if not has_role(request.user, *roles):
             return False

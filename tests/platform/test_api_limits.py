@@ -432,6 +432,32 @@ def test_a_format_the_api_does_not_have_is_answered_in_json(service_api: Any, pu
     assert response.json()["document_id"] == "pricing"
 
 
+@pytest.mark.parametrize("caller", ["reviewer", "read-only service"])
+def test_a_method_no_caller_may_use_is_405_whatever_the_role_or_scopes(
+        caller: str, reviewer: Any, service: Any, token_client: Any) -> None:
+    # The schema lists every operation: a 403 here told a reviewer, or a service whose token
+    # lacks `submit`, that another role or scope would let them DELETE the list of answers.
+    api = (token_client(reviewer) if caller == "reviewer"
+           else token_client(service, scopes=["read"]))
+    response = api.delete("/api/v1/answers")
+    assert response.status_code == 405, response.content
+    assert response.json()["error"] == "method_not_allowed"
+    assert response["Allow"] == "POST, OPTIONS"
+
+
+def test_a_method_no_caller_may_use_still_asks_who_is_calling(client: Any) -> None:
+    response = client.delete("/api/v1/answers")
+    assert response.status_code == 401, response.content
+
+
+def test_a_method_the_operation_has_is_still_403_for_a_role_that_may_not_use_it(
+        reviewer: Any, token_client: Any, publish: Any) -> None:
+    publish()
+    response = token_client(reviewer).delete("/api/v1/documents/pricing")
+    assert response.status_code == 403, response.content
+    assert response.json()["detail"] == "Your role does not allow this."
+
+
 def test_a_method_named_like_a_view_attribute_is_405_with_a_body(service_api: Any) -> None:
     response = service_api.generic("DISPATCH", "/api/v1/answers", '{"a": 1}',
                                    content_type="application/json")
