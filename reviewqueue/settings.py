@@ -369,6 +369,10 @@ HTTPS = env_bool("HTTPS", False)
 SECURE_SSL_REDIRECT = HTTPS
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
+# The language menu's cookie too: only the server reads it, and only from this site's pages.
+LANGUAGE_COOKIE_SECURE = HTTPS
+LANGUAGE_COOKIE_HTTPONLY = True
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 # A refused form is a page of the product, with what it held (reviewqueue/denied.py).
 CSRF_FAILURE_VIEW = "reviewqueue.denied.csrf_failure"
 SECURE_HSTS_SECONDS = 31_536_000 if HTTPS else 0

@@ -184,6 +184,31 @@ def test_check_deploy_passes_with_production_settings() -> None:
     assert "no issues" in result.stdout
 
 
+# Every cookie the product sets, as a browser served over HTTPS gets it: the language menu's
+# cookie is read by the server alone, like the session's.
+_COOKIES_OVER_HTTPS = """
+import django
+django.setup()
+from django.test import Client
+client = Client()
+client.get("/accounts/login/", secure=True)
+client.post("/language", {"language": "ja", "next": "/accounts/login/"}, secure=True)
+for name, cookie in sorted(client.cookies.items()):
+    print(name, cookie["secure"] is True, cookie["httponly"] is True, cookie["samesite"])
+"""
+
+
+def test_every_cookie_served_over_https_is_secure_and_same_site() -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"REDIS_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
+    env.update(DJANGO_SETTINGS_MODULE="reviewqueue.settings", DEBUG="0", HTTPS="1")
+    result = subprocess.run([sys.executable, "-c", _COOKIES_OVER_HTTPS], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["csrftoken True False Lax",
+                                          "django_language True True Lax"], result.stdout
+
+
 def test_pages_carry_a_content_security_policy_without_inline_script(client: Any) -> None:
     policy = client.get("/accounts/login/")["Content-Security-Policy"]
     script = next(d for d in policy.split(";") if d.strip().startswith("script-src"))
