@@ -1,7 +1,9 @@
 """Top-level routes. Each area owns its pages (`<area>/urls.py`) and API (`<area>/api_urls.py`)."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
+from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from reviewqueue.accounts.views import SignOutView, ThrottledLoginView
@@ -18,7 +20,8 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("api/v1/", include((api_v1, "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    path("api/docs/", csp_override(settings.API_DOCS_CSP)(
+        SpectacularSwaggerSplitView.as_view(url_name="schema")), name="api-docs"),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", SignOutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

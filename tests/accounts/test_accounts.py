@@ -216,6 +216,26 @@ def test_pages_carry_a_content_security_policy_without_inline_script(client: Any
     assert "unsafe-inline" not in script
 
 
+def _directive(response: Any, name: str) -> str:
+    policy = response["Content-Security-Policy"]
+    return next(d.strip() for d in policy.split(";") if d.strip().startswith(name + " "))
+
+
+@pytest.mark.parametrize("url", ["/accounts/login/", "/", "/admin/"])
+def test_pages_allow_no_inline_style(admin_client: Any, url: str) -> None:
+    # No page of ours has one: an inline style allowed would let injected markup restyle a
+    # page, or read its attributes out through CSS selectors.
+    assert _directive(admin_client.get(url), "style-src") == "style-src 'self'"
+
+
+def test_the_api_docs_alone_keep_their_inline_style(admin_client: Any) -> None:
+    response = admin_client.get("/api/docs/")
+    assert response.status_code == 200
+    # drf-spectacular's Swagger UI page sets its layout in a <style> element.
+    assert _directive(response, "style-src") == "style-src 'self' 'unsafe-inline'"
+    assert _directive(response, "script-src") == "script-src 'self'"
+
+
 @pytest.mark.parametrize("command", ["issue_token", "rotate_token"])
 def test_no_token_is_made_for_a_deactivated_user(service: Any, command: str,
                                                  token_client: Any) -> None:
