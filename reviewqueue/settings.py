@@ -139,8 +139,14 @@ LOGIN_REDIRECT_URL = "/"
 # own "Log in again" leads to a sign-in that refuses everyone but admins).
 LOGOUT_REDIRECT_URL = LOGIN_URL
 
+# Sign-ins are throttled per username and per address (below), which does not stop one common
+# password being tried on every account from many addresses: Django's list of common
+# passwords, and passwords of digits only or close to the person's name, are refused too.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 # --- Redis, cache and Celery -------------------------------------------------------------------

@@ -263,6 +263,8 @@ def test_adduser_says_whether_it_created_or_updated_and_what_it_took_away(db: An
     assert adduser("hana", "--role", "reviewer") == "hana updated: reviewer; no longer in hr"
     with pytest.raises(CommandError, match="--password: This password is too short"):
         adduser("hana", "--role", "reviewer", "--password", "x")
+    with pytest.raises(CommandError, match="--password: This password is too common"):
+        adduser("hana", "--role", "reviewer", "--password", "password123")
     assert not get_user_model().objects.get(username="hana").has_usable_password()
     assert (adduser("hana", "--role", "reviewer", "--password", "long-enough-password")
             == "hana updated: reviewer; password changed")

@@ -309,6 +309,23 @@ def test_an_admin_changing_their_own_password_stays_signed_in(
     assert admin_client.get(USERS).status_code == 200
 
 
+@pytest.mark.parametrize(("password", "said"), [
+    ("password123", "This password is too common."),
+    ("8675309012", "This password is entirely numeric."),
+    ("alice2026", "The password is too similar to the username."),
+])
+def test_a_password_guessed_from_a_list_or_the_name_is_refused(
+    admin_client: Client, reviewer: Any, password: str, said: str
+) -> None:
+    # Sign-ins are throttled per name, but a list of common passwords tried once on every
+    # account from many addresses is not: such a password must never be set.
+    response = change_password(admin_client, reviewer, password)
+    assert response.status_code == 200
+    assert said in response.content.decode()
+    reviewer.refresh_from_db()
+    assert reviewer.check_password("pw-for-tests-only")
+
+
 def test_the_password_page_cannot_turn_password_sign_in_off(
     admin_client: Client, reviewer: Any
 ) -> None:
