@@ -64,10 +64,17 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
             request.session[_REGISTERED] = {"id": registered.endpoint.pk,
                                             "secret": registered.secret}
             return redirect("webhooks:list")
+    # A refused form comes back without the secret typed into it, as a refused form's page
+    # never shows one (reviewqueue/denied.py): a page can be read over a shoulder or kept in a
+    # screenshot, and the secret is the receiver's.
+    withheld = request.method == "POST" and bool(str(form.data.get("secret", "")).strip())
+    if withheld:
+        form.data = form.data.copy()
+        form.data["secret"] = ""
     shown = request.session.pop(_REGISTERED, None) if request.method == "GET" else None
     endpoint = WebhookEndpoint.objects.filter(pk=shown["id"]).first() if shown else None
     response = render(request, "webhooks/list.html", {
-        "endpoints": endpoints_with_counts(), "form": form,
+        "endpoints": endpoints_with_counts(), "form": form, "secret_withheld": withheld,
         "registered": {"endpoint": endpoint, "secret": shown["secret"]} if endpoint else None,
     }, status=400 if request.method == "POST" else 200)
     if endpoint:

@@ -196,6 +196,25 @@ def test_an_address_already_registered_is_refused_naming_the_endpoint(
     assert WebhookEndpoint.objects.count() == 1
 
 
+def test_a_refused_registration_does_not_print_the_secret_typed_back(
+    admin_user: Any, client: Any
+) -> None:
+    """The secret is the receiver's: shown on a page, it can be read over a shoulder or kept
+    in a screenshot, as a refused form's page never shows one (reviewqueue/denied.py)."""
+    client.force_login(admin_user)
+    failure = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    with mock.patch("socket.getaddrinfo", side_effect=failure):
+        response = client.post("/webhooks/", {"url": "https://hooks.example.test/in",
+                                              "description": "CRM",
+                                              "secret": "the-receivers-own-secret-42"})
+    assert response.status_code == 400
+    page = html.unescape(response.content.decode())
+    assert "the-receivers-own-secret-42" not in page
+    assert "Passwords and secrets are never shown again: type them once more." in page
+    assert 'value="https://hooks.example.test/in"' in page  # the rest is kept
+    assert not WebhookEndpoint.objects.exists()
+
+
 @pytest.mark.parametrize(("first", "second"), [
     ("http://localhost:{port}/hooks/reviewqueue", "http://LocalHost:{port}/hooks/reviewqueue"),
     ("http://localhost/hooks/reviewqueue", "http://localhost:80/hooks/reviewqueue"),
