@@ -227,7 +227,8 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
     seen: set[Anchor] = set()
     held: set[Anchor] = set()
 
-    for row in rows:
+    def check(row: Mapping[str, Any]) -> None:
+        nonlocal prev_seq, prev_hash, first_seq, checked, absent, links
         seq = int(row["seq"])
         stored = row["hash"]
         linked_to = row["prev_hash"]
@@ -272,6 +273,28 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
             prev_seq, prev_hash = seq, stored
             if first_seq is None:
                 first_seq = seq
+
+    # A line moved up the file (two lines swapped, say) is held back until its place comes,
+    # and named once as moved: walked where it stands, it would make the events it jumped
+    # look deleted, then each of them out of order.
+    source = iter(rows)
+    early: Mapping[str, Any] | None = None
+    upcoming = next(source, None)
+    while upcoming is not None:
+        row, upcoming = upcoming, next(source, None)
+        seq = int(row["seq"])
+        if early is not None and seq > int(early["seq"]):
+            check(early)
+            early = None
+        if early is None and upcoming is not None and prev_seq < int(upcoming["seq"]) < seq:
+            found.add(seq, Problem.OUT_OF_ORDER,
+                      f"its line was moved up, above event #{upcoming['seq']}'s: the lines "
+                      "were reordered, not deleted.", f"moved>{upcoming['seq']}")
+            early = row
+            continue
+        check(row)
+    if early is not None:
+        check(early)
 
     for one in anchors:
         if one in seen:

@@ -388,3 +388,53 @@ def test_a_filtered_export_says_so_in_its_name(
     filtered = admin_client.get("/audit/export.csv?trace_id=t-0")
     assert 'filename="audit-2' in full["Content-Disposition"]
     assert 'filename="audit-filtered-2' in filtered["Content-Disposition"]
+
+
+def _reordered(export: Path, order: list[int]) -> None:
+    lines = _lines(export)
+    export.write_text("".join(f"{lines[i]}\n" for i in order), encoding="utf-8")
+
+
+def test_two_swapped_lines_of_an_export_are_named_a_reordering_not_a_deletion(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(5)
+    export = _export(admin_client, tmp_path)
+    _reordered(export, [0, 1, 3, 2, 4, 5])  # events 3 and 4 swapped
+    with pytest.raises(CommandError) as failure:
+        _verify_file(export)
+    message = str(failure.value)
+    assert message.startswith(
+        "Audit chain BROKEN. Event #4 is the first bad event: its line was moved up, above "
+        "event #3's: the lines were reordered, not deleted. 1 problem in all. Checked 6 events, "
+        "up to event #6.")
+    assert "deleted from the log" not in message
+    assert "--partial" not in message  # no event is missing: not a search's export
+
+
+def test_a_line_moved_further_up_an_export_is_named_once(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(5)
+    export = _export(admin_client, tmp_path)
+    _reordered(export, [0, 4, 1, 2, 3, 5])  # event 5 moved up, before event 2
+    with pytest.raises(CommandError) as failure:
+        _verify_file(export)
+    message = str(failure.value)
+    assert ("Event #5 is the first bad event: its line was moved up, above event #2's: the "
+            "lines were reordered, not deleted. 1 problem in all.") in message
+    assert "deleted from the log" not in message
+
+
+def test_two_swapped_lines_of_a_search_export_are_named_a_reordering(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(5)
+    export = _export(admin_client, tmp_path, "?action=verdict.created")  # events 2 to 6
+    _reordered(export, [0, 2, 1, 3, 4])
+    with pytest.raises(CommandError) as failure:
+        _verify_file(export, "--partial")
+    assert ("Event #4 is the first bad event: its line was moved up, above event #3's: the "
+            "lines were reordered, not deleted. 1 problem in all.") in str(failure.value)
+    assert "It holds 5 events from #2 to #6, without the 1 event before #2." in str(
+        failure.value)

@@ -172,8 +172,8 @@ def _tampered(data: bytes, how: str) -> bytes:
                "event was edited. 1 problem in all."),
     ("removed", "Event #17 is the first bad event: event #16 is missing before it (deleted "
                 "from the log). 1 problem in all."),
-    ("reordered", "Event #16: it comes after event #17 (seq must go up by one): it was "
-                  "inserted or moved."),
+    ("reordered", "Event #17 is the first bad event: its line was moved up, above event "
+                  "#16's: the lines were reordered, not deleted. 1 problem in all."),
     ("actor twice", "audit.jsonl:14: the key 'actor' is given twice in one object"),
 ])
 def test_the_readme_recipe_and_verify_audit_reject_a_tampered_export(

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from reviewqueue.audit.chain import Anchor, problem_lines, walk
+from reviewqueue.audit.chain import Anchor, Problem, problem_lines, walk
 from reviewqueue.audit.hashing import HASHED_FIELDS
 from reviewqueue.audit.models import AuditEvent, VerificationRun
 from reviewqueue.audit.services import audit_verify
@@ -207,7 +207,8 @@ class Command(BaseCommand):
                           allow_partial=options["partial"])
             ok, message, lines = report.ok, report.describe(), report.problem_lines()
             heading = "Audit export PARTIAL." if report.partial else "Audit chain OK."
-            if not ok and not options["partial"]:
+            if not options["partial"] and any(
+                    finding.problem == Problem.MISSING for finding in report.problems):
                 message += ("\n(A search's export lacks events by design: check it with "
                             "--partial.)")
             if against is not None:
