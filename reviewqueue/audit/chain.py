@@ -99,6 +99,8 @@ class ChainReport:
     links_checked: int = 0
     anchor: Anchor | None = None
     anchor_matched: bool = False
+    # The events of `anchor` and of the anchors given with it (same source) that held.
+    anchors_matched: tuple[int, ...] = ()
     may_be_partial: bool = False  # an export, which may hold only some events
     # Every anchor checked (`anchor` and any others) was there with its hash: only then may
     # the end of this walk serve as the next walk's anchor.
@@ -174,7 +176,8 @@ class ChainReport:
     def _anchor_text(self) -> str:
         if self.anchor is None or not self.anchor_matched:
             return ""
-        return f"Event #{self.anchor.seq} still has the hash {self.anchor.source}."
+        return " ".join(f"Event #{seq} still has the hash {self.anchor.source}."
+                        for seq in self.anchors_matched or (self.anchor.seq,))
 
 
 class _Findings:
@@ -325,6 +328,8 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
         links_checked=links,
         anchor=anchor,
         anchor_matched=anchor is not None and anchor in held,
+        anchors_matched=tuple(sorted({one.seq for one in held if anchor is not None
+                                      and one.source == anchor.source})),
         anchors_held=len(held) == len(set(anchors)),
     )
 
@@ -424,14 +429,20 @@ def problem_label(code: str) -> str:
     return str(label) if label is not None else code
 
 
+_STILL_HAS = re.compile(r"Event #(?P<seq>\d+) still has the hash (?P<source>.+)\.")
+
+
 def _localized_anchor(text: str) -> str | None:
-    """`ChainReport._anchor_text()`: empty, or that the anchored event kept its hash."""
+    """`ChainReport._anchor_text()`: empty, or that each anchored event kept its hash."""
     if not text:
         return ""
-    if match := re.fullmatch(r"Event #(?P<seq>\d+) still has the hash (?P<source>.+)\.", text):
-        return _("Event #%(seq)s still has the hash %(source)s.") % {
-            "seq": match["seq"], "source": _localized_source(match["source"])}
-    return None
+    matches = [_STILL_HAS.fullmatch(sentence)
+               for sentence in re.split(r"(?<=\.) (?=Event #)", text)]
+    if not all(matches):
+        return None
+    return " ".join(_("Event #%(seq)s still has the hash %(source)s.") % {
+        "seq": match["seq"], "source": _localized_source(match["source"])}
+        for match in matches if match is not None)
 
 
 _ALL_CHECK_OUT = re.compile(r"All (?P<checked>\d+) events check out, up to event #(?P<last>\d+) "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,13 +298,13 @@ _ALERT_LOCK_KEY = 0x52510A0D19  # its own: 0x...18 is the validity sweep's (jobs
 
 
 def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
-                 anchor: Anchor | None = None) -> VerificationRun:
+                 anchors: Sequence[Anchor] = ()) -> VerificationRun:
     """Walk the whole chain, then store the outcome; problems not found before raise an alert.
 
     The walk also checks the log against an anchor: the tip the last verification vouched
     for, which catches events removed from the end and a chain rewritten wholesale; and,
-    when given, one kept outside the database (printed by verify_audit and logged by every
-    successful run), which whoever can write to the database cannot forge. Both are checked:
+    when given, those kept outside the database (printed by verify_audit and logged by every
+    successful run), which whoever can write to the database cannot forge. All are checked:
     an older anchor given by hand must not let a run pass over what the stored one shows.
 
     A check of the sources or records that fails (a bug, or a row tampered with in a way it
@@ -319,8 +319,8 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
     if seen is not None and stored is not None and (seen.seq, seen.hash) == (stored.seq,
                                                                              stored.hash):
         seen = None
-    also = [a for a in (stored if anchor is not None else None, seen) if a is not None]
-    report = walk(_chain_rows(), anchor=anchor if anchor is not None else stored, also=also)
+    also = [a for a in (*anchors[1:], stored if anchors else None, seen) if a is not None]
+    report = walk(_chain_rows(), anchor=anchors[0] if anchors else stored, also=also)
     run = VerificationRun(
         started_at=started,
         finished_at=timezone.now(),

@@ -46,6 +46,9 @@ def _reports() -> Iterator[ChainReport]:
     yield walk([])
     yield walk(intact, anchor=Anchor(2, intact[1]["hash"], "verified on 2026-10-01 02:30 UTC"))
     yield walk(intact, anchor=Anchor(3, intact[2]["hash"], "given with --anchor"))
+    yield walk(intact, anchor=Anchor(1, intact[0]["hash"], "given with --anchor"),
+               also=[Anchor(3, intact[2]["hash"], "given with --anchor")])  # two by hand
+    yield walk(intact[:1])  # one event
     yield walk(_rows([1, 2, 3], changed=(2,)))  # one problem
     yield walk(_rows([1, 2, 3, 4], changed=(2, 3)))  # two problems
     yield walk(_rows([1, 3]))  # one event missing

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from reviewqueue.audit.models import AuditAlert, AuditEvent
+from reviewqueue.audit.models import AuditAlert, AuditEvent, VerificationRun
 from tests.audit.conftest import verify
 
 pytestmark = pytest.mark.django_db
@@ -133,3 +133,45 @@ def test_a_line_with_a_number_longer_than_python_reads_is_refused(tmp_path: Path
     export.write_text('{"seq": ' + "9" * 5000 + "}\n", encoding="utf-8")
     with pytest.raises(CommandError, match=r"audit.jsonl:1: not JSON \(Exceeds the limit"):
         call_command("verify_audit", "--jsonl", str(export), stdout=io.StringIO())
+
+
+def _anchor_of(seq: int) -> str:
+    return f"{seq}:{AuditEvent.objects.get(seq=seq).hash}"
+
+
+def test_every_anchor_given_is_checked_not_only_the_last(chain: Callable[..., Any]) -> None:
+    chain(6)
+    mistaken = f"2:{'ab' * 32}"
+    with pytest.raises(CommandError) as failure:
+        call_command("verify_audit", "--anchor", mistaken, "--anchor", _anchor_of(6),
+                     stdout=io.StringIO())
+    assert failure.value.returncode == 1
+    assert ("Event #2 is the first bad event: its hash differs from the one given with "
+            "--anchor") in str(failure.value)
+
+
+def test_each_anchor_that_holds_is_named(chain: Callable[..., Any]) -> None:
+    chain(6)
+    out = io.StringIO()
+    call_command("verify_audit", "--anchor", _anchor_of(3), "--anchor", _anchor_of(5),
+                 "--anchor", _anchor_of(3), stdout=out)
+    assert ("). Event #3 still has the hash given with --anchor. Event #5 still has the hash "
+            "given with --anchor.\n") in out.getvalue()
+
+
+@pytest.mark.parametrize("export", [False, True])
+def test_two_anchors_giving_one_event_two_hashes_are_refused_before_anything_is_checked(
+    chain: Callable[..., Any], tmp_path: Path, export: bool
+) -> None:
+    chain(3)
+    file = tmp_path / "audit.jsonl"
+    file.write_text("")
+    where = ["--jsonl", str(file)] if export else []
+    with pytest.raises(CommandError) as failure:
+        call_command("verify_audit", *where, "--anchor", _anchor_of(2), "--anchor",
+                     f"2:{'cd' * 32}", stdout=io.StringIO())
+    assert str(failure.value) == (
+        f"--anchor gives event #2 two different hashes ({_anchor_of(2)[2:]} and {'cd' * 32}): "
+        "an event has one hash, so one of them was mistyped or kept from a log that was "
+        "rewritten since. Check the log against each of them on its own.")
+    assert not VerificationRun.objects.exists()

@@ -137,6 +137,22 @@ def _anchor(text: str) -> Anchor:
     return Anchor(seq=int(seq), hash=digest, source="given with --anchor")
 
 
+def _distinct(anchors: list[Anchor]) -> list[Anchor]:
+    """The anchors given, each once; two that give one event different hashes are refused
+    before anything is checked: at least one of them is wrong, and a walk could only say that
+    the chain was rewritten, not which of the two the log still holds."""
+    kept: dict[int, Anchor] = {}
+    for anchor in anchors:
+        other = kept.setdefault(anchor.seq, anchor)
+        if other.hash != anchor.hash:
+            raise CommandError(
+                f"--anchor gives event #{anchor.seq} two different hashes ({other.hash} and "
+                f"{anchor.hash}): an event has one hash, so one of them was mistyped or kept "
+                "from a log that was rewritten since. Check the log against each of them on "
+                "its own.")
+    return list(kept.values())
+
+
 def _sources(run: VerificationRun) -> str:
     """The run's check of the sources against the events that published them, and of the
     answers, verdicts, decisions and API tokens against the events that recorded them."""
@@ -183,9 +199,10 @@ class Command(BaseCommand):
                  "vouched for only by its own hash, which anyone can compute again.",
         )
         parser.add_argument(
-            "--anchor", type=_anchor, default=None, metavar="SEQ:HASH",
+            "--anchor", type=_anchor, action="append", default=[], metavar="SEQ:HASH",
             help="Check the log (or the export) against an anchor kept outside the database "
-                 "(printed by an earlier run): that event must be there with that hash.",
+                 "(printed by an earlier run): that event must be there with that hash. May "
+                 "be given more than once; each anchor is checked.",
         )
         parser.add_argument(
             "--no-record", action="store_true",
@@ -198,13 +215,14 @@ class Command(BaseCommand):
                 raise CommandError(f"--{option.replace('_', '-')} applies to an export: give it "
                                    "with --jsonl FILE")
         sources_ok = True  # checked with the database's log only
+        anchors = _distinct(options["anchor"])
         if options["jsonl"] is not None:
             rows: Any = _jsonl_rows(options["jsonl"])
             against = _AgainstLog(rows) if options["against_log"] else None
             # Strict unless told otherwise: a file with events cut out of its middle must not
             # pass for a search's export. --partial is the auditor saying it is one.
-            report = walk(against or rows, anchor=options["anchor"],
-                          allow_partial=options["partial"])
+            report = walk(against or rows, anchor=anchors[0] if anchors else None,
+                          also=anchors[1:], allow_partial=options["partial"])
             ok, message, lines = report.ok, report.describe(), report.problem_lines()
             heading = "Audit export PARTIAL." if report.partial else "Audit chain OK."
             if not options["partial"] and any(
@@ -219,7 +237,7 @@ class Command(BaseCommand):
         else:
             run = audit_verify(trigger=VerificationRun.Trigger.COMMAND,
                                requested_by="verify_audit command",
-                               record=not options["no_record"], anchor=options["anchor"])
+                               record=not options["no_record"], anchors=anchors)
             ok, heading = run.ok, "Audit chain OK."
             # The sources' line comes before the anchor's, which stays the last to keep.
             message = run.detail + _sources(run)
