@@ -132,8 +132,9 @@ class ChainReport:
                 return "The audit log is empty: nothing to verify."
             if self.partial:
                 return f"{self._partial_text()} {self._all_intact()}"
-            text = (f"All {self.checked} events check out, up to event #{self.last_seq} "
-                    f"(hash {self.last_hash[:12]}).")
+            every = "The one event checks" if self.checked == 1 else \
+                f"All {self.checked} events check"
+            text = f"{every} out, up to event #{self.last_seq} (hash {self.last_hash[:12]})."
             return f"{text} {self._anchor_text()}".rstrip()
         first = self.problems[0]
         text = (f"Event #{first.seq} is the first bad event: {first.detail} "
@@ -445,7 +446,8 @@ def _localized_anchor(text: str) -> str | None:
         for match in matches if match is not None)
 
 
-_ALL_CHECK_OUT = re.compile(r"All (?P<checked>\d+) events check out, up to event #(?P<last>\d+) "
+_ALL_CHECK_OUT = re.compile(r"(?:All (?P<checked>\d+) events check|(?P<one>The one event) "
+                            r"checks) out, up to event #(?P<last>\d+) "
                             r"\(hash (?P<hash>[0-9a-f]*)\)\.(?: (?P<anchor>.+))?")
 _FIRST_BAD = re.compile(r"Event #(?P<seq>-?\d+) is the first bad event: (?P<detail>.*) "
                         r"(?P<count>\d+) (?P<noun>problems?) in all\. "
@@ -461,9 +463,13 @@ def localized_detail(detail: str) -> str:
     if match := _ALL_CHECK_OUT.fullmatch(detail):
         anchor = _localized_anchor(match["anchor"] or "")
         if anchor is not None:
-            text = _("All %(checked)s events check out, up to event #%(last)s "
-                     "(hash %(hash)s).") % {"checked": match["checked"], "last": match["last"],
-                                            "hash": match["hash"]}
+            values = {"checked": match["checked"], "last": match["last"], "hash": match["hash"]}
+            if match["one"]:
+                text = _("The one event checks out, up to event #%(last)s (hash %(hash)s).") % (
+                    values)
+            else:
+                text = _("All %(checked)s events check out, up to event #%(last)s "
+                         "(hash %(hash)s).") % values
             return f"{text} {anchor}".rstrip()
     if match := _FIRST_BAD.fullmatch(detail):
         finding = _localized_finding(match["detail"])

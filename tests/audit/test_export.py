@@ -288,7 +288,7 @@ def test_an_edited_and_hashed_again_event_of_a_filtered_export_fails_against_the
     assert failure.value.returncode == 1
     assert str(failure.value).startswith(
         "Audit export FAILED: its chain holds, but it is not the log's.")
-    assert (f"1 of its events are not the log's event of that seq (edited, or not in the "
+    assert (f"1 of its events is not the log's event of that seq (edited, or not in the "
             f"log): #{edited['seq']}.") in str(failure.value)
 
 

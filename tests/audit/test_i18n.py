@@ -148,3 +148,15 @@ def test_a_day_out_of_a_searchs_range_is_refused_in_the_pages_language(
     assert "Give a day between" not in text
     english = admin_client.get(path, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "Give a day between 1970-01-01 and 2999-12-31." in english
+
+
+@pytest.mark.django_db
+def test_a_log_of_one_event_is_said_to_check_out_in_the_singular(admin_client: Any) -> None:
+    # The admin's account is the log's one event.
+    run = verify()
+    assert run.events_checked == 1
+    page = admin_client.get("/audit/", **EN).content.decode()
+    assert "The one event checks out, up to event #1 (hash " in page
+    assert "All 1 events" not in page
+    japanese = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert "1 件すべて" not in japanese  # "all 1 events"

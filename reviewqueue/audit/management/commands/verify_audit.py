@@ -122,7 +122,8 @@ class _AgainstLog:
         if not self.count:
             return "Each of its events is the log's event of that seq."
         named = ", ".join(f"#{seq}" for seq in self.differ)
-        return (f"{self.count} of its events are not the log's event of that seq "
+        are = "is" if self.count == 1 else "are"
+        return (f"{self.count} of its events {are} not the log's event of that seq "
                 f"(edited, or not in the log): {named}.")
 
 
