@@ -255,7 +255,6 @@ def event_rows(events: list[Any], titles: dict[str, str] | None = None
                                     titles.get(key, "")) for key in _conflict_document_keys(e)],
             "change": changes.cell(e.before, e.after),
             "hash": e.hash,
-            "hash_short": e.hash[:10],
             "request_short": e.request_id[:12] if e.request_id else "",
         })
     return rows

@@ -30,6 +30,14 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
         page.click("form.audit-search button[type=submit]")
         page.wait_for_url("**/audit/?*trace_id=t-browser*")
         rows = page.locator("table.audit-table tbody tr").count()
+        # The hash is cut short on screen, but the text that is copied is the whole hash.
+        hash_cell = page.locator("table.audit-table td.hash code").first
+        hashed = {"copied": page.evaluate("""() => {
+                      const code = document.querySelector('table.audit-table td.hash code');
+                      getSelection().selectAllChildren(code);
+                      return getSelection().toString();
+                  }"""),
+                  "width": hash_cell.bounding_box()["width"]}
         # On a phone the table scrolls inside the page; a change still reads as lines.
         wide = page.viewport_size
         page.set_viewport_size({"width": 390, "height": 844})
@@ -49,6 +57,7 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
         page.screenshot(path=str(shot), full_page=True)
         return {
             "rows": rows,
+            "hash": hashed,
             "help_shown": help_shown,
             "phone": phone,
             "headings": page.locator(".timeline h3").all_inner_texts(),
@@ -60,6 +69,7 @@ def test_an_admin_opens_the_timeline_of_an_answer_from_the_audit_log(
     seen = in_browser(session_cookie(admin_user, live_server.url), steps)
     assert seen["rows"] >= 3  # ingested, re-evaluated, decided (and the lease claim)
     assert seen["help_shown"] is False
+    assert len(seen["hash"]["copied"]) == 64 and seen["hash"]["width"] < 150, seen["hash"]
     assert seen["phone"]["page"] <= 390 and seen["phone"]["change"] >= 250, seen["phone"]
     assert seen["phone"]["menu"] == [[name, True] for name in (
         "Queue", "Owner inbox", "Audit", "Insight", "Jobs", "Webhooks")], seen["phone"]["menu"]

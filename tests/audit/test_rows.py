@@ -32,7 +32,7 @@ REFERENCE_ROW = """{% load audit_tags %}
   <td>{{ event.object_type }}:{% if event.object_type == "answer" %}<a href="{% url 'audit:timeline' event.object_id %}">{{ event.object_id }}</a>{% else %}{{ event.object_id }}{% endif %}</td>
   <td>{% if event.trace_id %}<a href="{% url 'audit:timeline' event.trace_id %}">{{ event.trace_id }}</a>{% endif %}{% if event.document_id %}<div class="muted">doc <a href="{% url 'audit:events' %}?document={{ event.document_id|urlencode }}">{{ event.document_id }}</a></div>{% endif %}</td>
   <td class="change">CHANGE</td>
-  <td class="hash"><code title="{{ event.hash }}">{{ event.hash|slice:":10" }}</code>{% if intact is False %} <strong class="error">✗</strong>{% elif intact %} <span class="ok" title="Content matches its hash and links to the event before">✓</span>{% endif %}{% if event.request_id %}<div class="muted" title="request id">request {{ event.request_id|slice:":12" }}</div>{% endif %}</td>
+  <td class="hash"><code class="hash-full" title="{{ event.hash }}">{{ event.hash }}</code>{% if intact is False %} <strong class="error">✗</strong>{% elif intact %} <span class="ok" title="Content matches its hash and links to the event before">✓</span>{% endif %}{% if event.request_id %}<div class="muted" title="request id">request {{ event.request_id|slice:":12" }}</div>{% endif %}</td>
 </tr>
 """  # noqa: E501
 
@@ -107,7 +107,15 @@ def test_a_rows_request_id_is_named_beside_its_hash(admin_client: Any) -> None:
     page = admin_client.get("/audit/").content.decode()
     cell = re.search(r'<td class="hash">(.*?)</td>', page, re.S)
     assert cell is not None
-    assert _text(cell.group(1)) == f"{event.hash[:10]} request 5f0c2e9a41b7"
+    # Whole, to compare with an anchor kept outside or to copy (the page cuts it short).
+    assert _text(cell.group(1)) == f"{event.hash} request 5f0c2e9a41b7"
+
+
+def test_the_latest_events_hash_is_shown_whole(admin_client: Any) -> None:
+    event = _record_in_request("", actor=Actor("user", "user:alice"), action="lease.claimed",
+                               object_type="answer", object_id="t-1", trace_id="t-1")
+    page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert f"Latest event #{event.seq}, hash <code>{event.hash}</code>" in page
 
 
 @pytest.mark.parametrize("trace_id", [*(t for t in HOSTILE if "/" not in t), "t-1",
