@@ -438,3 +438,15 @@ def test_two_swapped_lines_of_a_search_export_are_named_a_reordering(
             "lines were reordered, not deleted. 1 problem in all.") in str(failure.value)
     assert "It holds 5 events from #2 to #6, without the 1 event before #2." in str(
         failure.value)
+
+
+def test_an_empty_export_is_said_to_hold_nothing_not_to_check_out(tmp_path: Path) -> None:
+    export = tmp_path / "audit.jsonl"
+    export.write_text("", encoding="utf-8")
+    assert _verify_file(export) == (
+        "Audit export EMPTY. The file holds no event, so nothing was verified: an export of a "
+        "log that has events is never empty, and a file emptied since it was exported checks "
+        "out like this one (only --anchor shows events removed from its end).\n")
+    assert _verify_file(export, "--partial") == (
+        "Audit export EMPTY. The file holds no event, so nothing was verified (a search that "
+        "matched nothing exports an empty file).\n")

@@ -226,6 +226,15 @@ class Command(BaseCommand):
                           also=anchors[1:], allow_partial=options["partial"])
             ok, message, lines = report.ok, report.describe(), report.problem_lines()
             heading = "Audit export PARTIAL." if report.partial else "Audit chain OK."
+            if ok and not report.checked:
+                # The file is empty, not the log: say what that can and cannot mean.
+                heading, message = "Audit export EMPTY.", (
+                    "The file holds no event, so nothing was verified (a search that matched "
+                    "nothing exports an empty file)." if options["partial"] else
+                    "The file holds no event, so nothing was verified: an export of a log "
+                    "that has events is never empty, and a file emptied since it was exported "
+                    "checks out like this one (only --anchor shows events removed from its "
+                    "end).")
             if not options["partial"] and any(
                     finding.problem == Problem.MISSING for finding in report.problems):
                 message += ("\n(A search's export lacks events by design: check it with "
