@@ -72,7 +72,7 @@ class Finding:
         return {"seq": self.seq, "problem": self.problem, "detail": self.detail}
 
 
-def _plural(count: int, word: str) -> str:
+def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
@@ -138,9 +138,9 @@ class ChainReport:
             return f"{text} {self._anchor_text()}".rstrip()
         first = self.problems[0]
         text = (f"Event #{first.seq} is the first bad event: {first.detail} "
-                f"{_plural(self.problem_count, 'problem')} in all. ")
+                f"{plural(self.problem_count, 'problem')} in all. ")
         if self.checked:
-            text += (f"Checked {_plural(self.checked, 'event')}, "
+            text += (f"Checked {plural(self.checked, 'event')}, "
                      f"up to event #{self.last_seq}.")
         else:
             text += "No event was there to check."
@@ -155,9 +155,9 @@ class ChainReport:
         assert self.first_seq is not None
         lacks = []
         if self.first_seq > 1:
-            lacks.append(f"the {_plural(self.first_seq - 1, 'event')} before #{self.first_seq}")
+            lacks.append(f"the {plural(self.first_seq - 1, 'event')} before #{self.first_seq}")
         if self.absent:
-            lacks.append(f"{_plural(self.absent, 'event')} between")
+            lacks.append(f"{plural(self.absent, 'event')} between")
         holds = (f"event #{self.first_seq}" if self.checked == 1 else
                  f"{self.checked} events from #{self.first_seq} to #{self.last_seq}")
         return f"{PARTIAL_NOTE} It holds {holds}, without {' and '.join(lacks)}."

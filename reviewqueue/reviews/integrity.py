@@ -22,6 +22,7 @@ from django.db.models import DecimalField, Model, Q
 from django.db.models.expressions import RawSQL
 
 from reviewqueue.accounts.models import ApiToken
+from reviewqueue.audit.chain import plural
 from reviewqueue.audit.hashing import HASHED_FIELDS, content_sha256, event_hash, hashed_fields_of
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.audit.selectors import (
@@ -629,15 +630,20 @@ def records_report(answers: int | None, verdicts: int, decisions: int, count: in
     before tokens were)."""
     if not count:
         stand = ("" if answers is None else
+                 f"{plural(answers, 'answer')} stands where its last audit event left it; "
+                 if answers == 1 else
                  f"{answers} answers stand where their last audit events left them; ")
         api = ("" if tokens is None else
+               f"; {plural(tokens, 'API token')} matches the audit events that issued and "
+               "revoked it" if tokens == 1 else
                f"; {tokens} API tokens match the audit events that issued and revoked them")
-        return (f"Records OK: {stand}{verdicts} verdicts and {decisions} decisions match the "
-                f"audit events that recorded them{api}.")
+        return (f"Records OK: {stand}{plural(verdicts, 'verdict')} and "
+                f"{plural(decisions, 'decision')} match the audit events that recorded "
+                f"them{api}.")
     listing = "".join(f"\n  {detail}" for detail in details[:100])
     more = count - len(details[:100])
-    checked = "" if answers is None else f"{answers} answers, "
-    api = "" if tokens is None else f" and {tokens} API tokens"
-    return (f"Records CHANGED: {count} problem(s) in {checked}{verdicts} verdicts, "
-            f"{decisions} decisions{api}:{listing}"
+    checked = "" if answers is None else f"{plural(answers, 'answer')}, "
+    api = "" if tokens is None else f" and {plural(tokens, 'API token')}"
+    return (f"Records CHANGED: {plural(count, 'problem')} in {checked}"
+            f"{plural(verdicts, 'verdict')}, {plural(decisions, 'decision')}{api}:{listing}"
             + (f"\n  ... and {more} more" if more > 0 else ""))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field, replace
 
+from reviewqueue.audit.chain import plural
 from reviewqueue.audit.hashing import content_sha256
 from reviewqueue.audit.models import AuditEvent
 from reviewqueue.snapshot import in_one_snapshot
@@ -229,9 +230,13 @@ def sources_report(revisions: int, documents: int, count: int, details: list[str
     """What verify_sources and verify_audit print of a check: `count` problems, the first of
     them in `details`."""
     if not count:
-        return (f"Sources OK: {revisions} revisions match the audit events that published "
-                f"them; {documents} documents have the readers their current revision gives.")
+        published = ("1 revision matches the audit event that published it" if revisions == 1
+                     else f"{revisions} revisions match the audit events that published them")
+        readers = ("1 document has the readers its current revision gives" if documents == 1
+                   else f"{documents} documents have the readers their current revision gives")
+        return f"Sources OK: {published}; {readers}."
     listing = "".join(f"\n  {detail}" for detail in details[:100])
     more = count - len(details[:100])
-    return (f"Sources CHANGED: {count} problem(s) in {revisions} revisions and {documents} "
-            f"documents:{listing}" + (f"\n  ... and {more} more" if more > 0 else ""))
+    return (f"Sources CHANGED: {plural(count, 'problem')} in {plural(revisions, 'revision')} "
+            f"and {plural(documents, 'document')}:{listing}"
+            + (f"\n  ... and {more} more" if more > 0 else ""))

@@ -35,9 +35,9 @@ def test_an_untouched_store_has_every_verdict_and_decision_recorded(
     out = StringIO()
     call_command("verify_audit", stdout=out)
     verdicts = answer.verdicts.count()
-    assert (f"Records OK: 1 answers stand where their last audit events left them; {verdicts} "
-            "verdicts and 1 decisions match the audit events that recorded them; 1 API tokens "
-            "match the audit events that issued and revoked them.") \
+    assert (f"Records OK: 1 answer stands where its last audit event left it; {verdicts} "
+            "verdicts and 1 decision match the audit events that recorded them; 1 API token "
+            "matches the audit events that issued and revoked it.") \
         in out.getvalue()
     page = admin_client.get("/audit/").content.decode()
     assert "Answers, verdicts and decisions unchanged." in page
@@ -59,7 +59,7 @@ def test_a_forged_approval_and_a_rewritten_verdict_fail_the_verification(
         call_command("verify_audit")
     said = str(refused.value)
     assert said.startswith(CHAIN_INTACT)
-    assert "Records CHANGED: 2 problem(s)" in said
+    assert "Records CHANGED: 2 problems" in said
     assert f"decision #{forged} of answer t-story: no audit event recorded it (not made" in said
     assert (f"verdict #{real.verdict_id} of answer t-story: changed after its audit event "
             "recorded it (reason)") in said
@@ -182,7 +182,7 @@ def test_an_approval_or_a_verdict_moved_to_another_answer_fails_the_verification
     said = _refused()
 
     assert said.startswith(CHAIN_INTACT)
-    assert "Records CHANGED: 2 problem(s)" in said
+    assert "Records CHANGED: 2 problems" in said
     for kind, pk in (("verdict", verdict.pk), ("decision", decision.pk)):
         assert (f"{kind} #{pk} of answer t-other: changed after its audit event recorded it "
                 "(answer: recorded for t-story") in said
@@ -205,7 +205,7 @@ def test_a_deleted_approval_fails_the_verification(
 
     said = _refused()
 
-    assert "Records CHANGED: 1 problem(s) in " in said
+    assert "Records CHANGED: 1 problem in " in said
     assert re.search(rf"decision #{decision.pk} of answer t-story: audit event #\d+ recorded "
                      r"it, and it is no longer in its table \(deleted\)", said), said
     page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
@@ -340,7 +340,7 @@ def test_a_rewritten_answer_text_or_finding_fails_the_verification(
     said = _refused()
 
     assert said.startswith(CHAIN_INTACT)
-    assert "Records CHANGED: 3 problem(s)" in said
+    assert "Records CHANGED: 3 problems" in said
     # The first version's text is part of the body submitted, which the ingest event vouches
     # for as well.
     assert "answer t-story: its body (question, askers, as_of, index release, citations, or " \
@@ -379,7 +379,7 @@ def test_an_edited_version_rewritten_afterwards_fails_the_verification(
 
     said = _refused()
 
-    assert "Records CHANGED: 1 problem(s)" in said
+    assert "Records CHANGED: 1 problem" in said
     assert (f"verdict #{result.verdict.pk} of answer t-1: changed after its audit event "
             "recorded it (text or claims of the version judged)") in said
 
@@ -421,7 +421,7 @@ def test_a_rejection_turned_into_an_approval_in_the_table_fails_the_verification
     said = _refused()
 
     assert said.startswith(CHAIN_INTACT)
-    assert "Records CHANGED: 2 problem(s) in 2 answers," in said
+    assert "Records CHANGED: 2 problems in 2 answers," in said
     assert re.search(r"answer t-story: changed after its last audit event \(status: rejected, "
                      rf"where audit event #\d+ left it approved, current verdict: #{first.pk}, "
                      rf"where audit event #\d+ left it #{story.current_verdict_id}\)", said), said
@@ -493,7 +493,7 @@ def test_an_approved_answer_pointed_at_a_version_nobody_judged_fails_the_verific
 
     said = _refused()
 
-    assert "Records CHANGED: 1 problem(s)" in said
+    assert "Records CHANGED: 1 problem" in said
     assert (f"answer t-story: changed after its last audit event (current version: #{forged}, "
             f"where its current verdict judged #{story.current_version_id})") in said
     page = admin_client.get("/audit/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
@@ -578,7 +578,7 @@ def test_the_answers_are_checked_a_page_at_a_time_to_the_last(
 
     said = _refused()
 
-    assert "Records CHANGED: 2 problem(s) in 5 answers," in said
+    assert "Records CHANGED: 2 problems in 5 answers," in said
     assert "answer t-0: changed after its last audit event (status: rejected" in said
     assert "answer t-4: changed after its last audit event (status: rejected" in said
 
@@ -629,7 +629,7 @@ def test_an_answer_s_body_changed_in_the_table_fails_the_verification(
 
     said = _refused()
 
-    assert "Records CHANGED: 1 problem(s) in 2 answers," in said
+    assert "Records CHANGED: 1 problem in 2 answers," in said
     assert re.search(r"answer t-story: its body \(question, askers, as_of, index release, "
                      r"citations, or first text and claims\) changed after audit event #\d+ "
                      r"recorded it", said), said

@@ -75,7 +75,7 @@ def test_a_token_changed_in_the_table_fails_the_verification(
     refused = _refused()
 
     assert refused.startswith(CHAIN_INTACT)
-    assert "Records CHANGED: 1 problem(s) in 0 answers, 0 verdicts, 0 decisions and 2 API " \
+    assert "Records CHANGED: 1 problem in 0 answers, 0 verdicts, 0 decisions and 2 API " \
         "tokens:" in refused
     assert re.search(rf"API token #{token.pk} \({token.prefix}…\): changed after its audit "
                      rf"events recorded it \({said}\)", refused), refused

@@ -66,7 +66,7 @@ def test_a_passage_changed_in_the_database_is_found(published: None) -> None:
         "sources_document WHERE key = 'pricing'))", ["The free trial lasts 90 days."])
     with pytest.raises(CommandError) as refused:
         verify()
-    assert "Sources CHANGED: 1 problem(s)" in str(refused.value)
+    assert "Sources CHANGED: 1 problem" in str(refused.value)
     assert ("pricing@r1: its title, dates, passages or facts are not those it was published "
             "with") in str(refused.value)
 
@@ -105,7 +105,7 @@ def test_a_published_revision_deleted_from_the_store_is_found(published: None) -
 
     said = _refused()
 
-    assert "Sources CHANGED: 1 problem(s) in 3 revisions and 2 documents" in said
+    assert "Sources CHANGED: 1 problem in 3 revisions and 2 documents" in said
     assert re.search(r"pricing@r1: audit event #\d+ published it, and it is no longer stored "
                      r"\(deleted\)", said), said
 
@@ -207,7 +207,7 @@ def test_a_source_changed_in_the_database_is_on_the_audit_page_and_alerts_once(
         call_command("verify_audit", stdout=StringIO())
     assert "Audit check FAILED: the chain is intact, but stored sources or records" in str(
         refused.value)
-    assert "Sources CHANGED: 1 problem(s) in 4 revisions and 2 documents" in str(refused.value)
+    assert "Sources CHANGED: 1 problem in 4 revisions and 2 documents" in str(refused.value)
 
 
 def test_the_audit_page_names_a_changed_revision_in_japanese(published: None,
