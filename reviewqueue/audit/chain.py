@@ -304,14 +304,15 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
         if one in seen:
             continue
         seen.add(one)
-        if one.seq > prev_seq:
+        if one.seq > prev_seq and not allow_partial:
             ends = (f"the chain ends at event #{prev_seq}, so events after #{prev_seq} were "
                     "removed." if prev_seq else "no event is left: every event was removed.")
             found.add(one.seq, Problem.TRUNCATED,
                       f"the anchor ({one.source}) names it, but it is not there: {ends}")
         elif allow_partial:
             # On the table a gap over the anchor is already a MISSING problem; a partial
-            # export simply lacks it, and then cannot vouch for it.
+            # export simply lacks it (or ends before it: a search's export ends at its last
+            # match), and then cannot vouch for it.
             found.add(one.seq, Problem.NOT_IN_EXPORT,
                       f"the anchor ({one.source}) names it, but this file does not hold "
                       "it, so it cannot be checked against the anchor.")

@@ -450,3 +450,22 @@ def test_an_empty_export_is_said_to_hold_nothing_not_to_check_out(tmp_path: Path
     assert _verify_file(export, "--partial") == (
         "Audit export EMPTY. The file holds no event, so nothing was verified (a search that "
         "matched nothing exports an empty file).\n")
+
+
+def test_an_anchor_past_a_search_export_is_said_not_to_be_in_it_not_removed(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    # A search's export ends where its last match is: the log's later events were not removed.
+    chain(5)
+    anchor = _anchor_of_the_log()
+    export = _export(admin_client, tmp_path, "?trace_id=t-2")
+    with pytest.raises(CommandError) as failure:
+        _verify_file(export, "--partial", "--anchor", anchor)
+    message = str(failure.value)
+    assert failure.value.returncode == 1
+    assert message.startswith(
+        "Audit export NOT CHECKED against the anchor. Event #6 is the first bad event: the "
+        "anchor (given with --anchor) names it, but this file does not hold it, so it cannot "
+        "be checked against the anchor. 1 problem in all.")
+    assert "were removed" not in message
+    assert "BROKEN" not in message

@@ -216,6 +216,7 @@ class Command(BaseCommand):
                 raise CommandError(f"--{option.replace('_', '-')} applies to an export: give it "
                                    "with --jsonl FILE")
         sources_ok = True  # checked with the database's log only
+        unchecked = False  # only a search's export lacked an anchored event: nothing broke
         anchors = _distinct(options["anchor"])
         if options["jsonl"] is not None:
             rows: Any = _jsonl_rows(options["jsonl"])
@@ -225,6 +226,8 @@ class Command(BaseCommand):
             report = walk(against or rows, anchor=anchors[0] if anchors else None,
                           also=anchors[1:], allow_partial=options["partial"])
             ok, message, lines = report.ok, report.describe(), report.problem_lines()
+            unchecked = not ok and report.problem_count == len(report.problems) and all(
+                finding.problem == Problem.NOT_IN_EXPORT for finding in report.problems)
             heading = "Audit export PARTIAL." if report.partial else "Audit chain OK."
             if ok and not report.checked:
                 # The file is empty, not the log: say what that can and cannot mean.
@@ -262,8 +265,9 @@ class Command(BaseCommand):
                             f"{run.checked_to_seq}:{run.seen_tip_hash}")
         if not ok:
             listing = "".join(f"\n  {line}" for line in lines)
-            raise CommandError(f"Audit chain BROKEN. {message}\nProblems:{listing}",
-                               returncode=1)
+            heading = ("Audit export NOT CHECKED against the anchor." if unchecked
+                       else "Audit chain BROKEN.")
+            raise CommandError(f"{heading} {message}\nProblems:{listing}", returncode=1)
         if not sources_ok:
             # Not "Audit chain OK." first: Django prints "CommandError: " before the message.
             raise CommandError("Audit check FAILED: the chain is intact, but stored sources "
