@@ -319,7 +319,11 @@ def audit_verify(*, trigger: str, requested_by: str = "", record: bool = True,
     if seen is not None and stored is not None and (seen.seq, seen.hash) == (stored.seq,
                                                                              stored.hash):
         seen = None
-    also = [a for a in (*anchors[1:], stored if anchors else None, seen) if a is not None]
+    # An anchor given by hand is most often the one the last run printed, and stored: the
+    # same event and hash are checked once, or what they show would be reported twice.
+    given = {(a.seq, a.hash) for a in anchors}
+    also = [*anchors[1:], *(a for a in (stored if anchors else None, seen)
+                            if a is not None and (a.seq, a.hash) not in given)]
     report = walk(_chain_rows(), anchor=anchors[0] if anchors else stored, also=also)
     run = VerificationRun(
         started_at=started,

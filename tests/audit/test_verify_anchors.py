@@ -175,3 +175,22 @@ def test_two_anchors_giving_one_event_two_hashes_are_refused_before_anything_is_
         "an event has one hash, so one of them was mistyped or kept from a log that was "
         "rewritten since. Check the log against each of them on its own.")
     assert not VerificationRun.objects.exists()
+
+
+def test_an_anchor_given_by_hand_that_a_run_also_stored_is_reported_once(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    # The anchor the last run printed is the one it stored: given by hand, the removal it
+    # shows is one problem, not one for each copy of the anchor.
+    chain(6)
+    printed = _anchor_of(6)
+    assert verify().ok
+    with tamper() as cursor:
+        cursor.execute("DELETE FROM audit_auditevent WHERE seq >= 5")
+    with pytest.raises(CommandError) as failure:
+        call_command("verify_audit", "--anchor", printed, stdout=io.StringIO())
+    message = str(failure.value)
+    assert ("Event #6 is the first bad event: the anchor (given with --anchor) names it, but it "
+            "is not there: the chain ends at event #4, so events after #4 were removed. 1 "
+            "problem in all.") in message
+    assert "verified on" not in message
