@@ -257,10 +257,21 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
                           f"it does not link to {follows}: an earlier event was changed and "
                           "re-hashed, or this event was inserted or moved.",
                           f"{prev_hash}>{linked_to}")
-        computed = event_hash(hashed_fields_of(row), linked_to)
+        fields = hashed_fields_of(row)
+        computed = event_hash(fields, linked_to)
         if computed != stored:
-            found.add(seq, Problem.CHANGED,
-                      "its content no longer matches its hash: the event was edited.", computed)
+            # Two events whose numbers were swapped each match their hash under the other's
+            # number: they were reordered, not edited.
+            was = next((other for other in (seq + 1, seq - 1)
+                        if event_hash({**fields, "seq": other}, linked_to) == stored), None)
+            if was is None:
+                found.add(seq, Problem.CHANGED,
+                          "its content no longer matches its hash: the event was edited.",
+                          computed)
+            else:
+                found.add(seq, Problem.OUT_OF_ORDER,
+                          f"it is event #{was} numbered #{seq} (its content matches its hash "
+                          f"as #{was}): the events were reordered, not edited.", computed)
         for one in by_seq.get(seq, ()):
             if one in seen:
                 continue
@@ -385,6 +396,12 @@ def _localized_finding(detail: str) -> str | None:
                   "re-hashed, or this event was inserted or moved."):
         return _("it does not link to the start of the chain: an earlier event was changed and "
                  "re-hashed, or this event was inserted or moved.")
+    if match := re.fullmatch(r"it is event #(?P<was>\d+) numbered #(?P<seq>-?\d+) \(its content "
+                             r"matches its hash as #(?P=was)\): the events were reordered, "
+                             r"not edited\.", detail):
+        return _("it is event #%(was)s numbered #%(seq)s (its content matches its hash as "
+                 "#%(was)s): the events were reordered, not edited.") % {
+            "was": match["was"], "seq": match["seq"]}
     if detail == "its content no longer matches its hash: the event was edited.":
         return _("its content no longer matches its hash: the event was edited.")
     if match := re.fullmatch(r"its hash differs from the one (?P<source>.+): the chain up to "

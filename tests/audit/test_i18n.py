@@ -58,6 +58,8 @@ def _reports() -> Iterator[ChainReport]:
     yield walk(_rows([0, 1, 2]))  # seq below 1
     yield walk(_rows([1, 2, 3], relink=(3,)))  # a broken link to an event
     yield walk(_rows([1, 2], first_prev="1" * 64))  # a broken link to the start
+    rows = _rows([1, 2, 3, 4])
+    yield walk([rows[0], {**rows[2], "seq": 2}, {**rows[1], "seq": 3}, rows[3]])  # renumbered
     yield walk(intact, anchor=Anchor(2, "e" * 64, "verified on 2026-10-01 02:30 UTC"))
     yield walk(intact, anchor=Anchor(9, "e" * 64, "given with --anchor"))  # truncated
     yield walk([], anchor=Anchor(4, "e" * 64, "verified on 2026-10-01 02:30 UTC"))  # no event

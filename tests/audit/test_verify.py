@@ -450,3 +450,22 @@ def test_the_digest_tells_the_same_problems_from_different_ones() -> None:
     assert changed_at(3, 17) != changed_at(3)
     assert changed_at(3) != changed_at(4)
     assert walk(_rows(20, bad=False)).digest == ""
+
+
+def test_two_renumbered_events_are_named_reordered_not_edited(
+    chain: Callable[..., Any], tamper: Any
+) -> None:
+    chain(6)
+    with tamper() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET seq = -1 WHERE seq = 3")
+        cursor.execute("UPDATE audit_auditevent SET seq = 3 WHERE seq = 4")
+        cursor.execute("UPDATE audit_auditevent SET seq = 4 WHERE seq = -1")
+    run = verify()
+    found = {(p["seq"], p["problem"]): p["detail"] for p in run.problems}
+    assert found[(3, "out_of_order")] == (
+        "it is event #4 numbered #3 (its content matches its hash as #4): the events were "
+        "reordered, not edited.")
+    assert found[(4, "out_of_order")] == (
+        "it is event #3 numbered #4 (its content matches its hash as #3): the events were "
+        "reordered, not edited.")
+    assert "changed" not in {problem for _, problem in found}
