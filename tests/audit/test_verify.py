@@ -225,6 +225,11 @@ def test_the_command_fails_and_names_the_first_bad_event(
         call_command("verify_audit")
     assert "Audit chain BROKEN. Event #2 is the first bad event" in str(failure.value)
     assert failure.value.returncode == 1
+    # What to do next: the log cannot say what an edited event held; an earlier export can.
+    assert str(failure.value).endswith(
+        "\nHistory cannot be repaired. To see what the events named held before, compare them "
+        "with the same events of a full JSON Lines export taken earlier (verify_audit --jsonl "
+        "FILE checks that the file itself is intact).")
     run = VerificationRun.objects.get()
     assert (run.ok, run.first_bad_seq) == (False, 2)
 

@@ -267,6 +267,11 @@ class Command(BaseCommand):
             listing = "".join(f"\n  {line}" for line in lines)
             heading = ("Audit export NOT CHECKED against the anchor." if unchecked
                        else "Audit chain BROKEN.")
+            if options["jsonl"] is None:
+                listing += ("\nHistory cannot be repaired. To see what the events named held "
+                            "before, compare them with the same events of a full JSON Lines "
+                            "export taken earlier (verify_audit --jsonl FILE checks that the "
+                            "file itself is intact).")
             raise CommandError(f"{heading} {message}\nProblems:{listing}", returncode=1)
         if not sources_ok:
             # Not "Audit chain OK." first: Django prints "CommandError: " before the message.
