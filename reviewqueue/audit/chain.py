@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,8 @@ from reviewqueue.audit.hashing import GENESIS_HASH, event_hash, hashed_fields_of
 
 # How many problems a report lists. The count and the digest cover all of them.
 MAX_LISTED = 100
+# How many lines of an export the walk reads ahead to find one moved down the file.
+LOOKAHEAD = 100
 
 PARTIAL_NOTE = ("Not a full export: each event's own hash checked; only a full export proves "
                 "nothing was removed, and an event the file does not follow with the next one "
@@ -201,7 +204,7 @@ class _Findings:
 
 
 def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
-         also: Sequence[Anchor] = (), allow_partial: bool = False,
+         also: Sequence[Anchor] = (), allow_partial: bool = False, lines: bool = False,
          limit: int = MAX_LISTED) -> ChainReport:
     """Check every event, going on past bad ones, and report every problem found.
 
@@ -211,11 +214,16 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
     before it was changed and re-hashed, or it was inserted or moved); and the hash of its
     own canonical content equals its stored hash (otherwise it was edited). The anchor, when
     given, must be there with the same hash, and so must every anchor in `also` (the summary
-    speaks of `anchor` only; a broken one of `also` is a problem like any other).
+    speaks of `anchor`, and of those of `also` given the same way; a broken one of `also` is a
+    problem like any other).
 
     `allow_partial` is for an export, which may hold only the events of a search: a gap is
     then not a problem but something the file lacks, and the report says it is not a full
     export. Links are checked only between events that follow each other directly.
+
+    `lines` is for an export too: the rows are a file's lines in the file's order, which may
+    have been changed. A line moved up or down (by up to LOOKAHEAD lines) is then named as
+    moved, and walked in its place, rather than taken for events deleted and inserted.
 
     Memory stays flat: the rows are read once, as they come.
     """
@@ -289,27 +297,65 @@ def walk(rows: Iterable[Mapping[str, Any]], *, anchor: Anchor | None = None,
             if first_seq is None:
                 first_seq = seq
 
-    # A line moved up the file (two lines swapped, say) is held back until its place comes,
-    # and named once as moved: walked where it stands, it would make the events it jumped
-    # look deleted, then each of them out of order.
-    source = iter(rows)
-    early: Mapping[str, Any] | None = None
-    upcoming = next(source, None)
-    while upcoming is not None:
-        row, upcoming = upcoming, next(source, None)
-        seq = int(row["seq"])
-        if early is not None and seq > int(early["seq"]):
+    if not lines:  # the table, read in seq order: an event is out of place only by its seq
+        for row in rows:
+            check(row)
+    else:
+        # A line moved up the file (two lines swapped, say) is held back until its place comes,
+        # and a line moved down is taken from the lines read ahead when its place comes: either is
+        # named once, as moved. Walked where it stands, it would make the events it jumped look
+        # deleted, then one of them out of order.
+        source = iter(rows)
+        ahead: deque[Mapping[str, Any]] = deque()  # read, not yet walked: at most LOOKAHEAD
+        ahead_seqs: Counter[int] = Counter()
+
+        def walked(seq: int) -> None:  # a line read ahead leaves the buffer (memory stays flat)
+            ahead_seqs[seq] -= 1
+            if not ahead_seqs[seq]:
+                del ahead_seqs[seq]
+
+        def take() -> Mapping[str, Any] | None:
+            if not ahead:
+                return next(source, None)
+            row = ahead.popleft()
+            walked(int(row["seq"]))
+            return row
+
+        def read_ahead() -> None:
+            while len(ahead) < LOOKAHEAD and (row := next(source, None)) is not None:
+                ahead.append(row)
+                ahead_seqs[int(row["seq"])] += 1
+
+        early: Mapping[str, Any] | None = None
+        row = take()
+        while row is not None:
+            seq = int(row["seq"])
+            if early is not None and seq > int(early["seq"]):
+                check(early)
+                early = None
+            read_ahead()
+            upcoming = ahead[0] if ahead else None
+            if early is None and upcoming is not None and prev_seq < int(upcoming["seq"]) < seq:
+                found.add(seq, Problem.OUT_OF_ORDER,
+                          f"its line was moved up, above event #{upcoming['seq']}'s: the lines "
+                          "were reordered, not deleted.", f"moved>{upcoming['seq']}")
+                early, row = row, take()
+                continue
+            if not allow_partial and seq > prev_seq + 1 and ahead_seqs[prev_seq + 1] > 0:
+                at = next(i for i, line in enumerate(ahead) if int(line["seq"]) == prev_seq + 1)
+                late = ahead[at]
+                del ahead[at]
+                walked(prev_seq + 1)
+                above = (ahead[at - 1] if at else row)["seq"]
+                found.add(prev_seq + 1, Problem.OUT_OF_ORDER,
+                          f"its line was moved down, below event #{above}'s: the lines were "
+                          "reordered, not deleted.", f"moved<{above}")
+                check(late)
+                continue  # the line read is walked again, now that the one before it was
+            check(row)
+            row = take()
+        if early is not None:
             check(early)
-            early = None
-        if early is None and upcoming is not None and prev_seq < int(upcoming["seq"]) < seq:
-            found.add(seq, Problem.OUT_OF_ORDER,
-                      f"its line was moved up, above event #{upcoming['seq']}'s: the lines "
-                      "were reordered, not deleted.", f"moved>{upcoming['seq']}")
-            early = row
-            continue
-        check(row)
-    if early is not None:
-        check(early)
 
     for one in anchors:
         if one in seen:

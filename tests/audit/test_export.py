@@ -469,3 +469,17 @@ def test_an_anchor_past_a_search_export_is_said_not_to_be_in_it_not_removed(
         "be checked against the anchor. 1 problem in all.")
     assert "were removed" not in message
     assert "BROKEN" not in message
+
+
+def test_a_line_moved_further_down_an_export_is_named_once(
+    admin_client: Any, chain: Callable[..., Any], tmp_path: Path
+) -> None:
+    chain(5)
+    export = _export(admin_client, tmp_path)
+    _reordered(export, [0, 2, 3, 4, 1, 5])  # event 2 moved down, after event 5
+    with pytest.raises(CommandError) as failure:
+        _verify_file(export)
+    message = str(failure.value)
+    assert ("Event #2 is the first bad event: its line was moved down, below event #5's: the "
+            "lines were reordered, not deleted. 1 problem in all.") in message
+    assert "deleted from the log" not in message

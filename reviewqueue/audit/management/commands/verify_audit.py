@@ -224,7 +224,7 @@ class Command(BaseCommand):
             # Strict unless told otherwise: a file with events cut out of its middle must not
             # pass for a search's export. --partial is the auditor saying it is one.
             report = walk(against or rows, anchor=anchors[0] if anchors else None,
-                          also=anchors[1:], allow_partial=options["partial"])
+                          also=anchors[1:], allow_partial=options["partial"], lines=True)
             ok, message, lines = report.ok, report.describe(), report.problem_lines()
             unchecked = not ok and report.problem_count == len(report.problems) and all(
                 finding.problem == Problem.NOT_IN_EXPORT for finding in report.problems)
