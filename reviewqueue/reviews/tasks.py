@@ -122,6 +122,18 @@ def reevaluate_answers(answer_ids: list[int], trigger: str, job_id: str | None =
     return outcome.changed
 
 
+@shared_task(base=ReliableTask, name="reviews.catch_up_after_commit")
+def catch_up_after_commit(*, seen: dict[str, list[Any]], citing: dict[str, list[int]],
+                          kb_seen: dict[str, list[list[Any]]], claiming: dict[str, list[int]],
+                          unreceived: list[list[str]]) -> None:
+    """The check after an ingest or an edit committed, which failed in the request: did a
+    cited document, or the facts on a claimed key, change while the gate read them?"""
+    from reviewqueue.reviews.services.reevaluation import catch_up_handed_over
+
+    catch_up_handed_over(seen=seen, citing=citing, kb_seen=kb_seen, claiming=claiming,
+                         unreceived=unreceived)
+
+
 @shared_task(base=ReliableTask, name="reviews.fan_out_document")
 def fan_out_document(document_key: str, trigger: str) -> str:
     """Start a job for every answer citing the document (kept for callers of the old name)."""

@@ -6,11 +6,13 @@ withdrawn, a validity boundary, a new gate version, "re-evaluate now", a refused
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from django.db import InterfaceError, OperationalError, connection, transaction
 
@@ -27,6 +29,8 @@ from reviewqueue.sources.selectors import (
     CurrentDocument,
     received_revisions,
 )
+
+log = logging.getLogger(__name__)
 
 
 def answer_reevaluate(*, answer_id: int, trigger: str, actor: Actor = WORKER,
@@ -180,8 +184,45 @@ def catch_up_on_commit(sources: Sources, citing: dict[str, list[int]],
     since the gate read `sources` for them (see _catch_up): `citing` maps each cited document,
     `claiming` each claimed key, to the answers the gate ran for. Ingest and edits call it."""
     seen = {key: _state(sources.documents.get(key)) for key in citing}
-    kb, unreceived = sources.kb, sources.unreceived
-    transaction.on_commit(lambda: _catch_up(seen, citing, kb, claiming, unreceived))
+    kb_seen = {key: _kb_state(sources.kb.get(key, ())) for key in claiming}
+    unreceived = sources.unreceived
+    # robust: should the hand-over fail too (the broker is down as well), the request that
+    # committed the answers still gets its reply; the failure is logged.
+    transaction.on_commit(lambda: _catch_up_or_hand_over(seen, citing, kb_seen, claiming,
+                                                         unreceived), robust=True)
+
+
+def _catch_up_or_hand_over(seen: dict[str, tuple[int | None, bool]],
+                           citing: dict[str, list[int]], kb_seen: dict[str, _KbState],
+                           claiming: dict[str, list[int]],
+                           unreceived: frozenset[tuple[str, str]]) -> None:
+    """`_catch_up`, or, when it fails (the database dropped the connection a moment after the
+    commit), the same check handed to a worker, which retries it. The answers are committed:
+    the request must not fail for it, and nothing else would ever look at them again, left on
+    a verdict of the revision a publish replaced while they were gated."""
+    try:
+        _catch_up(seen, citing, kb_seen, claiming, unreceived)
+    except Exception as exc:
+        from reviewqueue.reviews.tasks import catch_up_after_commit
+
+        log.warning("catch-up after commit handed to a worker", extra={
+            "error": type(exc).__name__,
+            "answers": len({i for ids in (*citing.values(), *claiming.values()) for i in ids})})
+        catch_up_after_commit.delay(
+            seen={key: list(state) for key, state in seen.items()}, citing=citing,
+            kb_seen={key: [[*where, count] for where, count in state]
+                     for key, state in kb_seen.items()},
+            claiming=claiming, unreceived=[list(pair) for pair in unreceived])
+
+
+def catch_up_handed_over(*, seen: dict[str, list[Any]], citing: dict[str, list[int]],
+                         kb_seen: dict[str, list[list[Any]]], claiming: dict[str, list[int]],
+                         unreceived: list[list[str]]) -> None:
+    """The check `_catch_up_or_hand_over` handed to a worker, read back from its message."""
+    _catch_up({key: (state[0], state[1]) for key, state in seen.items()}, citing,
+              {key: frozenset(((d, r, s), n) for d, r, s, n in state)
+               for key, state in kb_seen.items()},
+              claiming, frozenset((d, r) for d, r in unreceived))
 
 
 def _state(document: CurrentDocument | None) -> tuple[int | None, bool]:
@@ -238,7 +279,7 @@ def _sources_now(documents: Iterable[str], keys: Iterable[str]
 
 
 def _catch_up(seen: dict[str, tuple[int | None, bool]], citing: dict[str, list[int]],
-              kb: dict[str, list[KbRow]], claiming: dict[str, list[int]],
+              kb_seen: dict[str, _KbState], claiming: dict[str, list[int]],
               unreceived: frozenset[tuple[str, str]] = frozenset()) -> None:
     """Once the answers are committed, re-evaluate those whose sources changed since the gate
     read them: a cited document, a cited revision the store had not received (delivered late,
@@ -258,7 +299,7 @@ def _catch_up(seen: dict[str, tuple[int | None, bool]], citing: dict[str, list[i
     # A claim whose subject differs from a changed fact's is re-evaluated all the same: cheap,
     # and the verdict comes out unchanged.
     ids.update(answer_id for key, answers in claiming.items()
-               if facts.get(key, frozenset()) != _kb_state(kb.get(key, ()))
+               if facts.get(key, frozenset()) != kb_seen.get(key, frozenset())
                for answer_id in answers)
     if ids:
         from reviewqueue.jobs.services import job_start_for_answers
