@@ -576,7 +576,7 @@ def decide(request: HttpRequest, trace_id: str) -> HttpResponse:
             request, trace_id, action,
             stale={"decision": decision_label(exc.verdict.decision),
                    "reason": verdict_reason_label(exc.verdict.reason),
-                   "edited": exc.edited},
+                   "edited": exc.edited, "day_passed": exc.day_passed},
         )
     except EditRefused as exc:
         # Drawn afresh: the refusal kept the lease the edit took, which the page must show

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from django.db import transaction
@@ -33,6 +34,7 @@ from reviewqueue.reviews.models import (
 from reviewqueue.reviews.selectors.answers import user_may_read_answer
 from reviewqueue.reviews.services.evaluation import (
     claims_on_hidden_facts,
+    day_passed_under,
     gate_day,
     load_sources,
     older_gate,
@@ -66,8 +68,12 @@ class StaleVerdict(Conflict):
 
     code = "stale_verdict"
 
-    def __init__(self, answer: Answer, verdict: Verdict, *, edited: bool = False) -> None:
+    def __init__(self, answer: Answer, verdict: Verdict, *, edited: bool = False,
+                 day_passed: date | None = None) -> None:
         what = "the sources changed while you were reviewing"
+        if day_passed is not None:
+            what = (f"a validity date passed while you were reviewing: on {day_passed:%Y-%m-%d}"
+                    " a fact this answer rests on started or stopped holding")
         version = answer.current_version
         if edited and version is not None:
             # Said with who edited it: the one told may be its author (an edit, then a
@@ -84,6 +90,9 @@ class StaleVerdict(Conflict):
         self.verdict = verdict
         # The verdict the reviewer decided on was of an older version of the answer.
         self.edited = edited
+        # Nothing changed in the sources: a day came on which a fact started or stopped
+        # holding (the page was open over midnight, before the nightly validity check).
+        self.day_passed = day_passed
 
 
 class RecordedBefore(Conflict):
@@ -165,6 +174,7 @@ class _Refresh:
 
     stale: Verdict | None = None
     edited: bool = False
+    day_passed: date | None = None
     refused: gating.Verdict | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -221,7 +231,8 @@ def answer_decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
     if isinstance(outcome, _Refresh):
         if outcome.stale is not None:
             answer = Answer.objects.select_related("current_verdict").get(trace_id=trace_id)
-            raise StaleVerdict(answer, outcome.stale, edited=outcome.edited)
+            raise StaleVerdict(answer, outcome.stale, edited=outcome.edited,
+                               day_passed=outcome.day_passed)
         assert outcome.refused is not None
         raise EditRefused(outcome.refused)
     return outcome
@@ -301,7 +312,12 @@ def _decide(*, trace_id: str, user: Any, actor: Actor, data: DecisionInput
     if not seen or not verdict_is_fresh(answer, current):
         seen_on_another_version = current.pk != data.verdict_id and not Verdict.objects.filter(
             pk=data.verdict_id, version_id=answer.current_version_id).exists()
-        return _Refresh(stale=_refresh(answer, actor), edited=seen_on_another_version)
+        # Asked before the refresh, which may make another verdict current.
+        shown = (current if current.pk == data.verdict_id
+                 else Verdict.objects.select_related("version").get(pk=data.verdict_id))
+        day_passed = None if seen_on_another_version else day_passed_under(answer, shown)
+        return _Refresh(stale=_refresh(answer, actor), edited=seen_on_another_version,
+                        day_passed=day_passed)
 
     # An approved answer whose sources changed comes back held even when the gate now
     # abstains (so that a person sees it): it can be rejected or edited, never approved as is.

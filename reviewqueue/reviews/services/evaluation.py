@@ -390,6 +390,21 @@ def older_gate(mine: str, theirs: str) -> bool:
     return ours is not None and newer is not None and ours < newer
 
 
+def day_passed_under(answer: Answer, verdict: Verdict) -> date | None:
+    """The day on which a fact `verdict` weighed started or stopped holding, when that alone
+    keeps it from being fresh: it is of the answer's current version, its next boundary has
+    come, and gated again on its own day, on the sources as they are now, the answer gives
+    its very fingerprint (nothing was published, withdrawn or dismissed since). None when the
+    sources changed, or the answer was edited."""
+    boundary = verdict.next_boundary
+    if (boundary is None or verdict.version_id != answer.current_version_id
+            or boundary > gate_day(answer)):
+        return None
+    run = run_gate(answer=answer, version=verdict.version, retrieved=list(answer.retrieved.all()),
+                   as_of=verdict.as_of)
+    return boundary if run.verdict.fingerprint == verdict.fingerprint else None
+
+
 def verdict_is_fresh(answer: Answer, verdict: Verdict) -> bool:
     """True while gating the answer now would give exactly this verdict's fingerprint."""
     if answer.current_verdict_id != verdict.pk or answer.current_version_id != verdict.version_id:
