@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, datetime, time
 from typing import Any
 
 from django.conf import settings
 from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -44,6 +45,7 @@ from reviewqueue.api_errors import (
 )
 from reviewqueue.errors import DomainError, NotFound
 from reviewqueue.gcpause import collector_paused
+from reviewqueue.jobs.models import Job
 from reviewqueue.jobs.selectors import reevaluation_waiting
 from reviewqueue.reviews.labels import REASONS
 from reviewqueue.reviews.models import Answer, OwnerQuestion, Verdict
@@ -52,6 +54,7 @@ from reviewqueue.reviews.selectors.answers import (
     redact_verdicts,
     user_may_read_answer,
 )
+from reviewqueue.reviews.services.evaluation import boundary_come
 from reviewqueue.reviews.services.ingest import (
     AnswerInput,
     RetrievedInput,
@@ -435,8 +438,9 @@ class AnswerOut(IngestOut):
         allow_null=True,
         help_text="When a re-evaluation that has not reached this answer yet was started (a "
                   "source it cites or claims changed, a validity date came, or someone asked): "
-                  "until a worker has run it, `verdict` may be behind the sources. null when "
-                  "none waits")
+                  "until a worker has run it, `verdict` may be behind the sources. When a fact "
+                  "the verdict weighed started or stopped holding and the daily validity check "
+                  "has not started yet, the start of that day. null when none waits")
 
 
 _TIMESTAMP = InstantField()
@@ -659,7 +663,20 @@ class AnswerDetailView(BodyLimitedAPIView):
             decisions=AnswerDecisionOut(answer.decisions.all(), many=True,
                                         context={"reads": reads}).data,
             owner_questions=[_owner_question(q, reads) for q in answer.owner_questions.all()],
-            reevaluation_waiting_since=None if waiting is None
-            else _TIMESTAMP.to_representation(waiting.created_at),
+            reevaluation_waiting_since=_waiting_since(answer, waiting),
         )
         return Response(body)
+
+
+def _waiting_since(answer: Answer, waiting: Job | None) -> str | None:
+    """When the answer's verdict fell behind, with a re-evaluation yet to reach it: the start
+    of the job that waits; with none started yet, the start of the day on which a fact the
+    verdict weighed started or stopped holding (the daily validity check has yet to come), as
+    the answer's page says. None when the verdict is not known to be behind."""
+    if waiting is not None:
+        return _TIMESTAMP.to_representation(waiting.created_at)
+    assert answer.current_verdict is not None
+    day = boundary_come(answer, answer.current_verdict)
+    if day is None:
+        return None
+    return _TIMESTAMP.to_representation(timezone.make_aware(datetime.combine(day, time.min)))

@@ -40,7 +40,7 @@ from reviewqueue.reviews.labels import (
     verdict_reason_label,
 )
 from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem, Verdict
-from reviewqueue.reviews.services.evaluation import gate_day, today
+from reviewqueue.reviews.services.evaluation import boundary_come, gate_day, today
 from reviewqueue.reviews.services.leases import LeaseState, lease_state
 from reviewqueue.sources.conflicts import same_value
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
@@ -409,10 +409,7 @@ class ItemPage:
         or stopped holding, when no re-evaluation was started since: the validity sweep (each
         night, and when a worker starts) has yet to come, and the validity the page shows
         is no longer the verdict's."""
-        boundary = self.verdict.next_boundary
-        if self.waiting_job is None and boundary is not None and boundary <= self.reference_date:
-            return boundary
-        return None
+        return boundary_come(self.answer, self.verdict) if self.waiting_job is None else None
 
     @property
     def waiting_on(self) -> OwnerQuestion | None:

@@ -390,15 +390,22 @@ def older_gate(mine: str, theirs: str) -> bool:
     return ours is not None and newer is not None and ours < newer
 
 
+def boundary_come(answer: Answer, verdict: Verdict) -> date | None:
+    """The day, on or before the day the gate checks the answer on, on which a fact `verdict`
+    weighed started or stopped holding: from that day the verdict is behind, until the daily
+    validity check re-evaluates the answer. None while no such day has come."""
+    boundary = verdict.next_boundary
+    return boundary if boundary is not None and boundary <= gate_day(answer) else None
+
+
 def day_passed_under(answer: Answer, verdict: Verdict) -> date | None:
     """The day on which a fact `verdict` weighed started or stopped holding, when that alone
     keeps it from being fresh: it is of the answer's current version, its next boundary has
     come, and gated again on its own day, on the sources as they are now, the answer gives
     its very fingerprint (nothing was published, withdrawn or dismissed since). None when the
     sources changed, or the answer was edited."""
-    boundary = verdict.next_boundary
-    if (boundary is None or verdict.version_id != answer.current_version_id
-            or boundary > gate_day(answer)):
+    boundary = boundary_come(answer, verdict)
+    if boundary is None or verdict.version_id != answer.current_version_id:
         return None
     run = run_gate(answer=answer, version=verdict.version, retrieved=list(answer.retrieved.all()),
                    as_of=verdict.as_of)
