@@ -96,3 +96,26 @@ def test_after_the_nightly_check_gave_the_new_verdict_it_says_so_as_well(
     assert response.status_code == 409
     assert response.json()["detail"].startswith(
         f"a validity date passed while you were reviewing: on {boundary:%Y-%m-%d} ")
+
+
+def test_a_rejection_refused_for_its_comment_after_the_nightly_check_says_a_date_passed(
+    hold: Any, reviewer: Any, login: Any, settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from reviewqueue.jobs.tasks import sweep_validity_boundaries
+
+    client = login(reviewer)
+    trace, seen, boundary = opened_then_a_day_passes(hold, settings)
+    client.post(f"/answers/{trace}/claim")
+    with django_capture_on_commit_callbacks(execute=True):
+        sweep_validity_boundaries()
+    assert current_verdict_id(trace) != seen
+
+    response = client.post(f"/answers/{trace}/decide", {
+        "action": "reject", "reject-verdict": seen, "reject-reason": "other",
+        "reject-comment": ""})
+
+    html = response.content.decode()
+    assert "Say why the answer is rejected." in html
+    assert "The sources changed while you were reviewing." not in html
+    assert f"A validity date passed while you were reviewing: on {boundary:%Y-%m-%d} " in html

@@ -40,7 +40,12 @@ from reviewqueue.reviews.labels import (
     verdict_reason_label,
 )
 from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem, Verdict
-from reviewqueue.reviews.services.evaluation import boundary_come, gate_day, today
+from reviewqueue.reviews.services.evaluation import (
+    boundary_come,
+    day_passed_under,
+    gate_day,
+    today,
+)
 from reviewqueue.reviews.services.leases import LeaseState, lease_state
 from reviewqueue.sources.conflicts import same_value
 from reviewqueue.sources.models import Document, Fact, Passage, Revision
@@ -389,10 +394,11 @@ class ItemPage:
         return (bool(self.contradicted) and says_the_same(verdict_id, self.verdict)
                 and verdict_is_fresh(self.answer, self.verdict))
 
-    def replaced(self, verdict_id: int | None) -> dict[str, bool] | None:
+    def replaced(self, verdict_id: int | None) -> dict[str, Any] | None:
         """Whether a form drawn with the verdict `verdict_id` now stands on another verdict
         that tells the reviewer something else: {"edited": True} when that one is of an
-        earlier version of the answer, else {"edited": False}; None when it tells the same,
+        earlier version of the answer, else {"edited": False} with "day_passed", the day a fact
+        started or stopped holding when only that replaced it; None when it tells the same,
         or is no verdict of this answer. A form refused for what was typed in it is drawn
         again bound to the verdict this page shows, so sent again it decides on that one:
         the page says the verdict changed, as a refusal on a stale verdict does."""
@@ -401,7 +407,9 @@ class ItemPage:
         seen = next((v.verdict for v in self.verdicts if v.verdict.pk == verdict_id), None)
         if seen is None or says_the_same(seen.pk, self.verdict):
             return None
-        return {"edited": seen.version_id != self.verdict.version_id}
+        edited = seen.version_id != self.verdict.version_id
+        return {"edited": edited,
+                "day_passed": None if edited else day_passed_under(self.answer, seen)}
 
     @property
     def boundary_passed(self) -> date | None:
