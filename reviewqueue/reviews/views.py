@@ -779,7 +779,12 @@ def send_to_owner(request: HttpRequest, trace_id: str) -> HttpResponse:
     except NotFound as exc:
         raise Http404("No such answer") from exc
     except (AlreadyAsked, VerdictChanged) as exc:
-        if isinstance(exc, VerdictChanged):
+        if isinstance(exc, VerdictChanged) and exc.day_passed is not None:
+            text = _("Not sent: a validity date passed while you were reviewing (on %(day)s a "
+                     "fact this answer rests on started or stopped holding), and the verdict "
+                     "changed with it; read it below before asking the owners. What you wrote "
+                     "is kept here to copy.") % {"day": f"{exc.day_passed:%Y-%m-%d}"}
+        elif isinstance(exc, VerdictChanged):
             text = _("Not sent: the sources changed while you were reviewing, and the verdict "
                      "with them; read it below before asking the owners. What you wrote is "
                      "kept here to copy.")

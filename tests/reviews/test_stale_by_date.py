@@ -119,3 +119,27 @@ def test_a_rejection_refused_for_its_comment_after_the_nightly_check_says_a_date
     assert "Say why the answer is rejected." in html
     assert "The sources changed while you were reviewing." not in html
     assert f"A validity date passed while you were reviewing: on {boundary:%Y-%m-%d} " in html
+
+
+def test_a_question_to_the_owners_refused_after_the_nightly_check_says_a_date_passed(
+    hold: Any, reviewer: Any, login: Any, settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from reviewqueue.jobs.tasks import sweep_validity_boundaries
+
+    client = login(reviewer)
+    trace, seen, boundary = opened_then_a_day_passes(hold, settings)
+    with django_capture_on_commit_callbacks(execute=True):
+        sweep_validity_boundaries()
+    assert current_verdict_id(trace) != seen
+
+    response = client.post(f"/answers/{trace}/send-to-owner",
+                           {"note": "Is it 14 or 30 days?", "asked": "", "verdict": seen})
+
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "the sources changed while you were reviewing" not in html
+    assert (f"Not sent: a validity date passed while you were reviewing (on {boundary:%Y-%m-%d}"
+            " a fact this answer rests on started or stopped holding), and the verdict changed "
+            "with it; read it below before asking the owners.") in html
+    assert "Is it 14 or 30 days?" in html  # kept to copy

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from datetime import date
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -32,12 +33,13 @@ from reviewqueue.accounts.services import language_of, languages_of
 from reviewqueue.audit.services import Actor, audit_record
 from reviewqueue.errors import Conflict, FieldError, NotFound
 from reviewqueue.mailing import mail_to_each, page_address, send_each
-from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem
+from reviewqueue.reviews.models import Answer, Decision, OwnerQuestion, ReviewItem, Verdict
 from reviewqueue.reviews.selectors.answers import (
     owners_to_ask,
     owners_who_may_read,
     user_may_read_answer,
 )
+from reviewqueue.reviews.services.evaluation import day_passed_under
 from reviewqueue.reviews.services.leases import LeasedByOther, NotHeld
 from reviewqueue.reviews.services.transitions import says_the_same
 
@@ -84,9 +86,11 @@ class VerdictChanged(Conflict):
 
     code = "stale_verdict"
 
-    def __init__(self) -> None:
+    def __init__(self, day_passed: date | None = None) -> None:
         super().__init__("the sources changed while you were reviewing; read the current "
                          "verdict before asking the owners")
+        # Nothing changed in the sources: a fact started or stopped holding on this day.
+        self.day_passed = day_passed
 
 
 class NotWaiting(Conflict):
@@ -153,7 +157,9 @@ def review_item_send_to_owner(*, trace_id: str, user: Any, note: str, actor: Act
         raise NotHeld(answer)
     if seen_verdict is not None and answer.current_verdict_id is not None \
             and not says_the_same(seen_verdict, answer.current_verdict):
-        raise VerdictChanged()
+        shown = Verdict.objects.filter(pk=seen_verdict, answer=answer).first()
+        raise VerdictChanged(None if shown is None or shown.version_id != answer.current_version_id
+                             else day_passed_under(answer, shown))
     # After the verdict: a note refused is typed again on the page drawn afresh, with the
     # verdict it shows now, which the reviewer must have been told has changed.
     note = _written("note", note, "say what the owner should look at")
