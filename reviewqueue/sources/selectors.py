@@ -12,7 +12,9 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
+    DateField,
     Exists,
+    ExpressionWrapper,
     F,
     Func,
     IntegerField,
@@ -1140,7 +1142,7 @@ def expiring_facts(
 ) -> ExpiringFacts:
     """Facts of the user's current revisions that end within `within_days`, or have ended
     with nothing after them: no fact of the revision about the same subject and key is valid
-    for longer. A fact that ended more than `within_days` ago is listed only while an answer
+    for longer from the day after they end. A fact that ended more than `within_days` ago is listed only while an answer
     resting on it is held: the owner ended it on purpose, or has let it be, and nothing waits
     on it. The ones that have ended come first. Each comes with the answers resting on
     it: a claim citing the document asks about the fact. Past `limit` facts, those closest to
@@ -1215,11 +1217,17 @@ def _ending_facts(user: Any, *, today: date, within_days: int) -> QuerySet[Fact]
     with nothing after them, unordered. One that ended more than `within_days` ago is left
     out unless a held answer retrieved its document: no answer it could hold waits on it, and
     it would only take the place of one that does (the answers then say which one rests on
-    it). The probe runs through the index on the retrieved document."""
+    it). The probe runs through the index on the retrieved document.
+
+    Nothing after them: no fact on the same key holds on the day after they end. One that
+    starts only later leaves days on which nothing holds, and the answers resting on the
+    fact are held over them."""
     from reviewqueue.reviews.models import Answer, RetrievedItem
 
     later = Fact.objects.filter(
         revision=OuterRef("revision"), subject=OuterRef("subject"), key=OuterRef("key"),
+        valid_from__lte=ExpressionWrapper(OuterRef("valid_until") + timedelta(days=1),
+                                          output_field=DateField()),
     ).filter(Q(valid_until__isnull=True) | Q(valid_until__gt=OuterRef("valid_until")))
     held = RetrievedItem.objects.filter(document_key=OuterRef("revision__document__key"),
                                         answer__status=Answer.Status.HELD)
