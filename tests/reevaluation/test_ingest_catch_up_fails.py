@@ -6,11 +6,13 @@ answer is not left for good on a verdict computed on the revision a publish repl
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from django.db import OperationalError
 
+from reviewqueue.reviews import tasks
 from reviewqueue.reviews.services import reevaluation
 from tests.conftest import answer_body
 from tests.reevaluation.conftest import fact
@@ -32,6 +34,10 @@ def check_fails_once(monkeypatch: Any) -> list[int]:
         return original(*args, **kwargs)
 
     monkeypatch.setattr(reevaluation, "_sources_now", failing_once)
+    # The worker reads the check from a JSON message, as the broker carries it.
+    task = tasks.catch_up_after_commit
+    monkeypatch.setattr(task, "delay", lambda **kwargs: task.apply(
+        kwargs=json.loads(json.dumps(kwargs)), throw=True))
     return calls
 
 
