@@ -1142,12 +1142,13 @@ def expiring_facts(
 ) -> ExpiringFacts:
     """Facts of the user's current revisions that end within `within_days`, or have ended
     with nothing after them: no fact of the revision about the same subject and key is valid
-    for longer from the day after they end. A fact that ended more than `within_days` ago is listed only while an answer
-    resting on it is held: the owner ended it on purpose, or has let it be, and nothing waits
-    on it. The ones that have ended come first. Each comes with the answers resting on
-    it: a claim citing the document asks about the fact. Past `limit` facts, those closest to
-    today are listed (the soon to end, the lately ended), and the list says it stops short;
-    `expiring_facts_page` reaches the others, those that ended longest ago first.
+    for longer from the day after they end. A fact that ended more than `within_days` ago is
+    listed only while an answer resting on it is held: the owner ended it on purpose, or has
+    let it be, and nothing waits on it. The ones that have ended come first. Each comes with
+    the answers resting on it: a claim citing the document asks about the fact. Past `limit`
+    facts, those closest to today are listed (the soon to end, the lately ended), and the
+    list says it stops short; `expiring_facts_page` reaches the others, those that ended
+    longest ago first.
 
     Only answers `user` may read in full are listed; the others are counted in `unreadable`,
     with nothing about them shown. Four queries whatever the number of facts; the answers are
