@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, DateField, Exists, Min, OuterRef, Q, QuerySet
 from django.db.models.functions import Trunc
@@ -360,9 +361,10 @@ def waiting_for_documents(limit: int = 10) -> dict[str, Any]:
 
 def reevaluation_lag(now: dt.datetime | None = None) -> float:
     """Seconds since the validity boundary of the most overdue answer came: the answer whose
-    current verdict's next_boundary has passed longest ago. 0 when none is overdue."""
+    current verdict's next_boundary has passed longest ago. 0 when none is overdue. A date a
+    drill pins (REEVALUATION_TODAY) is the day, as for the sweep that would catch them up."""
     now = now or timezone.now()
-    today = timezone.localdate(now)
+    today = settings.REEVALUATION_TODAY or timezone.localdate(now)
     earliest = Answer.objects.filter(current_verdict__next_boundary__lte=today).aggregate(
         first=Min("current_verdict__next_boundary"))["first"]
     if earliest is None:

@@ -249,6 +249,16 @@ def test_no_overdue_boundary_means_no_lag(build: Builder) -> None:
     assert selectors.reevaluation_lag(NOW) == 0.0
 
 
+def test_a_drill_date_sets_which_boundaries_are_overdue(build: Builder, settings: Any) -> None:
+    # REEVALUATION_TODAY pins the day the validity sweep and the gate work on: a boundary after
+    # it is not due yet, whatever the clock says, so the metric must not call it overdue.
+    build.answer("due-today", when=at(1), next_boundary=dt.date(2026, 10, 20))
+    settings.REEVALUATION_TODAY = dt.date(2026, 10, 19)
+    assert selectors.reevaluation_lag(NOW) == 0.0
+    settings.REEVALUATION_TODAY = dt.date(2026, 10, 20)
+    assert selectors.reevaluation_lag(NOW) == 12 * 3600
+
+
 def test_task_failures_count_dead_letters_and_those_still_waiting(
     db: Any, admin_client: Any
 ) -> None:
