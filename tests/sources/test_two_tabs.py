@@ -154,6 +154,42 @@ def test_ending_a_fact_after_a_withdrawal_in_another_tab_keeps_the_day_and_note(
     assert Document.objects.get(key="pricing").revisions.count() == 1
 
 
+def banners(page: str) -> str:
+    """The text of the page's banners, tags and runs of space taken out."""
+    shown = re.findall(r'<div class="banner error"[^>]*>(.*?)</div>', page, re.S)
+    return " ".join(" ".join(re.sub(r"<[^>]+>", " ", html.unescape(b)).split()) for b in shown)
+
+
+def test_what_was_typed_on_a_document_withdrawn_meanwhile_is_not_said_to_be_of_a_revision(
+    tabs: tuple[Any, Any]
+) -> None:
+    a, b = tabs
+    stale = b.get(PAGE).content.decode()
+    assert a.post(WITHDRAW, {"confirm": "pricing"}).status_code == 302
+    refused = b.post(PUBLISH, posted_back(
+        stale, PUBLISH, **{"facts-0-value": "30", "passage:p1": "The free trial lasts 30 days."},
+        **PASSAGES_CHECKED))
+    assert refused.status_code == 409
+    shown = banners(refused.content.decode())
+    # The whole document was withdrawn: no revision is there to have lost the fact.
+    assert "revision" not in shown
+    assert "The values you typed: trial_days = 30" in shown
+    assert "The passage text you typed: p1 : The free trial lasts 30 days." in shown
+
+
+def test_the_fact_being_ended_on_a_document_withdrawn_meanwhile_is_not_said_to_be_of_a_revision(
+    tabs: tuple[Any, Any]
+) -> None:
+    a, b = tabs
+    stale = b.get(PAGE).content.decode()
+    assert a.post(WITHDRAW, {"confirm": "pricing"}).status_code == 302
+    refused = b.post(END, posted_back(stale, END, last_day=days(10), note="Ends early"))
+    assert refused.status_code == 409
+    shown = banners(refused.content.decode())
+    assert "revision" not in shown
+    assert f"The fact you were ending: trial_days = 14 — Last valid day {days(10)}" in shown
+
+
 def test_a_correction_takes_the_next_free_revision_id(
     client: Any, owner: Any, publish: Any
 ) -> None:
