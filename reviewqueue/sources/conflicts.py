@@ -204,6 +204,8 @@ def conflicts_refresh(
     for fact in _current_facts(pairs, today):
         by_pair.setdefault((fact.subject, fact.key), []).append(fact)
     changes: list[ConflictChange] = []
+    # The conflicts whose dismissal this change undoes: their owners had put them aside.
+    undone: set[int] = set()
     now = timezone.now()
     for pair in sorted(pairs):
         disagreeing = _disagreeing(by_pair.get(pair, []))
@@ -225,6 +227,10 @@ def conflicts_refresh(
             else:
                 after = Conflict.Status.OPEN
             if before != after or conflict.signature != signature:
+                if after == Conflict.Status.OPEN and (before == Conflict.Status.DISMISSED or (
+                        before == Conflict.Status.CLOSED and conflict.dismissed_revisions)):
+                    # Dismissed, or closed while dismissed (see _still_dismissed).
+                    undone.add(conflict.pk)
                 if before != Conflict.Status.OPEN and after == Conflict.Status.OPEN:
                     conflict.opened_at = now
                     conflict.closed_at = None
@@ -267,7 +273,8 @@ def conflicts_refresh(
             },
         )
         if change.after == Conflict.Status.OPEN and change.before != Conflict.Status.OPEN:
-            notices.append(Notice(c.pk))
+            notices.append(Notice(c.pk, undone_by=(cause, by or "revision")
+                                  if c.pk in undone else None))
         elif change.after == Conflict.Status.OPEN and set(c.documents) - set(change.was_between):
             # A document joined a conflict already open: its owner hears of it as the first
             # owners did; they, who know of it already, are not mailed again.
@@ -335,12 +342,14 @@ def one_line(text: str) -> str:
 @dataclass(frozen=True)
 class Notice:
     """A conflict its owners are to be mailed about: opened, joined by a document (the owners
-    of `already_told`, the documents it was between, know of it), or reopened by hand by
-    `reopened_by`, who is not mailed."""
+    of `already_told`, the documents it was between, know of it), reopened by hand by
+    `reopened_by`, who is not mailed, or reopened by a change to a document: `undone_by`, its
+    id and the change (revision, withdrawal or restoration) that undid the dismissal."""
 
     conflict_id: int
     already_told: tuple[str, ...] = ()
     reopened_by: Actor | None = None
+    undone_by: tuple[str, str] | None = None
 
 
 def _notify_owners(notices: list[Notice]) -> None:
@@ -359,14 +368,15 @@ def _mail_owners(notices: list[Notice]) -> None:
     document the owner may not read is only said to exist, as on the owner's pages. The
     conflicts, their documents and each owner's sides are read once for all of them: a
     revision opening a dozen conflicts costs the queries of one."""
-    from reviewqueue.sources.selectors import conflict_sides
+    from reviewqueue.sources.selectors import conflict_sides, may_see_document
 
     conflicts = {c.pk: c for c in Conflict.objects.filter(
         pk__in=[n.conflict_id for n in notices])}
     # The owners' groups come along: only an owner the owner's pages open for is mailed.
     documents = {d.key: d for d in Document.objects.filter(key__in={
         key for n in notices if n.conflict_id in conflicts
-        for key in (*conflicts[n.conflict_id].documents, *n.already_told)})
+        for key in (*conflicts[n.conflict_id].documents, *n.already_told,
+                    *(n.undone_by[:1] if n.undone_by else ()))})
         .select_related("owner__language_preference").prefetch_related("owner__groups")}
     mails: list[tuple[Conflict, Any, Notice]] = []
     for notice in notices:
@@ -390,15 +400,20 @@ def _mail_owners(notices: list[Notice]) -> None:
     sides = {pk: conflict_sides(of_owner[pk], owner) for pk, owner in owners_by_pk.items()}
     messages: list[tuple[dict[str, Any], EmailMessage]] = []
     for conflict, owner, notice in mails:
+        # The document whose change undid a dismissal, named only to an owner who may see it.
+        cause = documents.get(notice.undone_by[0]) if notice.undone_by else None
+        seen = cause.key if cause is not None and may_see_document(owner, cause) else ""
         with override(language_of(owner)):
-            subject, body = _conflict_mail(conflict, notice, sides[owner.pk][conflict.pk])
+            subject, body = _conflict_mail(conflict, notice, sides[owner.pk][conflict.pk], seen)
         messages += [({"conflict": conflict.pk}, mail)
                      for mail in mail_to_each(subject, body, [owner.email])]
     send_each(messages, "conflict notification failed")
 
 
-def _conflict_mail(conflict: Conflict, notice: Notice, sides: list[Any]) -> tuple[str, str]:
-    """Subject and body of one owner's mail about a conflict, in the active language."""
+def _conflict_mail(conflict: Conflict, notice: Notice, sides: list[Any],
+                   cause: str = "") -> tuple[str, str]:
+    """Subject and body of one owner's mail about a conflict, in the active language; `cause`
+    the document whose change undid its dismissal, when the owner may see it."""
     from reviewqueue.sources.forms import as_input
 
     name = one_line(f"{conflict.subject + ' / ' if conflict.subject else ''}{conflict.key}")
@@ -407,6 +422,22 @@ def _conflict_mail(conflict: Conflict, notice: Notice, sides: list[Any]) -> tupl
         subject = gettext("[ReviewQueue] Conflict reopened on %(name)s") % {"name": name}
         opening = gettext("%(who)s reopened this conflict, which had been dismissed as "
                           "expected. ") % {"who": notice.reopened_by.name.removeprefix("user:")}
+    elif notice.undone_by is not None:
+        subject = gettext("[ReviewQueue] Conflict reopened on %(name)s") % {"name": name}
+        change = notice.undone_by[1]
+        if not cause:
+            opening = gettext("A change to a document you may not read changed the values this "
+                              "conflict had been dismissed for, so it is open again. ")
+        elif change == "withdrawal":
+            opening = gettext("%(document)s was withdrawn, and the values left are not those "
+                              "this conflict had been dismissed for, so it is open again. ")
+        elif change == "restoration":
+            opening = gettext("%(document)s was restored, and the values are not those this "
+                              "conflict had been dismissed for, so it is open again. ")
+        else:
+            opening = gettext("A new revision of %(document)s changed the values this "
+                              "conflict had been dismissed for, so it is open again. ")
+        opening = opening % {"document": cause} if cause else opening
     elif notice.already_told:
         subject = gettext("[ReviewQueue] Your document joined the conflict on %(name)s") % {
             "name": name}

@@ -111,3 +111,61 @@ def test_a_conflict_reopened_by_hand_mails_the_other_owners_not_the_one_who_reop
     assert sent.body.startswith("olivia reopened this conflict, which had been dismissed as "
                                 "expected. Documents disagree, at least one of them yours:\n")
     assert "- pricing (r1): 14\n- trial-promo (r1): 30" in sent.body
+
+
+def test_a_dismissal_a_new_revision_undoes_is_mailed_as_reopened_naming_the_revision(
+    publish: Any, owner: Any, owners_with_mail: None, client: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """olivia dismissed the conflict; oscar's document system then publishes a revision with
+    another value. Both are told that the conflict they had put aside is open again, and why:
+    not that a conflict "opened", as if they had never seen it."""
+    from reviewqueue.sources.models import Conflict
+
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("trial-promo", owner="oscar", facts=[fact("trial_days", 30)])
+    conflict = Conflict.objects.get()
+    client.force_login(owner)
+    client.post(f"/owner/conflicts/{conflict.pk}/dismiss",
+                {"reason": "different plans", "detail": "", "signature": conflict.signature})
+    mail.outbox.clear()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("trial-promo", "r2", owner="oscar", facts=[fact("trial_days", 31)])
+
+    assert Conflict.objects.get().status == "open"
+    assert sorted(m.to[0] for m in mail.outbox) == ["olivia@example.test", "oscar@example.test"]
+    for sent in mail.outbox:
+        assert sent.subject == "[ReviewQueue] Conflict reopened on trial_days"
+        assert sent.body.startswith(
+            "A new revision of trial-promo changed the values this conflict had been dismissed "
+            "for, so it is open again. Documents disagree, at least one of them yours:\n")
+        assert "- pricing (r1): 14\n- trial-promo (r2): 31" in sent.body
+
+
+def test_a_reopening_by_a_document_the_owner_may_not_read_does_not_name_it(
+    publish: Any, owner: Any, make_user: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    from reviewqueue.audit.services import SYSTEM
+    from reviewqueue.sources.conflicts import conflict_dismiss
+    from reviewqueue.sources.models import Conflict
+
+    owner.email = "olivia@example.test"
+    owner.save(update_fields=["email"])
+    make_user("hugo", "owner", groups=("hr",))
+    publish("pricing", facts=[fact("trial_days", 14)])
+    publish("hr-trials", owner="hugo", principals=["group:hr"], facts=[fact("trial_days", 30)])
+    conflict_dismiss(conflict_id=Conflict.objects.get().pk, reason="both valid", user=None,
+                     actor=SYSTEM)
+    mail.outbox.clear()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        publish("hr-trials", "r2", owner="hugo", principals=["group:hr"],
+                facts=[fact("trial_days", 31)])
+
+    [sent] = mail.outbox
+    assert sent.subject == "[ReviewQueue] Conflict reopened on trial_days"
+    assert sent.body.startswith(
+        "A change to a document you may not read changed the values this conflict had been "
+        "dismissed for, so it is open again. ")
+    assert "hr-trials" not in sent.body
