@@ -241,6 +241,8 @@ def conflict_dismiss_view(request: HttpRequest, conflict_id: int) -> HttpRespons
             signature=form.cleaned_data["signature"],
         )
     except ConflictError:
+        if (done := _dismissed_already(request, conflict.pk, form)) is not None:
+            return done
         return _dismissal_refused(request, conflict.pk, form)
     except NotAnException:
         form.add_error("reason", _(
@@ -264,6 +266,21 @@ def conflict_dismiss_view(request: HttpRequest, conflict_id: int) -> HttpRespons
             "As an exception, its value prevails during its period: an answer stating another "
             "value on one of its days stays held."))
     return _progress_redirect(request, conflict.documents, since, conflict)
+
+
+def _dismissed_already(request: HttpRequest, conflict_id: int, form: DismissForm
+                       ) -> HttpResponse | None:
+    """The progress of the dismissal this very form made, when it is sent again (a double
+    click, a retry after a lost reply): the same person, with the same justification, on the
+    same revisions. Saying that it was not recorded would be untrue: it was, the first time.
+    None for any other dismissal."""
+    conflict = _conflict_or_404(request, conflict_id)
+    if (conflict.status != Conflict.Status.DISMISSED or conflict.dismissed_at is None
+            or conflict.dismissed_by_id != request.user.pk
+            or conflict.dismissal_reason != form.justification().strip()
+            or conflict.dismissed_signature != form.cleaned_data["signature"]):
+        return None
+    return _progress_redirect(request, conflict.documents, conflict.dismissed_at, conflict)
 
 
 def _dismissal_refused(request: HttpRequest, conflict_id: int, form: DismissForm) -> HttpResponse:

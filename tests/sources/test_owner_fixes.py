@@ -200,6 +200,39 @@ def test_a_dismissal_a_colleague_beat_shows_the_text_that_was_not_recorded(
     assert Conflict.objects.get().dismissal_reason == "both valid"
 
 
+def test_a_dismissal_sent_twice_by_a_double_click_is_not_said_to_be_unrecorded(
+    client: Any, owner: Any, two_owners_disagree: Conflict
+) -> None:
+    conflict = two_owners_disagree
+    client.force_login(owner)
+    action = f"/owner/conflicts/{conflict.pk}/dismiss"
+    typed = {"reason": "different plans", "detail": "Pro and Basic", "signature":
+             conflict.signature}
+    assert client.post(action, typed).status_code == 302
+    # The second click's request: the browser shows its reply, not the first one's.
+    response = client.post(action, typed, follow=True)
+    page = response.content.decode()
+    assert response.redirect_chain and response.redirect_chain[-1][0].startswith(
+        "/owner/progress?")
+    assert "not recorded" not in page
+    assert "You dismissed the conflict" in page
+    assert Conflict.objects.get().dismissal_reason == "different plans: Pro and Basic"
+
+
+def test_a_second_dismissal_with_other_words_from_another_tab_is_still_refused(
+    client: Any, owner: Any, two_owners_disagree: Conflict
+) -> None:
+    conflict = two_owners_disagree
+    client.force_login(owner)
+    action = f"/owner/conflicts/{conflict.pk}/dismiss"
+    client.post(action, {"reason": "both valid", "signature": conflict.signature})
+    response = client.post(action, {"reason": "other", "detail": "second thoughts",
+                                    "signature": conflict.signature})
+    assert response.status_code == 409
+    assert "Your justification was not recorded" in response.content.decode()
+    assert Conflict.objects.get().dismissal_reason == "both valid"
+
+
 def test_the_refusal_is_in_japanese(client: Any, owner: Any, two_owners_disagree: Conflict) -> None:
     conflict = two_owners_disagree
     conflict_dismiss_directly(conflict)
