@@ -40,6 +40,7 @@ from reviewqueue.sources.conflicts import (
     NotAnException,
     conflict_dismiss,
     conflict_reopen,
+    same_value,
 )
 from reviewqueue.sources.forms import (
     PASSAGE_FIELD,
@@ -411,6 +412,7 @@ class CarriedOver:
     typed: dict[int, dict[str, Any]]  # by the current fact's id: only the fields they changed
     meanwhile: dict[int, dict[str, str]]  # of those, the fields the new revision changed too
     unplaced: list[tuple[Fact, dict[str, Any]]]  # edits of facts it no longer has
+    said: bool = True  # whether the current revision already says every field they changed
 
 
 def _carry_over(document: Document, formset: Any, user: Any) -> CarriedOver:
@@ -435,6 +437,11 @@ def _carry_over(document: Document, formset: Any, user: Any) -> CarriedOver:
         new = same[(old.subject, old.key)].pop(0)
         changed = [name for name in FACT_FIELDS if name in form.changed_data]
         carried.typed[new.pk] = {name: form[name].value() for name in changed}
+        carried.said = carried.said and all(
+            name in form.cleaned_data and (same_value(form.cleaned_data[name], new.value)
+                                           if name == "value" else
+                                           form.cleaned_data[name] == getattr(new, name))
+            for name in changed)
         shown = {name: (_fact_field_shown(old, name), _fact_field_shown(new, name))
                  for name in changed}
         both = {name: now for name, (then, now) in shown.items() if now != then}
@@ -597,6 +604,18 @@ def _document_changed(
     seen = {p.span: p.text for p in based.passages.filter(span__in=texts)} if based else {}
     texts, seen = _follow_moved_passages(texts, seen, now)
     unplaced_passages = [(span, text) for span, text in texts.items() if span not in now]
+    if (isinstance(changed, services.RevisionChanged) and current is not None
+            and current.published_by_id == request.user.pk and not carried.unplaced
+            and not unplaced_passages and carried.said
+            and all(passage_text(text).strip() == passage_text(now[span]).strip()
+                    for span, text in texts.items())
+            and _end_said(document, page.get("end_form"), request.user)):
+        # The same form sent again (a double click, a retry after a lost reply) once its
+        # first sending published: nothing is left to publish, and it was no one else's doing.
+        messages.info(request, _("Revision %(revision)s, which you published, already says "
+                                 "what this form asked for: nothing more was published.")
+                      % {"revision": current.revision})
+        return redirect("sources:document", key=document.key)
     if page.get("end_form") is not None:
         page["end_form"], page["unplaced_end"] = _carry_end_form(document, page["end_form"],
                                                                     request.user)
@@ -645,6 +664,17 @@ def _follow_moved_passages(texts: dict[str, str], seen: dict[str, str], now: dic
         return texts, seen  # two would land on one span: left where they were typed
     return ({targets[span]: text for span, text in texts.items()},
             {targets.get(span, span): text for span, text in seen.items()})
+
+
+def _end_said(document: Document, form: EndValidityForm | None, user: Any) -> bool:
+    """Whether the current revision already ends the fact `form` ends on the day it names
+    (True without a form)."""
+    if form is None:
+        return True
+    old = next(iter(_readable_facts(user, document, [form.cleaned_data["fact_id"]])), None)
+    current = document.current_revision
+    return old is not None and current is not None and current.facts.filter(
+        subject=old.subject, key=old.key, valid_until=form.cleaned_data["last_day"]).exists()
 
 
 def _carry_end_form(

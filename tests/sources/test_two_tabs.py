@@ -190,6 +190,54 @@ def test_the_fact_being_ended_on_a_document_withdrawn_meanwhile_is_not_said_to_b
     assert f"The fact you were ending: trial_days = 14 — Last valid day {days(10)}" in shown
 
 
+ALREADY = "which you published, already says what this form asked for: nothing more was published."
+
+
+def test_a_correction_sent_twice_by_a_double_click_is_not_said_to_be_someone_elses(
+    tabs: tuple[Any, Any]
+) -> None:
+    a, _b = tabs
+    page = a.get(PAGE).content.decode()
+    typed = posted_back(page, PUBLISH, **{"facts-0-value": "30",
+                                          "passage:p1": "The free trial lasts 30 days."})
+    assert a.post(PUBLISH, typed).status_code == 302
+    published = current().revision
+    # The second click's request, sent from the same page: its reply is what the owner sees.
+    response = a.post(PUBLISH, typed, follow=True)
+    page = html.unescape(response.content.decode())
+    assert response.redirect_chain[-1][0] == PAGE
+    assert "This document changed since you opened it" not in page
+    assert f"Revision {published}, {ALREADY}" in page
+    assert current().revision == published
+
+
+def test_a_fact_ended_twice_by_a_double_click_is_not_said_to_be_someone_elses(
+    tabs: tuple[Any, Any]
+) -> None:
+    a, _b = tabs
+    typed = posted_back(a.get(PAGE).content.decode(), END, last_day=days(10))
+    assert a.post(END, typed).status_code == 302
+    published = current().revision
+    response = a.post(END, typed, follow=True)
+    page = html.unescape(response.content.decode())
+    assert response.redirect_chain[-1][0] == PAGE
+    assert "This document changed since you opened it" not in page
+    assert f"Revision {published}, {ALREADY}" in page
+
+
+def test_other_values_sent_from_an_older_tab_of_the_same_owner_are_still_refused(
+    tabs: tuple[Any, Any]
+) -> None:
+    a, _b = tabs
+    page = a.get(PAGE).content.decode()
+    assert a.post(PUBLISH, posted_back(page, PUBLISH, **{"facts-0-value": "30"},
+                                       **PASSAGES_CHECKED)).status_code == 302
+    refused = a.post(PUBLISH, posted_back(page, PUBLISH, **{"facts-0-value": "45"},
+                                          **PASSAGES_CHECKED))
+    assert refused.status_code == 409
+    assert "This document changed since you opened it" in refused.content.decode()
+
+
 def test_a_correction_takes_the_next_free_revision_id(
     client: Any, owner: Any, publish: Any
 ) -> None:
