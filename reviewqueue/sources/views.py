@@ -326,8 +326,13 @@ def conflict_reopen_view(request: HttpRequest, conflict_id: int) -> HttpResponse
             status=409, error=_("The conflict was dismissed again since you opened this page. "
                                 "Nothing was reopened: read the reason below first."))
     except DomainError:
-        # Reopened from another page meanwhile, or closed since: the page now says which.
         conflict.refresh_from_db()
+        reopening = selectors.conflict_reopening(conflict, request.user)
+        if (dismissed_at is not None and conflict.dismissed_at == dismissed_at
+                and reopening is not None and reopening.who == request.user.get_username()):
+            # The same form sent again (a double click): the reopening it made stands.
+            return _progress_redirect(request, conflict.documents, reopening.at, conflict)
+        # Reopened from another page meanwhile, or closed since: the page now says which.
         messages.info(request, _("This conflict is not dismissed any more (it is %(status)s "
                                  "now): there is nothing to reopen.")
                       % {"status": str(conflict.get_status_display()).lower()})

@@ -233,6 +233,24 @@ def test_a_second_dismissal_with_other_words_from_another_tab_is_still_refused(
     assert Conflict.objects.get().dismissal_reason == "both valid"
 
 
+def test_a_reopening_sent_twice_by_a_double_click_leads_to_what_it_did(
+    client: Any, owner: Any, two_owners_disagree: Conflict
+) -> None:
+    conflict = two_owners_disagree
+    conflict_dismiss_directly(conflict)
+    client.force_login(owner)
+    page = client.get(f"/owner/conflicts/{conflict.pk}/").content.decode()
+    action = f"/owner/conflicts/{conflict.pk}/reopen"
+    typed = posted_back(page, action)
+    assert client.post(action, typed).status_code == 302
+    response = client.post(action, typed, follow=True)
+    page = response.content.decode()
+    assert response.redirect_chain[-1][0].startswith("/owner/progress?")
+    assert "there is nothing to reopen" not in page
+    assert "You reopened the conflict" in page
+    assert Conflict.objects.get().status == "open"
+
+
 def test_the_refusal_is_in_japanese(client: Any, owner: Any, two_owners_disagree: Conflict) -> None:
     conflict = two_owners_disagree
     conflict_dismiss_directly(conflict)
