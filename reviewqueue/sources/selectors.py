@@ -1490,6 +1490,46 @@ def _reading_every(cited: dict[int, set[str]], user: Any) -> set[int]:
             if may_read_every(ks, allowed, principals)}
 
 
+# A document's page names at most this many of the revisions held answers wait for.
+UNRECEIVED_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Unreceived:
+    """Held answers generated from revisions of a document that were never received."""
+
+    held: AtLeast
+    revisions: list[str]  # the first UNRECEIVED_SHOWN, by id
+    more: bool  # whether there are more revisions than those
+
+    @property
+    def named(self) -> str:
+        """The revisions as the page names them: "r1, r2", "r1, …, r5, …" past the first few."""
+        return ", ".join([*self.revisions, *(["…"] if self.more else [])])
+
+
+def held_on_unreceived(document: Document, user: Any) -> Unreceived | None:
+    """The held answers `user` may read that were generated from a revision of `document` the
+    store never received, and which revisions those are; None when there are none. The gate
+    holds them (invalid_metadata) until that revision comes, which only the document's system
+    can send: its owner is the one to ask for it (2 queries, the count up to COUNT_CAP)."""
+    from reviewqueue.accounts.principals import user_principals
+    from reviewqueue.reviews.models import Answer, RetrievedItem
+    from reviewqueue.reviews.selectors.queue import readable_rows
+
+    items = readable_rows(
+        RetrievedItem.objects.filter(document_key=document.key, answer__status=Answer.Status.HELD)
+        .exclude(revision__in=Revision.objects.filter(document=document).values("revision")),
+        user_principals(user), "answer_id")
+    revisions = list(items.order_by("revision").values_list("revision", flat=True)
+                     .distinct()[:UNRECEIVED_SHOWN + 1])
+    if not revisions:
+        return None
+    return Unreceived(held=bounded_count(items.values("answer_id").distinct()),
+                      revisions=revisions[:UNRECEIVED_SHOWN],
+                      more=len(revisions) > UNRECEIVED_SHOWN)
+
+
 def answers_retrieving(document_key: str) -> AtLeast:
     """How many answers retrieved `document_key`, citing it or not: those a new revision has
     the gate check again. Counted up to COUNT_CAP (one index range)."""

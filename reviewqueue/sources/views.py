@@ -545,6 +545,7 @@ def _document_page(
         "conflicts": conflicts,
         "withdraw_releases": _withdraw_releases(request, document, conflicts),
         "retrieving": selectors.answers_retrieving(document.key),
+        "unreceived": selectors.held_on_unreceived(document, request.user) if revision else None,
         "today": instants.today(),
         "soon": instants.today() + timedelta(days=30),
         **extra,
