@@ -97,6 +97,8 @@ HISTORY_SHOWN = 20
 INBOX_CONFLICTS = 100
 INBOX_DOCUMENTS = 200
 INBOX_SENT = 100
+# The conflicts closed in the last 30 days it lists at most, the most recently closed.
+INBOX_CLOSED = 20
 
 
 @login_required
@@ -118,6 +120,7 @@ def inbox_page(request: HttpRequest, *, status: int = 200,
     documents = list(selectors.documents_owned_by(request.user)
                      .order_by("key")[:INBOX_DOCUMENTS + 1])
     sent_to_me = selectors.answers_sent_to(request.user, limit=INBOX_SENT)
+    closed = selectors.conflicts_closed_recently(request.user, limit=INBOX_CLOSED + 1)
     held = selectors.held_answer_counts(conflicts, request.user)
     sides = selectors.conflict_sides(conflicts, request.user)
     shown = selectors.reasons_shown(conflicts, request.user)
@@ -129,13 +132,14 @@ def inbox_page(request: HttpRequest, *, status: int = 200,
         "sources/inbox.html",
         {
             "rows": rows,
-            "closed": selectors.conflicts_closed_recently(request.user),
+            "closed": closed[:INBOX_CLOSED],
             "expiring": selectors.expiring_facts(request.user, today=today),
             "sent_to_me": sent_to_me.cards,
             "documents": documents[:INBOX_DOCUMENTS],
             # Said, not counted: one more row read tells that the list stops short.
             "more_conflicts": more_conflicts and INBOX_CONFLICTS,
             "more_documents": len(documents) > INBOX_DOCUMENTS and INBOX_DOCUMENTS,
+            "more_closed": len(closed) > INBOX_CLOSED and INBOX_CLOSED,
             "more_sent": sent_to_me.more,
             "today": today,
             "refused_reply": refused_reply,

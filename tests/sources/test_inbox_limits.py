@@ -68,3 +68,28 @@ def test_my_documents_are_listed_by_title_with_their_ids(
     title = Document.objects.get(key="seats-a").current_revision.title
     assert re.search(rf'<a href="/owner/documents/seats-a/">{re.escape(title)}</a> '
                      r'<code class="muted small">seats-a</code>', listed)
+
+
+def test_the_inbox_says_when_it_lists_only_the_conflicts_closed_last(
+    client: Any, owner: Any, publish: Any, three_conflicts: None, monkeypatch: Any
+) -> None:
+    for key in ("trial_days", "seats", "refund_days"):  # each closes, in this order
+        publish(f"{key}-b", "r2", facts=[fact(key, 1)])
+    monkeypatch.setattr(views, "INBOX_CLOSED", 2)
+    client.force_login(owner)
+    page = client.get("/owner/").content.decode()
+    closed = page[page.index("Closed in the last 30 days"):]
+    closed = closed[:closed.index("</ul>")]
+    assert re.findall(r"<code>(\w+)</code>", closed) == ["refund_days", "seats"]
+    assert "Only the 2 conflicts closed most recently are listed." in page
+
+
+def test_the_inbox_says_nothing_when_every_closed_conflict_is_listed(
+    client: Any, owner: Any, publish: Any, three_conflicts: None
+) -> None:
+    for key in ("trial_days", "seats", "refund_days"):
+        publish(f"{key}-b", "r2", facts=[fact(key, 1)])
+    client.force_login(owner)
+    page = client.get("/owner/").content.decode()
+    assert page.count("/owner/conflicts/") == 3
+    assert "data-more-closed" not in page
