@@ -26,8 +26,10 @@ MANUAL_PENDING_SECONDS = 3660
 NIGHTLY_ENTRY = {
     "task": "audit.verify_chain",
     # After the validity sweep (00:05) so the night's re-evaluations are already in the chain.
-    "schedule": crontab(hour=2, minute=30),
-    "kwargs": {"trigger": "nightly"},
+    # Asked for every hour from 02:30 on, and run by the first that arrives: beat never sends
+    # again a task whose send failed, so a broker down at 02:30 would otherwise lose the night.
+    "schedule": crontab(hour="2-23", minute=30),
+    "kwargs": {"trigger": "nightly", "once_a_day": True},
 }
 
 try:  # retries and a dead letter when the jobs area provides them
@@ -46,9 +48,14 @@ except ImportError:  # pragma: no cover - the jobs area is optional for this mod
     soft_time_limit=3600,
     time_limit=MANUAL_PENDING_SECONDS,
 )
-def verify_chain(trigger: str = "nightly", requested_by: str = "") -> dict[str, Any]:
+def verify_chain(trigger: str = "nightly", requested_by: str = "",
+                 once_a_day: bool = False) -> dict[str, Any]:
+    """Walk the chain and record the run. With ``once_a_day`` (beat's hourly asks), nothing
+    is done once a nightly run has started today in TIME_ZONE."""
     from reviewqueue.audit.services import audit_verify
 
+    if once_a_day and _nightly_run_today():
+        return {"skipped": "a nightly verification already ran today"}
     try:
         run = audit_verify(trigger=trigger, requested_by=requested_by or "celery beat")
     finally:
@@ -56,6 +63,15 @@ def verify_chain(trigger: str = "nightly", requested_by: str = "") -> dict[str, 
             cache.delete(MANUAL_PENDING_KEY)
     return {"ok": run.ok, "events": run.events_checked, "first_bad_seq": run.first_bad_seq,
             "problems": run.problem_count}
+
+
+def _nightly_run_today() -> bool:
+    from django.utils import timezone
+
+    from reviewqueue.audit.models import VerificationRun
+
+    midnight = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    return VerificationRun.objects.filter(trigger="nightly", started_at__gte=midnight).exists()
 
 
 def add_nightly_verification(sender: Celery, **kwargs: Any) -> None:

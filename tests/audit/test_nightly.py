@@ -16,7 +16,22 @@ def test_the_nightly_verification_is_in_the_beat_schedule() -> None:
 
     entry = app.conf.beat_schedule[NIGHTLY_KEY]
     assert entry["task"] == "audit.verify_chain"
-    assert entry["schedule"].hour == {2}
+    # Every hour from 02:30, so a broker down at 02:30 does not lose the night; the first ask
+    # that arrives runs, the others find the night's run and do nothing.
+    assert (entry["schedule"].hour, entry["schedule"].minute) == (set(range(2, 24)), {30})
+    assert entry["kwargs"] == {"trigger": "nightly", "once_a_day": True}
+
+
+@pytest.mark.django_db
+def test_only_the_first_of_the_days_hourly_asks_walks_the_chain(chain: Callable[..., Any]) -> None:
+    chain(3)
+    verify_chain.apply(kwargs={"trigger": "manual"})  # an admin's run is not the night's
+    first = verify_chain.apply(kwargs={"trigger": "nightly", "once_a_day": True}).get()
+    again = verify_chain.apply(kwargs={"trigger": "nightly", "once_a_day": True}).get()
+    assert first["ok"] is True
+    assert again == {"skipped": "a nightly verification already ran today"}
+    assert list(VerificationRun.objects.order_by("id").values_list("trigger", flat=True)) == [
+        "manual", "nightly"]
 
 
 def test_the_schedule_of_other_areas_is_kept() -> None:
