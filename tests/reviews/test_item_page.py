@@ -686,7 +686,8 @@ def test_a_moment_still_to_come_is_not_said_to_be_just_now() -> None:
     from reviewqueue.reviews.templatetags.review_tags import ago
 
     now = timezone.now()
-    assert ago(now - dt.timedelta(days=3)) == "3\xa0days ago"  # the same time of day: 3 calendar days
+    # Exactly 3 days back, at the same time of day: 3 calendar days at any hour.
+    assert ago(now - dt.timedelta(days=3)) == "3\xa0days ago"
     assert ago(now - dt.timedelta(seconds=5)) == "just now"
     assert ago(now + dt.timedelta(seconds=5)) == "just now"  # clocks drift a little
     assert ago(now + dt.timedelta(days=365 * 73 + 30)) == "in 73\xa0years"
